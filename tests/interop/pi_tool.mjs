@@ -1,0 +1,352 @@
+#!/usr/bin/env node
+// Small CLI around the real Pi package (@earendil-works/pi-agent-core, pinned in
+// package-lock.json) used by test_pi_interop.py. It only uses Pi's public API:
+// JsonlSessionRepo with the Node execution environment, Session and buildContext.
+//
+// Every command prints exactly one JSON document on stdout. A SessionError raised by Pi
+// while reading a file is reported as {"error": {"code", "message"}} with exit status 0;
+// anything else is a bug of this tool or of the test and exits non-zero.
+//
+//   write-fixture <sessionsRoot> <cwd>   write a realistic session through Pi's API
+//   context <path>                       open a file, report leaf, context, labels, name
+//   append <path> <text>                 open a file and append a user message (then report)
+//   list <sessionsRoot> [cwd]            JsonlSessionRepo.list() metadata
+//   canonical <path>                     lines that JSON.stringify would write differently
+//   version                              versions of Node.js and of the installed Pi packages
+
+import { readFile } from "node:fs/promises";
+import { dirname } from "node:path";
+
+import { JsonlSessionRepo, NodeExecutionEnv, SessionError } from "@earendil-works/pi-agent-core/node";
+
+function makeRepo(sessionsRoot) {
+  const fs = new NodeExecutionEnv({ cwd: process.cwd() });
+  return new JsonlSessionRepo({ fs, sessionsRoot });
+}
+
+async function openPath(path) {
+  // JsonlSessionRepo.open only looks at metadata.path; the root is irrelevant here.
+  return makeRepo(dirname(path)).open({ path });
+}
+
+async function describe(session) {
+  const entries = await session.getEntries();
+  const labels = {};
+  for (const entry of entries) {
+    const label = await session.getLabel(entry.id);
+    if (label !== undefined) labels[entry.id] = label;
+  }
+  const name = await session.getSessionName();
+  const metadata = await session.getMetadata();
+  return {
+    leafId: await session.getLeafId(),
+    context: await session.buildContext(),
+    entries: entries.length,
+    entryIds: entries.map((e) => e.id),
+    entryTypes: entries.map((e) => e.type),
+    branch: (await session.getBranch()).map((e) => e.id),
+    labels,
+    name: name ?? null,
+    metadata: {
+      id: metadata.id,
+      createdAt: metadata.createdAt,
+      cwd: metadata.cwd,
+      path: metadata.path,
+      parentSessionPath: metadata.parentSessionPath ?? null,
+    },
+  };
+}
+
+// ----------------------------------------------------------------------- the fixture
+
+const T0 = 1790000000000; // fixed message timestamps (epoch ms)
+
+function usage(input, output, cacheRead, cacheWrite, price) {
+  const cost = {
+    input: (input * price.input) / 1e6,
+    output: (output * price.output) / 1e6,
+    cacheRead: (cacheRead * price.cacheRead) / 1e6,
+    cacheWrite: (cacheWrite * price.cacheWrite) / 1e6,
+  };
+  cost.total = cost.input + cost.output + cost.cacheRead + cost.cacheWrite;
+  return { input, output, cacheRead, cacheWrite, totalTokens: input + output + cacheRead + cacheWrite, cost };
+}
+
+const SONNET = { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 };
+const GPT = { input: 1.25, output: 10, cacheRead: 0.125, cacheWrite: 0 };
+
+function user(text, minute, extra = []) {
+  return { role: "user", content: [{ type: "text", text }, ...extra], timestamp: T0 + minute * 60000 };
+}
+
+function sonnet(content, stopReason, minute, u, more = {}) {
+  return {
+    role: "assistant",
+    content,
+    api: "anthropic-messages",
+    provider: "anthropic",
+    model: "claude-sonnet-4-5",
+    responseId: `msg_${minute}`,
+    usage: u,
+    stopReason,
+    ...more,
+    timestamp: T0 + minute * 60000 + 1234,
+  };
+}
+
+function gpt(content, stopReason, minute, u, more = {}) {
+  return {
+    role: "assistant",
+    content,
+    api: "openai-responses",
+    provider: "openai",
+    model: "gpt-5",
+    usage: u,
+    stopReason,
+    ...more,
+    timestamp: T0 + minute * 60000 + 987,
+  };
+}
+
+function toolResult(toolCallId, toolName, text, minute, more = {}) {
+  return {
+    role: "toolResult",
+    toolCallId,
+    toolName,
+    content: [{ type: "text", text }],
+    ...more,
+    isError: more.isError ?? false,
+    timestamp: T0 + minute * 60000 + 50,
+  };
+}
+
+// 1x1 transparent PNG
+const PNG =
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
+
+async function writeFixture(sessionsRoot, cwd) {
+  const repo = makeRepo(sessionsRoot);
+  const s = await repo.create({ cwd });
+  const ids = {};
+
+  ids.model1 = await s.appendModelChange("anthropic", "claude-sonnet-4-5");
+  ids.think1 = await s.appendThinkingLevelChange("medium");
+  ids.u1 = await s.appendMessage(user("What does greet() in src/greet.ts do? Grüße 👋", 0));
+  ids.a1 = await s.appendMessage(
+    sonnet(
+      [
+        {
+          type: "thinking",
+          thinking: "The user wants an explanation. I should read the file first.",
+          thinkingSignature: "EqQBCkgIARABGAIiQL2n0sig+/==",
+        },
+        { type: "thinking", thinking: "", thinkingSignature: "RUNSWVBURUQ=", redacted: true },
+        { type: "text", text: "Let me read the file." },
+        { type: "toolCall", id: "toolu_01", name: "read", arguments: { path: "src/greet.ts", limit: 200 } },
+      ],
+      "toolUse",
+      1,
+      usage(1200, 85, 0, 1100, SONNET),
+    ),
+  );
+  ids.tr1 = await s.appendMessage(
+    toolResult("toolu_01", "read", 'export const greet = (n: string) => `Hello, ${n}!`;\n', 1, {
+      details: { lines: 1, truncated: false },
+    }),
+  );
+  ids.a2 = await s.appendMessage(
+    sonnet(
+      [{ type: "text", text: "`greet(n)` returns the string `Hello, n!` — nothing else." }],
+      "stop",
+      2,
+      usage(40, 30, 2300, 0, SONNET),
+    ),
+  );
+  ids.label1 = await s.appendLabel(ids.u1, "question");
+  ids.label2 = await s.appendLabel(ids.a2, "  answer  ");
+  ids.name1 = await s.appendSessionName("first name");
+  ids.name2 = await s.appendSessionName("  Greeting demo  ");
+
+  // Branch A: write a test.
+  ids.u2 = await s.appendMessage(user("Add a test for it.", 3));
+  ids.a3 = await s.appendMessage(
+    sonnet(
+      [
+        { type: "text", text: "Writing the test." },
+        {
+          type: "toolCall",
+          id: "toolu_02",
+          name: "write",
+          arguments: { path: "test/greet.test.ts", content: "expect(greet('x')).toBe('Hello, x!');\n" },
+        },
+      ],
+      "toolUse",
+      4,
+      usage(2500, 120, 0, 0, SONNET),
+    ),
+  );
+  ids.tr2 = await s.appendMessage(toolResult("toolu_02", "write", "Wrote 1 line.", 4));
+  ids.a4 = await s.appendMessage(sonnet([{ type: "text", text: "Done." }], "stop", 5, usage(2700, 5, 0, 0, SONNET)));
+  // A sibling of a4: move back to the tool result (no summary) and answer differently.
+  await s.moveTo(ids.tr2);
+  ids.a4b = await s.appendMessage(
+    sonnet([{ type: "text", text: "Done, and the test passes." }], "stop", 6, usage(2700, 9, 0, 0, SONNET)),
+  );
+  ids.label3 = await s.appendLabel(ids.a4b, "tests-written");
+  ids.label4 = await s.appendLabel(ids.a2, undefined); // clears "answer"
+
+  // Back to a2 with a branch summary of branch A, then continue on another model.
+  ids.bs1 = await s.moveTo(ids.a2, {
+    summary: "Branch A: wrote test/greet.test.ts with one expectation.",
+    details: { readFiles: ["src/greet.ts"], modifiedFiles: ["test/greet.test.ts"] },
+    fromHook: false,
+  });
+  ids.model2 = await s.appendModelChange("openai", "gpt-5");
+  ids.think2 = await s.appendThinkingLevelChange("high");
+  ids.u3 = await s.appendMessage(user("Erkläre es bitte auf Französisch — « ça va » ?", 7));
+  ids.a5 = await s.appendMessage(
+    gpt(
+      [
+        { type: "thinking", thinking: "Translate the explanation.", thinkingSignature: '{"id":"rs_1","type":"reasoning"}' },
+        { type: "text", text: "`greet(n)` renvoie « Hello, n! ».", textSignature: "msg_abc" },
+      ],
+      "stop",
+      8,
+      usage(3000, 60, 1000, 0, GPT),
+      { responseId: "resp_1" },
+    ),
+  );
+  ids.compaction = await s.appendCompaction(
+    "## Goal\nExplain greet() and test it.\n\n## Progress\n- [x] Explained",
+    ids.u3,
+    4321,
+    { readFiles: ["src/greet.ts"], modifiedFiles: [] },
+    false,
+  );
+  ids.u4 = await s.appendMessage(
+    user("Here is a screenshot.", 9, [{ type: "image", data: PNG, mimeType: "image/png" }]),
+  );
+  ids.custom1 = await s.appendCustomEntry("demo-state", { counter: 1, nested: { ok: true, list: [1, "two", null] } });
+  ids.custom2 = await s.appendCustomEntry("demo-marker");
+  ids.cm1 = await s.appendCustomMessageEntry("demo-note", "Reminder: keep answers short.", true, { source: "demo" });
+  ids.cm2 = await s.appendCustomMessageEntry(
+    "demo-hidden",
+    [
+      { type: "text", text: "Hidden context for the model." },
+      { type: "image", data: PNG, mimeType: "image/png" },
+    ],
+    false,
+  );
+  ids.a6 = await s.appendMessage(
+    gpt([], "error", 10, usage(0, 0, 0, 0, GPT), { errorMessage: "503 Service Unavailable" }),
+  );
+  // An empty branch summary is written but does not reach the context.
+  ids.bsEmpty = await s.moveTo(ids.a6, { summary: "" });
+  ids.u5 = await s.appendMessage({ role: "user", content: "Please retry (string content).", timestamp: T0 + 11 * 60000 });
+  ids.a7 = await s.appendMessage(
+    gpt([{ type: "text", text: "Voilà : `greet(n)` renvoie une salutation." }], "stop", 12, usage(3100, 20, 0, 0, GPT)),
+  );
+  ids.label5 = await s.appendLabel(ids.a7, "final");
+
+  // A second root: move to null with a summary, continue there.
+  ids.bsRoot = await s.moveTo(null, { summary: "Started over from scratch.", fromHook: true });
+  ids.u6 = await s.appendMessage(user("Unrelated question on a new root.", 13));
+
+  // End on a leaf that is not the last appended entry: the final line is a `leaf` entry.
+  await s.moveTo(ids.label5);
+
+  const entries = await s.getEntries();
+  const metadata = await s.getMetadata();
+  process.stdout.write(
+    JSON.stringify({
+      path: metadata.path,
+      id: metadata.id,
+      leafId: await s.getLeafId(),
+      context: await s.buildContext(),
+      entryCount: entries.length,
+      ids,
+      ...(await describe(s)),
+    }) + "\n",
+  );
+}
+
+// ----------------------------------------------------------------------- other commands
+
+async function context(path) {
+  process.stdout.write(JSON.stringify(await describe(await openPath(path))) + "\n");
+}
+
+async function append(path, text) {
+  const s = await openPath(path);
+  const appendedId = await s.appendMessage({ role: "user", content: [{ type: "text", text }], timestamp: Date.now() });
+  const reopened = await openPath(path);
+  process.stdout.write(JSON.stringify({ appendedId, ...(await describe(reopened)) }) + "\n");
+}
+
+async function list(sessionsRoot, cwd) {
+  const sessions = await makeRepo(sessionsRoot).list(cwd === undefined ? {} : { cwd });
+  process.stdout.write(JSON.stringify({ sessions }) + "\n");
+}
+
+async function canonical(path) {
+  const text = await readFile(path, "utf8");
+  const lines = text.split("\n");
+  const differences = [];
+  const last = lines.pop();
+  lines.forEach((line, index) => {
+    let again;
+    try {
+      again = JSON.stringify(JSON.parse(line));
+    } catch (error) {
+      again = `<not JSON: ${error.message}>`;
+    }
+    if (again !== line) differences.push({ line: index + 1, ours: line, pi: again });
+  });
+  process.stdout.write(
+    JSON.stringify({
+      lines: lines.length,
+      endsWithNewline: last === "",
+      hasCarriageReturn: text.includes("\r"),
+      differences,
+    }) + "\n",
+  );
+}
+
+async function version() {
+  const packages = {};
+  for (const name of ["@earendil-works/pi-agent-core", "@earendil-works/pi-ai"]) {
+    const manifest = new URL(`./node_modules/${name}/package.json`, import.meta.url);
+    packages[name] = JSON.parse(await readFile(manifest, "utf8")).version;
+  }
+  process.stdout.write(JSON.stringify({ node: process.versions.node, packages }) + "\n");
+}
+
+const commands = {
+  version: [version, 0],
+  "write-fixture": [writeFixture, 2],
+  context: [context, 1],
+  append: [append, 2],
+  list: [list, 1],
+  canonical: [canonical, 1],
+};
+
+async function main(argv) {
+  const [name, ...args] = argv;
+  const command = commands[name];
+  if (!command || args.length < command[1]) {
+    process.stderr.write(`usage: pi_tool.mjs <${Object.keys(commands).join("|")}> args...\n`);
+    process.exitCode = 2;
+    return;
+  }
+  try {
+    await command[0](...args);
+  } catch (error) {
+    if (error instanceof SessionError) {
+      process.stdout.write(JSON.stringify({ error: { code: error.code, message: error.message } }) + "\n");
+      return;
+    }
+    throw error;
+  }
+}
+
+await main(process.argv.slice(2));
