@@ -4,8 +4,8 @@
 // JsonlSessionRepo with the Node execution environment, Session and buildContext.
 //
 // Every command prints exactly one JSON document on stdout. A SessionError raised by Pi
-// while reading a file is reported as {"error": {"code", "message"}} with exit status 0;
-// anything else is a bug of this tool or of the test and exits non-zero.
+// is reported as {"error": {"code", "message"}} (exit status 0); anything else is a bug
+// of this tool or of the test and exits non-zero with a stack trace.
 //
 //   write-fixture <sessionsRoot> <cwd>   write a realistic session through Pi's API
 //   context <path>                       open a file, report leaf, context, labels, name
@@ -13,6 +13,8 @@
 //   list <sessionsRoot> [cwd]            JsonlSessionRepo.list() metadata
 //   canonical <path>                     lines that JSON.stringify would write differently
 //   version                              versions of Node.js and of the installed Pi packages
+//   batch                                run the commands of a JSON array read from stdin
+//                                        ([[command, ...args], ...]), print the array of results
 
 import { readFile } from "node:fs/promises";
 import { dirname } from "node:path";
@@ -257,35 +259,33 @@ async function writeFixture(sessionsRoot, cwd) {
 
   const entries = await s.getEntries();
   const metadata = await s.getMetadata();
-  process.stdout.write(
-    JSON.stringify({
-      path: metadata.path,
-      id: metadata.id,
-      leafId: await s.getLeafId(),
-      context: await s.buildContext(),
-      entryCount: entries.length,
-      ids,
-      ...(await describe(s)),
-    }) + "\n",
-  );
+  return {
+    path: metadata.path,
+    id: metadata.id,
+    leafId: await s.getLeafId(),
+    context: await s.buildContext(),
+    entryCount: entries.length,
+    ids,
+    ...(await describe(s)),
+  };
 }
 
 // ----------------------------------------------------------------------- other commands
 
 async function context(path) {
-  process.stdout.write(JSON.stringify(await describe(await openPath(path))) + "\n");
+  return describe(await openPath(path));
 }
 
 async function append(path, text) {
   const s = await openPath(path);
   const appendedId = await s.appendMessage({ role: "user", content: [{ type: "text", text }], timestamp: Date.now() });
   const reopened = await openPath(path);
-  process.stdout.write(JSON.stringify({ appendedId, ...(await describe(reopened)) }) + "\n");
+  return { appendedId, ...(await describe(reopened)) };
 }
 
 async function list(sessionsRoot, cwd) {
   const sessions = await makeRepo(sessionsRoot).list(cwd === undefined ? {} : { cwd });
-  process.stdout.write(JSON.stringify({ sessions }) + "\n");
+  return { sessions };
 }
 
 async function canonical(path) {
@@ -302,14 +302,12 @@ async function canonical(path) {
     }
     if (again !== line) differences.push({ line: index + 1, ours: line, pi: again });
   });
-  process.stdout.write(
-    JSON.stringify({
-      lines: lines.length,
-      endsWithNewline: last === "",
-      hasCarriageReturn: text.includes("\r"),
-      differences,
-    }) + "\n",
-  );
+  return {
+    lines: lines.length,
+    endsWithNewline: last === "",
+    hasCarriageReturn: text.includes("\r"),
+    differences,
+  };
 }
 
 async function version() {
@@ -318,7 +316,18 @@ async function version() {
     const manifest = new URL(`./node_modules/${name}/package.json`, import.meta.url);
     packages[name] = JSON.parse(await readFile(manifest, "utf8")).version;
   }
-  process.stdout.write(JSON.stringify({ node: process.versions.node, packages }) + "\n");
+  return { node: process.versions.node, packages };
+}
+
+async function batch() {
+  // stdin: a JSON array of [command, ...args]; result: an array of their results.
+  const chunks = [];
+  for await (const chunk of process.stdin) chunks.push(chunk);
+  const results = [];
+  for (const [name, ...args] of JSON.parse(Buffer.concat(chunks).toString("utf8"))) {
+    results.push(await run(name, args));
+  }
+  return results;
 }
 
 const commands = {
@@ -328,25 +337,20 @@ const commands = {
   append: [append, 2],
   list: [list, 1],
   canonical: [canonical, 1],
+  batch: [batch, 0],
 };
 
-async function main(argv) {
-  const [name, ...args] = argv;
+async function run(name, args) {
   const command = commands[name];
   if (!command || args.length < command[1]) {
-    process.stderr.write(`usage: pi_tool.mjs <${Object.keys(commands).join("|")}> args...\n`);
-    process.exitCode = 2;
-    return;
+    throw new Error(`usage: pi_tool.mjs <${Object.keys(commands).join("|")}> args...`);
   }
   try {
-    await command[0](...args);
+    return await command[0](...args);
   } catch (error) {
-    if (error instanceof SessionError) {
-      process.stdout.write(JSON.stringify({ error: { code: error.code, message: error.message } }) + "\n");
-      return;
-    }
+    if (error instanceof SessionError) return { error: { code: error.code, message: error.message } };
     throw error;
   }
 }
 
-await main(process.argv.slice(2));
+process.stdout.write(JSON.stringify(await run(process.argv[2], process.argv.slice(3))) + "\n");
