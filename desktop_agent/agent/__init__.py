@@ -1,0 +1,1 @@
+"""desktop_agent.agent (see ARCHITECTURE.md §1)."""

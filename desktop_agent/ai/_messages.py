@@ -1,0 +1,379 @@
+"""Message types of the Pi v3 format (SESSION_FORMAT.md §2).
+
+Every model keeps the exact JSON field names (camelCase aliases), keeps fields it does not
+know (``extra="allow"``) and remembers the key order it was read with, so that
+``parse_message(obj).to_json_dict() == obj`` for whatever Pi writes, key order included.
+Unset optional fields are omitted from the output, never written as ``null``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal, Self, TypeAlias
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    PrivateAttr,
+    Tag,
+    TypeAdapter,
+    ValidationError,
+    ValidationInfo,
+    model_validator,
+)
+from pydantic.alias_generators import to_camel
+
+JsonValue: TypeAlias = Any
+"""Any JSON value (kept as parsed)."""
+
+Number: TypeAlias = int | float
+StopReason: TypeAlias = Literal["stop", "length", "toolUse", "error", "aborted"]
+ThinkingLevel: TypeAlias = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
+THINKING_LEVELS: tuple[ThinkingLevel, ...] = ("off", "minimal", "low", "medium", "high", "xhigh")
+
+
+KEEP_KEY_ORDER: dict[str, Any] = {"keep_key_order": True}
+
+
+class MessageFormatError(ValueError):
+    """A JSON object is not a valid message or content block."""
+
+
+def _dump(value: Any) -> Any:
+    if isinstance(value, PiModel):
+        return value.to_json_dict()
+    if isinstance(value, list):
+        return [_dump(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _dump(v) for k, v in value.items()}
+    return value
+
+
+class PiModel(BaseModel):
+    """Base of every format model: camelCase aliases, unknown keys kept, key order kept."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="allow",
+        frozen=False,
+        validate_assignment=False,
+        ser_json_inf_nan="constants",
+    )
+
+    _key_order: tuple[str, ...] | None = PrivateAttr(default=None)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _remember_key_order(cls, data: Any, handler: Any, info: ValidationInfo) -> Any:
+        result = handler(data)
+        if (
+            isinstance(data, Mapping)
+            and isinstance(result, PiModel)
+            and isinstance(info.context, Mapping)
+            and info.context.get("keep_key_order")
+        ):
+            result._key_order = tuple(data.keys())
+        return result
+
+    @classmethod
+    def from_json_dict(cls, obj: Mapping[str, Any]) -> Self:
+        """Validate a JSON object read from a file, remembering its key order."""
+        return cls.model_validate(obj, context=KEEP_KEY_ORDER)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The JSON object of this model, as Pi writes it (aliases, unset fields omitted)."""
+        out: dict[str, Any] = {}
+        fields = type(self).model_fields
+        set_fields = self.model_fields_set
+        for name, info in fields.items():
+            if name not in set_fields and not info.is_required():
+                continue
+            value = getattr(self, name)
+            alias = info.alias or name
+            out[alias] = _dump(value)
+        if self.__pydantic_extra__:
+            for key, value in self.__pydantic_extra__.items():
+                out[key] = _dump(value)
+        order = self._key_order
+        if order:
+            ordered = {k: out[k] for k in order if k in out}
+            for k, v in out.items():
+                if k not in ordered:
+                    ordered[k] = v
+            return ordered
+        return out
+
+
+# ----------------------------------------------------------------------------- content
+
+
+class TextContent(PiModel):
+    type: Literal["text"] = "text"
+    text: str
+    text_signature: str | None = None
+
+    def model_post_init(self, context: Any, /) -> None:
+        self.model_fields_set.add("type")
+
+
+class ThinkingContent(PiModel):
+    type: Literal["thinking"] = "thinking"
+    thinking: str
+    thinking_signature: str | None = None
+    redacted: bool | None = None
+
+    def model_post_init(self, context: Any, /) -> None:
+        self.model_fields_set.add("type")
+
+
+class ImageContent(PiModel):
+    type: Literal["image"] = "image"
+    data: str
+    mime_type: str
+
+    def model_post_init(self, context: Any, /) -> None:
+        self.model_fields_set.add("type")
+
+
+class ToolCall(PiModel):
+    type: Literal["toolCall"] = "toolCall"
+    id: str
+    name: str
+    arguments: dict[str, JsonValue] = Field(default_factory=dict)
+    thought_signature: str | None = None
+
+    def model_post_init(self, context: Any, /) -> None:
+        self.model_fields_set.update(("type", "arguments"))
+
+
+class UnknownContent(PiModel):
+    """A content block of a type we do not know; kept as it was read."""
+
+    type: str
+
+
+def _content_tag(value: Any) -> str:
+    kind = value.get("type") if isinstance(value, Mapping) else getattr(value, "type", None)
+    return kind if kind in ("text", "thinking", "image", "toolCall") else "unknown"
+
+
+ContentBlock: TypeAlias = Annotated[
+    Annotated[TextContent, Tag("text")]
+    | Annotated[ThinkingContent, Tag("thinking")]
+    | Annotated[ImageContent, Tag("image")]
+    | Annotated[ToolCall, Tag("toolCall")]
+    | Annotated[UnknownContent, Tag("unknown")],
+    Discriminator(_content_tag),
+]
+UserContentBlock: TypeAlias = ContentBlock
+"""User and tool-result content: text and image blocks (others are kept as read)."""
+
+
+# ----------------------------------------------------------------------------- usage
+
+
+class Cost(PiModel):
+    input: Number = 0
+    output: Number = 0
+    cache_read: Number = 0
+    cache_write: Number = 0
+    total: Number = 0
+
+    def model_post_init(self, context: Any, /) -> None:
+        self.model_fields_set.update(("input", "output", "cache_read", "cache_write", "total"))
+
+
+class Usage(PiModel):
+    input: Number = 0
+    output: Number = 0
+    cache_read: Number = 0
+    cache_write: Number = 0
+    total_tokens: Number = 0
+    cost: Cost = Field(default_factory=Cost)
+
+    def model_post_init(self, context: Any, /) -> None:
+        self.model_fields_set.update(
+            ("input", "output", "cache_read", "cache_write", "total_tokens", "cost")
+        )
+
+    def context_tokens(self) -> int:
+        """Tokens of the context this usage reports (SESSION_FORMAT §2.2)."""
+        if self.total_tokens:
+            return int(self.total_tokens)
+        return int(self.input + self.output + self.cache_read + self.cache_write)
+
+
+# ----------------------------------------------------------------------------- messages
+
+
+class UserMessage(PiModel):
+    role: Literal["user"] = "user"
+    content: str | list[ContentBlock]
+    timestamp: Number
+
+    def model_post_init(self, context: Any, /) -> None:
+        self.model_fields_set.add("role")
+
+
+class AssistantMessage(PiModel):
+    role: Literal["assistant"] = "assistant"
+    content: list[ContentBlock] = Field(default_factory=list)
+    api: str
+    provider: str
+    model: str
+    response_model: str | None = None
+    response_id: str | None = None
+    diagnostics: list[JsonValue] | None = None
+    usage: Usage = Field(default_factory=Usage)
+    stop_reason: str
+    error_message: str | None = None
+    timestamp: Number
+
+    def model_post_init(self, context: Any, /) -> None:
+        self.model_fields_set.update(("role", "content", "usage"))
+
+
+class ToolResultMessage(PiModel):
+    role: Literal["toolResult"] = "toolResult"
+    tool_call_id: str
+    tool_name: str
+    content: list[ContentBlock] = Field(default_factory=list)
+    details: JsonValue = None
+    is_error: bool = False
+    timestamp: Number
+
+    def model_post_init(self, context: Any, /) -> None:
+        self.model_fields_set.update(("role", "content", "is_error"))
+
+
+class CustomMessage(PiModel):
+    role: Literal["custom"] = "custom"
+    custom_type: str
+    content: str | list[ContentBlock]
+    display: bool = True
+    details: JsonValue = None
+    timestamp: Number
+
+    def model_post_init(self, context: Any, /) -> None:
+        self.model_fields_set.update(("role", "display"))
+
+
+class BranchSummaryMessage(PiModel):
+    role: Literal["branchSummary"] = "branchSummary"
+    summary: str
+    from_id: str
+    timestamp: Number
+
+    def model_post_init(self, context: Any, /) -> None:
+        self.model_fields_set.add("role")
+
+
+class CompactionSummaryMessage(PiModel):
+    role: Literal["compactionSummary"] = "compactionSummary"
+    summary: str
+    tokens_before: Number
+    timestamp: Number
+
+    def model_post_init(self, context: Any, /) -> None:
+        self.model_fields_set.add("role")
+
+
+class UnknownMessage(PiModel):
+    """A message with a role we do not know (e.g. ``bashExecution``); kept as read."""
+
+    role: str
+
+
+Message: TypeAlias = UserMessage | AssistantMessage | ToolResultMessage
+AgentMessage: TypeAlias = (
+    UserMessage
+    | AssistantMessage
+    | ToolResultMessage
+    | CustomMessage
+    | BranchSummaryMessage
+    | CompactionSummaryMessage
+    | UnknownMessage
+)
+
+_ROLE_MODELS: dict[str, type[PiModel]] = {
+    "user": UserMessage,
+    "assistant": AssistantMessage,
+    "toolResult": ToolResultMessage,
+    "custom": CustomMessage,
+    "branchSummary": BranchSummaryMessage,
+    "compactionSummary": CompactionSummaryMessage,
+}
+
+
+def parse_message(obj: Mapping[str, Any]) -> AgentMessage:
+    """Parse one message object of the v3 format; raise `MessageFormatError` if invalid.
+
+    Roles we do not know are returned as `UnknownMessage` with every field kept.
+    """
+    if not isinstance(obj, Mapping):
+        raise MessageFormatError(f"a message must be a JSON object, not {type(obj).__name__}")
+    role = obj.get("role")
+    if not isinstance(role, str):
+        raise MessageFormatError("message has no role")
+    model = _ROLE_MODELS.get(role, UnknownMessage)
+    try:
+        return model.model_validate(obj, context=KEEP_KEY_ORDER)  # type: ignore[return-value]
+    except ValidationError as exc:
+        raise MessageFormatError(f"invalid {role} message: {_first_error(exc)}") from exc
+
+
+def parse_content_block(obj: Mapping[str, Any]) -> ContentBlock:
+    """Parse one content block; unknown block types are kept as `UnknownContent`."""
+    try:
+        return _BLOCK_ADAPTER.validate_python(obj, context=KEEP_KEY_ORDER)
+    except ValidationError as exc:
+        raise MessageFormatError(f"invalid content block: {_first_error(exc)}") from exc
+
+
+_BLOCK_ADAPTER: TypeAdapter[ContentBlock] = TypeAdapter(ContentBlock)
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err.get("loc", ()))
+    return f"{where}: {err.get('msg')}" if where else str(err.get("msg"))
+
+
+# --------------------------------------------------------------------- conversion to LLM
+
+BRANCH_SUMMARY_PREFIX = (
+    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
+)
+BRANCH_SUMMARY_SUFFIX = "</summary>"
+COMPACTION_SUMMARY_PREFIX = (
+    "The conversation history before this point was compacted into the following summary:"
+    "\n\n<summary>\n"
+)
+COMPACTION_SUMMARY_SUFFIX = "\n</summary>"
+
+
+def convert_to_llm(messages: list[AgentMessage]) -> list[Message]:
+    """Agent-level messages as the LLM sees them (SESSION_FORMAT §2.3).
+
+    ``custom``, ``branchSummary`` and ``compactionSummary`` become user messages; user,
+    assistant and tool results pass through; any other role is dropped.
+    """
+    out: list[Message] = []
+    for msg in messages:
+        if isinstance(msg, UserMessage | AssistantMessage | ToolResultMessage):
+            out.append(msg)
+        elif isinstance(msg, CustomMessage):
+            content: list[ContentBlock] = (
+                [TextContent(text=msg.content)] if isinstance(msg.content, str) else msg.content
+            )
+            out.append(UserMessage(content=content, timestamp=msg.timestamp))
+        elif isinstance(msg, BranchSummaryMessage):
+            text = BRANCH_SUMMARY_PREFIX + msg.summary + BRANCH_SUMMARY_SUFFIX
+            out.append(UserMessage(content=[TextContent(text=text)], timestamp=msg.timestamp))
+        elif isinstance(msg, CompactionSummaryMessage):
+            text = COMPACTION_SUMMARY_PREFIX + msg.summary + COMPACTION_SUMMARY_SUFFIX
+            out.append(UserMessage(content=[TextContent(text=text)], timestamp=msg.timestamp))
+    return out

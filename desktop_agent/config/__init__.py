@@ -1,0 +1,1 @@
+"""desktop_agent.config (see ARCHITECTURE.md §1)."""

@@ -1,0 +1,1 @@
+"""desktop_agent.gui (see ARCHITECTURE.md §1)."""

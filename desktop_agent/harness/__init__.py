@@ -1,0 +1,1 @@
+"""desktop_agent.harness (see ARCHITECTURE.md §1)."""

@@ -1,0 +1,87 @@
+"""Sessions: Pi-v3 entries, storages (memory, JSONL, SQLite), repos and `Session`."""
+
+from desktop_agent.session._entries import (
+    ActiveToolsChangeEntry,
+    BranchSummaryEntry,
+    CompactionEntry,
+    CustomEntry,
+    CustomMessageEntry,
+    EntryBase,
+    LabelEntry,
+    LeafEntry,
+    MessageEntry,
+    ModelChangeEntry,
+    SessionEntry,
+    SessionHeader,
+    SessionInfoEntry,
+    ThinkingLevelChangeEntry,
+    UnknownEntry,
+    parse_entry,
+)
+from desktop_agent.session._errors import SessionError, SessionErrorCode, SessionWriteError
+from desktop_agent.session._ids import new_entry_id, uuidv7
+from desktop_agent.session._jsonl import ListProblem, SessionList, TrashItem, encode_cwd
+from desktop_agent.session._repos import (
+    ForkPosition,
+    InMemorySessionRepo,
+    JsonlSessionRepo,
+    SessionRepo,
+)
+from desktop_agent.session._session import (
+    UNSET,
+    BranchSummary,
+    ModelRef,
+    Session,
+    SessionContext,
+    TreeNode,
+)
+from desktop_agent.session._sqlite import SqliteSessionRepo
+from desktop_agent.session._storage import (
+    DamagedLine,
+    RecoveryReport,
+    SessionMetadata,
+    Storage,
+)
+
+__all__ = [
+    "UNSET",
+    "ActiveToolsChangeEntry",
+    "BranchSummary",
+    "BranchSummaryEntry",
+    "CompactionEntry",
+    "CustomEntry",
+    "CustomMessageEntry",
+    "DamagedLine",
+    "EntryBase",
+    "ForkPosition",
+    "InMemorySessionRepo",
+    "JsonlSessionRepo",
+    "LabelEntry",
+    "LeafEntry",
+    "ListProblem",
+    "MessageEntry",
+    "ModelChangeEntry",
+    "ModelRef",
+    "RecoveryReport",
+    "Session",
+    "SessionContext",
+    "SessionEntry",
+    "SessionError",
+    "SessionErrorCode",
+    "SessionHeader",
+    "SessionInfoEntry",
+    "SessionList",
+    "SessionMetadata",
+    "SessionRepo",
+    "SessionWriteError",
+    "SqliteSessionRepo",
+    "Storage",
+    "ThinkingLevelChangeEntry",
+    "TrashItem",
+    "TreeNode",
+    "UnknownEntry",
+    "encode_cwd",
+    "new_entry_id",
+    "parse_entry",
+    "uuidv7",
+]

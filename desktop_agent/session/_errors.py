@@ -1,0 +1,58 @@
+"""The one error type of the session layer, with Pi's codes plus our own."""
+
+from __future__ import annotations
+
+from typing import Literal, TypeAlias
+
+SessionErrorCode: TypeAlias = Literal[
+    "not_found",
+    "invalid_session",
+    "invalid_entry",
+    "invalid_fork_target",
+    "storage",
+    "unknown",
+    # ours
+    "read_only",
+    "locked",
+    "invalid_argument",
+]
+
+
+class SessionError(Exception):
+    """A session could not be read, written or changed as asked.
+
+    ``code`` is machine-readable (Pi's codes plus ``read_only``, ``locked`` and
+    ``invalid_argument``); ``message`` is written for a person.
+    """
+
+    def __init__(self, code: SessionErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.code: SessionErrorCode = code
+        self.message = message
+
+    def __repr__(self) -> str:
+        return f"SessionError({self.code!r}, {self.message!r})"
+
+
+class SessionWriteError(SessionError):
+    """Entries are in memory but could not be written to disk (yet).
+
+    Nothing is lost: the entries stay in the session, in order, and are written by
+    ``Session.retry_persistence()``. Raised by appends and ``sync()`` when the disk fails
+    (ENOSPC, EACCES, EIO, read-only file system, ...).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None,
+        os_error: OSError | None,
+        pending_count: int,
+        operation: str,
+    ) -> None:
+        super().__init__("storage", message)
+        self.path = path
+        self.os_error = os_error
+        self.pending_count = pending_count
+        self.operation = operation

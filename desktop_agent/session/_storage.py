@@ -1,0 +1,202 @@
+"""Storage protocol shared by the memory, JSONL and SQLite backends.
+
+A storage owns the in-memory `Tree` of one session and a queue of entries that are in
+memory but not yet written. An append puts the entry in the tree first, then writes the
+queue; if the disk fails the entry stays in the tree and in the queue, a
+`SessionWriteError` says so, and `retry()` later writes exactly the queued entries, in
+order (no duplicates, no gaps). Backends only implement the raw writes.
+"""
+
+from __future__ import annotations
+
+import errno
+from dataclasses import dataclass, field
+from typing import Any
+
+from desktop_agent.session._errors import SessionError, SessionErrorCode, SessionWriteError
+from desktop_agent.session._tree import Row, Tree
+
+
+@dataclass(frozen=True)
+class SessionMetadata:
+    """What a repo knows about a session without reading its entries."""
+
+    id: str
+    created_at: str
+    cwd: str | None = None
+    path: str | None = None
+    parent_session_path: str | None = None
+    metadata: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class DamagedLine:
+    """A line of a session file that could not be read as an entry."""
+
+    line_number: int  # physical, 1-based
+    byte_offset: int
+    reason: str
+    raw: bytes = field(repr=False)
+
+
+@dataclass(frozen=True)
+class RecoveryReport:
+    """What opening a session had to work around; shown to the user once."""
+
+    quarantined_bytes: int = 0
+    quarantine_path: str | None = None
+    damaged_lines: tuple[DamagedLine, ...] = ()
+
+    @property
+    def damaged(self) -> bool:
+        return bool(self.damaged_lines)
+
+    def describe(self) -> str:
+        parts: list[str] = []
+        if self.quarantined_bytes:
+            where = f" to {self.quarantine_path}" if self.quarantine_path else ""
+            parts.append(
+                f"an incomplete last line ({self.quarantined_bytes} bytes) was set aside{where}"
+            )
+        if self.damaged_lines:
+            lines = ", ".join(str(d.line_number) for d in self.damaged_lines[:10])
+            more = "" if len(self.damaged_lines) <= 10 else ", ..."
+            parts.append(
+                f"{len(self.damaged_lines)} damaged line(s) ({lines}{more}) could not be read;"
+                " the session is open read-only and the file was not changed"
+            )
+        return "; ".join(parts)
+
+
+def describe_os_error(exc: OSError) -> str:
+    """A calm, specific sentence for the disk errors people actually meet."""
+    reasons = {
+        errno.ENOSPC: "the disk is full",
+        errno.EDQUOT: "the disk quota is exhausted",
+        errno.EACCES: "permission was denied",
+        errno.EPERM: "the operation is not permitted",
+        errno.EROFS: "the file system is read-only",
+        errno.EIO: "the disk reported an input/output error",
+        errno.ENOENT: "the file or its folder no longer exists",
+    }
+    reason = reasons.get(exc.errno or -1, exc.strerror or str(exc))
+    return f"{reason} ({errno.errorcode.get(exc.errno or -1, 'OSError')})"
+
+
+class Storage:
+    """Base of every backend: the tree, the unwritten queue, read-only state."""
+
+    def __init__(
+        self,
+        metadata: SessionMetadata,
+        tree: Tree,
+        *,
+        read_only_reason: str | None = None,
+        read_only_code: str = "read_only",
+        recovery: RecoveryReport | None = None,
+    ) -> None:
+        self.metadata = metadata
+        self.tree = tree
+        self.read_only_reason = read_only_reason
+        self.read_only_code = read_only_code
+        self.recovery = recovery
+        self.pending: list[Row] = []
+        self.closed = False
+        self._needs_sync = False
+
+    # ------------------------------------------------------------------ public
+
+    @property
+    def read_only(self) -> bool:
+        return self.read_only_reason is not None
+
+    def check_writable(self) -> None:
+        if self.closed:
+            raise SessionError("storage", "The session is closed")
+        if self.read_only_reason is not None:
+            code: SessionErrorCode = "locked" if self.read_only_code == "locked" else "read_only"
+            raise SessionError(code, f"This session is read-only: {self.read_only_reason}")
+
+    def append(self, row: Row) -> None:
+        """Add ``row`` to the tree, then write every unwritten entry in order."""
+        self.check_writable()
+        self.tree.add(row)
+        self.pending.append(row)
+        self._flush("append")
+
+    def sync(self) -> None:
+        """Write what is queued, then make it durable (fsync)."""
+        if self.closed:
+            return
+        self._flush("sync")
+        if not self._needs_sync:
+            return
+        try:
+            self._fsync()
+        except OSError as exc:
+            self._on_fsync_failed()
+            raise self._write_error("sync", exc) from exc
+        self._needs_sync = False
+
+    def retry(self) -> int:
+        """Write the queued entries (and sync); returns how many were written."""
+        self.check_writable()
+        count = len(self.pending)
+        self.sync()
+        return count
+
+    def close(self) -> None:
+        """Sync and release the file; entries that cannot be written raise, kept in memory."""
+        if self.closed:
+            return
+        try:
+            if not self.read_only:
+                self.sync()
+        finally:
+            if not self.pending:
+                self.closed = True
+                self._close()
+
+    def force_close(self) -> None:
+        """Release the file even with unwritten entries (they are lost with the object)."""
+        self.closed = True
+        self._close()
+
+    # --------------------------------------------------------------- internals
+
+    def _flush(self, operation: str) -> None:
+        if not self.pending:
+            return
+        try:
+            self._write(self.pending)
+        except OSError as exc:
+            raise self._write_error(operation, exc) from exc
+        self.pending.clear()
+        self._needs_sync = True
+
+    def _write_error(self, operation: str, exc: OSError) -> SessionWriteError:
+        where = self.metadata.path or self.metadata.id
+        count = len(self.pending)
+        what = f"{count} entr{'y' if count == 1 else 'ies'}" if count else "recent entries"
+        return SessionWriteError(
+            f"Could not save the session to {where}: {describe_os_error(exc)}. "
+            f"Nothing is lost yet: {what} are kept in memory and will be written on retry.",
+            path=self.metadata.path,
+            os_error=exc,
+            pending_count=count,
+            operation=operation,
+        )
+
+    # Backends override these.
+
+    def _write(self, rows: list[Row]) -> None:
+        """Write ``rows`` (all or nothing as far as the file's content is concerned)."""
+
+    def _fsync(self) -> None:
+        """Make written rows durable."""
+
+    def _on_fsync_failed(self) -> None:
+        """After a failed fsync nothing since the last good one may be trusted."""
+
+    def _close(self) -> None:
+        """Release resources."""

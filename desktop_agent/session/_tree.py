@@ -1,0 +1,222 @@
+"""The in-memory tree every storage shares: rows, lookups, labels, leaf, path walks.
+
+A row keeps an entry's JSON line (bytes) plus the few fields the tree and
+`build_context` need; the typed model is parsed from the line on demand. That keeps an
+open 100 MB session close to 1x its size in memory and opening it one ``json.loads`` per
+line.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from desktop_agent.session._errors import SessionError
+
+
+class Row:
+    """One entry: its line and the fields the tree and context builder use."""
+
+    __slots__ = ("id", "info", "parent_id", "raw", "timestamp", "type")
+
+    def __init__(
+        self,
+        id: str,
+        parent_id: str | None,
+        type: str,
+        timestamp: str,
+        raw: bytes,
+        info: Any,
+    ) -> None:
+        self.id = id
+        self.parent_id = parent_id
+        self.type = type
+        self.timestamp = timestamp
+        self.raw = raw
+        # type-specific: message -> (role, provider, model); model_change -> (provider, id);
+        # thinking_level_change -> level; label -> (target, label); leaf -> target;
+        # session_info -> name; active_tools_change -> tuple of names; else None.
+        self.info = info
+
+    def obj(self) -> dict[str, Any]:
+        """The entry as a JSON object (parsed from the line each time)."""
+        value = json.loads(self.raw)
+        assert isinstance(value, dict)
+        return value
+
+
+class LineError(ValueError):
+    """A line is not a valid v3 entry; ``reason`` is Pi's wording."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _info_for(obj: Mapping[str, Any]) -> Any:
+    kind = obj["type"]
+    if kind == "message":
+        msg = obj.get("message")
+        if isinstance(msg, dict):
+            role = msg.get("role")
+            if role == "assistant":
+                return (role, msg.get("provider"), msg.get("model"))
+            return (role, None, None)
+        return (None, None, None)
+    if kind == "model_change":
+        return (obj.get("provider"), obj.get("modelId"))
+    if kind == "thinking_level_change":
+        return obj.get("thinkingLevel")
+    if kind == "label":
+        return (obj.get("targetId"), obj.get("label"))
+    if kind == "leaf":
+        return obj.get("targetId")
+    if kind == "session_info":
+        return obj.get("name")
+    if kind == "active_tools_change":
+        names = obj.get("activeToolNames")
+        if isinstance(names, list):
+            return tuple(n for n in names if isinstance(n, str))
+        return None
+    return None
+
+
+def row_from_obj(obj: Any, raw: bytes) -> Row:
+    """Validate one entry object exactly as Pi's line validator does and make its row."""
+    if not isinstance(obj, dict):
+        raise LineError("is not a valid session entry")
+    kind = obj.get("type")
+    if not isinstance(kind, str):
+        raise LineError("is missing entry type")
+    entry_id = obj.get("id")
+    if not isinstance(entry_id, str) or not entry_id:
+        raise LineError("is missing entry id")
+    if "parentId" not in obj:
+        raise LineError("has invalid parentId")
+    parent = obj["parentId"]
+    if parent is not None and not isinstance(parent, str):
+        raise LineError("has invalid parentId")
+    timestamp = obj.get("timestamp")
+    if not isinstance(timestamp, str) or not timestamp:
+        raise LineError("is missing timestamp")
+    if kind == "leaf":
+        if "targetId" not in obj:
+            raise LineError("has invalid targetId")
+        target = obj["targetId"]
+        if target is not None and not isinstance(target, str):
+            raise LineError("has invalid targetId")
+    return Row(entry_id, parent, kind, timestamp, raw, _info_for(obj))
+
+
+def parse_line(raw: bytes) -> Row:
+    """Parse and validate one entry line (without its newline)."""
+    try:
+        obj = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise LineError("is not valid JSON") from exc
+    return row_from_obj(obj, raw)
+
+
+def _json_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def serialize(obj: Mapping[str, Any]) -> bytes:
+    """One compact JSON line as ``JSON.stringify`` writes it (raw non-ASCII).
+
+    Text that cannot be UTF-8 encoded (lone surrogates from undecodable tool output) is
+    written with ``\\u`` escapes instead, which is still valid JSON that reads back the
+    same; NaN and infinities are refused because JSON cannot hold them.
+    """
+    try:
+        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except ValueError as exc:
+        raise SessionError("invalid_argument", f"entry is not valid JSON: {exc}") from exc
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(obj, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+
+
+class Tree:
+    """Rows in file order with lookups, labels, leaf recovery and path walks."""
+
+    def __init__(self) -> None:
+        self.rows: list[Row] = []
+        self.by_id: dict[str, Row] = {}
+        self.labels: dict[str, str] = {}
+        self.leaf_id: str | None = None
+        self.name: str | None = None
+        self._children: dict[str | None, list[Row]] | None = None
+
+    def add(self, row: Row) -> None:
+        self.rows.append(row)
+        self.by_id[row.id] = row
+        if row.type == "label":
+            target, label = row.info
+            text = label.strip() if isinstance(label, str) else ""
+            if isinstance(target, str):
+                if text:
+                    self.labels[target] = text
+                else:
+                    self.labels.pop(target, None)
+        elif row.type == "session_info":
+            name = row.info
+            self.name = name.strip() or None if isinstance(name, str) else None
+        self.leaf_id = row.info if row.type == "leaf" else row.id
+        if self._children is not None:
+            self._children.setdefault(row.parent_id or None, []).append(row)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __iter__(self) -> Iterator[Row]:
+        return iter(self.rows)
+
+    def get(self, entry_id: str) -> Row | None:
+        return self.by_id.get(entry_id)
+
+    def require(self, entry_id: str) -> Row:
+        row = self.by_id.get(entry_id)
+        if row is None:
+            raise SessionError("not_found", f"Entry {entry_id} not found")
+        return row
+
+    def current_leaf(self) -> str | None:
+        """The leaf id; `invalid_session` if it names an entry that does not exist."""
+        leaf = self.leaf_id
+        if leaf is not None and leaf not in self.by_id:
+            raise SessionError("invalid_session", f"Entry {leaf} not found")
+        return leaf
+
+    def path_to_root(self, entry_id: str | None) -> list[Row]:
+        """Root-first path ending at ``entry_id``: O(path length), cycle-safe."""
+        if entry_id is None:
+            return []
+        row = self.require(entry_id)
+        path = [row]
+        seen = {row.id}
+        by_id = self.by_id
+        while row.parent_id:
+            parent = by_id.get(row.parent_id)
+            if parent is None:
+                raise SessionError("invalid_session", f"Entry {row.parent_id} not found")
+            if parent.id in seen:
+                raise SessionError(
+                    "invalid_session", f"Parent cycle: entry {parent.id} is its own ancestor"
+                )
+            seen.add(parent.id)
+            path.append(parent)
+            row = parent
+        path.reverse()
+        return path
+
+    def children_map(self) -> dict[str | None, list[Row]]:
+        """Children of every entry (key None = roots), in file order; built once."""
+        if self._children is None:
+            children: dict[str | None, list[Row]] = {}
+            for row in self.rows:
+                children.setdefault(row.parent_id or None, []).append(row)
+            self._children = children
+        return self._children

@@ -1,0 +1,1 @@
+"""desktop_agent.tools (see ARCHITECTURE.md §1)."""

@@ -1,0 +1,38 @@
+# Sourced by run-app and run-tests: create .venv in the project root and install the
+# project with its dev dependencies when pyproject.toml changed since the last install.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="$ROOT/.venv"
+
+pick_python() {
+    for candidate in "${PYTHON:-}" python3.13 python3.12 python3.11 python3; do
+        [ -n "$candidate" ] || continue
+        if command -v "$candidate" >/dev/null 2>&1 &&
+            "$candidate" -c 'import sys; sys.exit(0 if (3, 11) <= sys.version_info[:2] < (3, 14) else 1)' 2>/dev/null; then
+            echo "$candidate"
+            return 0
+        fi
+    done
+    echo "error: Desktop Agent needs Python 3.11, 3.12 or 3.13 (set PYTHON=/path/to/python)" >&2
+    return 1
+}
+
+if [ ! -x "$VENV/bin/python" ]; then
+    PY="$(pick_python)"
+    echo "Creating $VENV with $PY" >&2
+    "$PY" -m venv "$VENV"
+fi
+
+STAMP="$VENV/.desktop-agent-installed"
+WANT="$(cat "$ROOT/pyproject.toml" | sha256sum | cut -d' ' -f1)"
+if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$WANT" ]; then
+    echo "Installing Desktop Agent and its dependencies into $VENV" >&2
+    LOG="$VENV/pip-install.log"
+    if ! { "$VENV/bin/python" -m pip install --disable-pip-version-check --upgrade pip &&
+        "$VENV/bin/python" -m pip install --disable-pip-version-check -e "$ROOT[dev]"; } >"$LOG" 2>&1; then
+        tail -n 40 "$LOG" >&2
+        echo "error: installing dependencies failed; full log in $LOG" >&2
+        exit 1
+    fi
+    echo "$WANT" >"$STAMP"
+fi

@@ -1,0 +1,80 @@
+"""Suite-wide strictness: offscreen Qt, no leaked asyncio tasks, no swallowed exceptions.
+
+Warnings are errors (pyproject ``filterwarnings``), Qt warnings fail the test
+(``qt_log_level_fail``), an exception that reaches ``sys.excepthook`` or
+``threading.excepthook`` fails the test, and so does an asyncio task still pending when a
+test's event loop is closed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import threading
+from collections.abc import Iterator
+from types import TracebackType
+from typing import Any
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.pop("OPENAI_API_KEY", None)
+os.environ.pop("ANTHROPIC_API_KEY", None)
+
+# Tasks still pending when a test loop closes are collected here by the patched close().
+_LEAKED_TASKS: list[str] = []
+_original_close = asyncio.BaseEventLoop.close
+
+
+def _close_checking_tasks(self: asyncio.BaseEventLoop) -> None:
+    if not self.is_closed():
+        pending = [t for t in asyncio.all_tasks(self) if not t.done()]
+        for task in pending:
+            _LEAKED_TASKS.append(repr(task))
+            task.cancel()
+        if pending and not self.is_running():
+            self.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+    _original_close(self)
+
+
+asyncio.BaseEventLoop.close = _close_checking_tasks  # type: ignore[method-assign]
+
+_original_cancel_all = asyncio.runners._cancel_all_tasks  # type: ignore[attr-defined]
+
+
+def _cancel_all_recording(loop: asyncio.AbstractEventLoop) -> None:
+    _LEAKED_TASKS.extend(repr(t) for t in asyncio.all_tasks(loop) if not t.done())
+    _original_cancel_all(loop)
+
+
+asyncio.runners._cancel_all_tasks = _cancel_all_recording  # type: ignore[attr-defined]
+
+
+@pytest.fixture(autouse=True)
+def _fail_on_hooks_and_leaks() -> Iterator[None]:
+    """Fail the test on exceptions routed to the excepthooks and on leaked asyncio tasks."""
+    caught: list[str] = []
+
+    def excepthook(
+        kind: type[BaseException], value: BaseException, tb: TracebackType | None
+    ) -> None:
+        caught.append(f"sys.excepthook: {kind.__name__}: {value}")
+
+    def thread_hook(args: Any) -> None:
+        caught.append(f"threading.excepthook: {args.exc_type.__name__}: {args.exc_value}")
+
+    old_hook, old_thread_hook = sys.excepthook, threading.excepthook
+    sys.excepthook = excepthook
+    threading.excepthook = thread_hook
+    _LEAKED_TASKS.clear()
+    try:
+        yield
+    finally:
+        sys.excepthook, threading.excepthook = old_hook, old_thread_hook
+    leaked = list(_LEAKED_TASKS)
+    _LEAKED_TASKS.clear()
+    if caught:
+        pytest.fail("unexpected exceptions reached a hook:\n" + "\n".join(caught))
+    if leaked:
+        pytest.fail("asyncio tasks leaked by the test:\n" + "\n".join(leaked))
