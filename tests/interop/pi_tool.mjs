@@ -239,8 +239,35 @@ async function writeFixture(sessionsRoot, cwd) {
     ],
     false,
   );
+  ids.a5b = await s.appendMessage(
+    gpt(
+      [{ type: "toolCall", id: "call_1|fc_1", name: "bash", arguments: { command: "cat missing.txt" }, thoughtSignature: "c2ln" }],
+      "toolUse",
+      9,
+      usage(3200, 15, 0, 0, GPT),
+    ),
+  );
+  ids.tr3 = await s.appendMessage(
+    toolResult("call_1|fc_1", "bash", "cat: missing.txt: No such file or directory\nexit code 1", 9, { isError: true }),
+  );
+  // A role the harness does not know (the coding-agent writes these), kept as stored.
+  ids.bash = await s.appendMessage({
+    role: "bashExecution",
+    command: "ls src",
+    output: "greet.ts\n",
+    exitCode: 0,
+    cancelled: false,
+    truncated: false,
+    timestamp: T0 + 9 * 60000 + 500,
+  });
   ids.a6 = await s.appendMessage(
-    gpt([], "error", 10, usage(0, 0, 0, 0, GPT), { errorMessage: "503 Service Unavailable" }),
+    gpt([], "error", 10, usage(0, 0, 0, 0, GPT), {
+      responseModel: "gpt-5-2025-08-07",
+      errorMessage: "503 Service Unavailable",
+      diagnostics: [
+        { type: "retry", timestamp: T0 + 10 * 60000, error: { name: "APIError", message: "503", code: "503" } },
+      ],
+    }),
   );
   // An empty branch summary is written but does not reach the context.
   ids.bsEmpty = await s.moveTo(ids.a6, { summary: "" });

@@ -315,7 +315,7 @@ async def test_pi_fixture_opens_in_ours(pi_fixture: dict[str, Any]) -> None:
     assert pi_fixture["leafId"] != pi_fixture["entryIds"][-1]
     roles = [m["role"] for m in pi_fixture["context"]["messages"]]
     assert roles[0] == "compactionSummary"
-    assert {"user", "assistant", "custom"} <= set(roles)
+    assert {"user", "assistant", "toolResult", "custom", "bashExecution"} <= set(roles)
 
     repo = JsonlSessionRepo(pi_fixture["sessionsRoot"])
     listed = await repo.list()
