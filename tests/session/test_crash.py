@@ -30,7 +30,8 @@ async def main() -> None:
     for i in range(10_000):
         size = 200 * 1024 if i % 500 == 499 else (4096 if i % 50 == 0 else 60)
         text = f"{i}:" + "x" * size
-        entry_id = await s.append_message(UserMessage(content=[TextContent(text=text)], timestamp=i))
+        message = UserMessage(content=[TextContent(text=text)], timestamp=i)
+        entry_id = await s.append_message(message)
         out.write(entry_id + "\n")
         out.flush()
     out.write("done\n")
@@ -97,7 +98,7 @@ async def test_sigkill_never_loses_an_acknowledged_entry(tmp_path: Path) -> None
             report = session.recovery
             if report is not None and report.quarantine_path:
                 sidecar = Path(report.quarantine_path).read_bytes()
-                assert sidecar and not sidecar.endswith(b"\n") or _is_bad_json(sidecar)
+                assert (sidecar and not sidecar.endswith(b"\n")) or _is_bad_json(sidecar)
             context = await session.build_context()
             assert len(context.messages) == len(ids)
         finally:

@@ -423,7 +423,7 @@ async def test_write_failure_keeps_entries_and_retry_writes_exactly_once(
     await s.append_message(user("after"))
     await s.close()
     again = await repo.open(s.metadata)
-    texts = [m.content[0].text for m in (await again.build_context()).messages]  # type: ignore[union-attr, index]
+    texts = [m.content[0].text for m in (await again.build_context()).messages]  # type: ignore[union-attr]
     assert texts == ["before", "during 1", "during 2", "after"]
     await again.close()
 
