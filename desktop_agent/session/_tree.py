@@ -118,25 +118,109 @@ def parse_line(raw: bytes) -> Row:
     return row_from_obj(obj, raw)
 
 
-def _json_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
+def js_number(value: float) -> str:
+    """``Number.prototype.toString`` of a finite float (ECMAScript Number::toString).
+
+    Python's ``repr`` gives the same shortest round-trip digits; only the layout differs
+    (``1e-07`` vs ``1e-7``, ``3e-05`` vs ``0.00003``, ``1e+16`` vs ``10000000000000000``).
+    """
+    if value == 0:
+        return "0"
+    sign = "-" if value < 0 else ""
+    mantissa, _, exp_text = repr(abs(value)).partition("e")
+    exponent = int(exp_text) if exp_text else 0
+    whole, _, frac = mantissa.partition(".")
+    digits = whole + frac
+    point = len(whole) + exponent  # position of the decimal point within ``digits``
+    stripped = digits.lstrip("0")
+    point -= len(digits) - len(stripped)
+    digits = stripped.rstrip("0") or "0"
+    k, n = len(digits), point
+    if k <= n <= 21:
+        out = digits + "0" * (n - k)
+    elif 0 < n <= 21:
+        out = digits[:n] + "." + digits[n:]
+    elif -6 < n <= 0:
+        out = "0." + "0" * (-n) + digits
+    else:
+        e = n - 1
+        exp = f"e{'+' if e >= 0 else '-'}{abs(e)}"
+        out = (digits if k == 1 else digits[0] + "." + digits[1:]) + exp
+    return sign + out
+
+
+def _needs_js_floats(obj: Any) -> bool:
+    """Whether ``obj`` holds a float that Python's json writes differently from JS."""
+    stack = [obj]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float):
+            if item != item or item in (_INF, -_INF):
+                return False  # refused later by allow_nan=False
+            if repr(item) != js_number(item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return False
+
+
+_INF = float("inf")
+
+
+class _JsFloatEncoder(json.JSONEncoder):
+    """The pure-Python encoder with JavaScript's float formatting."""
+
+    def iterencode(self, o: Any, _one_shot: bool = False) -> Any:
+        def floatstr(value: float) -> str:
+            if value != value or value in (_INF, -_INF):
+                raise ValueError(f"Out of range float values are not JSON compliant: {value!r}")
+            return js_number(value)
+
+        encode = (
+            json.encoder.py_encode_basestring_ascii
+            if self.ensure_ascii
+            else json.encoder.py_encode_basestring
+        )
+        make = json.encoder._make_iterencode  # type: ignore[attr-defined]
+        return make(
+            {} if self.check_circular else None,
+            self.default,
+            encode,
+            self.indent,
+            floatstr,
+            self.key_separator,
+            self.item_separator,
+            self.sort_keys,
+            self.skipkeys,
+            _one_shot,
+        )(o, 0)
+
+
+def _dumps(obj: Any, *, ensure_ascii: bool) -> str:
+    if _needs_js_floats(obj):
+        encoder = _JsFloatEncoder(ensure_ascii=ensure_ascii, separators=(",", ":"), allow_nan=False)
+        return "".join(encoder.iterencode(obj))
+    return json.dumps(obj, ensure_ascii=ensure_ascii, separators=(",", ":"), allow_nan=False)
 
 
 def serialize(obj: Mapping[str, Any]) -> bytes:
-    """One compact JSON line as ``JSON.stringify`` writes it (raw non-ASCII).
+    """One compact JSON line exactly as ``JSON.stringify`` writes it (raw non-ASCII).
 
-    Text that cannot be UTF-8 encoded (lone surrogates from undecodable tool output) is
-    written with ``\\u`` escapes instead, which is still valid JSON that reads back the
-    same; NaN and infinities are refused because JSON cannot hold them.
+    Numbers use JavaScript's layout (``1e-7``, ``0.00003``, ``1`` for ``1.0``). Text that
+    cannot be UTF-8 encoded (lone surrogates from undecodable tool output) is written with
+    ``\\u`` escapes instead, still valid JSON that reads back the same; NaN and infinities
+    are refused because JSON cannot hold them.
     """
     try:
-        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        text = _dumps(obj, ensure_ascii=False)
     except ValueError as exc:
         raise SessionError("invalid_argument", f"entry is not valid JSON: {exc}") from exc
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
-        return json.dumps(obj, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+        return _dumps(obj, ensure_ascii=True).encode("ascii")
 
 
 class Tree:
