@@ -1,0 +1,208 @@
+"""`ModelRegistry`: curated catalogue + user-defined models + local-server discovery."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import httpx
+from pydantic import ValidationError
+
+from desktop_agent.ai._models import Model, ModelCompat
+
+_log = logging.getLogger("desktop_agent.ai.registry")
+
+CATALOGUE_PATH = Path(__file__).resolve().parents[2] / "resources" / "models.json"
+"""The curated catalogue shipped with the app (``resources/models.json``)."""
+
+LOCAL_SERVERS: dict[str, int] = {"ollama": 11434, "lmstudio": 1234, "llama.cpp": 8080, "vllm": 8000}
+"""Usual ports of local OpenAI-compatible servers, by provider name."""
+
+LOCAL_COMPAT = ModelCompat(
+    supports_usage_in_streaming=True,
+    max_tokens_field="max_tokens",
+    supports_developer_role=False,
+    supports_reasoning_effort=False,
+)
+
+
+class CatalogueError(ValueError):
+    """The catalogue file is missing or not valid."""
+
+
+def load_catalogue(path: Path | None = None) -> list[Model]:
+    """The models of a catalogue file: ``{"models": [<Model JSON>, ...]}``."""
+    path = path or CATALOGUE_PATH
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        entries = raw["models"] if isinstance(raw, dict) else raw
+        return [Model.model_validate(entry) for entry in entries]
+    except (OSError, ValueError, KeyError, TypeError, ValidationError) as exc:
+        raise CatalogueError(f"cannot read the model catalogue {path}: {exc}") from exc
+
+
+class ModelRegistry:
+    """All models the app can use, keyed by ``(provider, id)``.
+
+    Later sources win over earlier ones: catalogue < discovered local models < user models.
+    """
+
+    def __init__(
+        self,
+        *,
+        catalogue: Iterable[Model] | None = None,
+        catalogue_path: Path | None = None,
+        user_models: Iterable[Model | Mapping[str, Any]] = (),
+    ) -> None:
+        models = list(catalogue) if catalogue is not None else load_catalogue(catalogue_path)
+        self._catalogue: dict[tuple[str, str], Model] = {(m.provider, m.id): m for m in models}
+        self._discovered: dict[tuple[str, str], Model] = {}
+        self._user: dict[tuple[str, str], Model] = {}
+        for model in user_models:
+            self.add(model)
+
+    # -- lookup ----------------------------------------------------------------------
+
+    def _merged(self) -> dict[tuple[str, str], Model]:
+        return {**self._catalogue, **self._discovered, **self._user}
+
+    def all(self) -> list[Model]:
+        return list(self._merged().values())
+
+    def find(self, provider: str, model_id: str) -> Model | None:
+        key = (provider, model_id)
+        return self._user.get(key) or self._discovered.get(key) or self._catalogue.get(key)
+
+    def get(self, key: str) -> Model | None:
+        """Look up ``"provider/id"`` (ids may contain slashes; the provider may not)."""
+        provider, _, model_id = key.partition("/")
+        return self.find(provider, model_id)
+
+    def by_provider(self, provider: str) -> list[Model]:
+        return [m for m in self.all() if m.provider == provider]
+
+    def providers(self) -> list[str]:
+        return sorted({m.provider for m in self.all()})
+
+    def user_models(self) -> list[Model]:
+        return list(self._user.values())
+
+    def discovered_models(self) -> list[Model]:
+        return list(self._discovered.values())
+
+    # -- user-defined ----------------------------------------------------------------
+
+    def add(self, model: Model | Mapping[str, Any]) -> Model:
+        """Add or replace a user-defined model."""
+        if not isinstance(model, Model):
+            model = Model.model_validate(model)
+        self._user[(model.provider, model.id)] = model
+        return model
+
+    def add_openai_compatible(
+        self,
+        model_id: str,
+        base_url: str,
+        *,
+        provider: str = "custom",
+        name: str | None = None,
+        reasoning: bool = False,
+        images: bool = False,
+        context_window: int = 32_768,
+        max_tokens: int = 8_192,
+        headers: Mapping[str, str] | None = None,
+        compat: ModelCompat | None = None,
+    ) -> Model:
+        """A user-defined model on any OpenAI-compatible server (``base_url`` ends in ``/v1``)."""
+        model = Model(
+            id=model_id,
+            name=name or model_id,
+            api="openai-completions",
+            provider=provider,
+            base_url=base_url.rstrip("/"),
+            reasoning=reasoning,
+            input=("text", "image") if images else ("text",),
+            context_window=context_window,
+            max_tokens=max_tokens,
+            headers=dict(headers) if headers else None,
+            compat=compat or LOCAL_COMPAT,
+        )
+        return self.add(model)
+
+    def remove(self, provider: str, model_id: str) -> bool:
+        return self._user.pop((provider, model_id), None) is not None
+
+    # -- discovery -------------------------------------------------------------------
+
+    async def discover_local(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        servers: Mapping[str, int] | None = None,
+        timeout_s: float = 0.5,
+    ) -> list[Model]:
+        """Ask the usual local servers for their models (``GET /v1/models``).
+
+        Servers that are not running (or answer garbage) are skipped silently. The result
+        replaces the previously discovered models and is returned.
+        """
+        servers = LOCAL_SERVERS if servers is None else servers
+        timeout = httpx.Timeout(timeout_s)
+        async with httpx.AsyncClient(timeout=timeout, trust_env=False) as client:
+            results = await asyncio.gather(
+                *(self._probe(client, host, name, port) for name, port in servers.items())
+            )
+        found = [model for models in results for model in models]
+        self._discovered = {(m.provider, m.id): m for m in found}
+        return found
+
+    @staticmethod
+    async def _probe(client: httpx.AsyncClient, host: str, name: str, port: int) -> list[Model]:
+        base_url = f"http://{host}:{port}/v1"
+        try:
+            response = await client.get(f"{base_url}/models")
+            response.raise_for_status()
+            payload = response.json()
+        except (httpx.HTTPError, ValueError) as exc:
+            _log.debug("no %s server at %s: %s", name, base_url, type(exc).__name__)
+            return []
+        entries = payload.get("data") if isinstance(payload, dict) else None
+        if not isinstance(entries, list):
+            return []
+        models: list[Model] = []
+        for entry in entries:
+            if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
+                continue
+            context = _context_window(entry)
+            models.append(
+                Model(
+                    id=entry["id"],
+                    name=f"{entry['id']} ({name})",
+                    api="openai-completions",
+                    provider=name,
+                    base_url=base_url,
+                    reasoning=False,
+                    context_window=context,
+                    max_tokens=min(8_192, context),
+                    compat=LOCAL_COMPAT,
+                )
+            )
+        return models
+
+
+def _context_window(entry: Mapping[str, Any]) -> int:
+    meta = entry.get("meta")
+    candidates = [
+        entry.get("max_model_len"),
+        entry.get("context_length"),
+        entry.get("max_context_length"),
+        meta.get("n_ctx_train") if isinstance(meta, Mapping) else None,
+    ]
+    for value in candidates:
+        if isinstance(value, int) and value > 0:
+            return value
+    return 32_768
