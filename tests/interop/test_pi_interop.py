@@ -7,7 +7,7 @@ driven through ``pi_tool.mjs``, which uses only Pi's public API. Checked both wa
   name, and is listed with the same metadata;
 * a session written through our API opens in Pi with the same leaf, context, labels, name
   and entries, and Pi lists it where it expects it; every line is what ``JSON.stringify``
-  would write (numbers aside: a known difference, marked xfail), and each entry type has
+  would write (numbers included), and each entry type has
   Pi's key order;
 * Pi can continue a file we wrote, and we can reopen and continue the result;
 * our later-v3 additions (header ``metadata``, ``active_tools_change``) do not bother Pi.
@@ -572,13 +572,6 @@ async def test_empty_and_null_leaf_sessions(pi: Pi, tmp_path: Path) -> None:
     assert [m["id"] for m in listed["sessions"]] == ["our-chosen-id"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="desktop_agent.session._tree.serialize formats floats with Python's json "
-    "(3e-05, 1e-07, 1.0, 1e+16, -0.0) where JSON.stringify writes 0.00003, 1e-7, 1, "
-    "10000000000000000, 0",
-)
 @pytest.mark.asyncio
 async def test_our_numbers_are_written_like_pi(pi: Pi, tmp_path: Path) -> None:
     """Numbers are written as ``JSON.stringify`` writes them (Pi reads either form)."""

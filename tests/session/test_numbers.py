@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import random
-import shutil
 import struct
 import subprocess
 
@@ -12,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from desktop_agent.session._tree import js_number, serialize
+from tests.interop._pi import node_executable
 
 
 def _random_floats(count: int) -> list[float]:
@@ -28,8 +28,7 @@ def _random_floats(count: int) -> list[float]:
 
 
 def test_matches_node_number_to_string() -> None:
-    node = shutil.which("node")
-    assert node, "Node.js is required (it checks our number format against JavaScript)"
+    node = node_executable()
     values = _random_floats(3000)
     script = "const v=JSON.parse(require('fs').readFileSync(0,'utf8'));"
     script += "process.stdout.write(JSON.stringify(v.map(String)))"
