@@ -1,1 +1,43 @@
-"""desktop_agent.agent (see ARCHITECTURE.md §1)."""
+"""The pure agent loop (ARCHITECTURE.md §1-§2): no I/O of its own, events for the caller."""
+
+from desktop_agent.agent._loop import (
+    AgentEndEvent,
+    AgentEvent,
+    AgentStartEvent,
+    AgentTool,
+    AgentToolResult,
+    LoopConfig,
+    MessageEndEvent,
+    MessageStartEvent,
+    MessageUpdateEvent,
+    StreamFn,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
+    ToolExecutionUpdateEvent,
+    ToolUpdate,
+    TurnEndEvent,
+    TurnSetup,
+    TurnStartEvent,
+    run_agent_loop,
+)
+
+__all__ = [
+    "AgentEndEvent",
+    "AgentEvent",
+    "AgentStartEvent",
+    "AgentTool",
+    "AgentToolResult",
+    "LoopConfig",
+    "MessageEndEvent",
+    "MessageStartEvent",
+    "MessageUpdateEvent",
+    "StreamFn",
+    "ToolExecutionEndEvent",
+    "ToolExecutionStartEvent",
+    "ToolExecutionUpdateEvent",
+    "ToolUpdate",
+    "TurnEndEvent",
+    "TurnSetup",
+    "TurnStartEvent",
+    "run_agent_loop",
+]

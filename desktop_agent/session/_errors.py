@@ -39,7 +39,8 @@ class SessionWriteError(SessionError):
 
     Nothing is lost: the entries stay in the session, in order, and are written by
     ``Session.retry_persistence()``. Raised by appends and ``sync()`` when the disk fails
-    (ENOSPC, EACCES, EIO, read-only file system, ...).
+    (ENOSPC, EACCES, EIO, read-only file system, ...; code ``storage``) and when the
+    session is read-only (code ``read_only``, or ``locked`` when another process owns it).
     """
 
     def __init__(
@@ -50,8 +51,9 @@ class SessionWriteError(SessionError):
         os_error: OSError | None,
         pending_count: int,
         operation: str,
+        code: SessionErrorCode = "storage",
     ) -> None:
-        super().__init__("storage", message)
+        super().__init__(code, message)
         self.path = path
         self.os_error = os_error
         self.pending_count = pending_count

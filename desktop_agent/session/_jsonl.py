@@ -195,6 +195,7 @@ class JsonlStorage(Storage):
         self._rewrite = False  # an fsync failed: rewrite the whole file on retry
         self._identity = os.fstat(fd)[1:3] if fd is not None else None  # (ino, dev)
         self._header_line: bytes | None = None
+        self._torn_unrecovered = False  # a torn tail seen while another process owned it
 
     # ------------------------------------------------------------------- open
 
@@ -259,6 +260,7 @@ class JsonlStorage(Storage):
                 recovery=recovery,
             )
             storage._header_line = loaded.header_raw + b"\n"
+            storage._torn_unrecovered = loaded.torn_offset is not None and fd is None
             return storage
         except BaseException:
             if lock_fd is not None:
@@ -312,6 +314,33 @@ class JsonlStorage(Storage):
         return storage
 
     # ------------------------------------------------------------- writing
+
+    def _try_become_writable(self) -> bool:
+        """A session that was locked by another process becomes ours once it lets go,
+        provided the file is still exactly what we read (nobody appended meanwhile)."""
+        if self.read_only_code != "locked" or self._torn_unrecovered:
+            return False
+        if self._lock_fd is None:
+            return False
+        if not try_lock(self._lock_fd):
+            return False
+        try:
+            st = os.stat(self.path)
+            if st.st_size != self._good_size:
+                unlock(self._lock_fd)
+                self.read_only_reason = (
+                    "another process changed it while it was open here; save a copy elsewhere"
+                )
+                self.read_only_code = "read_only"
+                return False
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | _O_BINARY | _O_CLOEXEC)
+        except OSError:
+            unlock(self._lock_fd)
+            return False
+        self._identity = os.fstat(self._fd)[1:3]
+        self.read_only_reason = None
+        self.read_only_code = "read_only"
+        return True
 
     def _check_identity(self) -> None:
         assert self._fd is not None

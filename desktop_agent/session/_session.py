@@ -298,7 +298,7 @@ class Session:
     async def _append(self, kind: str, fields: dict[str, Any]) -> str:
         async with self._lock:
             storage = self._storage
-            storage.check_writable()
+            storage.check_open()
             tree = storage.tree
             obj: dict[str, Any] = {
                 "type": kind,
@@ -388,7 +388,7 @@ class Session:
         """
         async with self._lock:
             storage = self._storage
-            storage.check_writable()
+            storage.check_open()
             tree = storage.tree
             if entry_id is not None:
                 tree.require(entry_id)

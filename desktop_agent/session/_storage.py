@@ -110,6 +110,10 @@ class Storage:
     def read_only(self) -> bool:
         return self.read_only_reason is not None
 
+    def check_open(self) -> None:
+        if self.closed:
+            raise SessionError("storage", "The session is closed")
+
     def check_writable(self) -> None:
         if self.closed:
             raise SessionError("storage", "The session is closed")
@@ -118,11 +122,36 @@ class Storage:
             raise SessionError(code, f"This session is read-only: {self.read_only_reason}")
 
     def append(self, row: Row) -> None:
-        """Add ``row`` to the tree, then write every unwritten entry in order."""
-        self.check_writable()
+        """Add ``row`` to the tree, then write every unwritten entry in order.
+
+        On a read-only session the entry is kept in memory and queued, and a
+        `SessionWriteError` with code ``read_only``/``locked`` says it was not written.
+        """
+        if self.closed:
+            raise SessionError("storage", "The session is closed")
         self.tree.add(row)
         self.pending.append(row)
+        if self.read_only_reason is not None and not self._try_become_writable():
+            raise self._read_only_error("append")
         self._flush("append")
+
+    def _read_only_error(self, operation: str) -> SessionWriteError:
+        count = len(self.pending)
+        code: SessionErrorCode = "locked" if self.read_only_code == "locked" else "read_only"
+        return SessionWriteError(
+            f"This session is read-only: {self.read_only_reason}. Nothing is lost yet:"
+            f" {count} unsaved entr{'y is' if count == 1 else 'ies are'} kept in memory;"
+            " save a copy elsewhere to keep them.",
+            path=self.metadata.path,
+            os_error=None,
+            pending_count=count,
+            operation=operation,
+            code=code,
+        )
+
+    def _try_become_writable(self) -> bool:
+        """A locked session may become writable when its owner lets go (backends say)."""
+        return False
 
     def sync(self) -> None:
         """Write what is queued, then make it durable (fsync)."""
@@ -140,7 +169,10 @@ class Storage:
 
     def retry(self) -> int:
         """Write the queued entries (and sync); returns how many were written."""
-        self.check_writable()
+        if self.closed:
+            raise SessionError("storage", "The session is closed")
+        if self.read_only_reason is not None and not self._try_become_writable():
+            raise self._read_only_error("retry")
         count = len(self.pending)
         self.sync()
         return count

@@ -236,7 +236,8 @@ async def test_mid_file_damage_opens_read_only_and_never_writes(tmp_path: Path, 
     s = await repo.open(meta(path))
     assert s.read_only and s.recovery is not None and s.recovery.damaged
     assert s.recovery.damaged_lines[0].line_number in (2, 3)
-    assert len(await s.get_entries()) >= 3  # entries after the damage are still read
+    readable = len(await s.get_entries())
+    assert readable >= 3  # entries after the damage are still read
     with pytest.raises(SessionError) as err:
         await s.append_message(user("x"))
     assert err.value.code == "read_only"
@@ -246,7 +247,7 @@ async def test_mid_file_damage_opens_read_only_and_never_writes(tmp_path: Path, 
     assert sha(path) == before
     fixed = await repo.open(repaired)
     assert fixed.recovery is None and not fixed.read_only
-    assert len(await fixed.get_entries()) == len(await s.get_entries())
+    assert len(await fixed.get_entries()) == readable
     await fixed.close()
 
 
@@ -260,18 +261,43 @@ async def test_second_opener_is_read_only(tmp_path: Path) -> None:
     await first.append_message(user("a"))
     second = await repo.open(first.metadata)
     assert second.read_only
-    with pytest.raises(SessionError) as err:
+    with pytest.raises(SessionWriteError) as err:
         await second.append_message(user("b"))
-    assert err.value.code == "locked"
-    assert len(await second.get_entries()) == 1
-    with pytest.raises(SessionError) as err:
+    assert err.value.code == "locked" and err.value.pending_count == 1
+    assert len(await second.get_entries()) == 2  # kept in memory, not written
+    with pytest.raises(SessionError) as err2:
         await repo.delete(first.metadata)
-    assert err.value.code == "locked"
-    await second.close()
+    assert err2.value.code == "locked"
+    with pytest.raises(SessionWriteError):
+        await second.retry_persistence()  # still locked
     await first.close()
+    assert await second.retry_persistence() == 1  # the owner let go: ours now
+    assert second.read_only_reason is None
+    await second.close()
     third = await repo.open(first.metadata)
     assert not third.read_only
+    assert [e.id for e in await third.get_entries()] == [e.id for e in await second.get_entries()]
     await third.close()
+
+
+@pytest.mark.asyncio
+async def test_locked_session_that_changed_stays_read_only(tmp_path: Path) -> None:
+    repo = JsonlSessionRepo(tmp_path)
+    first = await repo.create(cwd=CWD)
+    second = await repo.open(first.metadata)
+    with pytest.raises(SessionWriteError):
+        await second.append_message(user("mine"))
+    await first.append_message(user("theirs"))
+    await first.close()
+    with pytest.raises(SessionWriteError) as err:
+        await second.retry_persistence()
+    assert err.value.code == "read_only" and "changed" in err.value.message
+    copy = tmp_path / "copy.jsonl"
+    await second.save_copy(str(copy))
+    await second.close()
+    saved = await repo.open(str(copy))
+    assert len(await saved.get_entries()) == 1
+    await saved.close()
 
 
 CHILD_HOLD = """
