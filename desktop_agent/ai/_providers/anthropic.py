@@ -156,13 +156,15 @@ def build_params(model: Model, context: LlmContext, options: StreamOptions) -> d
     elif thinking == "disabled":
         params["thinking"] = {"type": "disabled"}
         if options.temperature is not None:
-            params["temperature"] = options.temperature
+            params["extra_body"] = {"temperature": options.temperature}
     elif isinstance(thinking, str):
         params["thinking"] = {"type": "adaptive"}
         if thinking != "adaptive":
             params["output_config"] = {"effort": thinking}
     elif options.temperature is not None:
-        params["temperature"] = options.temperature
+        # Newer SDKs dropped the keyword (newer models reject sampling parameters);
+        # models that accept it still read it from the body.
+        params["extra_body"] = {"temperature": options.temperature}
     return params
 
 
