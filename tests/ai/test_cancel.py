@@ -95,7 +95,7 @@ async def test_abort_method_from_another_task(provider_server: ProviderServer) -
     first_delta = asyncio.Event()
 
     async def consume() -> list[str]:
-        kinds = []
+        kinds: list[str] = []
         async with s:
             async for event in s:
                 kinds.append(event.type)
@@ -157,6 +157,5 @@ async def test_complete_returns_final_message(provider_server: ProviderServer) -
         provider_server.model("openai-responses"), LlmContext(messages=[user("go")])
     )
     assert message.stop_reason == "stop"
-    assert message.content == [
-        TextContent(text="fine", text_signature=message.content[0].text_signature)
-    ]  # type: ignore[union-attr]
+    block = message.content[0]
+    assert isinstance(block, TextContent) and block.text == "fine" and block.text_signature
