@@ -1,0 +1,309 @@
+"""Workspace confinement: every path a tool touches is resolved and checked here.
+
+A path argument is accepted only if, after following symlinks (realpath), it lies inside
+the workspace root, outside every forbidden root (the app's data and config directories,
+even when they sit inside the workspace) and outside any ``.git/hooks`` directory; writes
+inside ``.git`` are refused as well. Files are then opened by walking from the root one
+component at a time with ``O_NOFOLLOW`` (where the OS supports ``dir_fd``), so a symlink
+swapped in between the check and the open is refused instead of followed.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import secrets
+import stat
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+from desktop_agent.tools._errors import PathRefused, ToolError
+
+MAX_PATH_LENGTH = 4096
+MAX_NAME_BYTES = 255
+
+_CASE_INSENSITIVE = sys.platform in ("darwin", "win32")
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_O_BINARY = getattr(os, "O_BINARY", 0)
+_DIR_FD = (
+    os.open in os.supports_dir_fd
+    and os.mkdir in os.supports_dir_fd
+    and os.rename in os.supports_dir_fd
+    and os.stat in os.supports_dir_fd
+    and os.unlink in os.supports_dir_fd
+    and bool(_O_DIRECTORY)
+    and bool(_O_NOFOLLOW)
+)
+
+
+def _key(part: str) -> str:
+    return part.casefold() if _CASE_INSENSITIVE else part
+
+
+def _inside(path: str, root: str) -> bool:
+    """Whether ``path`` is ``root`` or below it (both absolute and normalised)."""
+    p, r = _key(path), _key(root)
+    if p == r:
+        return True
+    prefix = r if r.endswith(os.sep) else r + os.sep
+    return p.startswith(prefix)
+
+
+def _realpath(path: str, shown: str) -> str:
+    try:
+        return os.path.realpath(path, strict=True)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise PathRefused(shown, "it runs into a loop of symbolic links") from None
+    return os.path.realpath(path)
+
+
+class Workspace:
+    """The folder tools work in, and the places inside it they must not touch."""
+
+    def __init__(
+        self, root: str | os.PathLike[str], forbidden_roots: Iterable[str | os.PathLike[str]] = ()
+    ) -> None:
+        given = os.path.abspath(os.fspath(root))
+        if not os.path.isdir(given):
+            raise ValueError(f"workspace root is not a directory: {given}")
+        self.root = Path(os.path.realpath(given))
+        forbidden: list[str] = []
+        for item in forbidden_roots:
+            literal = os.path.abspath(os.path.expanduser(os.fspath(item)))
+            for candidate in (literal, os.path.realpath(literal)):
+                if candidate not in forbidden:
+                    forbidden.append(candidate)
+        self.forbidden_roots: tuple[Path, ...] = tuple(Path(p) for p in forbidden)
+
+    def __repr__(self) -> str:
+        return f"Workspace({str(self.root)!r}, forbidden_roots={len(self.forbidden_roots)})"
+
+    # ------------------------------------------------------------------ resolving
+
+    def resolve(self, path: str, *, for_write: bool = False) -> Path:
+        """The real path of a tool's path argument, or `PathRefused`.
+
+        Relative paths are relative to the root; absolute paths must lead inside it.
+        """
+        if not isinstance(path, str):
+            raise PathRefused(repr(path), "a path must be a string")
+        if "\x00" in path:
+            raise PathRefused(path, "it contains a NUL byte")
+        if len(path) > MAX_PATH_LENGTH:
+            raise PathRefused(path, f"it is longer than {MAX_PATH_LENGTH} characters")
+        parts = [p for p in path.replace("\\", "/").split("/") if p]
+        if any(len(p.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES for p in parts):
+            raise PathRefused(path, f"a component is longer than {MAX_NAME_BYTES} bytes")
+        if path.startswith("~"):
+            raise PathRefused(path, "'~' is not expanded; give a path relative to the workspace")
+        root = str(self.root)
+        joined = os.path.normpath(os.path.join(root, path or "."))
+        if not _inside(joined, root):
+            where = "is outside" if os.path.isabs(path) else "escapes"
+            raise PathRefused(path, f"it {where} the workspace {root}")
+        real = _realpath(joined, path)
+        if not _inside(real, root):
+            raise PathRefused(
+                path, f"it leads through a symbolic link to {real}, outside the workspace"
+            )
+        self._check_protected(path, joined, real, for_write=for_write)
+        return Path(real)
+
+    def _check_protected(self, shown: str, joined: str, real: str, *, for_write: bool) -> None:
+        for forbidden in self.forbidden_roots:
+            fr = str(forbidden)
+            if _inside(real, fr) or _inside(joined, fr):
+                raise PathRefused(shown, f"it is inside the app's own protected directory {fr}")
+        rel = os.path.relpath(real, self.root)
+        parts = [] if rel == "." else [p.casefold() for p in Path(rel).parts]
+        for i, part in enumerate(parts):
+            if part == ".git" and i + 1 < len(parts) and parts[i + 1] == "hooks":
+                raise PathRefused(shown, "git hook directories are protected")
+            if part == ".git" and for_write:
+                raise PathRefused(shown, "tools may not write inside a .git directory")
+
+    def is_protected(self, real: Path) -> bool:
+        """Whether an already-real path is a forbidden root or inside one (for walks)."""
+        s = str(real)
+        return any(_inside(s, str(fr)) for fr in self.forbidden_roots)
+
+    def display(self, real: Path) -> str:
+        """A resolved path as shown to the model: relative to the root, ``.`` for it."""
+        rel = os.path.relpath(real, self.root)
+        return rel.replace(os.sep, "/")
+
+    # ------------------------------------------------------------------ opening
+
+    def _forbidden_ids(self) -> set[tuple[int, int]]:
+        ids: set[tuple[int, int]] = set()
+        for fr in self.forbidden_roots:
+            try:
+                st = os.stat(fr)
+            except OSError:
+                continue
+            ids.add((st.st_dev, st.st_ino))
+        return ids
+
+    def _rel_parts(self, real: Path) -> list[str]:
+        rel = os.path.relpath(real, self.root)
+        return [] if rel == "." else list(Path(rel).parts)
+
+    def _walk(self, dirs: list[str], shown: str, *, create: bool) -> int:
+        """A descriptor of root/dirs..., each step opened with ``O_NOFOLLOW``."""
+        forbidden = self._forbidden_ids()
+        flags = os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC
+        fd = os.open(self.root, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
+        try:
+            for part in dirs:
+                try:
+                    nfd = os.open(part, flags, dir_fd=fd)
+                except FileNotFoundError:
+                    if not create:
+                        raise
+                    try:
+                        os.mkdir(part, 0o777, dir_fd=fd)
+                    except FileExistsError:
+                        pass
+                    nfd = os.open(part, flags, dir_fd=fd)
+                except OSError as exc:
+                    if exc.errno in (errno.ELOOP, errno.EMLINK) or _is_symlink(part, fd):
+                        raise PathRefused(
+                            shown, "a directory on the way was replaced by a symbolic link"
+                        ) from None
+                    raise
+                os.close(fd)
+                fd = nfd
+                st = os.fstat(fd)
+                if (st.st_dev, st.st_ino) in forbidden:
+                    raise PathRefused(shown, "it is inside the app's own protected directory")
+            return fd
+        except BaseException:
+            os.close(fd)
+            raise
+
+    def open_file(self, real: Path) -> int:
+        """A read-only descriptor of a resolved regular file (raises on anything else)."""
+        shown = self.display(real)
+        parts = self._rel_parts(real)
+        if not parts:
+            raise ToolError(f"{shown} is a directory")
+        if not _DIR_FD:
+            fd = os.open(real, os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC | _O_BINARY)
+        else:
+            dir_fd = self._walk(parts[:-1], shown, create=False)
+            try:
+                flags = os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC
+                try:
+                    fd = os.open(parts[-1], flags, dir_fd=dir_fd)
+                except OSError as exc:
+                    if exc.errno in (errno.ELOOP, errno.EMLINK):
+                        raise PathRefused(shown, "it was replaced by a symbolic link") from None
+                    raise
+            finally:
+                os.close(dir_fd)
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            os.close(fd)
+            if stat.S_ISDIR(st.st_mode):
+                raise ToolError(f"{shown} is a directory")
+            raise ToolError(f"{shown} is not a regular file")
+        if _O_NONBLOCK and hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return fd
+
+    def read_bytes(self, real: Path, limit: int | None = None) -> bytes:
+        """The bytes of a resolved regular file (at most ``limit`` bytes)."""
+        fd = self.open_file(real)
+        with os.fdopen(fd, "rb") as f:
+            return f.read() if limit is None else f.read(limit)
+
+    def atomic_write(self, real: Path, data: bytes) -> bool:
+        """Replace (or create) a resolved file atomically; parent dirs are created.
+
+        Returns whether the file was created. The new content goes to a temporary file
+        in the same directory, is synced and renamed over the target, so readers see the
+        old or the new file, never a mix, and a hard link elsewhere keeps its content.
+        """
+        shown = self.display(real)
+        parts = self._rel_parts(real)
+        if not parts:
+            raise ToolError(f"{shown} is a directory")
+        name = parts[-1]
+        if not _DIR_FD:
+            return self._atomic_write_by_path(real, data)
+        dir_fd = self._walk(parts[:-1], shown, create=True)
+        try:
+            mode: int | None = None
+            try:
+                st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            except FileNotFoundError:
+                st = None
+            if st is not None:
+                if stat.S_ISLNK(st.st_mode):
+                    raise PathRefused(shown, "it was replaced by a symbolic link")
+                if stat.S_ISDIR(st.st_mode):
+                    raise ToolError(f"{shown} is a directory")
+                if not stat.S_ISREG(st.st_mode):
+                    raise ToolError(f"{shown} is not a regular file")
+                mode = stat.S_IMODE(st.st_mode)
+            tmp = f".{name[:200]}.{secrets.token_hex(4)}.tmp"
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC
+            fd = os.open(tmp, flags, 0o666, dir_fd=dir_fd)
+            try:
+                try:
+                    if mode is not None:
+                        os.fchmod(fd, mode)
+                    _write_all(fd, data)
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+                os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            except BaseException:
+                try:
+                    os.unlink(tmp, dir_fd=dir_fd)
+                except OSError:
+                    pass
+                raise
+            try:
+                os.fsync(dir_fd)
+            except OSError:
+                pass
+            return st is None
+        finally:
+            os.close(dir_fd)
+
+    def _atomic_write_by_path(self, real: Path, data: bytes) -> bool:
+        created = not real.exists()
+        if real.is_symlink():
+            raise PathRefused(self.display(real), "it was replaced by a symbolic link")
+        real.parent.mkdir(parents=True, exist_ok=True)
+        tmp = real.with_name(f".{real.name[:200]}.{secrets.token_hex(4)}.tmp")
+        try:
+            with open(tmp, "xb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, real)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        return created
+
+
+def _is_symlink(name: str, dir_fd: int) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
