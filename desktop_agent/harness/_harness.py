@@ -1,0 +1,738 @@
+"""`AgentHarness`: state, queues, abort, retries, compaction, persistence timing, events.
+
+The session is the only transcript: every turn's context is rebuilt from
+``session.build_context()``. Messages are appended at ``message_end`` before listeners
+hear of it; model / thinking / tool changes made during a run are queued and written at
+``turn_end``, then the session is synced and ``save_point`` is emitted. Saving failures
+never stop a run: the session keeps what it could not write, ``persistence_error`` is
+emitted once per failure burst, and `retry_persistence` writes exactly what is missing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from desktop_agent.agent import (
+    AgentEvent,
+    AgentTool,
+    LoopConfig,
+    MessageEndEvent,
+    StreamFn,
+    TurnSetup,
+    run_agent_loop,
+)
+from desktop_agent.ai import (
+    AgentMessage,
+    AssistantMessage,
+    ImageContent,
+    LlmContext,
+    Model,
+    StreamOptions,
+    TextContent,
+    UserMessage,
+    classify_error,
+    stream,
+)
+from desktop_agent.harness._compaction import (
+    DEFAULT_KEEP_RECENT_TOKENS,
+    DEFAULT_RESERVE_TOKENS,
+    CompactionError,
+    collect_branch_entries,
+    estimate_context_tokens,
+    generate_branch_summary,
+    prepare_compaction,
+    run_compaction,
+    should_compact,
+)
+from desktop_agent.harness._events import (
+    AbortEvent,
+    ActiveToolsSelectEvent,
+    AutoRetryEndEvent,
+    AutoRetryStartEvent,
+    CompactionEndEvent,
+    CompactionStartEvent,
+    HarnessEvent,
+    ModelSelectEvent,
+    PersistenceErrorEvent,
+    PersistenceRestoredEvent,
+    QueueUpdateEvent,
+    SavePointEvent,
+    SessionCompactEvent,
+    SessionTreeEvent,
+    SettledEvent,
+    ThinkingLevelSelectEvent,
+)
+from desktop_agent.session import (
+    CustomMessageEntry,
+    MessageEntry,
+    Session,
+    SessionError,
+    SessionWriteError,
+)
+
+_log = logging.getLogger("desktop_agent.harness")
+
+Phase = Literal["idle", "turn", "compaction", "branch_summary", "retry"]
+Listener = Callable[[HarnessEvent], Awaitable[None] | None]
+DEFAULT_SYSTEM_PROMPT = (
+    "You are a careful coding agent working in the user's project folder. Use the tools to "
+    "read, search, edit and run things; explain what you do briefly."
+)
+
+
+class HarnessError(Exception):
+    """A harness call was not possible now (``busy``, ``invalid_state``, ``auth``...)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class Clock(Protocol):
+    """Time for retry back-off; tests inject a fake one."""
+
+    def now(self) -> float: ...
+
+    async def sleep(self, seconds: float) -> None: ...
+
+
+class RealClock:
+    def now(self) -> float:
+        return time.monotonic()
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+
+@dataclass
+class HarnessSettings:
+    retry_enabled: bool = True
+    max_retries: int = 3
+    base_delay_ms: int = 2000
+    max_delay_ms: int = 60_000
+    compaction_enabled: bool = True
+    reserve_tokens: int = DEFAULT_RESERVE_TOKENS
+    keep_recent_tokens: int = DEFAULT_KEEP_RECENT_TOKENS
+    steering_mode: Literal["one-at-a-time", "all"] = "one-at-a-time"
+    follow_up_mode: Literal["one-at-a-time", "all"] = "one-at-a-time"
+
+
+@dataclass
+class NavigateResult:
+    cancelled: bool
+    editor_text: str | None = None
+    summary_entry_id: str | None = None
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _user(text: str, images: Sequence[ImageContent] = ()) -> UserMessage:
+    return UserMessage(content=[TextContent(text=text), *images], timestamp=_now_ms())
+
+
+class AgentHarness:
+    """Runs prompts against a session; the GUI only calls this and listens to its events."""
+
+    def __init__(
+        self,
+        *,
+        session: Session,
+        model: Model,
+        tools: Sequence[AgentTool] = (),
+        system_prompt: str | None = None,
+        thinking_level: str = "off",
+        active_tool_names: Sequence[str] | None = None,
+        get_api_key: Callable[[Model], str | None] | None = None,
+        settings: HarnessSettings | None = None,
+        stream_fn: StreamFn = stream,
+        clock: Clock | None = None,
+    ) -> None:
+        self.session = session
+        self._model = model
+        self._tools = {t.definition.name: t for t in tools}
+        self._system_prompt = system_prompt or DEFAULT_SYSTEM_PROMPT
+        self._thinking_level = thinking_level
+        self._active: list[str] = (
+            [n for n in active_tool_names if n in self._tools]
+            if active_tool_names is not None
+            else list(self._tools)
+        )
+        self._get_api_key = get_api_key or (lambda _m: None)
+        self.settings = settings or HarnessSettings()
+        self._stream_fn = stream_fn
+        self._clock: Clock = clock or RealClock()
+        self.phase: Phase = "idle"
+        self._listeners: list[Listener] = []
+        self._steer: list[AgentMessage] = []
+        self._follow_up: list[AgentMessage] = []
+        self._next_turn: list[AgentMessage] = []
+        self._pending_writes: list[Callable[[], Awaitable[Any]]] = []
+        self._abort = asyncio.Event()
+        self._run_task: asyncio.Task[AssistantMessage | None] | None = None
+        self._persistence_failing = False
+        self._overflow_recovered = False
+
+    # ------------------------------------------------------------- properties
+
+    @property
+    def model(self) -> Model:
+        return self._model
+
+    @property
+    def thinking_level(self) -> str:
+        return self._thinking_level
+
+    @property
+    def active_tool_names(self) -> list[str]:
+        return list(self._active)
+
+    @property
+    def is_idle(self) -> bool:
+        return self.phase == "idle"
+
+    @property
+    def unsaved_count(self) -> int:
+        return self.session.pending_count
+
+    # ------------------------------------------------------------- listeners
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Hear every event (sync or async listener); returns an unsubscribe function."""
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    async def _emit(self, event: HarnessEvent) -> None:
+        for listener in list(self._listeners):
+            try:
+                outcome = listener(event)
+                if inspect.isawaitable(outcome):
+                    await outcome
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001 - a failing listener must not kill the run
+                _log.exception("listener failed on %s", event.type)
+
+    # ------------------------------------------------------------- persistence
+
+    async def _persist(self, write: Callable[[], Awaitable[Any]]) -> None:
+        """Run one session write; failures become events, entries stay in memory."""
+        try:
+            await write()
+        except SessionWriteError as exc:
+            await self._persistence_failed(exc)
+            return
+        if self._persistence_failing and self.session.pending_count == 0:
+            self._persistence_failing = False
+            await self._emit(PersistenceRestoredEvent(written=0))
+
+    async def _persistence_failed(self, exc: SessionWriteError) -> None:
+        if self._persistence_failing:
+            return  # one event per failure burst
+        self._persistence_failing = True
+        os_error = exc.os_error
+        await self._emit(
+            PersistenceErrorEvent(
+                operation=exc.operation,
+                path=exc.path,
+                os_error=str(os_error) if os_error is not None else None,
+                errno=os_error.errno if os_error is not None else None,
+                code=exc.code,
+                pending_count=exc.pending_count,
+                message=exc.message,
+            )
+        )
+
+    async def retry_persistence(self) -> int:
+        """Write exactly the entries that are not on disk yet; returns how many."""
+        try:
+            written = await self.session.retry_persistence()
+        except SessionWriteError as exc:
+            self._persistence_failing = False  # a new burst: report it
+            await self._persistence_failed(exc)
+            raise
+        was_failing = self._persistence_failing
+        self._persistence_failing = False
+        if was_failing or written:
+            await self._emit(PersistenceRestoredEvent(written=written))
+        return written
+
+    async def _flush_pending_writes(self) -> bool:
+        had = bool(self._pending_writes)
+        while self._pending_writes:
+            write = self._pending_writes.pop(0)
+            await self._persist(write)
+        return had
+
+    async def _save_point(self) -> None:
+        had = await self._flush_pending_writes()
+        await self._persist(self.session.sync)
+        await self._emit(
+            SavePointEvent(had_pending_mutations=had, saved=self.session.pending_count == 0)
+        )
+
+    async def _write_or_queue(self, write: Callable[[], Awaitable[Any]]) -> None:
+        if self.phase == "idle":
+            await self._persist(write)
+            await self._persist(self.session.sync)
+        else:
+            self._pending_writes.append(write)
+
+    # ------------------------------------------------------------- settings
+
+    async def set_model(self, model: Model) -> None:
+        previous = self._model
+        self._model = model
+        await self._write_or_queue(
+            lambda: self.session.append_model_change(model.provider, model.id)
+        )
+        await self._emit(ModelSelectEvent(model=model, previous_model=previous))
+
+    async def set_thinking_level(self, level: str) -> None:
+        previous = self._thinking_level
+        self._thinking_level = level
+        await self._write_or_queue(lambda: self.session.append_thinking_level_change(level))
+        await self._emit(ThinkingLevelSelectEvent(level=level, previous_level=previous))
+
+    async def set_active_tools(self, names: Sequence[str]) -> None:
+        unknown = [n for n in names if n not in self._tools]
+        if unknown:
+            raise HarnessError("invalid_argument", f"Unknown tool(s): {', '.join(unknown)}")
+        self._active = list(names)
+        chosen = list(names)
+        await self._write_or_queue(lambda: self.session.append_active_tools_change(chosen))
+        await self._emit(ActiveToolsSelectEvent(names=chosen))
+
+    async def append_message(self, message: AgentMessage) -> None:
+        await self._write_or_queue(lambda: self.session.append_message(message))
+
+    async def record(self, custom_type: str, data: Any) -> None:
+        """Record a custom entry (e.g. an approval decision), queued during a run."""
+        await self._write_or_queue(lambda: self.session.append_custom_entry(custom_type, data))
+
+    # ------------------------------------------------------------- queues
+
+    async def _queue_changed(self) -> None:
+        def texts(messages: list[AgentMessage]) -> list[str]:
+            out = []
+            for m in messages:
+                content = getattr(m, "content", "")
+                if isinstance(content, list):
+                    out.append("".join(b.text for b in content if isinstance(b, TextContent)))
+                else:
+                    out.append(str(content))
+            return out
+
+        await self._emit(
+            QueueUpdateEvent(
+                steer=texts(self._steer),
+                follow_up=texts(self._follow_up),
+                next_turn=texts(self._next_turn),
+            )
+        )
+
+    async def steer(self, text: str, images: Sequence[ImageContent] = ()) -> None:
+        if self.phase == "idle":
+            raise HarnessError("invalid_state", "Cannot steer while idle")
+        self._steer.append(_user(text, images))
+        await self._queue_changed()
+
+    async def follow_up(self, text: str, images: Sequence[ImageContent] = ()) -> None:
+        if self.phase == "idle":
+            raise HarnessError("invalid_state", "Cannot follow up while idle")
+        self._follow_up.append(_user(text, images))
+        await self._queue_changed()
+
+    async def next_turn(self, text: str) -> None:
+        self._next_turn.append(_user(text))
+        await self._queue_changed()
+
+    def _take(self, queue: list[AgentMessage], mode: str) -> list[AgentMessage]:
+        if not queue:
+            return []
+        if mode == "all":
+            taken = list(queue)
+            queue.clear()
+        else:
+            taken = [queue.pop(0)]
+        asyncio.get_running_loop().create_task(self._queue_changed())
+        return taken
+
+    # ------------------------------------------------------------- runs
+
+    async def _prepare_turn(self) -> TurnSetup:
+        context = await self.session.build_context()
+        return TurnSetup(
+            model=self._model,
+            messages=context.messages,
+            system_prompt=self._system_prompt,
+            tools=[self._tools[n] for n in self._active if n in self._tools],
+            options=StreamOptions(
+                api_key=self._get_api_key(self._model),
+                thinking_level=self._thinking_level,  # type: ignore[arg-type]
+                session_id=self.session.metadata.id,
+            ),
+        )
+
+    async def _on_loop_event(self, event: AgentEvent) -> None:
+        if isinstance(event, MessageEndEvent):
+            message = event.message
+            await self._persist(lambda: self.session.append_message(message))
+            if isinstance(message, UserMessage):
+                # The prompt is durable before the provider is called.
+                await self._persist(self.session.sync)
+        await self._emit(event)
+
+    def _loop_config(self) -> LoopConfig:
+        return LoopConfig(
+            prepare_turn=self._prepare_turn,
+            emit=self._on_loop_event,
+            abort=self._abort,
+            get_steering=lambda: self._take(self._steer, self.settings.steering_mode),
+            get_follow_up=lambda: self._take(self._follow_up, self.settings.follow_up_mode),
+            stream_fn=self._stream_fn,
+            after_turn=self._save_point,
+        )
+
+    async def prompt(
+        self, text: str, images: Sequence[ImageContent] = ()
+    ) -> AssistantMessage | None:
+        """Run one prompt to the end; returns the run's last assistant message."""
+        if self.phase != "idle":
+            raise HarnessError("busy", "The agent is already running")
+        prompts = [*self._next_turn, _user(text, images)]
+        if self._next_turn:
+            self._next_turn.clear()
+            await self._queue_changed()
+        return await self._start_run(prompts)
+
+    async def continue_run(self) -> AssistantMessage | None:
+        """Run again from the current context (e.g. "Retry" after an error)."""
+        if self.phase != "idle":
+            raise HarnessError("busy", "The agent is already running")
+        return await self._start_run([])
+
+    async def _start_run(self, prompts: list[AgentMessage]) -> AssistantMessage | None:
+        self.phase = "turn"
+        self._abort = asyncio.Event()
+        task = asyncio.ensure_future(self._run(prompts))
+        self._run_task = task
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            self._abort.set()
+            await asyncio.wait([task])
+            raise
+
+    async def _run(self, prompts: list[AgentMessage]) -> AssistantMessage | None:
+        last: AssistantMessage | None = None
+        attempt = 0
+        try:
+            messages = await run_agent_loop(prompts, self._loop_config())
+            while True:
+                last = next(
+                    (m for m in reversed(messages) if isinstance(m, AssistantMessage)), None
+                )
+                if last is None or last.stop_reason == "aborted" or self._abort.is_set():
+                    break
+                if last.stop_reason == "error":
+                    info = classify_error(last, context_window=self._model.context_window)
+                    if info.overflow and self.settings.compaction_enabled:
+                        if self._overflow_recovered:
+                            await self._emit(
+                                CompactionEndEvent(
+                                    reason="overflow",
+                                    success=False,
+                                    error_message=(
+                                        "The context is still too long after compacting once"
+                                    ),
+                                )
+                            )
+                            break
+                        self._overflow_recovered = True
+                        if await self._compact("overflow", None):
+                            messages = await run_agent_loop([], self._loop_config())
+                            continue
+                        break
+                    if (
+                        info.retryable
+                        and self.settings.retry_enabled
+                        and attempt < self.settings.max_retries
+                    ):
+                        attempt += 1
+                        delay_ms = min(
+                            self.settings.base_delay_ms * 2 ** (attempt - 1),
+                            self.settings.max_delay_ms,
+                        )
+                        if info.retry_after_ms is not None:
+                            delay_ms = min(
+                                max(delay_ms, info.retry_after_ms), self.settings.max_delay_ms
+                            )
+                        self.phase = "retry"
+                        await self._emit(
+                            AutoRetryStartEvent(
+                                attempt=attempt,
+                                max_attempts=self.settings.max_retries,
+                                delay_ms=delay_ms,
+                                error_message=last.error_message or "",
+                            )
+                        )
+                        if not await self._sleep_unless_aborted(delay_ms / 1000):
+                            await self._emit(
+                                AutoRetryEndEvent(
+                                    success=False, attempt=attempt, final_error="Aborted"
+                                )
+                            )
+                            break
+                        self.phase = "turn"
+                        messages = await run_agent_loop([], self._loop_config())
+                        continue
+                    if attempt:
+                        await self._emit(
+                            AutoRetryEndEvent(
+                                success=False, attempt=attempt, final_error=last.error_message
+                            )
+                        )
+                    break
+                # A successful answer.
+                if attempt:
+                    await self._emit(AutoRetryEndEvent(success=True, attempt=attempt))
+                    attempt = 0
+                self._overflow_recovered = False
+                if self.settings.compaction_enabled and should_compact(
+                    last.usage.context_tokens(),
+                    self._model.context_window,
+                    self.settings.reserve_tokens,
+                ):
+                    await self._compact("threshold", None)
+                    if self._follow_up:
+                        messages = await run_agent_loop([], self._loop_config())
+                        continue
+                break
+        finally:
+            await self._flush_pending_writes()
+            await self._persist(self.session.sync)
+            self.phase = "idle"
+            self._run_task = None
+            await self._emit(SettledEvent(next_turn_count=len(self._next_turn)))
+        return last
+
+    async def _sleep_unless_aborted(self, seconds: float) -> bool:
+        sleeper = asyncio.ensure_future(self._clock.sleep(seconds))
+        aborter = asyncio.ensure_future(self._abort.wait())
+        done, pending = await asyncio.wait({sleeper, aborter}, return_when=asyncio.FIRST_COMPLETED)
+        for task in pending:
+            task.cancel()
+        await asyncio.wait(pending | done)
+        return sleeper in done and not self._abort.is_set()
+
+    async def abort(self) -> tuple[list[str], list[str]]:
+        """Stop the run (mid-stream or mid-tool) and wait until it has settled."""
+
+        def texts(messages: list[AgentMessage]) -> list[str]:
+            return [
+                "".join(b.text for b in m.content if isinstance(b, TextContent))
+                if isinstance(m, UserMessage) and isinstance(m.content, list)
+                else ""
+                for m in messages
+            ]
+
+        cleared_steer, cleared_follow = texts(self._steer), texts(self._follow_up)
+        self._steer.clear()
+        self._follow_up.clear()
+        self._abort.set()
+        await self._queue_changed()
+        task = self._run_task
+        if task is not None:
+            await asyncio.wait([task])
+        await self._emit(AbortEvent(cleared_steer=cleared_steer, cleared_follow_up=cleared_follow))
+        return cleared_steer, cleared_follow
+
+    async def wait_for_idle(self) -> None:
+        task = self._run_task
+        if task is not None:
+            await asyncio.wait([task])
+
+    # ------------------------------------------------------------- compaction
+
+    async def _complete(self, model: Model, context: LlmContext, options: StreamOptions) -> Any:
+        async with self._stream_fn(model, context, options) as events:
+            async for _event in events:
+                pass
+            return events.final_message
+
+    async def _compact(
+        self, reason: Literal["manual", "threshold", "overflow"], instructions: str | None
+    ) -> bool:
+        previous_phase = self.phase
+        self.phase = "compaction"
+        await self._emit(CompactionStartEvent(reason=reason))
+        try:
+            path = await self.session.get_branch()
+            context = await self.session.build_context()
+            preparation = prepare_compaction(
+                path, context.messages, self.settings.keep_recent_tokens
+            )
+            if preparation is None:
+                raise CompactionError("nothing_to_compact", "Nothing to compact")
+            result = await run_compaction(
+                preparation,
+                model=self._model,
+                options=StreamOptions(
+                    api_key=self._get_api_key(self._model),
+                    thinking_level=self._thinking_level,  # type: ignore[arg-type]
+                    abort=self._abort,
+                ),
+                complete=self._complete,
+                reserve_tokens=self.settings.reserve_tokens,
+                custom_instructions=instructions,
+            )
+            entry_id = ""
+
+            async def write() -> None:
+                nonlocal entry_id
+                entry_id = await self.session.append_compaction(
+                    result.summary,
+                    result.first_kept_entry_id,
+                    result.tokens_before,
+                    result.details,
+                    False,
+                )
+
+            await self._persist(write)
+            await self._persist(self.session.sync)
+        except CompactionError as exc:
+            await self._emit(
+                CompactionEndEvent(reason=reason, success=False, error_message=str(exc))
+            )
+            if reason == "manual":
+                raise HarnessError("compaction", str(exc)) from exc
+            return False
+        finally:
+            self.phase = previous_phase
+        await self._emit(
+            SessionCompactEvent(
+                compaction_entry_id=entry_id,
+                summary=result.summary,
+                first_kept_entry_id=result.first_kept_entry_id,
+                tokens_before=result.tokens_before,
+                reason=reason,
+            )
+        )
+        await self._emit(CompactionEndEvent(reason=reason, success=True))
+        return True
+
+    async def compact(self, instructions: str | None = None) -> None:
+        """Summarize older history now (``busy`` while a run is active)."""
+        if self.phase != "idle":
+            raise HarnessError("busy", "The agent is running")
+        self._abort = asyncio.Event()
+        try:
+            await self._compact("manual", instructions)
+        finally:
+            self.phase = "idle"
+
+    def context_usage(self, messages: Sequence[AgentMessage]) -> int:
+        """Estimated tokens of a context (usage of the last answer plus estimates after it)."""
+        return estimate_context_tokens(messages)
+
+    # ------------------------------------------------------------- tree navigation
+
+    async def navigate_tree(
+        self,
+        target_id: str | None,
+        *,
+        summarize: bool = False,
+        custom_instructions: str | None = None,
+    ) -> NavigateResult:
+        """Move the leaf to ``target_id`` (a ``leaf`` entry is written), optionally leaving a
+        summary of the abandoned branch. A user message target moves to its parent and
+        returns its text for editing."""
+        if self.phase != "idle":
+            raise HarnessError("busy", "The agent is running")
+        old_leaf = await self.session.get_leaf_id()
+        if target_id == old_leaf:
+            return NavigateResult(cancelled=False)
+        target = await self.session.get_entry(target_id) if target_id is not None else None
+        if target_id is not None and target is None:
+            raise HarnessError("invalid_argument", f"Entry {target_id} not found")
+        editor_text: str | None = None
+        new_leaf = target_id
+        if isinstance(target, MessageEntry) and isinstance(target.message, UserMessage):
+            new_leaf = target.parent_id
+            content = target.message.content
+            editor_text = (
+                content
+                if isinstance(content, str)
+                else "".join(b.text for b in content if isinstance(b, TextContent))
+            )
+        elif isinstance(target, CustomMessageEntry):
+            new_leaf = target.parent_id
+            content = target.content
+            editor_text = (
+                content
+                if isinstance(content, str)
+                else "".join(b.text for b in content if isinstance(b, TextContent))
+            )
+        summary: dict[str, Any] | None = None
+        if summarize and old_leaf is not None:
+            self.phase = "branch_summary"
+            self._abort = asyncio.Event()
+            try:
+                old_path = await self.session.get_branch(old_leaf)
+                target_path = await self.session.get_branch(new_leaf) if new_leaf else []
+                entries = collect_branch_entries(old_path, target_path)
+                if entries:
+                    text, details = await generate_branch_summary(
+                        entries,
+                        model=self._model,
+                        options=StreamOptions(
+                            api_key=self._get_api_key(self._model), abort=self._abort
+                        ),
+                        complete=self._complete,
+                        reserve_tokens=self.settings.reserve_tokens,
+                        custom_instructions=custom_instructions,
+                    )
+                    summary = {"summary": text, "details": details}
+            except CompactionError as exc:
+                if exc.code == "aborted":
+                    return NavigateResult(cancelled=True)
+                raise HarnessError("branch_summary", str(exc)) from exc
+            finally:
+                self.phase = "idle"
+        summary_id: str | None = None
+
+        async def move() -> None:
+            nonlocal summary_id
+            summary_id = await self.session.move_to(new_leaf, summary)
+
+        try:
+            await self._persist(move)
+        except SessionError as exc:
+            raise HarnessError("invalid_argument", exc.message) from exc
+        await self._persist(self.session.sync)
+        await self._emit(
+            SessionTreeEvent(
+                new_leaf_id=await self.session.get_leaf_id(),
+                old_leaf_id=old_leaf,
+                summary_entry_id=summary_id,
+            )
+        )
+        return NavigateResult(cancelled=False, editor_text=editor_text, summary_entry_id=summary_id)
+
+    async def abort_navigation(self) -> None:
+        """Cancel a branch summary in progress (the move does not happen)."""
+        self._abort.set()
