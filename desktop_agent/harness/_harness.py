@@ -16,6 +16,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from desktop_agent.agent import (
@@ -68,6 +69,7 @@ from desktop_agent.harness._events import (
     SettledEvent,
     ThinkingLevelSelectEvent,
 )
+from desktop_agent.harness._tools import WorkspaceTool
 from desktop_agent.session import (
     CustomMessageEntry,
     MessageEntry,
@@ -75,6 +77,7 @@ from desktop_agent.session import (
     SessionError,
     SessionWriteError,
 )
+from desktop_agent.tools import ApprovalPolicy, Tool, Workspace
 
 _log = logging.getLogger("desktop_agent.harness")
 
@@ -147,7 +150,7 @@ class AgentHarness:
         *,
         session: Session,
         model: Model,
-        tools: Sequence[AgentTool] = (),
+        tools: Sequence[AgentTool | Tool[Any]] = (),
         system_prompt: str | None = None,
         thinking_level: str = "off",
         active_tool_names: Sequence[str] | None = None,
@@ -155,10 +158,33 @@ class AgentHarness:
         settings: HarnessSettings | None = None,
         stream_fn: StreamFn = stream,
         clock: Clock | None = None,
+        workspace: Workspace | None = None,
+        approval_policy: ApprovalPolicy | None = None,
+        tool_output_dir: Path | None = None,
     ) -> None:
+        """``tools`` may be loop tools or `desktop_agent.tools.Tool`s; the latter run in
+        ``workspace`` under ``approval_policy`` (decisions are recorded in the session)."""
         self.session = session
         self._model = model
-        self._tools = {t.definition.name: t for t in tools}
+        self.workspace = workspace
+        self.approval_policy = approval_policy
+        wrapped: list[AgentTool] = []
+        for tool in tools:
+            if isinstance(tool, Tool):
+                if workspace is None:
+                    raise HarnessError("invalid_argument", "Built-in tools need a workspace")
+                wrapped.append(
+                    WorkspaceTool(
+                        tool,
+                        workspace=workspace,
+                        policy=approval_policy,
+                        record=self.record,
+                        output_dir=tool_output_dir,
+                    )
+                )
+            else:
+                wrapped.append(tool)
+        self._tools = {t.definition.name: t for t in wrapped}
         self._system_prompt = system_prompt or DEFAULT_SYSTEM_PROMPT
         self._thinking_level = thinking_level
         self._active: list[str] = (

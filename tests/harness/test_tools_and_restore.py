@@ -1,0 +1,242 @@
+"""Built-in tools through the harness (approvals recorded, abort kills process trees) and
+the restore rules (SESSION_FORMAT.md §10.5)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from collections.abc import AsyncIterator, Iterator, Sequence
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from desktop_agent.ai import AssistantMessage, Model, ModelRegistry, ToolResultMessage
+from desktop_agent.harness import AgentHarness, restore_settings
+from desktop_agent.session import (
+    CustomEntry,
+    InMemorySessionRepo,
+    JsonlSessionRepo,
+    MessageEntry,
+    ModelRef,
+    Session,
+    SessionContext,
+)
+from desktop_agent.tools import (
+    APPROVAL_CUSTOM_TYPE,
+    ApprovalDecision,
+    ApprovalPolicy,
+    ApprovalRequest,
+    Workspace,
+    built_in_tools,
+)
+from tests.ai.provider_server import ProviderServer, Reply, ToolCallSpec
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[ProviderServer]:
+    with ProviderServer() as s:
+        yield s
+
+
+@pytest_asyncio.fixture
+async def session(tmp_path: Path) -> AsyncIterator[Session]:
+    s = await JsonlSessionRepo(tmp_path / "data" / "sessions").create(cwd=str(tmp_path / "ws"))
+    yield s
+    if not s.closed:
+        await s.close()
+
+
+def workspace(tmp_path: Path) -> Workspace:
+    root = tmp_path / "ws"
+    root.mkdir(exist_ok=True)
+    return Workspace(root, forbidden_roots=[tmp_path / "data"])
+
+
+def tool_results(entries: Sequence[object]) -> list[ToolResultMessage]:
+    return [
+        e.message
+        for e in entries
+        if isinstance(e, MessageEntry) and isinstance(e.message, ToolResultMessage)
+    ]
+
+
+@pytest.mark.asyncio
+async def test_approval_asked_recorded_and_denial_reaches_the_model(
+    server: ProviderServer, session: Session, tmp_path: Path
+) -> None:
+    asked: list[ApprovalRequest] = []
+
+    async def ask(request: ApprovalRequest) -> ApprovalDecision:
+        asked.append(request)
+        return (
+            ApprovalDecision.ALLOW_ONCE if request.tool_name == "write" else ApprovalDecision.DENY
+        )
+
+    ws = workspace(tmp_path)
+    harness = AgentHarness(
+        session=session,
+        model=server.model("anthropic-messages"),
+        tools=built_in_tools(),
+        workspace=ws,
+        approval_policy=ApprovalPolicy(ask),
+        get_api_key=lambda m: "sk-test",
+        tool_output_dir=tmp_path / "out",
+    )
+    server.script(
+        Reply(
+            tool_calls=[
+                ToolCallSpec("c1", "write", {"path": "hello.txt", "content": "hi\n"}),
+                ToolCallSpec("c2", "bash", {"command": "echo should-not-run > ran.txt"}),
+                ToolCallSpec("c3", "read", {"path": "../data/sessions"}),
+            ]
+        ),
+        Reply(text="done"),
+    )
+    await harness.prompt("write a file")
+    assert (ws.root / "hello.txt").read_text() == "hi\n"
+    assert not (ws.root / "ran.txt").exists()
+    assert sorted(r.tool_name for r in asked) == ["bash", "write"]
+    entries = await session.get_entries()
+    results = {r.tool_call_id: r for r in tool_results(entries)}
+    assert not results["c1"].is_error
+    assert results["c2"].is_error and "did not approve" in results["c2"].content[0].text  # type: ignore[union-attr]
+    assert results["c3"].is_error  # a path outside the workspace is refused
+    records = [
+        e for e in entries if isinstance(e, CustomEntry) and e.custom_type == APPROVAL_CUSTOM_TYPE
+    ]
+    decisions = sorted((r.data["tool"], r.data["decision"]) for r in records)
+    assert decisions == [("bash", "deny"), ("read", "allow"), ("write", "allow_once")]
+    assert (await session.build_context()).messages[-1].role == "assistant"
+
+
+@pytest.mark.asyncio
+async def test_abort_during_bash_leaves_no_process_behind(
+    server: ProviderServer, session: Session, tmp_path: Path
+) -> None:
+    ws = workspace(tmp_path)
+    harness = AgentHarness(
+        session=session,
+        model=server.model("openai-completions"),
+        tools=built_in_tools(),
+        workspace=ws,
+        approval_policy=ApprovalPolicy(rules={"bash": "allow"}),
+        get_api_key=lambda m: "sk-test",
+        tool_output_dir=tmp_path / "out",
+    )
+    command = "sleep 300 & sleep 300 & echo $$ > pid.txt; wait"
+    server.script(Reply(tool_calls=[ToolCallSpec("c1", "bash", {"command": command})]))
+    run = asyncio.ensure_future(harness.prompt("start servers"))
+    pid_file = ws.root / "pid.txt"
+    for _ in range(500):
+        if pid_file.exists() and pid_file.read_text().strip():
+            break
+        await asyncio.sleep(0.01)
+    pgid = os.getpgid(int(pid_file.read_text()))
+    await harness.abort()
+    final = await run
+    assert isinstance(final, AssistantMessage) and final.stop_reason == "aborted"
+    for _ in range(200):
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            break
+        await asyncio.sleep(0.01)
+    else:
+        os.killpg(pgid, signal.SIGKILL)
+        pytest.fail("processes of the aborted bash command survived")
+    entries = await session.get_entries()
+    assert [type(e).__name__ for e in entries if isinstance(e, MessageEntry)] == [
+        "MessageEntry"
+    ] * 4
+
+
+# ------------------------------------------------------------------ restore
+
+
+def registry(server: ProviderServer) -> ModelRegistry:
+    return ModelRegistry(
+        catalogue=[
+            server.model("anthropic-messages", model_id="claude-a"),
+            server.model("openai-responses", model_id="gpt-b", reasoning=False),
+        ]
+    )
+
+
+def keyed(*providers: str) -> object:
+    return lambda m: m.provider in providers
+
+
+def test_restore_saved_model_with_key(server: ProviderServer) -> None:
+    ctx = SessionContext([], "high", ModelRef("anthropic", "claude-a"), ["read", "nope"])
+    restored = restore_settings(
+        ctx,
+        registry(server),
+        has_key=lambda m: True,
+        available_tools=["read", "bash"],
+        has_thinking_entry=True,
+    )
+    assert restored.model is not None and restored.model.id == "claude-a"
+    assert restored.thinking_level == "high"
+    assert restored.active_tool_names == ["read"]
+    assert restored.notice is None
+
+
+def test_restore_falls_back_with_notice_and_clamps(server: ProviderServer) -> None:
+    ctx = SessionContext([], "high", ModelRef("anthropic", "claude-a"), None)
+    restored = restore_settings(
+        ctx,
+        registry(server),
+        has_key=lambda m: m.provider == "openai",
+        available_tools=["read"],
+        has_thinking_entry=True,
+    )
+    assert restored.model is not None and restored.model.id == "gpt-b"
+    assert restored.thinking_level == "off"  # gpt-b does not reason
+    assert restored.notice is not None
+    assert "anthropic/claude-a" in restored.notice and "openai/gpt-b" in restored.notice
+    assert restored.active_tool_names is None
+
+
+def test_restore_unknown_model_and_no_keys(server: ProviderServer) -> None:
+    ctx = SessionContext([], "off", ModelRef("gone", "old-model"), None)
+    restored = restore_settings(
+        ctx, registry(server), has_key=lambda m: False, available_tools=[], has_thinking_entry=False
+    )
+    assert restored.model is None and restored.thinking_level == "off"
+    assert restored.notice is not None and "no longer available" in restored.notice
+
+
+def test_restore_default_thinking_when_branch_has_none(server: ProviderServer) -> None:
+    restored = restore_settings(
+        SessionContext([]),
+        registry(server),
+        has_key=lambda m: True,
+        available_tools=[],
+        has_thinking_entry=False,
+        default_model="anthropic/claude-a",
+    )
+    assert restored.model is not None and restored.model.id == "claude-a"
+    assert restored.thinking_level == "medium"
+
+
+@pytest.mark.asyncio
+async def test_restore_from_a_real_session(server: ProviderServer) -> None:
+    repo = InMemorySessionRepo()
+    s = await repo.create(cwd="/x")
+    await s.append_model_change("openai", "gpt-b")
+    await s.append_thinking_level_change("minimal")
+    await s.append_active_tools_change(["read", "grep"])
+    ctx = await s.build_context()
+    restored = restore_settings(
+        ctx,
+        registry(server),
+        has_key=lambda m: True,
+        available_tools=["read", "grep", "bash"],
+        has_thinking_entry=True,
+    )
+    assert restored.model is not None and restored.model.key == "openai/gpt-b"
+    assert restored.active_tool_names == ["read", "grep"]
+    model: Model = restored.model
+    assert model.reasoning is False and restored.thinking_level == "off"
