@@ -1,0 +1,1 @@
+"""Benchmarks of desktop_agent.session; run with ``python -m benchmarks``."""

@@ -1,0 +1,37 @@
+"""``python -m benchmarks``: generate realistic sessions and measure the session layer.
+
+Options: ``--check`` exits 1 when a target of issue 2 fails; ``--regenerate`` rebuilds the
+cached data under ``benchmarks/out/``; ``--profile`` adds cProfile listings of open +
+build_context and of appends; ``--seed`` picks another deterministic data set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from benchmarks._generate import DEFAULT_SEED
+from benchmarks._run import Options, run
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks",
+        description="Benchmarks of desktop_agent.session against same-run baselines.",
+    )
+    parser.add_argument("--check", action="store_true", help="exit with status 1 if a target fails")
+    parser.add_argument(
+        "--regenerate", action="store_true", help="rebuild the cached generated sessions"
+    )
+    parser.add_argument(
+        "--profile", action="store_true", help="also print cProfile listings (open, append)"
+    )
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="data set seed")
+    args = parser.parse_args(argv)
+    return run(
+        Options(seed=args.seed, regenerate=args.regenerate, check=args.check, profile=args.profile)
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
