@@ -165,35 +165,55 @@ class BashTool(Tool[BashParams]):
             if _POSIX
             else {"creationflags": getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)}
         )
-        proc = await asyncio.create_subprocess_exec(
-            *self.argv(args.command),
-            cwd=ctx.workspace.root,
-            env=scrub_environment(base_env),
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            **extra,
-        )
-        assert proc.stdout is not None
-        reader = asyncio.create_task(self._pump(proc.stdout, out, ctx, proc.pid))
-        timed_out = False
+        # Our own pipe instead of asyncio's PIPE: Process.wait() then resolves when the
+        # shell exits even if a background child still holds the write end (3.11 waits
+        # for the pipes too), and closing our read end never depends on the children.
+        loop = asyncio.get_running_loop()
+        read_fd, write_fd = os.pipe()
+        stream = asyncio.StreamReader(loop=loop)
+        try:
+            transport, _ = await loop.connect_read_pipe(
+                lambda: asyncio.StreamReaderProtocol(stream, loop=loop),
+                os.fdopen(read_fd, "rb", buffering=0),
+            )
+        except BaseException:
+            os.close(write_fd)
+            raise
         try:
             try:
-                async with asyncio.timeout(timeout):
-                    await proc.wait()
-            except TimeoutError:
-                timed_out = True
-            else:
-                await asyncio.wait({reader}, timeout=self.drain_grace)
-        finally:
-            try:
-                await self._kill_group(proc, reader)
+                proc = await asyncio.create_subprocess_exec(
+                    *self.argv(args.command),
+                    cwd=ctx.workspace.root,
+                    env=scrub_environment(base_env),
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=write_fd,
+                    stderr=write_fd,
+                    **extra,
+                )
             finally:
-                if not reader.done():
-                    reader.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await reader
-                out.close()
+                os.close(write_fd)
+            reader = asyncio.create_task(self._pump(stream, out, ctx, proc.pid))
+            timed_out = False
+            try:
+                try:
+                    async with asyncio.timeout(timeout):
+                        await proc.wait()
+                except TimeoutError:
+                    timed_out = True
+                else:
+                    await asyncio.wait({reader}, timeout=self.drain_grace)
+            finally:
+                try:
+                    await self._kill_group(proc, reader)
+                    await asyncio.wait({reader}, timeout=self.drain_grace)
+                finally:
+                    if not reader.done():
+                        reader.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await reader
+        finally:
+            transport.close()
+            out.close()
         return self._result(args, out, proc.returncode, timed_out, timeout, proc.pid)
 
     async def _pump(
