@@ -9,7 +9,7 @@ Unset optional fields are omitted from the output, never written as ``null``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal, Self, TypeAlias
+from typing import Annotated, Any, ClassVar, Literal, Self, TypeAlias
 
 from pydantic import (
     BaseModel,
@@ -64,6 +64,8 @@ class PiModel(BaseModel):
     )
 
     _key_order: tuple[str, ...] | None = PrivateAttr(default=None)
+    _always_dump: ClassVar[frozenset[str]] = frozenset()
+    """Fields written even when they were not set (defaults Pi always writes)."""
 
     @model_validator(mode="wrap")
     @classmethod
@@ -88,8 +90,9 @@ class PiModel(BaseModel):
         out: dict[str, Any] = {}
         fields = type(self).model_fields
         set_fields = self.model_fields_set
+        always = self._always_dump
         for name, info in fields.items():
-            if name not in set_fields and not info.is_required():
+            if name not in set_fields and name not in always and not info.is_required():
                 continue
             value = getattr(self, name)
             alias = info.alias or name
@@ -115,8 +118,7 @@ class TextContent(PiModel):
     text: str
     text_signature: str | None = None
 
-    def model_post_init(self, context: Any, /) -> None:
-        self.model_fields_set.add("type")
+    _always_dump: ClassVar[frozenset[str]] = frozenset(("type",))
 
 
 class ThinkingContent(PiModel):
@@ -125,8 +127,7 @@ class ThinkingContent(PiModel):
     thinking_signature: str | None = None
     redacted: bool | None = None
 
-    def model_post_init(self, context: Any, /) -> None:
-        self.model_fields_set.add("type")
+    _always_dump: ClassVar[frozenset[str]] = frozenset(("type",))
 
 
 class ImageContent(PiModel):
@@ -134,8 +135,7 @@ class ImageContent(PiModel):
     data: str
     mime_type: str
 
-    def model_post_init(self, context: Any, /) -> None:
-        self.model_fields_set.add("type")
+    _always_dump: ClassVar[frozenset[str]] = frozenset(("type",))
 
 
 class ToolCall(PiModel):
@@ -145,8 +145,7 @@ class ToolCall(PiModel):
     arguments: dict[str, JsonValue] = Field(default_factory=dict)
     thought_signature: str | None = None
 
-    def model_post_init(self, context: Any, /) -> None:
-        self.model_fields_set.update(("type", "arguments"))
+    _always_dump: ClassVar[frozenset[str]] = frozenset(("type", "arguments"))
 
 
 class UnknownContent(PiModel):
@@ -182,8 +181,9 @@ class Cost(PiModel):
     cache_write: Number = 0
     total: Number = 0
 
-    def model_post_init(self, context: Any, /) -> None:
-        self.model_fields_set.update(("input", "output", "cache_read", "cache_write", "total"))
+    _always_dump: ClassVar[frozenset[str]] = frozenset(
+        ("input", "output", "cache_read", "cache_write", "total")
+    )
 
 
 class Usage(PiModel):
@@ -194,10 +194,9 @@ class Usage(PiModel):
     total_tokens: Number = 0
     cost: Cost = Field(default_factory=Cost)
 
-    def model_post_init(self, context: Any, /) -> None:
-        self.model_fields_set.update(
-            ("input", "output", "cache_read", "cache_write", "total_tokens", "cost")
-        )
+    _always_dump: ClassVar[frozenset[str]] = frozenset(
+        ("input", "output", "cache_read", "cache_write", "total_tokens", "cost")
+    )
 
     def context_tokens(self) -> int:
         """Tokens of the context this usage reports (SESSION_FORMAT §2.2)."""
@@ -214,8 +213,7 @@ class UserMessage(PiModel):
     content: str | list[ContentBlock]
     timestamp: Number
 
-    def model_post_init(self, context: Any, /) -> None:
-        self.model_fields_set.add("role")
+    _always_dump: ClassVar[frozenset[str]] = frozenset(("role",))
 
 
 class AssistantMessage(PiModel):
@@ -232,8 +230,7 @@ class AssistantMessage(PiModel):
     error_message: str | None = None
     timestamp: Number
 
-    def model_post_init(self, context: Any, /) -> None:
-        self.model_fields_set.update(("role", "content", "usage"))
+    _always_dump: ClassVar[frozenset[str]] = frozenset(("role", "content", "usage"))
 
 
 class ToolResultMessage(PiModel):
@@ -245,8 +242,7 @@ class ToolResultMessage(PiModel):
     is_error: bool = False
     timestamp: Number
 
-    def model_post_init(self, context: Any, /) -> None:
-        self.model_fields_set.update(("role", "content", "is_error"))
+    _always_dump: ClassVar[frozenset[str]] = frozenset(("role", "content", "is_error"))
 
 
 class CustomMessage(PiModel):
@@ -257,8 +253,7 @@ class CustomMessage(PiModel):
     details: JsonValue = None
     timestamp: Number
 
-    def model_post_init(self, context: Any, /) -> None:
-        self.model_fields_set.update(("role", "display"))
+    _always_dump: ClassVar[frozenset[str]] = frozenset(("role", "display"))
 
 
 class BranchSummaryMessage(PiModel):
@@ -267,8 +262,7 @@ class BranchSummaryMessage(PiModel):
     from_id: str
     timestamp: Number
 
-    def model_post_init(self, context: Any, /) -> None:
-        self.model_fields_set.add("role")
+    _always_dump: ClassVar[frozenset[str]] = frozenset(("role",))
 
 
 class CompactionSummaryMessage(PiModel):
@@ -277,8 +271,7 @@ class CompactionSummaryMessage(PiModel):
     tokens_before: Number
     timestamp: Number
 
-    def model_post_init(self, context: Any, /) -> None:
-        self.model_fields_set.add("role")
+    _always_dump: ClassVar[frozenset[str]] = frozenset(("role",))
 
 
 class UnknownMessage(PiModel):

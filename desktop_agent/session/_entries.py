@@ -10,7 +10,7 @@ writer left behind.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, TypeAlias
+from typing import Any, ClassVar, Literal, TypeAlias
 
 from pydantic import Field, ValidationError, field_validator
 
@@ -28,8 +28,7 @@ class SessionHeader(PiModel):
     parent_session: str | None = Field(default=None, alias="parentSession")
     metadata: dict[str, JsonValue] | None = None
 
-    def model_post_init(self, context: Any, /) -> None:
-        self.model_fields_set.update(("type", "version"))
+    _always_dump: ClassVar[frozenset[str]] = frozenset(("type", "version"))
 
 
 class EntryBase(PiModel):
@@ -38,8 +37,7 @@ class EntryBase(PiModel):
     parent_id: str | None
     timestamp: str
 
-    def model_post_init(self, context: Any, /) -> None:
-        self.model_fields_set.add("type")
+    _always_dump: ClassVar[frozenset[str]] = frozenset(("type",))
 
 
 class MessageEntry(EntryBase):

@@ -14,6 +14,7 @@ Guarantees:
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import re
@@ -141,6 +142,32 @@ def _load(path: str, data: bytes) -> _Loaded:
     tree = Tree()
     damaged: list[DamagedLine] = []
     torn_offset: int | None = None
+    # Rows hold no reference cycles: pausing the cyclic GC while 100k of them are made
+    # saves a third of the load time.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        torn_offset = _load_rows(pieces, starts, index, last, terminated, tree, damaged)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    if torn_offset is None and pieces[-1] and len(pieces) - 1 >= index:
+        # Only whitespace after the last newline: an unterminated run all the same.
+        torn_offset = starts[-1]
+    return _Loaded(header, header_raw, tree, damaged, torn_offset, len(data))
+
+
+def _load_rows(
+    pieces: list[bytes],
+    starts: list[int],
+    index: int,
+    last: int,
+    terminated: int,
+    tree: Tree,
+    damaged: list[DamagedLine],
+) -> int | None:
+    """Parse entry lines ``index..last`` into ``tree``; returns the torn tail's offset."""
+    torn_offset: int | None = None
     for i in range(index, last + 1):
         raw = pieces[i]
         if not raw.strip():
@@ -159,10 +186,7 @@ def _load(path: str, data: bytes) -> _Loaded:
             damaged.append(DamagedLine(i + 1, starts[i], exc.reason, pieces[i]))
             continue
         tree.add(row)
-    if torn_offset is None and pieces[-1] and len(pieces) - 1 >= index:
-        # Only whitespace after the last newline: an unterminated run all the same.
-        torn_offset = starts[-1]
-    return _Loaded(header, header_raw, tree, damaged, torn_offset, len(data))
+    return torn_offset
 
 
 class JsonlStorage(Storage):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -111,10 +111,30 @@ def _project(row: Row) -> AgentMessage | None:
     return None
 
 
-def build_context_from_path(path: Sequence[Row]) -> SessionContext:
-    """`buildSessionContext` of a root-first path, exactly as Pi 0.74.2 plus active tools."""
+def _cached_projector(cache: dict[int, Any]) -> Callable[[Row], AgentMessage | None]:
+    def project(row: Row) -> AgentMessage | None:
+        key = id(row)
+        if key in cache:
+            cached: AgentMessage | None = cache[key]
+            return cached
+        msg = _project(row)
+        cache[key] = msg
+        return msg
+
+    return project
+
+
+def build_context_from_path(
+    path: Sequence[Row], cache: dict[int, Any] | None = None
+) -> SessionContext:
+    """`buildSessionContext` of a root-first path, exactly as Pi 0.74.2 plus active tools.
+
+    ``cache`` keeps parsed messages between calls (the harness rebuilds the context every
+    turn); the messages are shared, so treat them as read-only.
+    """
+    project = _project if cache is None else _cached_projector(cache)
     thinking = "off"
-    model: ModelRef | None = None
+    model_key: tuple[str, str] | None = None
     active: list[str] | None = None
     compaction_index: int | None = None
     for i, row in enumerate(path):
@@ -122,14 +142,14 @@ def build_context_from_path(path: Sequence[Row]) -> SessionContext:
         if kind == "message":
             role, provider, model_id = row.info
             if role == "assistant" and isinstance(provider, str) and isinstance(model_id, str):
-                model = ModelRef(provider, model_id)
+                model_key = (provider, model_id)
         elif kind == "thinking_level_change":
             if isinstance(row.info, str):
                 thinking = row.info
         elif kind == "model_change":
             provider, model_id = row.info
             if isinstance(provider, str) and isinstance(model_id, str):
-                model = ModelRef(provider, model_id)
+                model_key = (provider, model_id)
         elif kind == "compaction":
             compaction_index = i
         elif kind == "active_tools_change" and row.info is not None:
@@ -138,7 +158,7 @@ def build_context_from_path(path: Sequence[Row]) -> SessionContext:
     messages: list[AgentMessage] = []
     if compaction_index is None:
         for row in path:
-            msg = _project(row)
+            msg = project(row)
             if msg is not None:
                 messages.append(msg)
     else:
@@ -156,13 +176,14 @@ def build_context_from_path(path: Sequence[Row]) -> SessionContext:
             if row.id == first_kept:
                 keeping = True
             if keeping:
-                msg = _project(row)
+                msg = project(row)
                 if msg is not None:
                     messages.append(msg)
         for row in path[compaction_index + 1 :]:
-            msg = _project(row)
+            msg = project(row)
             if msg is not None:
                 messages.append(msg)
+    model = ModelRef(*model_key) if model_key is not None else None
     return SessionContext(messages, thinking, model, active)
 
 
@@ -249,7 +270,7 @@ class Session:
 
     async def build_context(self) -> SessionContext:
         tree = self._storage.tree
-        return build_context_from_path(tree.path_to_root(tree.current_leaf()))
+        return build_context_from_path(tree.path_to_root(tree.current_leaf()), tree.parsed)
 
     async def get_label(self, entry_id: str) -> str | None:
         return self._storage.tree.labels.get(entry_id)

@@ -12,6 +12,8 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+import msgspec
+
 from desktop_agent.session._errors import SessionError
 
 
@@ -109,8 +111,69 @@ def row_from_obj(obj: Any, raw: bytes) -> Row:
     return Row(entry_id, parent, kind, timestamp, raw, _info_for(obj))
 
 
+class _MessageHead(msgspec.Struct):
+    role: Any = None
+    provider: Any = None
+    model: Any = None
+
+
+class _Envelope(msgspec.Struct):
+    """The fields of an entry line the tree needs; everything else is skipped unbuilt.
+
+    Attribute names are the JSON field names (camelCase)."""
+
+    type: Any = msgspec.UNSET
+    id: Any = msgspec.UNSET
+    parentId: Any = msgspec.UNSET
+    timestamp: Any = msgspec.UNSET
+    targetId: Any = msgspec.UNSET
+    label: Any = msgspec.UNSET
+    name: Any = msgspec.UNSET
+    provider: Any = msgspec.UNSET
+    modelId: Any = msgspec.UNSET
+    thinkingLevel: Any = msgspec.UNSET
+    activeToolNames: Any = msgspec.UNSET
+    message: _MessageHead | msgspec.UnsetType = msgspec.UNSET
+
+
+_ENVELOPE_DECODER = msgspec.json.Decoder(_Envelope)
+_ENVELOPE_FIELDS = tuple(f for f in _Envelope.__struct_fields__ if f != "message")
+
+
+def _parse_envelope(raw: bytes) -> Row | None:
+    """Fast path: decode only the envelope (the whole line's syntax is still checked).
+
+    Returns None when the line needs the full parser (any doubt: the full parser decides,
+    so error reasons keep Pi's wording).
+    """
+    if not raw.isascii():
+        try:
+            raw.decode("utf-8")  # msgspec does not check strings it skips
+        except UnicodeDecodeError:
+            return None
+    try:
+        env = _ENVELOPE_DECODER.decode(raw)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    obj: dict[str, Any] = {}
+    for name in _ENVELOPE_FIELDS:
+        value = getattr(env, name)
+        if value is not msgspec.UNSET:
+            obj[name] = value
+    head = env.message
+    if not isinstance(head, msgspec.UnsetType):
+        obj["message"] = {"role": head.role, "provider": head.provider, "model": head.model}
+    return row_from_obj(obj, raw)
+
+
 def parse_line(raw: bytes) -> Row:
     """Parse and validate one entry line (without its newline)."""
+    try:
+        row = _parse_envelope(raw)
+    except LineError:
+        row = None
+    if row is not None:
+        return row
     try:
         obj = json.loads(raw)
     except (ValueError, RecursionError) as exc:
@@ -233,6 +296,8 @@ class Tree:
         self.leaf_id: str | None = None
         self.name: str | None = None
         self._children: dict[str | None, list[Row]] | None = None
+        self.parsed: dict[int, Any] = {}
+        """Context messages already parsed, by ``id(row)``; rows are immutable."""
 
     def add(self, row: Row) -> None:
         self.rows.append(row)
@@ -280,18 +345,17 @@ class Tree:
             return []
         row = self.require(entry_id)
         path = [row]
-        seen = {row.id}
         by_id = self.by_id
+        limit = len(by_id)
         while row.parent_id:
             parent = by_id.get(row.parent_id)
             if parent is None:
                 raise SessionError("invalid_session", f"Entry {row.parent_id} not found")
-            if parent.id in seen:
+            path.append(parent)
+            if len(path) > limit:
                 raise SessionError(
                     "invalid_session", f"Parent cycle: entry {parent.id} is its own ancestor"
                 )
-            seen.add(parent.id)
-            path.append(parent)
             row = parent
         path.reverse()
         return path
