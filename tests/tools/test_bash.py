@@ -34,9 +34,9 @@ def live_members(pgid: int) -> list[int]:
 
 
 async def wait_group_gone(pgid: int, budget: float = 8.0) -> None:
-    """No live member within a second; the group gone once the zombies are reaped."""
+    """No live member within 3 s; the group gone once the zombies are reaped."""
     if os.path.isdir("/proc"):
-        await wait_for(lambda: live_members(pgid) == [], budget=1.0)
+        await wait_for(lambda: live_members(pgid) == [], budget=3.0)
     deadline = time.monotonic() + budget
     while True:
         try:
@@ -76,11 +76,13 @@ async def test_output_streams_through_on_update(sandbox: Sandbox) -> None:
 
     async def on_update(partial: ToolResult) -> None:
         seen_before_end.append(partial.text_content())
+        if partial.text_content() == "one":
+            (sandbox.root / "go").touch()  # the command waits for this before "two"
 
     ctx = sandbox.ctx()
     ctx.on_update = on_update
-    command = "echo one; sleep 0.3; echo two"
-    result = await run_tool(tool, "c", {"command": command}, ctx)
+    command = "echo one; while [ ! -e go ]; do sleep 0.01; done; echo two"
+    result = await run_tool(tool, "c", {"command": command, "timeout": 10}, ctx)
     assert result.text_content() == "one\ntwo"
     assert seen_before_end[0] == "one"
     assert seen_before_end[-1] == "one\ntwo"
