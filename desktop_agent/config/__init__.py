@@ -1,1 +1,53 @@
-"""desktop_agent.config (see ARCHITECTURE.md §1)."""
+"""Configuration: app folders, settings, app state and API keys (no Qt).
+
+See ARCHITECTURE.md §1, §4 and §6.
+"""
+
+from desktop_agent.config._atomic import atomic_write
+from desktop_agent.config._dirs import APP_NAME, AppDirs, resolve_dirs
+from desktop_agent.config._secrets import (
+    ENV_VARS,
+    SERVICE,
+    KeySource,
+    KeyStore,
+    KeyStoreError,
+    backend_problem,
+    is_local_url,
+)
+from desktop_agent.config._settings import (
+    CUSTOM_MODEL_FIELDS,
+    ApprovalRule,
+    ProviderSettings,
+    RestoreMode,
+    SendKey,
+    Settings,
+    load_settings,
+    save_settings,
+)
+from desktop_agent.config._state import AppState, draft_key, load_state, save_state
+
+__all__ = [
+    "APP_NAME",
+    "CUSTOM_MODEL_FIELDS",
+    "ENV_VARS",
+    "SERVICE",
+    "AppDirs",
+    "AppState",
+    "ApprovalRule",
+    "KeySource",
+    "KeyStore",
+    "KeyStoreError",
+    "ProviderSettings",
+    "RestoreMode",
+    "SendKey",
+    "Settings",
+    "atomic_write",
+    "backend_problem",
+    "draft_key",
+    "is_local_url",
+    "load_settings",
+    "load_state",
+    "resolve_dirs",
+    "save_settings",
+    "save_state",
+]

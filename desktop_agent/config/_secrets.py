@@ -1,0 +1,224 @@
+"""API keys: the OS keychain through ``keyring``, environment variables as a fallback.
+
+Keys are never written to a file by this module, never logged, and never shown by a
+``repr``. Every keyring call runs in a worker thread: Secret Service and D-Bus can block
+or raise an unlock prompt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Iterable, Mapping
+from typing import Literal
+from urllib.parse import urlsplit
+
+import keyring
+import keyring.backend
+import keyring.errors
+from keyring.backends import chainer, fail, null
+
+from desktop_agent.ai import LOCAL_SERVERS
+
+log = logging.getLogger("desktop_agent.config.secrets")
+
+SERVICE = "DesktopAgent"
+
+ENV_VARS: dict[str, str] = {
+    "openai": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+}
+"""Environment variable read for each provider when the keychain has no key."""
+
+_LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
+
+KeySource = Literal["keychain", "environment"]
+
+
+class KeyStoreError(Exception):
+    """A key could not be stored or removed; ``str()`` is a sentence for the user."""
+
+
+def is_local_url(base_url: str | None) -> bool:
+    """Whether ``base_url`` points at this machine (a local server needs no key)."""
+    if not base_url:
+        return False
+    try:
+        host = urlsplit(base_url).hostname
+    except ValueError:
+        return False
+    return host is not None and (host in _LOCAL_HOSTS or host.endswith(".localhost"))
+
+
+def backend_problem(backend: keyring.backend.KeyringBackend) -> str | None:
+    """Why ``backend`` cannot keep secrets, or None if it can."""
+    if isinstance(backend, fail.Keyring | null.Keyring):
+        usable = False
+    elif isinstance(backend, chainer.ChainerBackend):
+        try:
+            usable = bool(backend.backends) and float(backend.priority) > 0
+        except Exception:  # noqa: BLE001 - a backend's priority may raise anything
+            usable = False
+    else:
+        usable = True
+    if usable:
+        return None
+    return (
+        "No system keychain is available (on Linux this needs a Secret Service such as"
+        " GNOME Keyring or KeePassXC, or KWallet). API keys cannot be saved; set"
+        " OPENAI_API_KEY or ANTHROPIC_API_KEY in the environment instead, or use a local"
+        " server, which needs no key."
+    )
+
+
+class KeyStore:
+    """Provider API keys by provider name.
+
+    Reading: the keychain first, then the provider's environment variable (`ENV_VARS`,
+    extendable with ``env_vars``). Writing: the keychain only; without one, `set` raises
+    `KeyStoreError` and nothing is written anywhere. ``has_key`` answers from a cache
+    that `load` fills and `get`/`set`/`delete` keep current.
+    """
+
+    def __init__(
+        self,
+        *,
+        service: str = SERVICE,
+        env_vars: Mapping[str, str] | None = None,
+        environ: Mapping[str, str] | None = None,
+        backend: keyring.backend.KeyringBackend | None = None,
+    ) -> None:
+        self._service = service
+        self._env_vars = {**ENV_VARS, **(env_vars or {})}
+        self._environ = environ if environ is not None else os.environ
+        self._backend = backend
+        self._problem: str | None = None
+        self._resolved = False
+        self._sources: dict[str, KeySource | None] = {}
+
+    def __repr__(self) -> str:
+        with_keys = sorted(p for p, s in self._sources.items() if s)
+        return (
+            f"KeyStore(backend={self.backend_name!r}, available={self.available},"
+            f" providers_with_keys={with_keys})"
+        )
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def available(self) -> bool:
+        """Whether keys can be saved in a keychain (known after `load`)."""
+        return self._resolved and self._problem is None
+
+    @property
+    def backend_name(self) -> str:
+        if self._backend is None:
+            return "unknown"
+        cls = type(self._backend)
+        return f"{cls.__module__}.{cls.__qualname__}"
+
+    @property
+    def problem(self) -> str | None:
+        """A sentence for the user when no usable keychain exists, else None."""
+        return self._problem
+
+    def env_var(self, provider: str) -> str | None:
+        """The environment variable read for ``provider``, if any."""
+        return self._env_vars.get(provider)
+
+    def has_key(self, provider: str) -> bool:
+        """Whether a key for ``provider`` was found (cached; see `load`)."""
+        return self._sources.get(provider) is not None
+
+    def key_source(self, provider: str) -> KeySource | None:
+        """Where the cached key of ``provider`` comes from."""
+        return self._sources.get(provider)
+
+    @staticmethod
+    def needs_key(provider: str, base_url: str | None = None) -> bool:
+        """False for local OpenAI-compatible servers (localhost base URL, or a known
+        local server such as Ollama without another base URL)."""
+        if base_url is not None:
+            return not is_local_url(base_url)
+        return provider not in LOCAL_SERVERS
+
+    # ------------------------------------------------------------------- async
+
+    async def load(self, providers: Iterable[str]) -> None:
+        """Find the keychain (once) and fill the ``has_key`` cache for ``providers``."""
+        await self._ensure_backend()
+        for provider in providers:
+            await self.get(provider)
+
+    async def get(self, provider: str) -> str | None:
+        """The key of ``provider``: keychain, else environment, else None."""
+        await self._ensure_backend()
+        key: str | None = None
+        if self._problem is None:
+            key = await asyncio.to_thread(self._keyring_get, provider)
+        if key:
+            self._sources[provider] = "keychain"
+            return key
+        name = self._env_vars.get(provider)
+        env_key = self._environ.get(name) if name else None
+        self._sources[provider] = "environment" if env_key else None
+        return env_key or None
+
+    async def set(self, provider: str, key: str) -> None:
+        """Save ``key`` in the keychain; `KeyStoreError` when there is none."""
+        if not key:
+            raise KeyStoreError("An empty key cannot be saved; use Remove instead.")
+        await self._ensure_backend()
+        if self._problem is not None:
+            raise KeyStoreError(self._problem)
+        backend = self._backend
+        assert backend is not None
+        try:
+            await asyncio.to_thread(backend.set_password, self._service, provider, key)
+        except keyring.errors.KeyringError as exc:
+            raise KeyStoreError(
+                f"The system keychain refused to save the key for {provider}"
+                f" ({type(exc).__name__})."
+            ) from None
+        self._sources[provider] = "keychain"
+
+    async def delete(self, provider: str) -> None:
+        """Remove the keychain entry of ``provider`` (a missing entry is fine)."""
+        await self._ensure_backend()
+        if self._problem is None:
+            backend = self._backend
+            assert backend is not None
+            try:
+                await asyncio.to_thread(backend.delete_password, self._service, provider)
+            except keyring.errors.PasswordDeleteError:
+                pass
+            except keyring.errors.KeyringError as exc:
+                raise KeyStoreError(
+                    f"The system keychain refused to remove the key for {provider}"
+                    f" ({type(exc).__name__})."
+                ) from None
+        name = self._env_vars.get(provider)
+        self._sources[provider] = "environment" if name and self._environ.get(name) else None
+
+    # --------------------------------------------------------------- internals
+
+    async def _ensure_backend(self) -> None:
+        if self._resolved:
+            return
+        if self._backend is None:
+            self._backend = await asyncio.to_thread(keyring.get_keyring)
+        self._problem = backend_problem(self._backend)
+        self._resolved = True
+        if self._problem is not None:
+            log.info("No usable keychain (%s); keys come from the environment", self.backend_name)
+
+    def _keyring_get(self, provider: str) -> str | None:
+        backend = self._backend
+        assert backend is not None
+        try:
+            return backend.get_password(self._service, provider)
+        except keyring.errors.KeyringError as exc:
+            # Locked keychain, dismissed prompt...: no key, and say so (never the key).
+            log.warning("Could not read the key for %s: %s", provider, type(exc).__name__)
+            return None

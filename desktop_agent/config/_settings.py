@@ -1,0 +1,123 @@
+"""User settings (``settings.json``): pydantic-validated, never holding a secret.
+
+API keys live in the OS keychain (`KeyStore`); nothing here may carry one, so custom
+model entries keep only their known, non-secret fields.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal, TypeAlias
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+
+from desktop_agent.ai import THINKING_LEVELS
+from desktop_agent.config._files import load_model, save_model
+
+ApprovalRule: TypeAlias = Literal["allow", "ask", "deny"]
+SendKey: TypeAlias = Literal["enter", "ctrl+enter"]
+RestoreMode: TypeAlias = Literal["last", "new"]
+
+CUSTOM_MODEL_FIELDS: tuple[str, ...] = (
+    "provider",
+    "id",
+    "name",
+    "base_url",
+    "context_window",
+    "max_tokens",
+    "reasoning",
+    "input",
+)
+"""The keys a custom model entry keeps; anything else (an ``api_key``…) is dropped."""
+
+
+def _check_custom_model(entry: dict[str, Any]) -> dict[str, Any]:
+    """An OpenAI-compatible user model: provider, id and base_url required."""
+    for key in ("provider", "id", "base_url"):
+        value = entry.get(key)
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(f"a custom model needs a non-empty {key!r}")
+    if "/" in entry["provider"]:
+        raise ValueError("a provider name may not contain '/'")
+    out: dict[str, Any] = {
+        "provider": entry["provider"],
+        "id": entry["id"],
+        "name": entry.get("name") if isinstance(entry.get("name"), str) else entry["id"],
+        "base_url": entry["base_url"].rstrip("/"),
+    }
+    for key in ("context_window", "max_tokens"):
+        value = entry.get(key)
+        if value is not None:
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise ValueError(f"{key} must be a positive integer")
+            out[key] = value
+    reasoning = entry.get("reasoning", False)
+    if not isinstance(reasoning, bool):
+        raise ValueError("reasoning must be true or false")
+    out["reasoning"] = reasoning
+    kinds = entry.get("input", ["text"])
+    if not isinstance(kinds, list) or not kinds or any(k not in ("text", "image") for k in kinds):
+        raise ValueError('input must be a list of "text" and "image"')
+    out["input"] = list(kinds)
+    return out
+
+
+CustomModel: TypeAlias = Annotated[dict[str, Any], AfterValidator(_check_custom_model)]
+
+
+class ProviderSettings(BaseModel):
+    """Per-provider options (no key: keys are in the keychain)."""
+
+    model_config = ConfigDict(extra="ignore", validate_assignment=True)
+
+    base_url: str | None = None
+    enabled: bool = True
+
+
+def _default_approval() -> dict[str, ApprovalRule]:
+    return {"bash": "ask", "write": "ask", "edit": "ask"}
+
+
+class Settings(BaseModel):
+    """Everything the settings dialog edits. Unknown keys are ignored (with a warning
+    when loaded from a file)."""
+
+    model_config = ConfigDict(extra="ignore", validate_assignment=True)
+
+    providers: dict[str, ProviderSettings] = Field(default_factory=dict)
+    custom_models: list[CustomModel] = Field(default_factory=list)
+    default_model: str | None = None
+    """``provider/id``."""
+    default_thinking_level: str = "medium"
+    approval: dict[str, ApprovalRule] = Field(default_factory=_default_approval)
+    send_key: SendKey = "enter"
+    restore: RestoreMode = "last"
+    fsync_every_entry: bool = False
+    discover_local_servers: bool = True
+
+    @field_validator("default_model")
+    @classmethod
+    def _model_key(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        provider, slash, model_id = value.partition("/")
+        if not provider or not slash or not model_id:
+            raise ValueError('default_model must be "provider/id"')
+        return value
+
+    @field_validator("default_thinking_level")
+    @classmethod
+    def _thinking_level(cls, value: str) -> str:
+        if value not in THINKING_LEVELS:
+            raise ValueError(f"thinking level must be one of {', '.join(THINKING_LEVELS)}")
+        return value
+
+
+def load_settings(path: Path) -> Settings:
+    """Settings from ``path``: defaults if missing; bad keys reset after a ``.BAK`` copy."""
+    return load_model(path, Settings, "settings")
+
+
+def save_settings(path: Path, settings: Settings) -> None:
+    """Write ``settings`` atomically (temp file, fsync, rename)."""
+    save_model(path, settings)

@@ -1,0 +1,39 @@
+"""App state between runs (``state.json``): where the user was, drafts, window geometry."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from desktop_agent.config._files import load_model, save_model
+
+
+def draft_key(session_path: str, leaf_id: str | None) -> str:
+    """The key of a composer draft: one per branch (``<session path>#<leaf id>``)."""
+    return f"{session_path}#{leaf_id or ''}"
+
+
+class AppState(BaseModel):
+    """Remembered between runs; losing it costs convenience, never data."""
+
+    model_config = ConfigDict(extra="ignore", validate_assignment=True)
+
+    last_workspace: str | None = None
+    last_session_path: str | None = None
+    drafts: dict[str, str] = Field(default_factory=dict)
+    """Unsent composer text by `draft_key`."""
+    window_geometry: str | None = None
+    """``QWidget.saveGeometry()`` as base64 text."""
+    window_state: str | None = None
+    """``QMainWindow.saveState()`` as base64 text."""
+
+
+def load_state(path: Path) -> AppState:
+    """State from ``path``; defaults when missing or unreadable (never raises)."""
+    return load_model(path, AppState, "state")
+
+
+def save_state(path: Path, state: AppState) -> None:
+    """Write ``state`` atomically."""
+    save_model(path, state)
