@@ -272,6 +272,30 @@ class Session:
         tree = self._storage.tree
         return build_context_from_path(tree.path_to_root(tree.current_leaf()), tree.parsed)
 
+    # Cheap synchronous views for UI code (no entry parsing).
+
+    def entry_kind(self, entry_id: str) -> tuple[str, str | None]:
+        """(entry type, message role or None) of an entry."""
+        row = self._storage.tree.require(entry_id)
+        role = row.info[0] if row.type == "message" else None
+        return row.type, role if isinstance(role, str) else None
+
+    def parent_of(self, entry_id: str) -> str | None:
+        return self._storage.tree.require(entry_id).parent_id or None
+
+    def child_ids(self, entry_id: str | None) -> list[str]:
+        """Children of ``entry_id`` (None: roots), oldest first, without parsing them."""
+        return [r.id for r in self._sorted_children(entry_id)]
+
+    def get_message(self, entry_id: str) -> AgentMessage | None:
+        """The context message an entry contributes (cached; treat it as read-only)."""
+        tree = self._storage.tree
+        row = tree.require(entry_id)
+        return _cached_projector(tree.parsed)(row)
+
+    def label_of(self, entry_id: str) -> str | None:
+        return self._storage.tree.labels.get(entry_id)
+
     async def get_label(self, entry_id: str) -> str | None:
         return self._storage.tree.labels.get(entry_id)
 
