@@ -20,6 +20,7 @@ from desktop_agent.session._entries import (
 )
 from desktop_agent.session._errors import SessionError, SessionErrorCode, SessionWriteError
 from desktop_agent.session._ids import new_entry_id, uuidv7
+from desktop_agent.session._index import IndexedSession, ReconcileReport, SessionIndex
 from desktop_agent.session._jsonl import ListProblem, SessionList, TrashItem, encode_cwd
 from desktop_agent.session._repos import (
     ForkPosition,
@@ -55,6 +56,7 @@ __all__ = [
     "EntryBase",
     "ForkPosition",
     "InMemorySessionRepo",
+    "IndexedSession",
     "JsonlSessionRepo",
     "LabelEntry",
     "LeafEntry",
@@ -62,6 +64,7 @@ __all__ = [
     "MessageEntry",
     "ModelChangeEntry",
     "ModelRef",
+    "ReconcileReport",
     "RecoveryReport",
     "Session",
     "SessionContext",
@@ -69,6 +72,7 @@ __all__ = [
     "SessionError",
     "SessionErrorCode",
     "SessionHeader",
+    "SessionIndex",
     "SessionInfoEntry",
     "SessionList",
     "SessionMetadata",

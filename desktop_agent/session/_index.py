@@ -1,0 +1,594 @@
+"""`SessionIndex`: a SQLite cache of per-file session facts and full-text content.
+
+The sidebar and search read this instead of parsing transcripts (ARCHITECTURE.md §4).
+It is derived data: deleting ``index.sqlite`` loses nothing, a damaged or newer index is
+deleted and rebuilt, and `reconcile` brings it in line with the files by re-reading only
+those whose ``(size, mtime_ns)`` changed.
+
+Indexing reads files with its own line scan and never writes, locks, cuts or quarantines
+a session file: a damaged or half-written file is indexed from what is readable and its
+``problem`` says what was not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import msgspec
+
+from desktop_agent.session._errors import SessionError
+from desktop_agent.session._jsonl import header_metadata, parse_header
+from desktop_agent.session._repos import JsonlSessionRepo
+from desktop_agent.session._storage import SessionMetadata, describe_os_error
+
+SCHEMA_VERSION = 1
+FIRST_PROMPT_CHARS = 200
+TEXT_CAP_CHARS = 200_000
+"""Searchable text kept per session (the start of the conversation)."""
+
+_T = TypeVar("_T")
+_SPACES = re.compile(r"\s+")
+_WORD = re.compile(r"\w+")
+
+_COLUMNS = (
+    "path, id, cwd, created_at, name, first_prompt, last_activity, entry_count,"
+    " message_count, size, mtime_ns, problem, parent_session_path"
+)
+
+_SCHEMA = f"""
+CREATE TABLE sessions (
+    doc INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    id TEXT NOT NULL,
+    cwd TEXT,
+    created_at TEXT NOT NULL,
+    name TEXT,
+    first_prompt TEXT,
+    last_activity TEXT NOT NULL,
+    entry_count INTEGER NOT NULL,
+    message_count INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    problem TEXT,
+    parent_session_path TEXT,
+    title_fold TEXT NOT NULL
+);
+CREATE INDEX sessions_by_activity ON sessions (last_activity DESC);
+CREATE INDEX sessions_by_cwd ON sessions (cwd, last_activity DESC);
+CREATE VIRTUAL TABLE content USING fts5 (body, tokenize = 'unicode61 remove_diacritics 2');
+PRAGMA user_version = {SCHEMA_VERSION};
+"""
+
+
+@dataclass(frozen=True)
+class IndexedSession:
+    """One session file as the index knows it."""
+
+    path: str
+    id: str
+    cwd: str | None
+    created_at: str
+    name: str | None
+    first_prompt: str | None
+    last_activity: str
+    entry_count: int
+    message_count: int
+    size: int
+    mtime_ns: int
+    problem: str | None
+    parent_session_path: str | None = None
+
+    @property
+    def title(self) -> str:
+        """The session name, else its first prompt, else "New session"."""
+        return self.name or self.first_prompt or "New session"
+
+    def metadata(self) -> SessionMetadata:
+        """What ``JsonlSessionRepo.open`` needs."""
+        return SessionMetadata(
+            id=self.id,
+            created_at=self.created_at,
+            cwd=self.cwd,
+            path=self.path,
+            parent_session_path=self.parent_session_path,
+        )
+
+
+@dataclass(frozen=True)
+class ReconcileReport:
+    """What `SessionIndex.reconcile` changed (paths)."""
+
+    added: tuple[str, ...] = ()
+    updated: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    unreadable: tuple[str, ...] = ()
+    """Indexed files (added or updated) with a ``problem``."""
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.updated or self.removed)
+
+
+# ----------------------------------------------------------------------- reading
+
+
+class _Message(msgspec.Struct):
+    role: Any = None
+    content: Any = None
+
+
+class _Line(msgspec.Struct):
+    type: Any = None
+    id: Any = None
+    timestamp: Any = None
+    name: Any = msgspec.UNSET
+    message: _Message | None = None
+
+
+class _Bare(msgspec.Struct):
+    """The envelope only: message content is skipped, not built."""
+
+    type: Any = None
+    id: Any = None
+    timestamp: Any = None
+    name: Any = msgspec.UNSET
+
+
+_DECODE_FULL = msgspec.json.Decoder(_Line)
+_DECODE_BARE = msgspec.json.Decoder(_Bare)
+
+
+def _texts(content: Any, *, include_strings: bool) -> Iterator[str]:
+    if isinstance(content, str):
+        if include_strings:
+            yield content
+        return
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "text":
+                text = block.get("text")
+                if isinstance(text, str):
+                    yield text
+
+
+def _message_text(message: Any) -> str:
+    role = getattr(message, "role", None)
+    content = getattr(message, "content", None)
+    if role in ("user", "toolResult"):
+        return "\n".join(_texts(content, include_strings=True))
+    if role == "assistant":
+        return "\n".join(_texts(content, include_strings=False))
+    return ""
+
+
+def _collapse(text: str, limit: int) -> str:
+    text = _SPACES.sub(" ", text).strip()
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+@dataclass
+class _Facts:
+    path: str
+    id: str
+    cwd: str | None
+    created_at: str
+    name: str | None
+    first_prompt: str | None
+    last_activity: str
+    entry_count: int
+    message_count: int
+    size: int
+    mtime_ns: int
+    problem: str | None
+    parent_session_path: str | None
+    body: str
+
+    def row(self) -> tuple[Any, ...]:
+        fold = f"{self.name or ''}\n{self.first_prompt or ''}".casefold()
+        return (
+            self.path,
+            self.id,
+            self.cwd,
+            self.created_at,
+            self.name,
+            self.first_prompt,
+            self.last_activity,
+            self.entry_count,
+            self.message_count,
+            self.size,
+            self.mtime_ns,
+            self.problem,
+            self.parent_session_path,
+            fold,
+        )
+
+
+def _id_from_file_name(path: str) -> str:
+    stem = os.path.basename(path)
+    stem = stem[: -len(".jsonl")] if stem.endswith(".jsonl") else stem
+    return stem.rpartition("_")[2] or stem
+
+
+def read_facts(path: str) -> _Facts:
+    """Everything the index keeps about one file; never raises for a bad file."""
+    facts = _Facts(
+        path=path,
+        id=_id_from_file_name(path),
+        cwd=None,
+        created_at="",
+        name=None,
+        first_prompt=None,
+        last_activity="",
+        entry_count=0,
+        message_count=0,
+        size=0,
+        mtime_ns=0,
+        problem=None,
+        parent_session_path=None,
+        body="",
+    )
+    try:
+        with open(path, "rb") as fh:
+            st = os.fstat(fh.fileno())  # before reading: a later append changes it
+            facts.size, facts.mtime_ns = st.st_size, st.st_mtime_ns
+            data = fh.read()
+    except OSError as exc:
+        facts.problem = f"cannot be read: {describe_os_error(exc)}"
+        return facts
+    _scan(data, facts)
+    return facts
+
+
+def _scan(data: bytes, facts: _Facts) -> None:
+    lines = data.split(b"\n")
+    terminated = len(lines) - 1  # lines[:terminated] ended with "\n"
+    index = 0
+    while index < len(lines) and not lines[index].strip():
+        index += 1
+    if index >= len(lines):
+        facts.problem = "the file has no session header"
+        return
+    try:
+        meta = header_metadata(parse_header(lines[index].rstrip(b"\r"), facts.path), facts.path)
+    except SessionError as exc:
+        facts.problem = exc.message
+        return
+    facts.id, facts.cwd, facts.created_at = meta.id, meta.cwd, meta.created_at
+    facts.parent_session_path = meta.parent_session_path
+    facts.last_activity = meta.created_at
+
+    damaged = 0
+    torn = False
+    texts: list[str] = []
+    budget = TEXT_CAP_CHARS
+    last = len(lines) - 1
+    while last > index and not lines[last].strip():
+        last -= 1
+    for i in range(index + 1, last + 1):
+        raw = lines[i]
+        if not raw.strip():
+            continue
+        if i == last and i >= terminated:
+            torn = True  # no newline yet: as when opening, it is not an entry
+            break
+        # Content is decoded while the text budget lasts (and until the first prompt).
+        full = budget > 0 or facts.first_prompt is None
+        entry: _Line | _Bare
+        try:
+            entry = (_DECODE_FULL if full else _DECODE_BARE).decode(raw)
+        except msgspec.ValidationError:
+            try:
+                entry = _DECODE_BARE.decode(raw)  # "message" of an odd shape
+            except (msgspec.DecodeError, RecursionError):
+                entry = _Bare()
+        except (msgspec.DecodeError, RecursionError):
+            entry = _Bare()
+        if not isinstance(entry.type, str) or not isinstance(entry.id, str) or not entry.id:
+            if i == last:
+                torn = True
+            else:
+                damaged += 1
+            continue
+        facts.entry_count += 1
+        if isinstance(entry.timestamp, str) and entry.timestamp:
+            facts.last_activity = entry.timestamp
+        if entry.type == "session_info":
+            name = entry.name.strip() if isinstance(entry.name, str) else ""
+            facts.name = name or None
+        elif entry.type == "message":
+            facts.message_count += 1
+            if isinstance(entry, _Line) and entry.message is not None:
+                text = _message_text(entry.message)
+                if facts.first_prompt is None and entry.message.role == "user" and text.strip():
+                    facts.first_prompt = _collapse(text, FIRST_PROMPT_CHARS)
+                if text and budget > 0:
+                    texts.append(text[:budget])
+                    budget -= len(texts[-1])
+    facts.body = "\n".join(texts)
+    problems: list[str] = []
+    if damaged:
+        problems.append(f"{damaged} damaged line(s) could not be read")
+    if torn:
+        problems.append("the last line is incomplete")
+    facts.problem = "; ".join(problems) or None
+
+
+# ----------------------------------------------------------------------- the index
+
+
+def _fts_query(query: str) -> str | None:
+    """Every word of ``query`` as a prefix term, all required; None without words."""
+    words = _WORD.findall(query)
+    if not words:
+        return None
+    return " AND ".join('"' + w.replace('"', '""') + '"*' for w in words)
+
+
+class SessionIndex:
+    """The session list and search over a `JsonlSessionRepo`'s folder.
+
+    All methods run their blocking work in a worker thread, one at a time, on one SQLite
+    connection (WAL, busy timeout). ``index_path`` is usually ``<data>/index.sqlite``.
+    """
+
+    def __init__(self, index_path: str | os.PathLike[str], repo: JsonlSessionRepo) -> None:
+        self.index_path = os.fspath(index_path)
+        self.repo = repo
+        self._conn: sqlite3.Connection | None = None
+        self._thread_lock = threading.Lock()
+        self._lock = asyncio.Lock()
+        self._closed = False
+
+    # ------------------------------------------------------------------ public
+
+    async def reconcile(self) -> ReconcileReport:
+        """Bring the index in line with the files on disk."""
+        return await self._run(self._reconcile)
+
+    async def sessions(
+        self, cwd: str | None = None, query: str | None = None
+    ) -> list[IndexedSession]:
+        """Indexed sessions, most recent activity first.
+
+        ``cwd`` limits to one workspace. ``query`` matches words in the content (prefix,
+        all words, case- and accent-insensitive) or a substring of the name or first
+        prompt (case-insensitive).
+        """
+        return await self._run(lambda: self._sessions(cwd, query))
+
+    async def update_file(self, path: str | os.PathLike[str]) -> IndexedSession | None:
+        """Re-index one file now (after the app wrote it); None if it no longer exists."""
+        return await self._run(lambda: self._update_file(os.path.abspath(path)))
+
+    async def forget(self, path: str | os.PathLike[str]) -> None:
+        """Drop one file from the index (it was deleted or moved to the trash)."""
+        await self._run(lambda: self._forget(os.path.abspath(path)))
+
+    def close(self) -> None:
+        """Close the database (waits for a running operation to finish)."""
+        with self._thread_lock:
+            self._closed = True
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    # --------------------------------------------------------------- plumbing
+
+    async def _run(self, fn: Callable[[], _T]) -> _T:
+        async with self._lock:
+            return await asyncio.to_thread(self._locked, fn)
+
+    def _locked(self, fn: Callable[[], _T]) -> _T:
+        with self._thread_lock:
+            if self._closed:
+                raise SessionError("storage", "The session index is closed")
+            try:
+                return fn()
+            except sqlite3.DatabaseError as exc:
+                if not _is_damage(exc):
+                    raise
+            # A damaged index is derived data: throw it away and do the work again.
+            self._reset()
+            return fn()
+
+    def _db(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self._conn = self._connect()
+        return self._conn
+
+    def _connect(self) -> sqlite3.Connection:
+        os.makedirs(os.path.dirname(os.path.abspath(self.index_path)), exist_ok=True)
+        for attempt in range(2):
+            conn = sqlite3.connect(self.index_path, check_same_thread=False, isolation_level=None)
+            try:
+                conn.execute("PRAGMA busy_timeout = 5000")
+                version = conn.execute("PRAGMA user_version").fetchone()[0]
+                if version == SCHEMA_VERSION:
+                    conn.execute("SELECT doc FROM sessions LIMIT 1").fetchall()
+                    conn.execute("SELECT rowid FROM content LIMIT 1").fetchall()
+                    conn.execute("PRAGMA journal_mode = WAL")
+                    conn.execute("PRAGMA synchronous = NORMAL")
+                    return conn
+                has_tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+                if version == 0 and not has_tables:
+                    conn.execute("PRAGMA journal_mode = WAL")
+                    conn.execute("PRAGMA synchronous = NORMAL")
+                    conn.executescript(_SCHEMA)
+                    return conn
+                # Older or newer schema, or unknown content: rebuild from the files.
+            except sqlite3.DatabaseError:
+                if attempt:
+                    conn.close()
+                    raise
+            conn.close()
+            self._delete_files()
+        raise sqlite3.DatabaseError("cannot create the session index")  # pragma: no cover
+
+    def _delete_files(self) -> None:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.index_path + suffix)
+
+    def _reset(self) -> None:
+        if self._conn is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.close()
+            self._conn = None
+        self._delete_files()
+
+    # --------------------------------------------------------------- work
+
+    def _scan_disk(self) -> dict[str, tuple[int, int]]:
+        found: dict[str, tuple[int, int]] = {}
+        root = self.repo.sessions_root
+        try:
+            with os.scandir(root) as it:
+                folders = [e.path for e in it if e.is_dir(follow_symlinks=False)]
+        except (FileNotFoundError, NotADirectoryError):
+            return found
+        for folder in folders:
+            try:
+                with os.scandir(folder) as it:
+                    for entry in it:
+                        if not entry.name.endswith(".jsonl"):
+                            continue
+                        try:
+                            st = entry.stat()
+                        except OSError:
+                            continue
+                        if not entry.is_dir():
+                            found[entry.path] = (st.st_size, st.st_mtime_ns)
+            except OSError:
+                continue
+        return found
+
+    def _reconcile(self) -> ReconcileReport:
+        db = self._db()
+        on_disk = self._scan_disk()
+        known = {
+            path: (size, mtime)
+            for path, size, mtime in db.execute("SELECT path, size, mtime_ns FROM sessions")
+        }
+        added = [p for p in on_disk if p not in known]
+        updated = [p for p, stat in on_disk.items() if p in known and known[p] != stat]
+        removed = [p for p in known if p not in on_disk]
+        if not (added or updated or removed):
+            return ReconcileReport()
+        unreadable: list[str] = []
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for path in removed:
+                self._delete_row(db, path)
+            for path in [*added, *updated]:
+                facts = read_facts(path)
+                if facts.problem is not None:
+                    unreadable.append(path)
+                self._store(db, facts)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        return ReconcileReport(tuple(added), tuple(updated), tuple(removed), tuple(unreadable))
+
+    def _store(self, db: sqlite3.Connection, facts: _Facts) -> None:
+        row = db.execute("SELECT doc FROM sessions WHERE path = ?", (facts.path,)).fetchone()
+        values = facts.row()
+        if row is None:
+            cursor = db.execute(
+                f"INSERT INTO sessions ({_COLUMNS}, title_fold)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                values,
+            )
+            doc = cursor.lastrowid
+        else:
+            doc = row[0]
+            db.execute(
+                "UPDATE sessions SET path = ?, id = ?, cwd = ?, created_at = ?, name = ?,"
+                " first_prompt = ?, last_activity = ?, entry_count = ?, message_count = ?,"
+                " size = ?, mtime_ns = ?, problem = ?, parent_session_path = ?, title_fold = ?"
+                " WHERE doc = ?",
+                (*values, doc),
+            )
+            db.execute("DELETE FROM content WHERE rowid = ?", (doc,))
+        if facts.body:
+            db.execute("INSERT INTO content (rowid, body) VALUES (?, ?)", (doc, facts.body))
+
+    @staticmethod
+    def _delete_row(db: sqlite3.Connection, path: str) -> None:
+        row = db.execute("SELECT doc FROM sessions WHERE path = ?", (path,)).fetchone()
+        if row is not None:
+            db.execute("DELETE FROM content WHERE rowid = ?", (row[0],))
+            db.execute("DELETE FROM sessions WHERE doc = ?", (row[0],))
+
+    def _update_file(self, path: str) -> IndexedSession | None:
+        db = self._db()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if not os.path.isfile(path):
+                self._delete_row(db, path)
+                result = None
+            else:
+                facts = read_facts(path)
+                self._store(db, facts)
+                result = IndexedSession(*facts.row()[:-1])
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        return result
+
+    def _forget(self, path: str) -> None:
+        db = self._db()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            self._delete_row(db, path)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    def _sessions(self, cwd: str | None, query: str | None) -> list[IndexedSession]:
+        db = self._db()
+        where: list[str] = []
+        params: list[Any] = []
+        if cwd is not None:
+            where.append("cwd = ?")
+            params.append(cwd)
+        if query is not None and query.strip():
+            needle = query.strip().casefold()
+            match = _fts_query(query)
+            if match is None:
+                where.append("instr(title_fold, ?) > 0")
+                params.append(needle)
+            else:
+                where.append(
+                    "(instr(title_fold, ?) > 0"
+                    " OR doc IN (SELECT rowid FROM content WHERE content MATCH ?))"
+                )
+                params.extend((needle, match))
+        sql = f"SELECT {_COLUMNS} FROM sessions"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY last_activity DESC, created_at DESC, path"
+        return [IndexedSession(*row) for row in db.execute(sql, params)]
+
+
+def _is_damage(exc: sqlite3.DatabaseError) -> bool:
+    """Errors that mean the index file itself is bad (not busy, not a bug)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    damage = {
+        getattr(sqlite3, "SQLITE_CORRUPT", 11),
+        getattr(sqlite3, "SQLITE_NOTADB", 26),
+    }
+    if code is not None:
+        return code & 0xFF in damage
+    text = str(exc).lower()
+    return "malformed" in text or "not a database" in text

@@ -1,0 +1,379 @@
+"""SessionIndex: follows appends, renames, deletes and damage; search; rebuilds itself."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from desktop_agent.ai import (
+    AssistantMessage,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from desktop_agent.session import (
+    IndexedSession,
+    JsonlSessionRepo,
+    ReconcileReport,
+    Session,
+    SessionIndex,
+    encode_cwd,
+)
+from desktop_agent.session import _index as index_module
+
+CWD = "/home/demo/project"
+OTHER_CWD = "/home/demo/other"
+
+
+def user(text: str) -> UserMessage:
+    return UserMessage(content=[TextContent(text=text)], timestamp=1)
+
+
+def assistant(text: str) -> AssistantMessage:
+    return AssistantMessage(
+        content=[TextContent(text=text)],
+        api="openai-completions",
+        provider="openai",
+        model="gpt",
+        stop_reason="stop",
+        timestamp=2,
+    )
+
+
+def digest(path: str | Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def line(obj: dict[str, Any]) -> bytes:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+
+
+def message_entry(i: int, role: str, text: str, ts: str) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": role, "content": [{"type": "text", "text": text}]}
+    message["timestamp"] = i
+    return {
+        "type": "message",
+        "id": f"e{i}",
+        "parentId": f"e{i - 1}" if i > 1 else None,
+        "timestamp": ts,
+        "message": message,
+    }
+
+
+def write_raw(repo: JsonlSessionRepo, name: str, body: bytes, cwd: str = CWD) -> Path:
+    folder = Path(repo.sessions_root) / encode_cwd(cwd)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    header = {
+        "type": "session",
+        "version": 3,
+        "id": name.rpartition("_")[2].removesuffix(".jsonl"),
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "cwd": cwd,
+    }
+    path.write_bytes(line(header) + body)
+    return path
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> JsonlSessionRepo:
+    return JsonlSessionRepo(tmp_path / "data" / "sessions")
+
+
+@pytest_asyncio.fixture
+async def index(tmp_path: Path, repo: JsonlSessionRepo) -> AsyncIterator[SessionIndex]:
+    idx = SessionIndex(tmp_path / "data" / "index.sqlite", repo)
+    try:
+        yield idx
+    finally:
+        idx.close()
+
+
+async def new_session(repo: JsonlSessionRepo, cwd: str, *texts: str) -> Session:
+    session = await repo.create(cwd=cwd)
+    for i, text in enumerate(texts):
+        await session.append_message(user(text) if i % 2 == 0 else assistant(text))
+    await session.sync()
+    return session
+
+
+def by_path(items: list[IndexedSession]) -> dict[str, IndexedSession]:
+    return {s.path: s for s in items}
+
+
+@pytest.mark.asyncio
+async def test_index_follows_appends_renames_deletes_and_damage(
+    repo: JsonlSessionRepo, index: SessionIndex, tmp_path: Path
+) -> None:
+    assert await index.reconcile() == ReconcileReport()
+    a = await new_session(repo, CWD, "  Fix   the\nlogin bug  ", "Looking at auth.py")
+    b = await new_session(repo, OTHER_CWD, "Write a haiku")
+    c = await new_session(repo, CWD)  # header only
+    pa, pb, pc = (s.metadata.path or "" for s in (a, b, c))
+
+    report = await index.reconcile()
+    assert sorted(report.added) == sorted([pa, pb, pc])
+    assert report.updated == report.removed == report.unreadable == ()
+    items = by_path(await index.sessions())
+    assert items[pa].title == "Fix the login bug"
+    assert items[pa].first_prompt == "Fix the login bug"
+    assert (items[pa].message_count, items[pa].entry_count) == (2, 2)
+    assert items[pa].cwd == CWD and items[pa].id == a.metadata.id
+    assert items[pa].size == os.path.getsize(pa)
+    assert items[pc].title == "New session" and items[pc].message_count == 0
+    assert items[pc].last_activity == items[pc].created_at == c.metadata.created_at
+    assert [s.path for s in await index.sessions(cwd=OTHER_CWD)] == [pb]
+
+    # Nothing changed: nothing re-read.
+    assert await index.reconcile() == ReconcileReport()
+
+    # Append to the oldest session: it becomes the most recent one.
+    await a.append_message(user("and the logout bug"))
+    await a.sync()
+    assert (await index.reconcile()).updated == (pa,)
+    items_now = await index.sessions()
+    assert items_now[0].path == pa
+    assert items_now[0].message_count == 3
+    assert items_now[0].last_activity > items[pa].last_activity
+
+    # Rename (session_info), then clear the name: the first prompt is the title again.
+    await b.append_session_name("  Poetry  ")
+    await b.sync()
+    await index.reconcile()
+    assert by_path(await index.sessions())[pb].title == "Poetry"
+    assert [s.path for s in await index.sessions(query="POET")] == [pb]
+    await b.append_session_name("")
+    await b.sync()
+    await index.reconcile()
+    assert by_path(await index.sessions())[pb].title == "Write a haiku"
+
+    # Delete to the trash: gone from the index.
+    for s in (a, b, c):
+        await s.close()
+    await repo.delete(c.metadata)
+    assert (await index.reconcile()).removed == (pc,)
+    assert pc not in by_path(await index.sessions())
+
+    # Damage in the middle and a torn tail: indexed from what is readable, file untouched.
+    with open(pa, "ab") as fh:
+        fh.write(b"{not json\n")
+        fh.write(line(message_entry(99, "user", "after the damage", "2027-01-01T00:00:00.000Z")))
+        fh.write(b'{"type":"message","id":"torn","parentId":null,"timest')
+    before = digest(pa)
+    report = await index.reconcile()
+    assert report.updated == (pa,) and report.unreadable == (pa,)
+    damaged = by_path(await index.sessions())[pa]
+    assert damaged.problem is not None
+    assert "1 damaged line" in damaged.problem and "incomplete" in damaged.problem
+    assert damaged.message_count == 4
+    assert damaged.last_activity == "2027-01-01T00:00:00.000Z"
+    assert [s.path for s in await index.sessions(query="after the damage")] == [pa]
+    assert digest(pa) == before, "indexing never modifies a session file"
+    assert not list(Path(pa).parent.glob("*.corrupt-*")), "indexing never quarantines"
+
+
+@pytest.mark.asyncio
+async def test_search_content_and_titles(repo: JsonlSessionRepo, index: SessionIndex) -> None:
+    s1 = await new_session(repo, CWD, "How do I parse TOML?", "Use tomllib from the stdlib.")
+    s2 = await new_session(repo, CWD, "Résumé template please")
+    s3 = await repo.create(cwd=OTHER_CWD)
+    call = ToolCall(id="c1", name="bash", arguments={"command": "ls"})
+    await s3.append_message(user("list files"))
+    await s3.append_message(
+        AssistantMessage(
+            content=[call],
+            api="openai-completions",
+            provider="openai",
+            model="gpt",
+            stop_reason="toolUse",
+            timestamp=3,
+        )
+    )
+    await s3.append_message(
+        ToolResultMessage(
+            tool_call_id="c1",
+            tool_name="bash",
+            content=[TextContent(text="zebra_config.yaml\nREADME.md")],
+            is_error=False,
+            timestamp=4,
+        )
+    )
+    for s in (s1, s2, s3):
+        await s.close()
+    await index.reconcile()
+    p1, p2, p3 = (s.metadata.path for s in (s1, s2, s3))
+
+    async def found(query: str, cwd: str | None = None) -> list[str | None]:
+        return [s.path for s in await index.sessions(cwd=cwd, query=query)]
+
+    assert await found("tomllib") == [p1]  # assistant text
+    assert await found("TOMLLIB stdlib") == [p1]  # all words, any case
+    assert await found("toml") == [p1]  # prefix
+    assert await found("zebra") == [p3]  # tool result text
+    assert await found("resume") == [p2]  # accents folded in content
+    assert await found("RÉSUMÉ TEMP") == [p2]  # substring of the first prompt
+    assert await found("W DO I p") == [p1]  # substring of the title ("How do I parse")
+    assert await found("?") == [p1]  # no words: title substring only
+    assert await found("zebra", cwd=CWD) == []
+    assert await found('"quoted" AND OR NOT *') == []  # FTS syntax is never interpreted
+    assert await found("   ") == [p3, p2, p1]  # blank query = no filter
+
+
+@pytest.mark.asyncio
+async def test_unchanged_files_are_not_reread(
+    repo: JsonlSessionRepo, index: SessionIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for i in range(5):
+        await (await new_session(repo, CWD, f"prompt {i}")).close()
+    await index.reconcile()
+    reads: list[str] = []
+    real = index_module.read_facts
+
+    def counting(path: str) -> Any:
+        reads.append(path)
+        return real(path)
+
+    monkeypatch.setattr(index_module, "read_facts", counting)
+    assert await index.reconcile() == ReconcileReport()
+    assert reads == []
+    target = (await index.sessions())[2].path
+    with open(target, "ab") as fh:
+        fh.write(line(message_entry(7, "user", "more", "2030-01-01T00:00:00.000Z")))
+    assert (await index.reconcile()).updated == (target,)
+    assert reads == [target]
+
+
+@pytest.mark.asyncio
+async def test_update_file_and_forget(repo: JsonlSessionRepo, index: SessionIndex) -> None:
+    session = await new_session(repo, CWD, "first")
+    path = session.metadata.path or ""
+    indexed = await index.update_file(path)
+    assert indexed is not None and indexed.title == "first"
+    await session.append_session_name("Named")
+    await session.sync()
+    indexed = await index.update_file(path)
+    assert indexed is not None and indexed.title == "Named"
+    assert [s.title for s in await index.sessions()] == ["Named"]
+    assert await index.reconcile() == ReconcileReport(), "update_file recorded size and mtime"
+    await index.forget(path)
+    assert await index.sessions() == []
+    await session.close()
+    await repo.delete(session.metadata)
+    assert await index.update_file(path) is None
+    assert await index.sessions() == []
+
+
+@pytest.mark.asyncio
+async def test_metadata_opens_the_session(repo: JsonlSessionRepo, index: SessionIndex) -> None:
+    session = await new_session(repo, CWD, "hello", "hi")
+    await session.close()
+    await index.reconcile()
+    [item] = await index.sessions()
+    reopened = await repo.open(item.metadata())
+    try:
+        assert reopened.metadata == session.metadata
+        assert reopened.entry_count == item.entry_count
+    finally:
+        await reopened.close()
+
+
+@pytest.mark.asyncio
+async def test_open_and_locked_session_is_indexed_without_touching_it(
+    repo: JsonlSessionRepo, index: SessionIndex
+) -> None:
+    session = await new_session(repo, CWD, "busy")
+    path = session.metadata.path or ""
+    await index.reconcile()  # while the writer holds its lock
+    [item] = await index.sessions()
+    assert item.problem is None and item.title == "busy"
+    await session.append_message(assistant("still here"))  # the writer is undisturbed
+    await session.close()
+    assert (await index.reconcile()).updated == (path,)
+
+
+@pytest.mark.asyncio
+async def test_unreadable_files_are_listed_with_a_problem(
+    repo: JsonlSessionRepo, index: SessionIndex
+) -> None:
+    bad_header = Path(repo.sessions_root) / encode_cwd(CWD) / "2026-01-01T00-00-00-000Z_bad.jsonl"
+    bad_header.parent.mkdir(parents=True)
+    bad_header.write_bytes(b'{"type":"session","version":2}\n')
+    empty = bad_header.with_name("2026-01-01T00-00-00-000Z_empty.jsonl")
+    empty.write_bytes(b"")
+    odd = write_raw(
+        repo,
+        "2026-01-01T00-00-00-000Z_odd.jsonl",
+        b'{"type":"message","id":"m1","parentId":null,"timestamp":"t","message":"text"}\n'
+        + b'{"type":"custom","id":"c1","parentId":"m1","timestamp":"t2"}\n',
+    )
+    report = await index.reconcile()
+    assert sorted(report.unreadable) == sorted([str(bad_header), str(empty)])
+    items = by_path(await index.sessions())
+    assert items[str(bad_header)].id == "bad"
+    assert "unsupported session version" in (items[str(bad_header)].problem or "")
+    assert "no session header" in (items[str(empty)].problem or "")
+    assert items[str(odd)].problem is None
+    assert (items[str(odd)].entry_count, items[str(odd)].message_count) == (2, 1)
+    assert items[str(odd)].last_activity == "t2"
+
+
+@pytest.mark.asyncio
+async def test_text_is_capped_but_counts_are_not(
+    repo: JsonlSessionRepo, index: SessionIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(index_module, "TEXT_CAP_CHARS", 50)
+    body = b"".join(
+        line(message_entry(i, "user" if i % 2 else "assistant", f"word{i} " * 5, f"t{i:03}"))
+        for i in range(1, 40)
+    )
+    path = write_raw(repo, "2026-01-01T00-00-00-000Z_big.jsonl", body)
+    await index.reconcile()
+    [item] = await index.sessions()
+    assert (item.message_count, item.last_activity) == (39, "t039")
+    assert item.first_prompt == ("word1 " * 5).strip()
+    assert [s.path for s in await index.sessions(query="word2")] == [str(path)]
+    assert await index.sessions(query="word30") == []
+
+
+@pytest.mark.asyncio
+async def test_damaged_or_newer_index_is_rebuilt(repo: JsonlSessionRepo, tmp_path: Path) -> None:
+    await (await new_session(repo, CWD, "survives")).close()
+    index_path = tmp_path / "data" / "index.sqlite"
+
+    index_path.write_bytes(b"this is not a database" * 100)
+    idx = SessionIndex(index_path, repo)
+    assert len((await idx.reconcile()).added) == 1
+    assert [s.title for s in await idx.sessions()] == ["survives"]
+    idx.close()
+
+    conn = sqlite3.connect(index_path)
+    conn.execute("PRAGMA user_version = 99")
+    conn.close()
+    idx = SessionIndex(index_path, repo)
+    assert len((await idx.reconcile()).added) == 1
+    idx.close()
+
+    # Deleting the index loses nothing.
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{index_path}{suffix}").unlink(missing_ok=True)
+    idx = SessionIndex(index_path, repo)
+    assert len((await idx.reconcile()).added) == 1
+    assert [s.title for s in await idx.sessions(query="survives")] == ["survives"]
+    idx.close()
+
+
+@pytest.mark.asyncio
+async def test_closed_index_refuses_work(repo: JsonlSessionRepo, index: SessionIndex) -> None:
+    index.close()
+    index.close()
+    with pytest.raises(Exception, match="closed"):
+        await index.sessions()
