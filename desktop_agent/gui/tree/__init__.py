@@ -1,0 +1,16 @@
+"""The branch tree: every entry of a session as a foldable tree, current path marked."""
+
+from desktop_agent.gui.tree._model import SessionTreeModel, TreeRole
+from desktop_agent.gui.tree._rows import TreeRow, describe_entry, preview, rows_from_session
+from desktop_agent.gui.tree._widget import BranchTree, LabelTagDelegate
+
+__all__ = [
+    "BranchTree",
+    "LabelTagDelegate",
+    "SessionTreeModel",
+    "TreeRole",
+    "TreeRow",
+    "describe_entry",
+    "preview",
+    "rows_from_session",
+]

@@ -1,0 +1,219 @@
+"""`TreeRow`: one session entry as the branch tree needs it, and `rows_from_session`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from desktop_agent.session import (
+    ActiveToolsChangeEntry,
+    BranchSummaryEntry,
+    CompactionEntry,
+    CustomEntry,
+    CustomMessageEntry,
+    MessageEntry,
+    ModelChangeEntry,
+    Session,
+    SessionEntry,
+    SessionInfoEntry,
+    ThinkingLevelChangeEntry,
+)
+
+PREVIEW_CHARS = 80
+
+#: Entry types that are bookkeeping, not nodes of the tree a person navigates.
+SKIPPED_TYPES = frozenset({"leaf", "label"})
+
+_ROLE_PREFIX = {
+    "user": "You",
+    "assistant": "Assistant",
+    "toolResult": "Tool",
+    "branchSummary": "Branch summary",
+    "compactionSummary": "Compaction",
+    "bashExecution": "Shell",
+}
+
+
+@dataclass(frozen=True)
+class TreeRow:
+    """One session entry, as the branch tree needs it (build with `rows_from_session`)."""
+
+    id: str
+    parent_id: str | None
+    type: str
+    role: str | None
+    text: str
+    timestamp: str
+    label: str | None = None
+
+
+def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
+    """One line of at most ``limit`` characters (whitespace runs collapsed)."""
+    line = " ".join(text[: limit * 4].split())
+    if len(line) > limit:
+        return line[: limit - 1].rstrip() + "…"
+    return line
+
+
+def _blocks_text(content: Any) -> tuple[str, list[str], bool]:
+    """(text of text blocks, names of tool calls, has images) of a message content."""
+    if isinstance(content, str):
+        return content, [], False
+    texts: list[str] = []
+    tools: list[str] = []
+    images = False
+    if isinstance(content, Iterable):
+        for block in content:
+            kind = getattr(block, "type", None)
+            if kind == "text":
+                texts.append(str(getattr(block, "text", "")))
+            elif kind == "toolCall":
+                tools.append(str(getattr(block, "name", "?")))
+            elif kind == "image":
+                images = True
+    return " ".join(t for t in texts if t), tools, images
+
+
+def _message_text(message: Any) -> tuple[str | None, str]:
+    raw_role = getattr(message, "role", None)
+    role = str(raw_role) if raw_role is not None else None
+    prefix = _ROLE_PREFIX.get(role or "", role or "Message")
+    if role in ("branchSummary", "compactionSummary"):
+        return role, f"{prefix}: {getattr(message, 'summary', '')}"
+    text, tools, images = _blocks_text(getattr(message, "content", None))
+    if role == "toolResult":
+        name = getattr(message, "tool_name", "") or "?"
+        mark = " (error)" if getattr(message, "is_error", False) else ""
+        return role, f"Tool {name}{mark}: {text}" if text else f"Tool {name}{mark}"
+    if role == "custom":
+        prefix = str(getattr(message, "custom_type", "custom"))
+    if role == "assistant":
+        error = getattr(message, "error_message", None)
+        if not text and error:
+            text = f"error: {error}"
+        if tools:
+            calls = "→ " + ", ".join(tools)
+            text = f"{text} {calls}" if text else calls
+        if not text and getattr(message, "content", None):
+            text = "(thinking)"
+    if images:
+        text = f"{text} [image]" if text else "[image]"
+    return role, f"{prefix}: {text}" if text else prefix
+
+
+def describe_entry(entry: SessionEntry) -> tuple[str | None, str]:
+    """(message role or None, one-line preview) of an entry."""
+    role: str | None = None
+    if isinstance(entry, MessageEntry):
+        role, text = _message_text(entry.message)
+    elif isinstance(entry, CompactionEntry):
+        text = f"Compaction: {entry.summary}"
+    elif isinstance(entry, BranchSummaryEntry):
+        text = f"Branch summary: {entry.summary}" if entry.summary else "Branch summary"
+    elif isinstance(entry, ModelChangeEntry):
+        text = f"Model: {entry.provider}/{entry.model_id}"
+    elif isinstance(entry, ThinkingLevelChangeEntry):
+        text = f"Thinking level: {entry.thinking_level}"
+    elif isinstance(entry, SessionInfoEntry):
+        text = f"Session name: {entry.name}" if entry.name else "Session name cleared"
+    elif isinstance(entry, ActiveToolsChangeEntry):
+        text = "Tools: " + (", ".join(entry.active_tool_names) or "none")
+    elif isinstance(entry, CustomMessageEntry):
+        body, _tools, _images = _blocks_text(entry.content)
+        text = f"{entry.custom_type}: {body}" if body else entry.custom_type
+    elif isinstance(entry, CustomEntry):
+        text = f"Extension data: {entry.custom_type}"
+    else:
+        text = entry.type
+    return role, preview(text)
+
+
+def _effective_parents(entries: Sequence[SessionEntry]) -> dict[str, str | None]:
+    """For each entry id, its nearest ancestor that is a node (skipping leaf/label).
+
+    A missing parent, a self-parent or a parent cycle of bookkeeping entries gives None.
+    """
+    by_id = {e.id: e for e in entries}
+    through_skipped: dict[str, str | None] = {}  # skipped id -> its nearest node ancestor
+    out: dict[str, str | None] = {}
+    for entry in entries:
+        chain: list[str] = []
+        seen = {entry.id}
+        parent = entry.parent_id
+        result: str | None = None
+        while parent is not None and parent in by_id and parent not in seen:
+            if parent in through_skipped:
+                result = through_skipped[parent]
+                break
+            if by_id[parent].type not in SKIPPED_TYPES:
+                result = parent
+                break
+            seen.add(parent)
+            chain.append(parent)
+            parent = by_id[parent].parent_id
+        for skipped in chain:
+            through_skipped[skipped] = result
+        out[entry.id] = result
+    return out
+
+
+def order_rows(rows: Sequence[TreeRow]) -> list[TreeRow]:
+    """Depth-first, parents before children, siblings by timestamp (then input order).
+
+    Rows whose parent is missing or that sit on a parent cycle become roots.
+    """
+    ids = {r.id for r in rows}
+    children: dict[str | None, list[TreeRow]] = {}
+    for row in rows:
+        parent = row.parent_id if row.parent_id in ids and row.parent_id != row.id else None
+        children.setdefault(parent, []).append(row)
+    for kids in children.values():
+        kids.sort(key=lambda r: r.timestamp)
+    out: list[TreeRow] = []
+    seen: set[str] = set()
+
+    def walk(roots: list[TreeRow]) -> None:
+        stack = list(reversed(roots))
+        while stack:
+            row = stack.pop()
+            if row.id in seen:
+                continue
+            seen.add(row.id)
+            out.append(row)
+            stack.extend(reversed(children.get(row.id, [])))
+
+    walk(children.get(None, []))
+    if len(out) < len(rows):  # parent cycles: unreachable from any root
+        for row in rows:
+            if row.id not in seen:
+                walk([row])
+    return out
+
+
+async def rows_from_session(session: Session) -> list[TreeRow]:
+    """The session's nodes for the branch tree, parents first, siblings oldest first.
+
+    ``leaf`` and ``label`` entries are bookkeeping and are not nodes: a node whose parent
+    is one of them hangs on the nearest ancestor that is a node. Labels appear as
+    `TreeRow.label` of the entry they name.
+    """
+    entries = await session.get_entries()
+    parents = _effective_parents(entries)
+    rows: list[TreeRow] = []
+    for entry in entries:
+        if entry.type in SKIPPED_TYPES:
+            continue
+        role, text = describe_entry(entry)
+        rows.append(
+            TreeRow(
+                id=entry.id,
+                parent_id=parents.get(entry.id),
+                type=entry.type,
+                role=role,
+                text=text,
+                timestamp=entry.timestamp,
+                label=await session.get_label(entry.id),
+            )
+        )
+    return order_rows(rows)
