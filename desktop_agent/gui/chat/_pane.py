@@ -1,0 +1,628 @@
+"""The chat pane: a QListView of cards painted by a delegate from cached layouts.
+
+Only visible rows are laid out (QTextDocument); every other row answers ``sizeHint`` with
+its last measured height or a cheap estimate. When painting finds a row's real height
+different from what the view assumed, one coalesced relayout runs on the next turn of the
+event loop, keeping either the bottom (when the user is at the bottom) or the first
+visible unchanged row in place, so nothing jumps.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractItemModel,
+    QEvent,
+    QModelIndex,
+    QPersistentModelIndex,
+    QPoint,
+    QSize,
+    Qt,
+    QTimer,
+    Signal,
+)
+from PySide6.QtGui import (
+    QGuiApplication,
+    QHelpEvent,
+    QKeyEvent,
+    QMouseEvent,
+    QPainter,
+    QPalette,
+    QResizeEvent,
+)
+from PySide6.QtWidgets import (
+    QAbstractItemDelegate,
+    QAbstractItemView,
+    QFrame,
+    QHBoxLayout,
+    QListView,
+    QPlainTextEdit,
+    QPushButton,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QToolTip,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop_agent.ai import AssistantMessage, ToolResultMessage, UserMessage
+from desktop_agent.gui.chat._items import ChatItem
+from desktop_agent.gui.chat._model import ChatModel, Row
+from desktop_agent.gui.chat._render import (
+    CardLayout,
+    DocCache,
+    ImageCache,
+    LiveTool,
+    RowState,
+    Theme,
+    build_card,
+    estimate_height,
+    message_text,
+)
+
+_Index = QModelIndex | QPersistentModelIndex
+
+STREAM_REPAINT_MS = 40
+STREAM_HEIGHT_STEP = 96  # px; a streaming row's height is rounded up to this
+
+
+class _InlineEditor(QFrame):
+    """Edit-and-resend editor: a text box with Send and Cancel."""
+
+    submitted = Signal(str)
+    cancelled = Signal()
+
+    def __init__(self, parent: QWidget | None) -> None:
+        super().__init__(parent)
+        self.setObjectName("chatEditEditor")
+        self.text = QPlainTextEdit(self)
+        self.text.setObjectName("chatEditText")
+        send = QPushButton("Send", self)
+        send.setObjectName("chatEditSend")
+        send.setToolTip("Send as a new version of this message (Ctrl+Enter)")
+        cancel = QPushButton("Cancel", self)
+        cancel.setToolTip("Keep the message as it is (Esc)")
+        cancel.setObjectName("chatEditCancel")
+        send.clicked.connect(self._submit)
+        cancel.clicked.connect(self.cancelled)
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
+        buttons.addWidget(cancel)
+        buttons.addWidget(send)
+        box = QVBoxLayout(self)
+        box.setContentsMargins(0, 0, 0, 0)
+        box.setSpacing(4)
+        box.addWidget(self.text, 1)
+        box.addLayout(buttons)
+        self.setFocusProxy(self.text)
+        self.text.installEventFilter(self)
+
+    def _submit(self) -> None:
+        self.submitted.emit(self.text.toPlainText())
+
+    def eventFilter(self, obj: Any, event: QEvent) -> bool:
+        if obj is self.text and event.type() == QEvent.Type.KeyPress:
+            assert isinstance(event, QKeyEvent)
+            ctrl = event.modifiers() & Qt.KeyboardModifier.ControlModifier
+            if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and ctrl:
+                self._submit()
+                return True
+            if event.key() == Qt.Key.Key_Escape:
+                self.cancelled.emit()
+                return True
+        return super().eventFilter(obj, event)
+
+
+class ChatDelegate(QStyledItemDelegate):
+    """Paints cards from cached layouts and turns clicks on their buttons into actions."""
+
+    action = Signal(int, str, object)  # row, action, argument
+    edit_submitted = Signal(object, str)  # Row, new text
+
+    def __init__(self, view: ChatView, model: ChatModel) -> None:
+        super().__init__(view)
+        self._view = view
+        self._model = model
+        self._layouts: OrderedDict[tuple[Any, ...], CardLayout] = OrderedDict()
+        self.docs = DocCache()
+        self.images = ImageCache()
+        self._theme: Theme | None = None
+        self._width = 600
+        self.layouts_built = 0
+
+    # -- caches
+
+    def theme(self) -> Theme:
+        view = self._view
+        key = (view.palette().cacheKey(), view.font().key())
+        if self._theme is None or self._theme.key != key:
+            self._theme = Theme.from_palette(view.palette(), view.font())
+            self._layouts.clear()
+            self.docs.clear()
+            for row in self._model.rows():
+                row.measured = row.estimate = row.hint = None
+        return self._theme
+
+    def width(self) -> int:
+        return self._width
+
+    def set_width(self, width: int) -> None:
+        self._width = max(120, width)
+
+    def layout_for(self, i: int) -> CardLayout:
+        """The card of row ``i`` at the current width (built if not cached)."""
+        row = self._model.row_at(i)
+        theme = self.theme()
+        width = self._width
+        is_last = i == self._model.last_row()
+        key = (row.uid, row.version, width, row.expanded, is_last, row.editing, theme.key)
+        layout = self._layouts.get(key)
+        if layout is not None:
+            self._layouts.move_to_end(key)
+            return layout
+        state = RowState(row.item, row.expanded, row.streaming, is_last, row.editing)
+        layout = build_card(state, width, theme, self.docs, self.images, self._model.live.get)
+        self.layouts_built += 1
+        self._layouts[key] = layout
+        while len(self._layouts) > 400:
+            self._layouts.popitem(last=False)
+        row.measured = (row.version, width, layout.height)
+        if row.hint is not None and row.hint.height() != self.hint_height(row, layout.height):
+            row.hint = None
+        return layout
+
+    @staticmethod
+    def hint_height(row: Row, height: int) -> int:
+        """The height the view gets: a streaming row grows in steps, not line by line."""
+        if row.streaming:
+            return -(-height // STREAM_HEIGHT_STEP) * STREAM_HEIGHT_STEP
+        return height
+
+    def row_height(self, row: Row) -> int:
+        width = self._width
+        m = row.measured
+        if m is not None and m[1] == width:
+            return m[2]  # possibly of an older version; painting corrects it
+        e = row.estimate
+        if e is None or e[0] != row.version or e[1] != width:
+            h = estimate_height(row.item, width, self.theme(), row.expanded)
+            row.estimate = e = (row.version, width, h)
+        return e[2]
+
+    def height_of(self, i: int) -> int:
+        return self.row_height(self._model.row_at(i))
+
+    def measure(self, i: int) -> bool:
+        """Lay out row ``i`` now; return whether the height the view has for it changes."""
+        row = self._model.row_at(i)
+        before = row.hint.height() if row.hint is not None and row.hint_w == self._width else -1
+        height = self.hint_height(row, self.layout_for(i).height)
+        return height != before
+
+    # -- QStyledItemDelegate
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:
+        # Called for every row on every view layout: keep it to a lookup.
+        row = self._model.row_at(index.row())
+        hint = row.hint
+        if hint is None or row.hint_w != self._width:
+            hint = QSize(self._width, self.hint_height(row, self.row_height(row)))
+            row.hint = hint
+            row.hint_w = self._width
+        return hint
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: _Index) -> None:
+        i = index.row()
+        layout = self.layout_for(i)
+        rect = option.rect
+        painter.save()
+        painter.translate(rect.topLeft())
+        layout.paint(painter, self.theme())
+        painter.restore()
+        if self.hint_height(self._model.row_at(i), layout.height) != rect.height():
+            self._view.schedule_relayout(i)
+
+    def editorEvent(
+        self,
+        event: QEvent,
+        model: QAbstractItemModel,
+        option: QStyleOptionViewItem,
+        index: _Index,
+    ) -> bool:
+        kind = event.type()
+        if kind not in (
+            QEvent.Type.MouseButtonPress,
+            QEvent.Type.MouseButtonRelease,
+            QEvent.Type.MouseButtonDblClick,
+            QEvent.Type.MouseMove,
+        ):
+            return False
+        assert isinstance(event, QMouseEvent)
+        rect = option.rect
+        pos = event.position().toPoint() - rect.topLeft()
+        hit = self.layout_for(index.row()).hit_at(pos.x(), pos.y())
+        if kind == QEvent.Type.MouseMove:
+            return False
+        if hit is None or event.button() != Qt.MouseButton.LeftButton:
+            return False
+        if kind == QEvent.Type.MouseButtonRelease:
+            self.action.emit(index.row(), hit.action, hit.arg)
+        return True
+
+    def helpEvent(
+        self,
+        event: QHelpEvent,
+        view: QAbstractItemView,
+        option: QStyleOptionViewItem,
+        index: _Index,
+    ) -> bool:
+        if event.type() == QEvent.Type.ToolTip and index.isValid():
+            pos = event.pos() - option.rect.topLeft()
+            hit = self.layout_for(index.row()).hit_at(pos.x(), pos.y())
+            if hit is not None and hit.tip:
+                QToolTip.showText(event.globalPos(), hit.tip, view)
+                return True
+        return super().helpEvent(event, view, option, index)
+
+    def createEditor(self, parent: QWidget, option: QStyleOptionViewItem, index: _Index) -> QWidget:
+        editor = _InlineEditor(parent)
+        row = self._model.row_at(index.row())
+
+        def submit(text: str) -> None:
+            self.edit_submitted.emit(row, text)
+            self.closeEditor.emit(editor, QAbstractItemDelegate.EndEditHint.NoHint)
+
+        editor.submitted.connect(submit)
+        editor.cancelled.connect(
+            lambda: self.closeEditor.emit(editor, QAbstractItemDelegate.EndEditHint.NoHint)
+        )
+        return editor
+
+    def setEditorData(self, editor: QWidget, index: _Index) -> None:
+        if isinstance(editor, _InlineEditor):
+            editor.text.setPlainText(message_text(self._model.row_at(index.row()).item.message))
+            editor.text.selectAll()
+
+    def setModelData(self, editor: QWidget, model: QAbstractItemModel, index: _Index) -> None:
+        """Nothing: the new text goes out through ``edit_submitted``, not into the model."""
+
+    def updateEditorGeometry(
+        self, editor: QWidget, option: QStyleOptionViewItem, index: _Index
+    ) -> None:
+        layout = self.layout_for(index.row())
+        if layout.editor_rect is not None:
+            rect = option.rect
+            editor.setGeometry(layout.editor_rect.translated(rect.topLeft()))
+
+    def destroyEditor(self, editor: QWidget, index: _Index) -> None:
+        super().destroyEditor(editor, index)
+        if index.isValid() and index.row() < self._model.rowCount():
+            row = self._model.row_at(index.row())
+            if row.editing:
+                row.editing = False
+                self._model.changed(index.row())
+
+
+class ChatView(QListView):
+    """The list of cards; follows the bottom while the user is there."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("chatView")
+        self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.setUniformItemSizes(False)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # Always on: a bar that comes and goes would change the width, and so every height.
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
+        self.setResizeMode(QListView.ResizeMode.Adjust)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setMouseTracking(True)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.viewport().setBackgroundRole(QPalette.ColorRole.Window)
+        self.verticalScrollBar().setSingleStep(24)
+        self.stick_to_bottom = True
+        self._changed: set[int] = set()
+        self._keep_row = -1
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(0)
+        self._timer.timeout.connect(self.relayout_now)
+        bar = self.verticalScrollBar()
+        bar.valueChanged.connect(self._on_scrolled)
+        bar.rangeChanged.connect(self._on_range)
+        self.relayouts = 0
+
+    def _on_scrolled(self, value: int) -> None:
+        self.stick_to_bottom = value >= self.verticalScrollBar().maximum() - 2
+
+    def _on_range(self, _lo: int, hi: int) -> None:
+        if self.stick_to_bottom:
+            self.verticalScrollBar().setValue(hi)
+
+    def schedule_relayout(self, row: int, *, keep: bool = False) -> None:
+        self._changed.add(row)
+        if keep:
+            self._keep_row = row
+        if not self._timer.isActive():
+            self._timer.start()
+
+    def relayout_now(self) -> None:
+        """Re-run the item layout, keeping the bottom or an anchor row in place.
+
+        Rows around the viewport (one screen each way) are laid out first, so that small
+        scrolls after this find exact heights and need no further relayout.
+        """
+        self._timer.stop()
+        changed, self._changed = self._changed, set()
+        keep, self._keep_row = self._keep_row, -1
+        model = self.model()
+        delegate = self.itemDelegate()
+        bar = self.verticalScrollBar()
+        stick = self.stick_to_bottom and keep < 0
+        if isinstance(delegate, ChatDelegate) and model.rowCount() > 0:
+            changed |= self._measure_band(delegate, stick)
+        anchor = self._anchor_row(changed, keep) if not stick else -1
+        old_top = self.visualRect(model.index(anchor, 0)).top() if anchor >= 0 else 0
+        self.relayouts += 1
+        self.scheduleDelayedItemsLayout()
+        self.executeDelayedItemsLayout()
+        if stick:
+            bar.setValue(bar.maximum())
+        elif anchor >= 0:
+            new_top = self.visualRect(model.index(anchor, 0)).top()
+            bar.setValue(bar.value() + new_top - old_top)
+        self.viewport().update()
+
+    def _measure_band(self, delegate: ChatDelegate, stick: bool) -> set[int]:
+        n = self.model().rowCount()
+        vh = max(200, self.viewport().height())
+        changed: set[int] = set()
+        if stick:
+            first = last = n - 1
+        else:
+            top = self.indexAt(QPoint(4, 1))
+            bottom = self.indexAt(QPoint(4, vh - 1))
+            first = top.row() if top.isValid() else n - 1
+            last = bottom.row() if bottom.isValid() else min(n - 1, first + 20)
+        for i in range(first, last + 1):
+            if delegate.measure(i):
+                changed.add(i)
+        room = vh if not stick else 2 * vh
+        i = first - 1
+        while i >= 0 and room > 0:
+            if delegate.measure(i):
+                changed.add(i)
+            room -= delegate.height_of(i)
+            i -= 1
+        room = vh
+        i = last + 1
+        while i < n and room > 0:
+            if delegate.measure(i):
+                changed.add(i)
+            room -= delegate.height_of(i)
+            i += 1
+        return changed
+
+    def _anchor_row(self, changed: set[int], keep: int) -> int:
+        model = self.model()
+        height = self.viewport().height()
+        if keep >= 0 and self.visualRect(model.index(keep, 0)).intersects(self.viewport().rect()):
+            return keep
+        first = self.indexAt(QPoint(4, 1))
+        if not first.isValid():
+            return -1
+        i = first.row()
+        while i < model.rowCount():
+            if i not in changed:
+                return i
+            if self.visualRect(model.index(i, 0)).bottom() > height:
+                break
+            i += 1
+        return first.row()
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        super().mouseMoveEvent(event)
+        pos = event.position().toPoint()
+        index = self.indexAt(pos)
+        delegate = self.itemDelegate()
+        hit = None
+        if index.isValid() and isinstance(delegate, ChatDelegate):
+            local = pos - self.visualRect(index).topLeft()
+            hit = delegate.layout_for(index.row()).hit_at(local.x(), local.y())
+        shape = Qt.CursorShape.PointingHandCursor if hit else Qt.CursorShape.ArrowCursor
+        self.viewport().setCursor(shape)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        delegate = self.itemDelegate()
+        if isinstance(delegate, ChatDelegate):
+            delegate.set_width(self.viewport().width())
+        super().resizeEvent(event)
+        if event.oldSize().width() != event.size().width():
+            self.schedule_relayout(-1)
+
+
+class ChatPane(QWidget):
+    """The messages of the current branch as cards (see module docstring)."""
+
+    sibling_requested = Signal(str, int)
+    edit_resend_requested = Signal(str, str)
+    retry_requested = Signal()
+    copy_requested = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("chatPane")
+        self.model = ChatModel(self)
+        self.view = ChatView(self)
+        self.delegate = ChatDelegate(self.view, self.model)
+        self.delegate.set_width(self.view.viewport().width())
+        self.view.setItemDelegate(self.delegate)
+        self.view.setModel(self.model)
+        box = QVBoxLayout(self)
+        box.setContentsMargins(0, 0, 0, 0)
+        box.addWidget(self.view)
+        self.delegate.action.connect(self._on_action)
+        self.delegate.edit_submitted.connect(self._on_edit_submitted)
+        self._stream: Row | None = None
+        self._pending: AssistantMessage | None = None
+        self._dirty: set[int] = set()  # uids of rows to repaint on the next flush
+        self._flush_timer = QTimer(self)
+        self._flush_timer.setSingleShot(True)
+        self._flush_timer.setInterval(STREAM_REPAINT_MS)
+        self._flush_timer.timeout.connect(self._flush)
+        self.last_set_items_ms = 0.0
+
+    # -- whole branch
+
+    def set_items(self, items: list[ChatItem]) -> None:
+        """Replace everything (a branch switch) and show the bottom."""
+        start = time.perf_counter()
+        self._flush_timer.stop()
+        self._stream = None
+        self._pending = None
+        self._dirty.clear()
+        self.model.reset(items)
+        self.view.stick_to_bottom = True
+        self.view.relayout_now()
+        self.last_set_items_ms = (time.perf_counter() - start) * 1000
+
+    def append_item(self, item: ChatItem) -> None:
+        """Append a finished message; tool results join their assistant message's card."""
+        self._flush()
+        self.model.append(item)
+
+    def item_count(self) -> int:
+        return self.model.rowCount()
+
+    def visible_widget_count(self) -> int:
+        """Widgets that exist for rows (inline editors); cards themselves are painted."""
+        return sum(1 for c in self.view.viewport().children() if isinstance(c, QWidget))
+
+    # -- streaming
+
+    def begin_stream(self, partial: AssistantMessage) -> None:
+        self._flush()
+        if self._stream is not None:
+            self._stream.streaming = False
+        self.model.append(ChatItem(None, partial), streaming=True)
+        self._stream = self.model.row_at(self.model.last_row())
+
+    def update_stream(self, partial: AssistantMessage) -> None:
+        """A new snapshot; painted at most every STREAM_REPAINT_MS milliseconds."""
+        if self._stream is None:
+            self.begin_stream(partial)
+            return
+        self._pending = partial
+        self._dirty.add(self._stream.uid)
+        if not self._flush_timer.isActive():
+            self._flush_timer.start()
+
+    def end_stream(self, final: AssistantMessage, entry_id: str | None) -> None:
+        row = self._stream
+        self._pending = None
+        self._flush()
+        if row is None:
+            self.model.append(ChatItem(entry_id, final))
+            return
+        self._stream = None
+        row.item.message = final
+        row.item.entry_id = entry_id
+        row.streaming = False
+        row.hint = None
+        self.model.changed(self._index_of(row))
+
+    # -- tools
+
+    def tool_started(self, call_id: str, name: str, args: dict[str, Any]) -> None:
+        self._flush()
+        self.model.live[call_id] = LiveTool(name, dict(args))
+        self.model.changed(self.model.row_of_tool(call_id))
+
+    def tool_output(self, call_id: str, text: str) -> None:
+        live = self.model.live.get(call_id)
+        if live is None:
+            return
+        live.output = text
+        i = self.model.row_of_tool(call_id)
+        if i >= 0:
+            self._dirty.add(self.model.row_at(i).uid)
+            if not self._flush_timer.isActive():
+                self._flush_timer.start()
+
+    def tool_finished(self, call_id: str, result: ToolResultMessage) -> None:
+        self._flush()
+        live = self.model.live.get(call_id)
+        if live is not None:
+            live.result = result
+        i = self.model.row_of_tool(call_id)
+        if i >= 0:
+            self.model.row_at(i).item.tool_results[call_id] = result
+            self.model.changed(i)
+        else:
+            self.model.append(ChatItem(None, result))
+
+    # -- internals
+
+    def _flush(self) -> None:
+        self._flush_timer.stop()
+        if self._pending is not None and self._stream is not None:
+            self._stream.item.message = self._pending
+            self._pending = None
+        if not self._dirty:
+            return
+        dirty, self._dirty = self._dirty, set()
+        rows = self.model.rows()
+        # Dirty rows are the streaming row or rows with running tools: near the end.
+        for i in range(len(rows) - 1, -1, -1):
+            if rows[i].uid in dirty:
+                self.model.changed(i)
+                dirty.discard(rows[i].uid)
+                if not dirty:
+                    break
+
+    def _index_of(self, row: Row) -> int:
+        rows = self.model.rows()
+        for i in range(len(rows) - 1, -1, -1):
+            if rows[i] is row:
+                return i
+        return -1
+
+    def _on_action(self, i: int, action: str, arg: object) -> None:
+        if not 0 <= i < self.model.rowCount():
+            return
+        row = self.model.row_at(i)
+        item = row.item
+        if action == "copy":
+            text = arg if isinstance(arg, str) else message_text(item.message)
+            QGuiApplication.clipboard().setText(text)
+            self.copy_requested.emit(text)
+        elif action == "sibling" and isinstance(arg, int) and item.entry_id is not None:
+            target = item.sibling_index + arg
+            if 0 <= target < item.sibling_count:
+                self.sibling_requested.emit(item.entry_id, arg)
+        elif action == "retry":
+            self.retry_requested.emit()
+        elif action == "toggle" and isinstance(arg, str):
+            self.model.toggle(i, arg)
+            self.view.schedule_relayout(i, keep=True)
+        elif action == "edit" and isinstance(item.message, UserMessage):
+            self.start_edit(i)
+
+    def start_edit(self, i: int) -> None:
+        """Open the inline edit-and-resend editor on user row ``i``."""
+        row = self.model.row_at(i)
+        row.editing = True
+        self.model.changed(i)
+        self.view.schedule_relayout(i, keep=True)
+        self.view.relayout_now()
+        index = self.model.index(i, 0)
+        self.view.edit(index)
+
+    def _on_edit_submitted(self, row: object, text: str) -> None:
+        if isinstance(row, Row) and row.item.entry_id is not None and text.strip():
+            self.edit_resend_requested.emit(row.item.entry_id, text)

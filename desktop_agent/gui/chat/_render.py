@@ -1,0 +1,943 @@
+"""Card layouts: what one chat row paints, where its buttons are, and how tall it is.
+
+A `CardLayout` is built for one row at one width and kept in a cache by the delegate; it is
+a flat list of paint parts (boxes, text documents, buttons, images) in card coordinates and
+a list of hit rectangles for clicks. Building one is the only expensive step (QTextDocument
+layout), so only visible rows are built; the rest of the list uses `estimate_height`.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import re
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from PySide6.QtCore import QByteArray, QRect, QRectF, Qt
+from PySide6.QtGui import (
+    QAbstractTextDocumentLayout,
+    QColor,
+    QFont,
+    QFontDatabase,
+    QFontMetrics,
+    QImage,
+    QPainter,
+    QPalette,
+    QPen,
+    QSyntaxHighlighter,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+    QTextOption,
+)
+
+from desktop_agent.ai import (
+    AssistantMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    CustomMessage,
+    ImageContent,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from desktop_agent.gui.chat._highlight import CodeHighlighter, DiffHighlighter
+from desktop_agent.gui.chat._items import ChatItem
+
+log = logging.getLogger(__name__)
+
+MARGIN_X = 12  # card to view edge
+MARGIN_Y = 5  # card to card (half)
+PAD = 10  # inside a card
+GAP = 6  # between blocks inside a card
+MAX_TEXT_CHARS = 200_000  # longer message text is cut in the view (Copy still copies all)
+TOOL_LINES_COLLAPSED = 12
+TOOL_LINES_EXPANDED = 400
+TOOL_CHARS_EXPANDED = 60_000
+EDITOR_HEIGHT = 150
+IMAGE_MAX_HEIGHT = 260
+
+
+# --------------------------------------------------------------------------- theme
+
+
+@dataclass(frozen=True)
+class Theme:
+    """Colours and fonts derived from the view's palette and font."""
+
+    key: tuple[int, str]
+    dark: bool
+    text: QColor
+    muted: QColor
+    base: QColor
+    link: QColor
+    card_user: QColor
+    card_assistant: QColor
+    card_notice: QColor
+    code_bg: QColor
+    tool_bg: QColor
+    border: QColor
+    red: QColor
+    red_bg: QColor
+    font: QFont
+    bold: QFont
+    small: QFont
+    mono: QFont
+    line: int
+    small_line: int
+    mono_line: int
+    fm_small: QFontMetrics
+    fm_bold: QFontMetrics
+    char_w: int
+
+    @staticmethod
+    def from_palette(palette: QPalette, font: QFont) -> Theme:
+        base = palette.color(QPalette.ColorRole.Base)
+        text = palette.color(QPalette.ColorRole.Text)
+        window = palette.color(QPalette.ColorRole.Window)
+        highlight = palette.color(QPalette.ColorRole.Highlight)
+        dark = base.lightness() < 128
+        red = QColor("#ef5350") if dark else QColor("#c62828")
+        bold = QFont(font)
+        bold.setBold(True)
+        small = QFont(font)
+        if small.pointSizeF() > 0:
+            small.setPointSizeF(max(6.0, small.pointSizeF() - 1))
+        mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        if font.pointSizeF() > 0:
+            mono.setPointSizeF(max(6.0, font.pointSizeF() - 0.5))
+        fm_small = QFontMetrics(small)
+        return Theme(
+            key=(palette.cacheKey(), font.key()),
+            dark=dark,
+            text=text,
+            muted=_mix(text, base, 0.42),
+            base=base,
+            link=palette.color(QPalette.ColorRole.Link),
+            card_user=_mix(base, highlight, 0.12),
+            card_assistant=base,
+            card_notice=_mix(base, window, 0.6),
+            code_bg=_mix(base, text, 0.06),
+            tool_bg=_mix(base, window, 0.45),
+            border=_mix(base, text, 0.18),
+            red=red,
+            red_bg=_mix(base, red, 0.12),
+            font=font,
+            bold=bold,
+            small=small,
+            mono=mono,
+            line=QFontMetrics(font).height(),
+            small_line=fm_small.height(),
+            mono_line=QFontMetrics(mono).height(),
+            fm_small=fm_small,
+            fm_bold=QFontMetrics(bold),
+            char_w=max(1, QFontMetrics(font).averageCharWidth()),
+        )
+
+
+def _mix(a: QColor, b: QColor, t: float) -> QColor:
+    return QColor(
+        round(a.red() + (b.red() - a.red()) * t),
+        round(a.green() + (b.green() - a.green()) * t),
+        round(a.blue() + (b.blue() - a.blue()) * t),
+    )
+
+
+# --------------------------------------------------------------------------- documents
+
+
+class DocCache:
+    """Laid-out QTextDocuments by (kind, text, width, theme); least recently used go first."""
+
+    def __init__(self, limit: int = 800) -> None:
+        self._docs: OrderedDict[tuple[Any, ...], tuple[QTextDocument, QSyntaxHighlighter | None]]
+        self._docs = OrderedDict()
+        self._limit = limit
+        self.built = 0  # documents laid out so far (tests and timings)
+
+    def clear(self) -> None:
+        self._docs.clear()
+
+    def get(self, kind: str, text: str, width: int, theme: Theme, lang: str = "") -> QTextDocument:
+        key = (kind, lang, text, width, theme.key)
+        hit = self._docs.get(key)
+        if hit is not None:
+            self._docs.move_to_end(key)
+            return hit[0]
+        doc = QTextDocument()
+        doc.setDocumentMargin(0)
+        option = QTextOption()
+        option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+        doc.setDefaultTextOption(option)
+        highlighter: QSyntaxHighlighter | None = None
+        if kind == "md":
+            doc.setDefaultFont(theme.font)
+            doc.setMarkdown(text)
+            if "](" in text or "://" in text:
+                _recolor_links(doc, theme.link)
+        elif kind == "plain":
+            doc.setDefaultFont(theme.font)
+            doc.setPlainText(text)
+        elif kind == "small":
+            doc.setDefaultFont(theme.small)
+            doc.setPlainText(text)
+        else:  # code, diff, mono
+            doc.setDefaultFont(theme.mono)
+            if kind == "code":
+                highlighter = CodeHighlighter(doc, dark=theme.dark, language=lang)
+            elif kind == "diff":
+                highlighter = DiffHighlighter(doc, dark=theme.dark)
+            doc.setPlainText(text)
+        doc.setTextWidth(max(20, width))
+        doc.size()  # lay out now, not while painting
+        self.built += 1
+        self._docs[key] = (doc, highlighter)
+        while len(self._docs) > self._limit:
+            self._docs.popitem(last=False)
+        return doc
+
+
+def _recolor_links(doc: QTextDocument, color: QColor) -> None:
+    """Links in the view's link colour (the Markdown importer uses the app palette's)."""
+    block = doc.begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            frag = it.fragment()
+            if frag.isValid() and frag.charFormat().isAnchor():
+                cursor = QTextCursor(doc)
+                cursor.setPosition(frag.position())
+                cursor.setPosition(frag.position() + frag.length(), QTextCursor.MoveMode.KeepAnchor)
+                fmt = QTextCharFormat()
+                fmt.setForeground(color)
+                cursor.mergeCharFormat(fmt)
+            it += 1
+        block = block.next()
+
+
+class ImageCache:
+    """Decoded images by content block, least recently used go first."""
+
+    def __init__(self, limit: int = 64) -> None:
+        self._images: OrderedDict[int, tuple[ImageContent, QImage]] = OrderedDict()
+        self._limit = limit
+
+    def clear(self) -> None:
+        self._images.clear()
+
+    def get(self, block: ImageContent) -> QImage:
+        hit = self._images.get(id(block))
+        if hit is not None and hit[0] is block:
+            self._images.move_to_end(id(block))
+            return hit[1]
+        image = QImage()
+        try:
+            raw = base64.b64decode(block.data, validate=False)
+        except ValueError:
+            raw = b""
+        image.loadFromData(QByteArray(raw))
+        self._images[id(block)] = (block, image)
+        while len(self._images) > self._limit:
+            self._images.popitem(last=False)
+        return image
+
+
+# --------------------------------------------------------------------------- parts
+
+
+class Part:
+    def paint(self, p: QPainter, theme: Theme) -> None:
+        raise NotImplementedError
+
+
+@dataclass
+class DocPart(Part):
+    x: int
+    y: int
+    doc: QTextDocument
+    color: QColor | None = None
+
+    def paint(self, p: QPainter, theme: Theme) -> None:
+        p.save()
+        p.translate(self.x, self.y)
+        ctx = QAbstractTextDocumentLayout.PaintContext()
+        pal = QPalette(ctx.palette)
+        pal.setColor(QPalette.ColorRole.Text, self.color or theme.text)
+        pal.setColor(QPalette.ColorRole.Link, theme.link)
+        ctx.palette = pal
+        ctx.clip = QRectF(p.clipBoundingRect()) if p.hasClipping() else QRectF()
+        self.doc.documentLayout().draw(p, ctx)
+        p.restore()
+
+
+@dataclass
+class BoxPart(Part):
+    rect: QRect
+    fill: QColor
+    border: QColor | None = None
+    radius: float = 6.0
+    dashed: bool = False
+    border_width: float = 1.0
+
+    def paint(self, p: QPainter, theme: Theme) -> None:
+        p.save()
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        if self.border is not None:
+            pen = QPen(self.border, self.border_width)
+            if self.dashed:
+                pen.setStyle(Qt.PenStyle.DashLine)
+            p.setPen(pen)
+        else:
+            p.setPen(Qt.PenStyle.NoPen)
+        p.setBrush(self.fill)
+        p.drawRoundedRect(
+            QRectF(self.rect).adjusted(0.5, 0.5, -0.5, -0.5), self.radius, self.radius
+        )
+        p.restore()
+
+
+@dataclass
+class TextPart(Part):
+    rect: QRect
+    text: str
+    color: QColor
+    font: QFont
+    align: Qt.AlignmentFlag = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+
+    def paint(self, p: QPainter, theme: Theme) -> None:
+        p.setFont(self.font)
+        p.setPen(self.color)
+        p.drawText(self.rect, self.text, self.align)
+
+
+@dataclass
+class ButtonPart(Part):
+    rect: QRect
+    text: str
+    enabled: bool = True
+    color: QColor | None = None
+
+    def paint(self, p: QPainter, theme: Theme) -> None:
+        p.save()
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        fg = self.color or (theme.text if self.enabled else theme.muted)
+        p.setPen(QPen(_mix(theme.base, fg, 0.35), 1.0))
+        p.setBrush(_mix(theme.base, theme.text, 0.04))
+        p.drawRoundedRect(QRectF(self.rect).adjusted(0.5, 0.5, -0.5, -0.5), 4, 4)
+        p.setFont(theme.small)
+        p.setPen(fg)
+        p.drawText(self.rect, self.text, Qt.AlignmentFlag.AlignCenter)
+        p.restore()
+
+
+@dataclass
+class ImagePart(Part):
+    rect: QRect
+    image: QImage
+
+    def paint(self, p: QPainter, theme: Theme) -> None:
+        p.save()
+        p.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
+        p.drawImage(QRectF(self.rect), self.image)
+        p.restore()
+
+
+@dataclass
+class Hit:
+    rect: QRect
+    action: str  # "sibling" | "copy" | "edit" | "retry" | "toggle"
+    arg: Any = None
+    tip: str = ""
+
+
+@dataclass
+class CardLayout:
+    height: int = 0
+    parts: list[Part] = field(default_factory=list)
+    hits: list[Hit] = field(default_factory=list)
+    editor_rect: QRect | None = None
+
+    def paint(self, p: QPainter, theme: Theme) -> None:
+        for part in self.parts:
+            part.paint(p, theme)
+
+    def hit_at(self, x: int, y: int) -> Hit | None:
+        for hit in reversed(self.hits):
+            if hit.rect.contains(x, y):
+                return hit
+        return None
+
+
+# --------------------------------------------------------------------------- helpers
+
+_FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})\s*([^\s`]*)[^`]*$")
+
+
+def split_markdown(text: str) -> Iterator[tuple[str, str, str]]:
+    """Yield ("md", text, "") and ("code", code, language) segments of Markdown text."""
+    lines = text.split("\n")
+    prose: list[str] = []
+    i = 0
+    while i < len(lines):
+        m = _FENCE.match(lines[i])
+        if m is None:
+            prose.append(lines[i])
+            i += 1
+            continue
+        fence = m.group(2)
+        lang = m.group(3)
+        code: list[str] = []
+        i += 1
+        while i < len(lines):
+            stripped = lines[i].strip()
+            if stripped.startswith(fence[0] * len(fence)) and set(stripped) == {fence[0]}:
+                i += 1
+                break
+            code.append(lines[i])
+            i += 1
+        if any(s.strip() for s in prose):
+            yield ("md", "\n".join(prose).strip("\n"), "")
+        prose = []
+        yield ("code", "\n".join(code), lang)
+    if any(s.strip() for s in prose):
+        yield ("md", "\n".join(prose).strip("\n"), "")
+
+
+def message_text(message: object) -> str:
+    """The plain text of a message (what "Copy" copies)."""
+    content = getattr(message, "content", None)
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n\n".join(b.text for b in content if isinstance(b, TextContent))
+    summary = getattr(message, "summary", None)
+    return summary if isinstance(summary, str) else ""
+
+
+def _clip_lines(text: str, max_lines: int, max_chars: int, *, tail: bool = False) -> str:
+    lines = text.split("\n")
+    more = len(lines) - max_lines
+    if more > 0:
+        if tail:
+            lines = [f"[... {more} earlier lines]", *lines[-max_lines:]]
+        else:
+            lines = [*lines[:max_lines], f"[... {more} more lines]"]
+    out = "\n".join(lines)
+    if len(out) > max_chars:
+        out = out[:max_chars] + f"\n[... {len(out) - max_chars:,} more characters]"
+    return out
+
+
+def _tool_args_summary(call: ToolCall) -> str:
+    args = call.arguments
+    for key in ("command", "path", "pattern", "file_path"):
+        value = args.get(key)
+        if isinstance(value, str):
+            return ("$ " if key == "command" else "") + value
+    try:
+        return json.dumps(args, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(args)
+
+
+def _result_text(result: ToolResultMessage) -> str:
+    return "\n".join(b.text for b in result.content if isinstance(b, TextContent))
+
+
+@dataclass
+class LiveTool:
+    """A tool call the agent is running now (events from the harness)."""
+
+    name: str
+    args: dict[str, Any]
+    output: str = ""
+    result: ToolResultMessage | None = None
+
+
+# --------------------------------------------------------------------------- builder
+
+
+@dataclass
+class RowState:
+    """Everything one row's picture depends on, besides width and theme."""
+
+    item: ChatItem
+    expanded: frozenset[str]
+    streaming: bool
+    is_last: bool
+    editing: bool
+
+
+class _Builder:
+    def __init__(
+        self, width: int, theme: Theme, docs: DocCache, images: ImageCache, live: LiveLookup
+    ) -> None:
+        self.t = theme
+        self.docs = docs
+        self.images = images
+        self.live = live
+        self.out = CardLayout()
+        self.left = MARGIN_X + PAD
+        self.right = width - MARGIN_X - PAD
+        self.y = MARGIN_Y + PAD
+
+    @property
+    def w(self) -> int:
+        return max(40, self.right - self.left)
+
+    # -- primitives
+
+    def doc(self, kind: str, text: str, color: QColor | None = None, lang: str = "") -> None:
+        d = self.docs.get(kind, text, self.w, self.t, lang)
+        self.out.parts.append(DocPart(self.left, self.y, d, color))
+        self.y += int(d.size().height() + 0.999)
+
+    def button(self, right: int, text: str, action: str, arg: Any = None, **kw: Any) -> int:
+        """Add a button whose right edge is at ``right``; return its left edge."""
+        fm = self.t.fm_small
+        bw = fm.horizontalAdvance(text) + 14
+        bh = self.t.small_line + 6
+        rect = QRect(right - bw, self.y, bw, bh)
+        enabled = bool(kw.pop("enabled", True))
+        self.out.parts.append(ButtonPart(rect, text, enabled, kw.pop("color", None)))
+        if enabled:
+            self.out.hits.append(Hit(rect, action, arg, kw.pop("tip", "")))
+        return right - bw
+
+    def text_line(self, x: int, text: str, color: QColor, font: QFont, h: int) -> int:
+        fm = QFontMetrics(font)
+        text = fm.elidedText(text, Qt.TextElideMode.ElideRight, max(10, self.right - x))
+        w = fm.horizontalAdvance(text) + 1
+        self.out.parts.append(TextPart(QRect(x, self.y, w, h), text, color, font))
+        return x + w
+
+    def toggle_line(self, key: str, title: str, extra: str, expanded: bool) -> None:
+        h = max(self.t.line, self.t.small_line + 6)
+        arrow = "▾ " if expanded else "▸ "
+        x = self.text_line(self.left, arrow + title, self.t.text, self.t.bold, h)
+        end = x
+        if extra:
+            end = self.text_line(x + 6, extra, self.t.muted, self.t.small, h)
+        self.out.hits.append(Hit(QRect(self.left, self.y, end - self.left, h), "toggle", key))
+        self.y += h
+
+    # -- card pieces
+
+    def header(
+        self, state: RowState, title: str, subtitle: str, buttons: list[tuple[str, str]]
+    ) -> None:
+        t = self.t
+        h = max(t.line, t.small_line + 6)
+        right = self.right
+        for text, action in reversed(buttons):
+            right = self.button(right, text, action) - 6
+        item = state.item
+        if item.sibling_count > 1 and item.entry_id is not None:
+            idx, count = item.sibling_index, item.sibling_count
+            right = self.button(
+                right, "›", "sibling", 1, enabled=idx < count - 1, tip="Next version"
+            )
+            label = f"{idx + 1}/{count}"
+            lw = t.fm_small.horizontalAdvance(label) + 8
+            right -= lw
+            self.out.parts.append(
+                TextPart(
+                    QRect(right, self.y, lw, h),
+                    label,
+                    t.muted,
+                    t.small,
+                    Qt.AlignmentFlag.AlignCenter,
+                )
+            )
+            right = (
+                self.button(right, "‹", "sibling", -1, enabled=idx > 0, tip="Previous version") - 6
+            )
+        saved_right = self.right
+        self.right = right - 6
+        x = self.text_line(self.left, title, t.text, t.bold, h)
+        if subtitle:
+            x = self.text_line(x + 8, subtitle, t.muted, t.small, h)
+        if item.label:
+            self.text_line(x + 8, f"[{item.label}]", t.link, t.small, h)
+        self.right = saved_right
+        self.y += h + GAP
+
+    def markdown(self, text: str, color: QColor | None = None) -> None:
+        if len(text) > MAX_TEXT_CHARS:
+            text = (
+                text[:MAX_TEXT_CHARS]
+                + f"\n\n*[... {len(text) - MAX_TEXT_CHARS:,} more characters; Copy copies all]*"
+            )
+        first = True
+        for kind, seg, lang in split_markdown(text):
+            if not first:
+                self.y += GAP
+            first = False
+            if kind == "md":
+                self.doc("md", seg, color)
+            else:
+                self.code_block(seg, lang)
+
+    def code_block(self, code: str, lang: str, kind: str = "code") -> None:
+        t = self.t
+        top = self.y
+        box_index = len(self.out.parts)
+        self.y += 4
+        # language label and copy button on one line
+        bh = t.small_line + 6
+        saved = self.left, self.right
+        self.left += 8
+        self.right -= 4
+        self.text_line(
+            self.left, lang or ("diff" if kind == "diff" else "code"), t.muted, t.small, bh
+        )
+        self.button(self.right, "Copy", "copy", code, tip="Copy code")
+        self.y += bh + 2
+        shown = _clip_lines(code.rstrip("\n"), 2000, MAX_TEXT_CHARS)
+        self.doc(kind, shown, lang=lang)
+        self.left, self.right = saved
+        self.y += 8
+        self.out.parts.insert(
+            box_index, BoxPart(QRect(self.left, top, self.w, self.y - top), t.code_bg, t.border, 5)
+        )
+
+    def thinking(self, key: str, block: ThinkingContent, expanded: bool) -> None:
+        if block.redacted:
+            self.toggle_line(key, "Thinking", "(redacted)", False)
+            return
+        n = len(block.thinking)
+        self.toggle_line(key, "Thinking", f"{n:,} characters" if n else "", expanded)
+        if expanded and block.thinking:
+            self.y += 2
+            saved = self.left
+            self.left += 14
+            top = self.y
+            self.doc("plain", _clip_lines(block.thinking, 5000, MAX_TEXT_CHARS), self.t.muted)
+            self.out.parts.append(
+                BoxPart(QRect(saved + 4, top, 2, self.y - top), self.t.border, None, 1)
+            )
+            self.left = saved
+
+    def image(self, block: ImageContent) -> None:
+        img = self.images.get(block)
+        if img.isNull():
+            self.doc("small", f"[image {block.mime_type} could not be shown]", self.t.muted)
+            return
+        scale = min(1.0, self.w / max(1, img.width()), IMAGE_MAX_HEIGHT / max(1, img.height()))
+        w, h = max(1, int(img.width() * scale)), max(1, int(img.height() * scale))
+        self.out.parts.append(ImagePart(QRect(self.left, self.y, w, h), img))
+        self.y += h
+
+    def tool_card(
+        self,
+        call_id: str,
+        name: str,
+        call: ToolCall | None,
+        result: ToolResultMessage | None,
+        live: LiveTool | None,
+        expanded: bool,
+    ) -> None:
+        t = self.t
+        top = self.y
+        box_index = len(self.out.parts)
+        saved = self.left, self.right
+        self.left += 8
+        self.right -= 8
+        self.y += 6
+        error = result is not None and result.is_error
+        if result is not None:
+            status = "error" if error else "done"
+            details = result.details if isinstance(result.details, dict) else {}
+            code = details.get("exitCode")
+            if isinstance(code, int) and code != 0:
+                status = f"exit {code}"
+        elif live is not None:
+            status = "running…"
+        else:
+            status = "not run"
+        h = max(t.line, t.small_line + 6)
+        arrow = "▾ " if expanded else "▸ "
+        sw = t.fm_small.horizontalAdvance(status) + 2
+        self.out.parts.append(
+            TextPart(
+                QRect(self.right - sw, self.y, sw, h),
+                status,
+                t.red if error else t.muted,
+                t.small,
+                Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
+            )
+        )
+        self.right -= sw + 8
+        x = self.text_line(self.left, arrow + name, t.red if error else t.text, t.bold, h)
+        if call is not None:
+            self.text_line(
+                x + 8, _tool_args_summary(call).replace("\n", " ⏎ "), t.muted, t.small, h
+            )
+        self.right += sw + 8
+        self.out.hits.append(
+            Hit(QRect(saved[0], top, saved[1] - saved[0], h + 6), "toggle", f"tool:{call_id}")
+        )
+        self.y += h + 4
+        if expanded and call is not None and call.arguments:
+            try:
+                args = json.dumps(call.arguments, indent=2, ensure_ascii=False)
+            except (TypeError, ValueError):
+                args = str(call.arguments)
+            self.doc("mono", _clip_lines(args, TOOL_LINES_EXPANDED, TOOL_CHARS_EXPANDED), t.muted)
+            self.y += 4
+        lines = TOOL_LINES_EXPANDED if expanded else TOOL_LINES_COLLAPSED
+        chars = TOOL_CHARS_EXPANDED if expanded else 4_000
+        if result is not None:
+            details = result.details if isinstance(result.details, dict) else {}
+            diff = details.get("diff")
+            if isinstance(diff, str) and diff and not error:
+                self.code_block(_clip_lines(diff, lines, chars), "", kind="diff")
+            else:
+                text = _result_text(result)
+                if text:
+                    self.doc("mono", _clip_lines(text, lines, chars), t.red if error else None)
+            for block in result.content:
+                if isinstance(block, ImageContent):
+                    self.y += 4
+                    self.image(block)
+            path = details.get("fullOutputPath")
+            if isinstance(path, str) and details.get("truncated"):
+                self.y += 2
+                self.doc("small", f"Full output: {path}", t.muted)
+        elif live is not None and live.output:
+            self.doc("mono", _clip_lines(live.output, lines, chars, tail=True), t.muted)
+        self.y += 6
+        self.left, self.right = saved
+        border = t.red if error else t.border
+        self.out.parts.insert(
+            box_index,
+            BoxPart(
+                QRect(self.left, top, self.w, self.y - top),
+                t.tool_bg,
+                border,
+                5,
+                border_width=1.5 if error else 1.0,
+            ),
+        )
+
+    def error_box(self, message: AssistantMessage, retry: bool) -> None:
+        t = self.t
+        top = self.y
+        box_index = len(self.out.parts)
+        saved = self.left, self.right
+        self.left += 8
+        self.right -= 8
+        self.y += 6
+        aborted = message.stop_reason == "aborted"
+        title = "Aborted" if aborted else "Error"
+        if retry:
+            self.button(self.right, "Retry", "retry", tip="Send the request again")
+            self.right -= 60
+        self.text_line(self.left, title, t.red, t.bold, max(t.line, t.small_line + 6))
+        self.y += max(t.line, t.small_line + 6) + 2
+        self.right = saved[1] - 8
+        text = message.error_message or (
+            "The request was stopped." if aborted else "The request failed."
+        )
+        self.doc("plain", _clip_lines(text, 40, 8000), t.text)
+        self.y += 6
+        self.left, self.right = saved
+        self.out.parts.insert(
+            box_index, BoxPart(QRect(self.left, top, self.w, self.y - top), t.red_bg, t.red, 5)
+        )
+
+
+LiveLookup = Callable[[str], LiveTool | None]
+
+
+def build_card(
+    state: RowState, width: int, theme: Theme, docs: DocCache, images: ImageCache, live: LiveLookup
+) -> CardLayout:
+    """Lay out one row. Never raises: a row that cannot be shown becomes a placeholder."""
+    b = _Builder(width, theme, docs, images, live)
+    try:
+        _build(b, state)
+    except Exception:  # habit 8: a damaged row is a placeholder, not a crash
+        log.exception("could not lay out a chat row")
+        b = _Builder(width, theme, docs, images, live)
+        b.doc("small", "[this message could not be displayed]", theme.muted)
+        b.y += PAD
+        _card_box(b, theme.card_notice, theme.border, dashed=True)
+    return b.out
+
+
+def _card_box(b: _Builder, fill: QColor, border: QColor | None, *, dashed: bool = False) -> None:
+    rect = QRect(MARGIN_X, MARGIN_Y, b.right + PAD - MARGIN_X, b.y - MARGIN_Y)
+    b.out.parts.insert(0, BoxPart(rect, fill, border, 8, dashed))
+    b.out.height = b.y + MARGIN_Y
+
+
+def _build(b: _Builder, state: RowState) -> None:
+    t = b.t
+    msg = state.item.message
+    expanded = state.expanded
+    if isinstance(msg, UserMessage):
+        buttons = [("Copy", "copy")]
+        if state.item.entry_id is not None:
+            buttons.append(("Edit", "edit"))
+        b.header(state, "You", "", [] if state.editing else buttons)
+        if state.editing:
+            b.out.editor_rect = QRect(b.left, b.y, b.w, EDITOR_HEIGHT)
+            b.y += EDITOR_HEIGHT
+        elif isinstance(msg.content, str):
+            b.doc("plain", _clip_lines(msg.content, 20_000, MAX_TEXT_CHARS))
+        else:
+            _user_blocks(b, msg.content)
+        b.y += PAD
+        _card_box(b, t.card_user, t.border)
+    elif isinstance(msg, AssistantMessage):
+        subtitle = msg.model + (" · streaming…" if state.streaming else "")
+        b.header(state, "Assistant", subtitle, [("Copy", "copy")])
+        _assistant_blocks(b, state, msg)
+        b.y += PAD - GAP
+        _card_box(b, t.card_assistant, t.border)
+    elif isinstance(msg, ToolResultMessage):
+        b.header(state, "Tool result", msg.tool_name, [])
+        key = f"tool:{msg.tool_call_id}"
+        b.tool_card(msg.tool_call_id, msg.tool_name, None, msg, None, key in expanded)
+        b.y += PAD
+        _card_box(b, t.card_assistant, t.border)
+    elif isinstance(msg, BranchSummaryMessage | CompactionSummaryMessage):
+        if isinstance(msg, BranchSummaryMessage):
+            title, extra = "Branch summary", "of the branch this conversation came back from"
+        else:
+            title, extra = "Compaction summary", f"{int(msg.tokens_before):,} tokens before"
+        _notice(b, state, title, extra, msg.summary)
+    elif isinstance(msg, CustomMessage):
+        text = msg.content if isinstance(msg.content, str) else message_text(msg)
+        _notice(b, state, msg.custom_type, "", text)
+    else:
+        role = getattr(msg, "role", "?")
+        b.header(state, "Message", f"({role})", [])
+        b.doc("small", f"A message of type '{role}' that this app does not display.", t.muted)
+        b.y += PAD
+        _card_box(b, t.card_notice, t.border, dashed=True)
+
+
+def _notice(b: _Builder, state: RowState, title: str, extra: str, text: str) -> None:
+    t = b.t
+    open_ = "summary" in state.expanded
+    b.y -= 2
+    b.toggle_line("summary", title, extra, open_)
+    b.y += 2
+    if open_:
+        b.markdown(text, t.text)
+    else:
+        first = next((ln.strip() for ln in text.split("\n") if ln.strip()), "")
+        b.text_line(b.left, first, t.muted, t.small, t.small_line)
+        b.y += t.small_line
+    b.y += PAD - 2
+    _card_box(b, t.card_notice, t.muted, dashed=True)
+
+
+def _user_blocks(b: _Builder, blocks: list[Any]) -> None:
+    first = True
+    for block in blocks:
+        if not first:
+            b.y += GAP
+        first = False
+        if isinstance(block, TextContent):
+            b.doc("plain", _clip_lines(block.text, 20_000, MAX_TEXT_CHARS))
+        elif isinstance(block, ImageContent):
+            b.image(block)
+        else:
+            b.doc("small", f"[{getattr(block, 'type', '?')} content]", b.t.muted)
+
+
+def _assistant_blocks(b: _Builder, state: RowState, msg: AssistantMessage) -> None:
+    item = state.item
+    for i, block in enumerate(msg.content):
+        if isinstance(block, TextContent):
+            if not block.text.strip():
+                continue
+            b.markdown(block.text)
+        elif isinstance(block, ThinkingContent):
+            b.thinking(f"think:{i}", block, f"think:{i}" in state.expanded)
+        elif isinstance(block, ToolCall):
+            result = item.tool_results.get(block.id)
+            live = b.live(block.id)
+            if result is None and live is not None:
+                result = live.result
+            b.tool_card(
+                block.id, block.name, block, result, live, f"tool:{block.id}" in state.expanded
+            )
+        elif isinstance(block, ImageContent):
+            b.image(block)
+        else:
+            b.doc("small", f"[{getattr(block, 'type', '?')} content]", b.t.muted)
+        b.y += GAP
+    if state.streaming and not msg.content:
+        b.doc("small", "…", b.t.muted)
+        b.y += GAP
+    if msg.stop_reason in ("error", "aborted"):
+        b.error_box(msg, retry=state.is_last and not state.streaming)
+        b.y += GAP
+
+
+# --------------------------------------------------------------------------- estimates
+
+
+def estimate_height(item: ChatItem, width: int, theme: Theme, expanded: frozenset[str]) -> int:
+    """A cheap guess of a row's height, used for rows that have not been laid out yet."""
+    inner = max(40, width - 2 * (MARGIN_X + PAD))
+    cpl = max(10, inner // theme.char_w)
+    line = theme.line
+    h = 2 * (MARGIN_Y + PAD) + max(line, theme.small_line + 6) + GAP
+    msg = item.message
+
+    def text_h(text: str, lh: int, cap: int = 100_000) -> int:
+        n = 0
+        for ln in text[:MAX_TEXT_CHARS].split("\n"):
+            n += 1 + len(ln) // cpl
+            if n > cap:
+                break
+        return min(n, cap) * lh
+
+    if isinstance(msg, AssistantMessage):
+        for block in msg.content:
+            if isinstance(block, TextContent):
+                h += text_h(block.text, line + 2) + GAP
+                h += block.text.count("```") // 2 * (theme.small_line + 24)
+            elif isinstance(block, ToolCall):
+                res = item.tool_results.get(block.id)
+                body = _result_text(res) if res is not None else ""
+                h += line + 24 + text_h(body, theme.mono_line, TOOL_LINES_COLLAPSED + 1) + GAP
+            elif isinstance(block, ImageContent):
+                h += IMAGE_MAX_HEIGHT // 2 + GAP
+            else:
+                h += line + 6 + GAP
+        if msg.stop_reason in ("error", "aborted"):
+            h += 2 * line + 30
+    elif isinstance(msg, UserMessage):
+        h += text_h(message_text(msg), line)
+    elif isinstance(msg, ToolResultMessage):
+        h += line + 24 + text_h(_result_text(msg), theme.mono_line, TOOL_LINES_COLLAPSED + 1)
+    else:
+        h += theme.small_line
+    return h
+
+
+__all__ = [
+    "CardLayout",
+    "DocCache",
+    "Hit",
+    "ImageCache",
+    "LiveTool",
+    "RowState",
+    "Theme",
+    "build_card",
+    "estimate_height",
+    "message_text",
+    "split_markdown",
+]
