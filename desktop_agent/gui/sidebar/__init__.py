@@ -1,0 +1,11 @@
+"""The session sidebar: search, sessions grouped by workspace, trash, and session actions."""
+
+from desktop_agent.gui.sidebar._model import (
+    SessionListModel,
+    SessionRowData,
+    SidebarRole,
+    relative_time,
+)
+from desktop_agent.gui.sidebar._widget import SessionSidebar
+
+__all__ = ["SessionListModel", "SessionRowData", "SessionSidebar", "SidebarRole", "relative_time"]

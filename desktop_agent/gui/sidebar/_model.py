@@ -1,0 +1,354 @@
+"""`SessionListModel`: sessions grouped by workspace, newest activity first."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from enum import IntEnum
+from typing import Any
+
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtGui import QBrush, QColor, QFont, QPalette
+from PySide6.QtWidgets import QApplication
+
+Index = QModelIndex | QPersistentModelIndex
+Clock = Callable[[], datetime]
+
+_OLDEST = datetime.min.replace(tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class SessionRowData:
+    """One session as the sidebar shows it."""
+
+    path: str
+    id: str
+    cwd: str
+    title: str
+    last_activity: str  # ISO-8601
+    problem: str | None = None
+    in_trash: bool = False
+
+
+class SidebarRole(IntEnum):
+    """Extra item data roles of `SessionListModel`."""
+
+    PATH = Qt.ItemDataRole.UserRole + 1
+    IS_GROUP = Qt.ItemDataRole.UserRole + 2
+    CWD = Qt.ItemDataRole.UserRole + 3
+    ROW = Qt.ItemDataRole.UserRole + 4  # the SessionRowData of a session row
+    IS_CURRENT = Qt.ItemDataRole.UserRole + 5
+
+
+def parse_time(value: str) -> datetime | None:
+    """An aware datetime from an ISO-8601 string (naive means UTC), or None."""
+    try:
+        parsed = datetime.fromisoformat(value.strip())
+    except (ValueError, AttributeError):
+        return None
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+
+
+def local_now() -> datetime:
+    return datetime.now().astimezone()
+
+
+def relative_time(value: str, now: datetime) -> str:
+    """ "just now", "5 min ago", "3 h ago", "yesterday", "3 days ago", or the date.
+
+    Calendar days are counted in ``now``'s time zone.
+    """
+    when = parse_time(value)
+    if when is None:
+        return ""
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=UTC)
+    when = when.astimezone(now.tzinfo)
+    delta = now - when
+    if delta < timedelta(seconds=-60):
+        return when.date().isoformat()  # in the future: clock skew; show the date
+    if delta < timedelta(minutes=1):
+        return "just now"
+    if delta < timedelta(hours=1):
+        return f"{int(delta.total_seconds() // 60)} min ago"
+    days = (now.date() - when.date()).days
+    if days == 0:
+        return f"{int(delta.total_seconds() // 3600)} h ago"
+    if days == 1:
+        return "yesterday"
+    if days < 7:
+        return f"{days} days ago"
+    return when.date().isoformat()
+
+
+def matches(title: str, query: str) -> bool:
+    """Every word of ``query`` occurs in ``title`` (case-insensitive)."""
+    folded = title.casefold()
+    return all(word in folded for word in query.casefold().split())
+
+
+@dataclass
+class _Group:
+    cwd: str
+    name: str
+    sessions: list[SessionRowData] = field(default_factory=list)
+    newest: datetime = _OLDEST
+
+
+def _folder_names(cwds: Sequence[str]) -> dict[str, str]:
+    """Folder name per workspace; names shared by two workspaces get their parent too."""
+    base = {c: os.path.basename(c.rstrip("/\\")) or c or "(no workspace)" for c in cwds}
+    counts: dict[str, int] = {}
+    for name in base.values():
+        counts[name] = counts.get(name, 0) + 1
+    out: dict[str, str] = {}
+    for cwd, name in base.items():
+        if counts[name] > 1 and cwd:
+            parent = os.path.basename(os.path.dirname(cwd.rstrip("/\\")))
+            out[cwd] = f"{name} ({parent})" if parent else name
+        else:
+            out[cwd] = name
+    return out
+
+
+class SessionListModel(QAbstractItemModel):
+    """Two columns: title (groups: folder name) and relative last activity.
+
+    Top-level rows are workspaces, newest activity first; their children are sessions,
+    newest activity first. The order comes only from the data: marking a session as
+    current never moves it. A local title filter hides sessions (and empty groups).
+    """
+
+    COLUMNS = 2
+
+    def __init__(self, parent: QObject | None = None, now: Clock = local_now) -> None:
+        super().__init__(parent)
+        self._now = now
+        self._rows: list[SessionRowData] = []
+        self._groups: list[_Group] = []
+        self._query = ""
+        self._current: str | None = None
+        self._where: dict[str, tuple[int, int]] = {}  # path -> (group, row)
+
+    # ------------------------------------------------------------------ updates
+
+    def set_rows(self, rows: Sequence[SessionRowData], query: str | None = None) -> None:
+        """Replace all sessions, and the title filter if ``query`` is given (one reset)."""
+        self.beginResetModel()
+        self._rows = list(rows)
+        if query is not None:
+            self._query = query.strip()
+        self._build()
+        self.endResetModel()
+
+    def rows(self) -> list[SessionRowData]:
+        return list(self._rows)
+
+    def set_filter(self, query: str) -> None:
+        """Show only sessions whose title has every word of ``query`` (one reset)."""
+        query = query.strip()
+        if query == self._query:
+            return
+        self.beginResetModel()
+        self._query = query
+        self._build()
+        self.endResetModel()
+
+    def filter_text(self) -> str:
+        return self._query
+
+    def set_current(self, path: str | None) -> None:
+        old, self._current = self._current, path
+        if old == path:
+            return
+        for p in (old, path):
+            index = self.index_for_path(p) if p is not None else QModelIndex()
+            if index.isValid():
+                self.dataChanged.emit(index, index.siblingAtColumn(self.COLUMNS - 1))
+
+    def current(self) -> str | None:
+        return self._current
+
+    def set_clock(self, now: Clock) -> None:
+        self._now = now
+        self.refresh_times()
+
+    def refresh_times(self) -> None:
+        """Recompute the relative times (call once a minute)."""
+        for g, group in enumerate(self._groups):
+            if group.sessions:
+                parent = self.index(g, 0)
+                self.dataChanged.emit(
+                    self.index(0, 1, parent),
+                    self.index(len(group.sessions) - 1, 1, parent),
+                    [Qt.ItemDataRole.DisplayRole],
+                )
+
+    # ------------------------------------------------------------------ lookups
+
+    def index_for_path(self, path: str) -> QModelIndex:
+        where = self._where.get(path)
+        return self.createIndex(where[1], 0, where[0] + 1) if where else QModelIndex()
+
+    def index_for_cwd(self, cwd: str) -> QModelIndex:
+        for g, group in enumerate(self._groups):
+            if group.cwd == cwd:
+                return self.createIndex(g, 0, 0)
+        return QModelIndex()
+
+    def row_data(self, index: Index) -> SessionRowData | None:
+        if not index.isValid() or index.internalId() == 0:
+            return None
+        group = self._groups[index.internalId() - 1]
+        return group.sessions[index.row()]
+
+    def group_count(self) -> int:
+        return len(self._groups)
+
+    def session_count(self) -> int:
+        return sum(len(g.sessions) for g in self._groups)
+
+    # ------------------------------------------------------------------ build
+
+    def _build(self) -> None:
+        by_cwd: dict[str, _Group] = {}
+        keyed: list[tuple[datetime, SessionRowData]] = []
+        for row in self._rows:
+            if self._query and not matches(row.title, self._query):
+                continue
+            keyed.append((parse_time(row.last_activity) or _OLDEST, row))
+        keyed.sort(key=lambda kr: (kr[0], kr[1].last_activity), reverse=True)
+        # names come from every workspace, so filtering never changes a group's name
+        names = _folder_names(list(dict.fromkeys(row.cwd for row in self._rows)))
+        for when, row in keyed:
+            group = by_cwd.get(row.cwd)
+            if group is None:
+                group = by_cwd[row.cwd] = _Group(row.cwd, names[row.cwd], newest=when)
+            group.sessions.append(row)
+        # groups appear in the order of their newest session (keyed is newest first)
+        self._groups = list(by_cwd.values())
+        self._where = {
+            row.path: (g, r)
+            for g, group in enumerate(self._groups)
+            for r, row in enumerate(group.sessions)
+        }
+
+    # ------------------------------------------------------------------ Qt model API
+
+    def index(self, row: int, column: int, parent: Index = QModelIndex()) -> QModelIndex:  # noqa: B008
+        if not 0 <= column < self.COLUMNS or row < 0:
+            return QModelIndex()
+        if not parent.isValid():
+            return self.createIndex(row, column, 0) if row < len(self._groups) else QModelIndex()
+        if parent.internalId() != 0 or parent.column() != 0:
+            return QModelIndex()
+        g = parent.row()
+        if g >= len(self._groups) or row >= len(self._groups[g].sessions):
+            return QModelIndex()
+        return self.createIndex(row, column, g + 1)
+
+    def parent(self, child: Index = QModelIndex()) -> QModelIndex:  # type: ignore[override]  # noqa: B008
+        if not child.isValid() or child.internalId() == 0:
+            return QModelIndex()
+        return self.createIndex(child.internalId() - 1, 0, 0)
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        if not parent.isValid():
+            return len(self._groups)
+        if parent.internalId() != 0 or parent.column() != 0:
+            return 0
+        return len(self._groups[parent.row()].sessions)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return self.COLUMNS
+
+    def hasChildren(self, parent: Index = QModelIndex()) -> bool:  # noqa: B008
+        return self.rowCount(parent) > 0
+
+    def flags(self, index: Index) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return ("Session", "Last activity")[section] if 0 <= section < 2 else None
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        if index.internalId() == 0:
+            return self._group_data(self._groups[index.row()], index.column(), role)
+        group = self._groups[index.internalId() - 1]
+        return self._session_data(group.sessions[index.row()], index.column(), role)
+
+    def _group_data(self, group: _Group, column: int, role: int) -> Any:
+        if role == Qt.ItemDataRole.DisplayRole:
+            return group.name if column == 0 else str(len(group.sessions))
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return group.cwd or "Sessions without a workspace"
+        if role == Qt.ItemDataRole.FontRole and column == 0:
+            font = QFont()
+            font.setBold(True)
+            return font
+        if role == Qt.ItemDataRole.ForegroundRole and column == 1:
+            return QBrush(_muted())
+        if role == Qt.ItemDataRole.TextAlignmentRole and column == 1:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == SidebarRole.IS_GROUP:
+            return True
+        if role == SidebarRole.CWD:
+            return group.cwd
+        return None
+
+    def _session_data(self, row: SessionRowData, column: int, role: int) -> Any:
+        if role == Qt.ItemDataRole.DisplayRole:
+            if column == 0:
+                return row.title or "(untitled)"
+            return relative_time(row.last_activity, self._now())
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if row.problem:
+                return f"Cannot read this session: {row.problem}\n{row.path}"
+            when = parse_time(row.last_activity)
+            shown = when.astimezone().strftime("%Y-%m-%d %H:%M") if when else row.last_activity
+            return f"{row.title or '(untitled)'}\n{row.cwd}\nLast activity: {shown}"
+        if role == Qt.ItemDataRole.ForegroundRole:
+            if row.problem:
+                return QBrush(_muted())
+            if column == 1:
+                return QBrush(_muted())
+            return None
+        if role == Qt.ItemDataRole.FontRole and row.path == self._current and column == 0:
+            font = QFont()
+            font.setBold(True)
+            return font
+        if role == Qt.ItemDataRole.TextAlignmentRole and column == 1:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == SidebarRole.PATH:
+            return row.path
+        if role == SidebarRole.IS_GROUP:
+            return False
+        if role == SidebarRole.CWD:
+            return row.cwd
+        if role == SidebarRole.ROW:
+            return row
+        if role == SidebarRole.IS_CURRENT:
+            return row.path == self._current
+        return None
+
+
+def _muted() -> QColor:
+    """Text colour blended towards the background: secondary, still readable."""
+    palette = QApplication.palette()
+    text, base = palette.color(QPalette.ColorRole.Text), palette.color(QPalette.ColorRole.Base)
+    mix = 0.45
+    return QColor(
+        round(text.red() * (1 - mix) + base.red() * mix),
+        round(text.green() * (1 - mix) + base.green() * mix),
+        round(text.blue() * (1 - mix) + base.blue() * mix),
+    )

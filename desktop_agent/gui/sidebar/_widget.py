@@ -1,0 +1,433 @@
+"""`SessionSidebar`: search, new session, sessions grouped by workspace, and the trash."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import (
+    QEvent,
+    QItemSelectionModel,
+    QMetaMethod,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QPoint,
+    Qt,
+    QTimer,
+    Signal,
+)
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QInputDialog,
+    QLabel,
+    QLineEdit,
+    QMenu,
+    QPushButton,
+    QStackedWidget,
+    QToolButton,
+    QTreeView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop_agent.gui.sidebar._model import (
+    Clock,
+    SessionListModel,
+    SessionRowData,
+    SidebarRole,
+    local_now,
+)
+
+Index = QModelIndex | QPersistentModelIndex
+
+SEARCH_DEBOUNCE_MS = 150
+TIME_REFRESH_MS = 60_000
+
+EXPORT_FORMATS = (
+    ("markdown", "Markdown…"),
+    ("html", "HTML…"),
+    ("jsonl", "Copy of the session file (JSONL)…"),
+)
+
+
+def _make_view(name: str, model: SessionListModel) -> QTreeView:
+    view = QTreeView()
+    view.setObjectName(name)
+    view.setModel(model)
+    view.setHeaderHidden(True)
+    view.setUniformRowHeights(True)
+    view.setAnimated(False)
+    view.setIndentation(12)
+    view.setAllColumnsShowFocus(True)
+    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    view.setTextElideMode(Qt.TextElideMode.ElideRight)
+    view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+    view.setStyleSheet("QTreeView::item { padding: 3px 0px; }")
+    header = view.header()
+    header.setStretchLastSection(False)
+    header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+    header.setSectionResizeMode(1, QHeaderView.ResizeMode.Fixed)
+    fm = view.fontMetrics()
+    widest = max(fm.horizontalAdvance(s) for s in ("2026-12-31", "59 min ago", "yesterday"))
+    header.resizeSection(1, widest + 14)
+    return view
+
+
+class SessionSidebar(QWidget):
+    """All sessions, grouped by workspace, newest activity first; opening never reorders.
+
+    Typing in the search box filters by title at once and, after a short pause, emits
+    `search_changed`. When something listens to `search_changed`, the next `set_sessions`
+    is taken as the answer to that search and shown as given (a full-text search may match
+    sessions whose title does not); with no listener the title filter always applies.
+    """
+
+    session_activated = Signal(str)
+    new_session_requested = Signal()
+    search_changed = Signal(str)
+    rename_requested = Signal(str, str)
+    fork_requested = Signal(str)
+    delete_requested = Signal(str)
+    restore_requested = Signal(str)
+    reveal_requested = Signal(str)
+    export_requested = Signal(str, str)
+    backup_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None, *, now: Clock = local_now) -> None:
+        super().__init__(parent)
+        self.setObjectName("sessionSidebar")
+        self._model = SessionListModel(self, now=now)
+        self._trash_model = SessionListModel(self, now=now)
+        self._collapsed: set[str] = set()  # workspaces the user folded
+        self._restoring = False
+        self._searched = ""  # text of the last emitted search_changed
+
+        self.search = QLineEdit()
+        self.search.setObjectName("sessionSearch")
+        self.search.setPlaceholderText("Search sessions (Ctrl+K)")
+        self.search.setClearButtonEnabled(True)
+        self.search.textChanged.connect(self._on_text_changed)
+        self.search.installEventFilter(self)
+        self.new_button = QPushButton("New session")
+        self.new_button.setObjectName("newSessionButton")
+        self.new_button.clicked.connect(self.new_session_requested)
+
+        self.view = _make_view("sessionList", self._model)
+        self.trash_view = _make_view("trashList", self._trash_model)
+        for view in (self.view, self.trash_view):
+            view.clicked.connect(self._on_clicked)
+            view.customContextMenuRequested.connect(self._on_context_menu)
+            view.expanded.connect(self._on_expanded)
+            view.collapsed.connect(self._on_collapsed)
+            view.installEventFilter(self)
+        self.trash_header = QLabel(
+            "Trash: select a session and press Enter (or right-click) to restore it"
+        )
+        self.trash_header.setObjectName("trashHeader")
+        self.trash_header.setWordWrap(True)
+        self.trash_header.setContentsMargins(8, 4, 8, 4)
+        self.trash_header.setVisible(False)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.view)
+        self.stack.addWidget(self.trash_view)
+
+        self.trash_toggle = QToolButton()
+        self.trash_toggle.setObjectName("trashToggle")
+        self.trash_toggle.setCheckable(True)
+        self.trash_toggle.setAutoRaise(True)
+        self.trash_toggle.setText("Trash")
+        self.trash_toggle.setToolTip("Show sessions moved to the trash")
+        self.trash_toggle.toggled.connect(self.show_trash)
+        self.backup_button = QToolButton()
+        self.backup_button.setObjectName("backupButton")
+        self.backup_button.setAutoRaise(True)
+        self.backup_button.setText("Back up…")
+        self.backup_button.setToolTip("Back up all sessions to one archive")
+        self.backup_button.clicked.connect(self.backup_requested)
+
+        self._debounce = QTimer(self)
+        self._debounce.setSingleShot(True)
+        self._debounce.setInterval(SEARCH_DEBOUNCE_MS)
+        self._debounce.timeout.connect(self._emit_search)
+        self._clock = QTimer(self)
+        self._clock.setInterval(TIME_REFRESH_MS)
+        self._clock.timeout.connect(self.refresh_times)
+        self._clock.start()
+
+        top = QHBoxLayout()
+        top.setContentsMargins(6, 6, 6, 4)
+        top.setSpacing(6)
+        top.addWidget(self.search, 1)
+        top.addWidget(self.new_button)
+        bottom = QHBoxLayout()
+        bottom.setContentsMargins(4, 2, 4, 4)
+        bottom.addWidget(self.trash_toggle)
+        bottom.addStretch(1)
+        bottom.addWidget(self.backup_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addLayout(top)
+        layout.addWidget(self.trash_header)
+        layout.addWidget(self.stack, 1)
+        layout.addLayout(bottom)
+
+    # ------------------------------------------------------------------ public API
+
+    def model(self) -> SessionListModel:
+        return self._model
+
+    def trash_model(self) -> SessionListModel:
+        return self._trash_model
+
+    def set_sessions(self, rows: list[SessionRowData], current_path: str | None) -> None:
+        """Show ``rows`` (one model reset), keeping the selection, folds and scroll."""
+        selected = self._selected_path(self.view)
+        scroll = self.view.verticalScrollBar().value()
+        self._model.set_rows(rows, self._local_query())
+        self._model.set_current(current_path)
+        self._after_reset(self.view, selected or current_path, scroll)
+
+    def set_trash(self, rows: list[SessionRowData]) -> None:
+        selected = self._selected_path(self.trash_view)
+        scroll = self.trash_view.verticalScrollBar().value()
+        self._trash_model.set_rows(rows, self.search.text())
+        self._after_reset(self.trash_view, selected, scroll)
+        self.trash_toggle.setText(f"Trash ({len(rows)})" if rows else "Trash")
+
+    def set_current(self, path: str | None) -> None:
+        """Mark ``path`` as the open session (bold, selected); the order does not change."""
+        self._model.set_current(path)
+        index = self._model.index_for_path(path) if path else QModelIndex()
+        if index.isValid():
+            self._select(self.view, index)
+            self.view.scrollTo(index, QAbstractItemView.ScrollHint.EnsureVisible)
+
+    def focus_search(self) -> None:
+        self.search.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.search.selectAll()
+
+    def search_text(self) -> str:
+        return self.search.text()
+
+    def show_trash(self, on: bool) -> None:
+        """Show the trash instead of the session list (or back)."""
+        if self.trash_toggle.isChecked() != on:
+            self.trash_toggle.setChecked(on)  # re-enters through toggled
+            return
+        self.stack.setCurrentWidget(self.trash_view if on else self.view)
+        self.trash_header.setVisible(on)
+
+    def refresh_times(self) -> None:
+        self._model.refresh_times()
+        self._trash_model.refresh_times()
+
+    @staticmethod
+    def ask_text(parent: QWidget, title: str, label: str, text: str) -> str | None:
+        """Ask for one line of text; None when cancelled. Tests replace this."""
+        value, ok = QInputDialog.getText(parent, title, label, text=text)
+        return value if ok else None
+
+    def context_menu_for(self, path: str, *, trash: bool = False) -> QMenu | None:
+        """The context menu of a session row (built, not shown), or None if not listed."""
+        model = self._trash_model if trash else self._model
+        index = model.index_for_path(path)
+        return self._build_menu(index) if index.isValid() else None
+
+    # ------------------------------------------------------------------ actions
+
+    def open_session(self, path: str) -> None:
+        if path != self._model.current():
+            self.session_activated.emit(path)
+
+    def rename_session(self, path: str) -> None:
+        index = self._model.index_for_path(path)
+        row = self._model.row_data(index)
+        if row is None:
+            return
+        name = type(self).ask_text(self, "Rename session", "Name:", row.title)
+        if name is None:
+            return
+        name = name.strip()
+        if name != row.title:
+            self.rename_requested.emit(path, name)
+
+    # ------------------------------------------------------------------ internals
+
+    def _local_query(self) -> str:
+        """The title filter for rows given to `set_sessions` now (see the class doc)."""
+        text = self.search.text()
+        signal = QMetaMethod.fromSignal(self.search_changed)
+        answered = (
+            self.isSignalConnected(signal)
+            and not self._debounce.isActive()
+            and self._searched == text
+        )
+        return "" if answered else text
+
+    def _on_text_changed(self, text: str) -> None:
+        for view, model in ((self.view, self._model), (self.trash_view, self._trash_model)):
+            selected = self._selected_path(view)
+            model.set_filter(text)
+            self._after_reset(view, selected, None)
+        self._debounce.start()
+
+    def _emit_search(self) -> None:
+        self._searched = self.search.text()
+        self.search_changed.emit(self._searched)
+
+    def _selected_path(self, view: QTreeView) -> str | None:
+        index = view.currentIndex()
+        path = index.siblingAtColumn(0).data(SidebarRole.PATH) if index.isValid() else None
+        return str(path) if path else None
+
+    def _select(self, view: QTreeView, index: QModelIndex) -> None:
+        view.selectionModel().setCurrentIndex(
+            index,
+            QItemSelectionModel.SelectionFlag.ClearAndSelect
+            | QItemSelectionModel.SelectionFlag.Rows,
+        )
+
+    def _after_reset(self, view: QTreeView, selected: str | None, scroll: int | None) -> None:
+        model = view.model()
+        assert isinstance(model, SessionListModel)
+        self._restoring = True
+        try:
+            view.expandAll()
+            for cwd in self._collapsed:
+                index = model.index_for_cwd(cwd)
+                if index.isValid():
+                    view.collapse(index)
+        finally:
+            self._restoring = False
+        index = model.index_for_path(selected) if selected else QModelIndex()
+        if index.isValid():
+            self._select(view, index)
+        if scroll is not None:
+            view.verticalScrollBar().setValue(scroll)
+        elif index.isValid():
+            view.scrollTo(index, QAbstractItemView.ScrollHint.EnsureVisible)
+
+    def _on_expanded(self, index: QModelIndex) -> None:
+        if not self._restoring:
+            self._collapsed.discard(str(index.data(SidebarRole.CWD)))
+
+    def _on_collapsed(self, index: QModelIndex) -> None:
+        if not self._restoring:
+            self._collapsed.add(str(index.data(SidebarRole.CWD)))
+
+    def _on_clicked(self, index: QModelIndex) -> None:
+        view = self.sender()
+        if index.data(SidebarRole.IS_GROUP):
+            if isinstance(view, QTreeView) and index.column() == 0:
+                group = index.siblingAtColumn(0)
+                view.setExpanded(group, not view.isExpanded(group))
+            return
+        if view is self.view:
+            self.open_session(str(index.data(SidebarRole.PATH)))
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() != QEvent.Type.KeyPress or not isinstance(event, QKeyEvent):
+            return super().eventFilter(watched, event)
+        key = event.key()
+        if watched is self.search:
+            if key == Qt.Key.Key_Down:
+                view = self.trash_view if self.trash_toggle.isChecked() else self.view
+                view.setFocus(Qt.FocusReason.OtherFocusReason)
+                if not view.currentIndex().isValid():
+                    first = view.model().index(0, 0)
+                    child = view.model().index(0, 0, first)
+                    if first.isValid():
+                        self._select(view, child if child.isValid() else first)
+                return True
+            if key == Qt.Key.Key_Escape and self.search.text():
+                self.search.clear()
+                return True
+            return super().eventFilter(watched, event)
+        if watched in (self.view, self.trash_view):
+            assert isinstance(watched, QTreeView)
+            path = watched.currentIndex().siblingAtColumn(0).data(SidebarRole.PATH)
+            in_trash = watched is self.trash_view
+            if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+                current = watched.currentIndex().siblingAtColumn(0)
+                if path:
+                    if in_trash:
+                        self.restore_requested.emit(str(path))
+                    else:
+                        self.open_session(str(path))
+                elif current.isValid():
+                    watched.setExpanded(current, not watched.isExpanded(current))
+                return True
+            if key == Qt.Key.Key_F2 and path and not in_trash:
+                self.rename_session(str(path))
+                return True
+            if key == Qt.Key.Key_Delete and path and not in_trash:
+                self.delete_requested.emit(str(path))
+                return True
+        return super().eventFilter(watched, event)
+
+    def _build_menu(self, index: QModelIndex) -> QMenu:
+        menu = QMenu(self)
+        model = index.model()
+        path = index.siblingAtColumn(0).data(SidebarRole.PATH)
+        if path and model is self._trash_model:
+            p = str(path)
+            restore = menu.addAction("Restore")
+            restore.setObjectName("restoreSession")
+            restore.triggered.connect(lambda: self.restore_requested.emit(p))
+            reveal = menu.addAction("Reveal file")
+            reveal.setObjectName("revealSession")
+            reveal.triggered.connect(lambda: self.reveal_requested.emit(p))
+            return menu
+        if path:
+            p = str(path)
+            is_current = p == self._model.current()
+            open_action = menu.addAction("Open")
+            open_action.setObjectName("openSession")
+            open_action.setEnabled(not is_current)
+            open_action.triggered.connect(lambda: self.session_activated.emit(p))
+            rename = menu.addAction("Rename…")
+            rename.setObjectName("renameSession")
+            rename.setShortcut("F2")
+            rename.triggered.connect(lambda: self.rename_session(p))
+            fork = menu.addAction("New session from here")
+            fork.setObjectName("forkSession")
+            fork.setToolTip("A new session that continues from this session's current position")
+            fork.triggered.connect(lambda: self.fork_requested.emit(p))
+            export = menu.addMenu("Export")
+            export.setObjectName("exportMenu")
+            for fmt, text in EXPORT_FORMATS:
+                action = export.addAction(text)
+                action.setObjectName(f"export_{fmt}")
+                action.triggered.connect(lambda _=False, f=fmt: self.export_requested.emit(p, f))
+            reveal = menu.addAction("Reveal file")
+            reveal.setObjectName("revealSession")
+            reveal.triggered.connect(lambda: self.reveal_requested.emit(p))
+            menu.addSeparator()
+            delete = menu.addAction("Move to trash")
+            delete.setObjectName("deleteSession")
+            delete.setShortcut("Del")
+            delete.triggered.connect(lambda: self.delete_requested.emit(p))
+            menu.addSeparator()
+        else:
+            new = menu.addAction("New session")
+            new.setObjectName("newSession")
+            new.triggered.connect(self.new_session_requested)
+        backup = menu.addAction("Back up all sessions…")
+        backup.setObjectName("backupSessions")
+        backup.triggered.connect(self.backup_requested)
+        return menu
+
+    def _on_context_menu(self, pos: QPoint) -> None:
+        view = self.sender()
+        if not isinstance(view, QTreeView):
+            return
+        index = view.indexAt(pos)
+        if not index.isValid():
+            return
+        menu = self._build_menu(index)
+        menu.exec(view.viewport().mapToGlobal(pos))
+        menu.deleteLater()

@@ -1,0 +1,376 @@
+"""Session sidebar: grouping, order, relative times, search, actions, trash, and scale."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import QLineEdit, QMenu, QPushButton, QTreeView
+from pytestqt.modeltest import ModelTester
+from pytestqt.qtbot import QtBot
+
+from desktop_agent.gui.sidebar import (
+    SessionListModel,
+    SessionRowData,
+    SessionSidebar,
+    SidebarRole,
+    relative_time,
+)
+
+SCREENSHOTS = Path(__file__).parent / "screenshots"
+NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
+
+pytestmark = [
+    pytest.mark.usefixtures("qapp"),
+    # offscreen platform, harmless (PLATFORM.md §3 pitfall 10)
+    pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints"),
+]
+
+
+def ago(**delta: float) -> str:
+    return (NOW - timedelta(**delta)).isoformat().replace("+00:00", "Z")
+
+
+def row(name: str, cwd: str, when: str, **extra: object) -> SessionRowData:
+    return SessionRowData(
+        path=f"/data/sessions/{name}.jsonl",
+        id=name,
+        cwd=cwd,
+        title=extra.pop("title", name.replace("-", " ")),  # type: ignore[arg-type]
+        last_activity=when,
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+ROWS = [
+    row("fix-flaky-tests", "/home/ann/projects/api", ago(minutes=5)),
+    row("add-login-page", "/home/ann/projects/web", ago(hours=3)),
+    row("refactor-db-layer", "/home/ann/projects/api", ago(days=1, hours=1)),
+    row("write-release-notes", "/home/ann/projects/api", ago(days=3)),
+    row("old-experiment", "/home/ann/projects/api", "2025-12-01T09:00:00Z"),
+    row("broken", "/home/ann/projects/web", ago(days=2), problem="line 3 is not JSON"),
+    row("other-api", "/srv/clients/api", ago(days=20), title="Client API question"),
+]
+
+
+def path_of(name: str) -> str:
+    return f"/data/sessions/{name}.jsonl"
+
+
+def titles(model: SessionListModel, parent: QModelIndex) -> list[str]:
+    return [str(model.index(r, 0, parent).data()) for r in range(model.rowCount(parent))]
+
+
+def groups(model: SessionListModel) -> list[str]:
+    return titles(model, QModelIndex())
+
+
+def make_sidebar(qtbot: QtBot, rows: list[SessionRowData] = ROWS) -> SessionSidebar:
+    sidebar = SessionSidebar(now=lambda: NOW)
+    qtbot.addWidget(sidebar)
+    sidebar.resize(320, 520)
+    sidebar.set_sessions(rows, path_of("refactor-db-layer"))
+    sidebar.show()
+    qtbot.waitExposed(sidebar)
+    return sidebar
+
+
+# ---------------------------------------------------------------- model
+
+
+@pytest.mark.parametrize(
+    ("when", "expected"),
+    [
+        (ago(seconds=20), "just now"),
+        (ago(minutes=5), "5 min ago"),
+        (ago(minutes=59), "59 min ago"),
+        (ago(hours=3), "3 h ago"),
+        (ago(hours=13), "yesterday"),  # 23:00 the day before
+        (ago(days=1, hours=1), "yesterday"),
+        (ago(days=3), "3 days ago"),
+        (ago(days=6), "6 days ago"),
+        (ago(days=8), "2026-03-02"),
+        ("2026-03-10T12:30:00+01:00", "30 min ago"),  # other time zones
+        ("2026-03-10T11:00:00", "1 h ago"),  # naive means UTC
+        ("2026-03-11T12:00:00Z", "2026-03-11"),  # in the future (clock skew)
+        ("not a date", ""),
+    ],
+)
+def test_relative_time(when: str, expected: str) -> None:
+    assert relative_time(when, NOW) == expected
+
+
+def test_relative_time_counts_days_in_local_zone() -> None:
+    berlin_now = datetime(2026, 3, 10, 0, 30, tzinfo=UTC).astimezone(
+        datetime(2026, 1, 1, tzinfo=UTC).astimezone().tzinfo
+    )
+    # 40 minutes earlier is still "min ago", whatever the calendar day
+    assert relative_time("2026-03-09T23:50:00Z", berlin_now) == "40 min ago"
+
+
+def test_grouped_by_workspace_newest_first(qtmodeltester: ModelTester) -> None:
+    model = SessionListModel(now=lambda: NOW)
+    model.set_rows(ROWS)
+    qtmodeltester.check(model)  # type: ignore[no-untyped-call]
+    assert groups(model) == ["api (projects)", "web", "api (clients)"]
+    api = model.index(0, 0)
+    assert api.data(Qt.ItemDataRole.ToolTipRole) == "/home/ann/projects/api"
+    assert titles(model, api) == [
+        "fix flaky tests",
+        "refactor db layer",
+        "write release notes",
+        "old experiment",
+    ]
+    times = [str(model.index(r, 1, api).data()) for r in range(4)]
+    assert times == ["5 min ago", "yesterday", "3 days ago", "2025-12-01"]
+    assert model.index(0, 1).data() == "4"  # session count on the group row
+    web = model.index(1, 0)
+    assert titles(model, web) == ["add login page", "broken"]
+    broken = model.index(1, 0, web)
+    assert "line 3 is not JSON" in broken.data(Qt.ItemDataRole.ToolTipRole)
+    assert broken.data(Qt.ItemDataRole.ForegroundRole) is not None  # greyed
+    assert model.index(0, 0, web).data(Qt.ItemDataRole.ForegroundRole) is None
+    assert broken.data(SidebarRole.ROW).problem == "line 3 is not JSON"
+    assert broken.data(SidebarRole.PATH) == path_of("broken")
+
+
+def test_current_is_bold_and_never_reorders(qtbot: QtBot, qtmodeltester: ModelTester) -> None:
+    model = SessionListModel(now=lambda: NOW)
+    model.set_rows(ROWS)
+    before = [titles(model, model.index(g, 0)) for g in range(model.rowCount())]
+    with qtbot.waitSignal(model.dataChanged):
+        model.set_current(path_of("old-experiment"))
+    index = model.index_for_path(path_of("old-experiment"))
+    font = index.data(Qt.ItemDataRole.FontRole)
+    assert isinstance(font, QFont) and font.bold()
+    assert index.data(SidebarRole.IS_CURRENT) is True
+    assert [titles(model, model.index(g, 0)) for g in range(model.rowCount())] == before
+    model.set_filter("release")
+    qtmodeltester.check(model)  # type: ignore[no-untyped-call]
+    assert groups(model) == ["api (projects)"]
+    model.set_filter("")
+    model.set_rows([])
+    qtmodeltester.check(model)  # type: ignore[no-untyped-call]
+
+
+# ---------------------------------------------------------------- widget
+
+
+def test_object_names_and_layout(qtbot: QtBot) -> None:
+    sidebar = make_sidebar(qtbot)
+    assert sidebar.objectName() == "sessionSidebar"
+    search = sidebar.findChild(QLineEdit, "sessionSearch")
+    assert search is not None and search.placeholderText() == "Search sessions (Ctrl+K)"
+    button = sidebar.findChild(QPushButton, "newSessionButton")
+    assert button is not None and button.text() == "New session"
+    assert sidebar.findChild(QTreeView, "sessionList") is sidebar.view
+    with qtbot.waitSignal(sidebar.new_session_requested):
+        button.click()
+    sidebar.focus_search()
+    assert sidebar.focusWidget() is sidebar.search
+    SCREENSHOTS.mkdir(exist_ok=True)
+    assert sidebar.grab().save(str(SCREENSHOTS / "sidebar.png"))
+
+
+def test_click_and_keyboard(qtbot: QtBot, monkeypatch: pytest.MonkeyPatch) -> None:
+    sidebar = make_sidebar(qtbot)
+    index = sidebar.model().index_for_path(path_of("add-login-page"))
+    rect = sidebar.view.visualRect(index)
+    viewport = sidebar.view.viewport()
+    with qtbot.waitSignal(sidebar.session_activated) as blocker:
+        qtbot.mouseClick(viewport, Qt.MouseButton.LeftButton, pos=rect.center())  # type: ignore[no-untyped-call]
+    assert blocker.args == [path_of("add-login-page")]
+    # the open session: clicking it again does nothing
+    current = sidebar.model().index_for_path(path_of("refactor-db-layer"))
+    with qtbot.assertNotEmitted(sidebar.session_activated):
+        qtbot.mouseClick(  # type: ignore[no-untyped-call]
+            viewport, Qt.MouseButton.LeftButton, pos=sidebar.view.visualRect(current).center()
+        )
+    sidebar.view.setCurrentIndex(index)
+    with qtbot.waitSignal(sidebar.session_activated) as blocker:
+        qtbot.keyClick(sidebar.view, Qt.Key.Key_Return)  # type: ignore[no-untyped-call]
+    assert blocker.args == [path_of("add-login-page")]
+    with qtbot.waitSignal(sidebar.delete_requested) as blocker:
+        qtbot.keyClick(sidebar.view, Qt.Key.Key_Delete)  # type: ignore[no-untyped-call]
+    assert blocker.args == [path_of("add-login-page")]
+    asked: list[str] = []
+
+    def fake_ask(parent: object, title: str, label: str, text: str) -> str | None:
+        asked.append(text)
+        return "  Login page  "
+
+    monkeypatch.setattr(SessionSidebar, "ask_text", staticmethod(fake_ask))
+    with qtbot.waitSignal(sidebar.rename_requested) as blocker:
+        qtbot.keyClick(sidebar.view, Qt.Key.Key_F2)  # type: ignore[no-untyped-call]
+    assert blocker.args == [path_of("add-login-page"), "Login page"]
+    assert asked == ["add login page"]
+    monkeypatch.setattr(SessionSidebar, "ask_text", staticmethod(lambda *a: None))
+    with qtbot.assertNotEmitted(sidebar.rename_requested):
+        qtbot.keyClick(sidebar.view, Qt.Key.Key_F2)  # type: ignore[no-untyped-call]
+    # a click on a workspace folds it
+    group = sidebar.model().index(0, 0)
+    assert sidebar.view.isExpanded(group)
+    qtbot.mouseClick(  # type: ignore[no-untyped-call]
+        viewport, Qt.MouseButton.LeftButton, pos=sidebar.view.visualRect(group).center()
+    )
+    assert not sidebar.view.isExpanded(group)
+
+
+def test_context_menu_actions(qtbot: QtBot, monkeypatch: pytest.MonkeyPatch) -> None:
+    sidebar = make_sidebar(qtbot)
+    monkeypatch.setattr(SessionSidebar, "ask_text", staticmethod(lambda *a: "New name"))
+    p = path_of("fix-flaky-tests")
+    menu = sidebar.context_menu_for(p)
+    assert menu is not None
+    actions = {a.objectName(): a for a in menu.actions() if a.objectName()}
+    export_menu = menu.findChild(QMenu, "exportMenu")
+    assert export_menu is not None and export_menu.title() == "Export"
+    actions.update({a.objectName(): a for a in export_menu.actions()})
+    expected = [
+        ("openSession", sidebar.session_activated, [p]),
+        ("renameSession", sidebar.rename_requested, [p, "New name"]),
+        ("forkSession", sidebar.fork_requested, [p]),
+        ("revealSession", sidebar.reveal_requested, [p]),
+        ("deleteSession", sidebar.delete_requested, [p]),
+        ("backupSessions", sidebar.backup_requested, []),
+        ("export_markdown", sidebar.export_requested, [p, "markdown"]),
+        ("export_html", sidebar.export_requested, [p, "html"]),
+        ("export_jsonl", sidebar.export_requested, [p, "jsonl"]),
+    ]
+    for name, signal, args in expected:
+        with qtbot.waitSignal(signal) as blocker:
+            actions[name].trigger()
+        assert blocker.args == args, name
+    with qtbot.waitSignal(sidebar.backup_requested):
+        sidebar.backup_button.click()
+    # the open session cannot be "opened" again
+    current_menu = sidebar.context_menu_for(path_of("refactor-db-layer"))
+    assert current_menu is not None
+    open_action = next(a for a in current_menu.actions() if a.objectName() == "openSession")
+    assert not open_action.isEnabled()
+
+
+def test_search_filters_at_once_then_debounced_signal(qtbot: QtBot) -> None:
+    sidebar = make_sidebar(qtbot)
+    model = sidebar.model()
+    searches: list[str] = []
+    sidebar.search_changed.connect(searches.append)  # as the main window does
+    with qtbot.waitSignal(sidebar.search_changed, timeout=2000) as blocker:
+        qtbot.keyClicks(sidebar.search, "release")  # type: ignore[no-untyped-call]
+        # filtered locally right away, before the debounced signal
+        assert model.session_count() == 1
+        assert groups(model) == ["api (projects)"]
+    assert blocker.args == ["release"] and searches == ["release"]  # once, debounced
+    # the main window answers with full-text results: shown as given
+    hits = [ROWS[0], ROWS[3]]
+    sidebar.set_sessions(hits, None)
+    assert model.session_count() == 2
+    # typing again filters the shown rows locally until the next answer
+    qtbot.keyClicks(sidebar.search, "x")  # type: ignore[no-untyped-call]
+    assert model.session_count() == 0
+    sidebar.search.clear()
+    assert model.session_count() == 2
+
+
+def test_search_without_listener_always_filters_by_title(qtbot: QtBot) -> None:
+    sidebar = make_sidebar(qtbot)
+    sidebar.search.setText("LOGIN")
+    assert sidebar.model().session_count() == 1
+    qtbot.wait(200)  # the debounce fires, nobody listens
+    sidebar.set_sessions(ROWS, None)
+    assert sidebar.model().session_count() == 1
+    with qtbot.waitSignal(sidebar.search_changed, timeout=2000) as blocker:
+        sidebar.search.setText("")
+    assert blocker.args == [""]
+    assert sidebar.model().session_count() == len(ROWS)
+
+
+def test_set_sessions_keeps_selection_folds_and_scroll(
+    qtbot: QtBot, qtmodeltester: ModelTester
+) -> None:
+    many = [
+        row(f"s{i}", f"/home/ann/w{i % 3}", ago(minutes=10 + i), title=f"Session {i}")
+        for i in range(80)
+    ]
+    sidebar = make_sidebar(qtbot, many)
+    view = sidebar.view
+    target = sidebar.model().index_for_path(path_of("s40"))
+    view.setCurrentIndex(target)
+    view.collapse(sidebar.model().index_for_cwd("/home/ann/w2"))
+    view.scrollTo(target)
+    scroll = view.verticalScrollBar().value()
+    assert scroll > 0
+    reset_count: list[int] = []
+    sidebar.model().modelReset.connect(lambda: reset_count.append(1))
+    sidebar.set_sessions([*many, row("new", "/home/ann/w1", ago(minutes=1))], None)
+    qtmodeltester.check(sidebar.model())  # type: ignore[no-untyped-call]
+    assert reset_count == [1]
+    assert view.currentIndex().data(SidebarRole.PATH) == path_of("s40")
+    assert not view.isExpanded(sidebar.model().index_for_cwd("/home/ann/w2"))
+    assert view.isExpanded(sidebar.model().index_for_cwd("/home/ann/w1"))
+    assert view.verticalScrollBar().value() == scroll
+    # opening a session only marks it
+    order = [r.path for r in sidebar.model().rows()]
+    sidebar.set_current(path_of("s70"))
+    assert [r.path for r in sidebar.model().rows()] == order
+    assert view.currentIndex().data(SidebarRole.PATH) == path_of("s70")
+
+
+def test_trash(qtbot: QtBot, qtmodeltester: ModelTester) -> None:
+    sidebar = make_sidebar(qtbot)
+    trashed = [
+        row("deleted-one", "/home/ann/projects/api", ago(days=2), in_trash=True),
+        row("deleted-two", "/home/ann/projects/web", ago(minutes=30), in_trash=True),
+    ]
+    sidebar.set_trash(trashed)
+    qtmodeltester.check(sidebar.trash_model())  # type: ignore[no-untyped-call]
+    assert sidebar.trash_toggle.text() == "Trash (2)"
+    assert not sidebar.trash_view.isVisible()
+    sidebar.trash_toggle.click()
+    assert sidebar.trash_view.isVisible() and not sidebar.view.isVisible()
+    menu = sidebar.context_menu_for(path_of("deleted-one"), trash=True)
+    assert menu is not None
+    actions = {a.objectName(): a for a in menu.actions() if a.objectName()}
+    assert set(actions) == {"restoreSession", "revealSession"}
+    with qtbot.waitSignal(sidebar.restore_requested) as blocker:
+        actions["restoreSession"].trigger()
+    assert blocker.args == [path_of("deleted-one")]
+    sidebar.trash_view.setCurrentIndex(sidebar.trash_model().index_for_path(path_of("deleted-two")))
+    with qtbot.waitSignal(sidebar.restore_requested) as blocker:
+        qtbot.keyClick(sidebar.trash_view, Qt.Key.Key_Return)  # type: ignore[no-untyped-call]
+    assert blocker.args == [path_of("deleted-two")]
+    with qtbot.assertNotEmitted(sidebar.delete_requested):
+        qtbot.keyClick(sidebar.trash_view, Qt.Key.Key_Delete)  # type: ignore[no-untyped-call]
+    assert sidebar.grab().save(str(SCREENSHOTS / "sidebar_trash.png"))
+    sidebar.trash_toggle.click()
+    assert sidebar.view.isVisible()
+    sidebar.set_trash([])
+    assert sidebar.trash_toggle.text() == "Trash"
+
+
+def test_thousand_sessions_fast(qtbot: QtBot) -> None:
+    rows = [
+        row(f"s{i}", f"/home/ann/work/project-{i % 25}", ago(minutes=i * 7), title=f"Task {i}")
+        for i in range(1000)
+    ]
+    sidebar = make_sidebar(qtbot, rows[:10])
+    start = time.perf_counter()
+    sidebar.set_sessions(rows, path_of("s500"))
+    first = time.perf_counter() - start
+    start = time.perf_counter()
+    sidebar.set_sessions(list(reversed(rows)), path_of("s501"))
+    again = time.perf_counter() - start
+    start = time.perf_counter()
+    sidebar.search.setText("Task 99")
+    search = time.perf_counter() - start
+    start = time.perf_counter()
+    sidebar.grab()
+    paint = time.perf_counter() - start
+    print(f"1,000 sessions: set_sessions {first:.3f}s, again {again:.3f}s, "
+          f"local search {search:.3f}s, paint {paint:.3f}s")  # fmt: skip
+    assert sidebar.model().session_count() == 19  # Task 99, 199 … 899, 990 … 999
+    assert first < 0.3 and again < 0.3 and search < 0.3
