@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QPoint, Qt
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QPoint, Qt, QTimer
 from PySide6.QtGui import QColor, QGuiApplication, QImage, QPalette
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QPlainTextEdit, QPushButton
@@ -568,3 +568,53 @@ def test_damaged_rows_render_as_placeholders(qtbot: QtBot, pane: ChatPane) -> No
     assert "bashExecution" in texts(pane.delegate.layout_for(0))
     assert "still fine" in texts(pane.delegate.layout_for(1))
     assert QPoint(0, 0) == QPoint()  # nothing raised while painting
+
+
+def test_streaming_into_2000_messages_does_not_stall(qtbot: QtBot, pane: ChatPane) -> None:
+    """A 10 ms timer probe keeps ticking while a reply streams into a long session."""
+    pane.set_items(many_items(2000))
+    settle(qtbot, pane)
+    pane.append_item(ChatItem("u-x", user("Explain, with code.")))
+    pane.begin_stream(assistant(text("")))
+    chunks = [
+        "Here is how it works. " * 3 + "\n\n",
+        "```python\n",
+        *[f"value_{k} = compute({k})  # step {k}\n" for k in range(40)],
+        "```\n\nAnd then **more** prose, " + "with several words in it " * 4 + "\n\n",
+    ] * 6
+    sent: list[str] = []
+    gaps: list[float] = []
+    last = [time.perf_counter()]
+
+    def tick() -> None:
+        now = time.perf_counter()
+        gaps.append(now - last[0])
+        last[0] = now
+
+    def feed() -> None:
+        if len(sent) >= len(chunks):
+            feeder.stop()
+            return
+        sent.append(chunks[len(sent)])
+        pane.update_stream(assistant(text("".join(sent))))
+
+    probe = QTimer()
+    probe.setInterval(10)
+    probe.timeout.connect(tick)
+    feeder = QTimer()
+    feeder.setInterval(5)
+    feeder.timeout.connect(feed)
+    probe.start()
+    feeder.start()
+    qtbot.waitUntil(lambda: not feeder.isActive(), timeout=30_000)
+    qtbot.wait(100)
+    probe.stop()
+    worst = max(gaps[1:]) * 1000
+    relayouts = pane.view.relayouts
+    print(f"\nstreaming {len(chunks)} deltas ({len(''.join(sent)):,} chars) into 2,000 "
+          f"messages: {len(gaps)} probe ticks, worst gap {worst:.0f} ms, "
+          f"mean {sum(gaps) / len(gaps) * 1000:.1f} ms, view relayouts {relayouts}")  # fmt: skip
+    assert worst < 100  # target 50 ms; slack for a shared 2-core machine
+    assert "value_39 = compute(39)" in texts(pane.delegate.layout_for(pane.item_count() - 1))
+    bar = pane.view.verticalScrollBar()
+    assert bar.value() == bar.maximum()
