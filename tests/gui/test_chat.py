@@ -435,6 +435,15 @@ def test_edit_and_resend(qtbot: QtBot, pane: ChatPane) -> None:
     with qtbot.assertNotEmitted(pane.edit_resend_requested):
         QTest.keyClick(editor, Qt.Key.Key_Escape)
         qtbot.waitUntil(lambda: pane.visible_widget_count() == 0, timeout=2000)
+    # Ctrl+Enter sends
+    click(qtbot, pane, 0, "edit")
+    editor = pane.view.viewport().findChild(QPlainTextEdit, "chatEditText")
+    assert editor is not None
+    editor.setPlainText("typed")
+    with qtbot.waitSignal(pane.edit_resend_requested, timeout=2000) as sig:
+        QTest.keyClick(editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert sig.args == ["u1", "typed"]
+    qtbot.waitUntil(lambda: pane.visible_widget_count() == 0, timeout=2000)
 
 
 def test_retry_and_copy(qtbot: QtBot, pane: ChatPane) -> None:
@@ -618,3 +627,39 @@ def test_streaming_into_2000_messages_does_not_stall(qtbot: QtBot, pane: ChatPan
     assert "value_39 = compute(39)" in texts(pane.delegate.layout_for(pane.item_count() - 1))
     bar = pane.view.verticalScrollBar()
     assert bar.value() == bar.maximum()
+
+
+def test_streaming_does_not_move_a_view_scrolled_up(qtbot: QtBot, pane: ChatPane) -> None:
+    pane.set_items(many_items(300))
+    settle(qtbot, pane)
+    bar = pane.view.verticalScrollBar()
+    bar.setValue(bar.maximum() // 2)
+    settle(qtbot, pane)
+    top_row = pane.view.indexAt(QPoint(4, 1)).row()
+    top_y = pane.view.visualRect(pane.model.index(top_row, 0)).top()
+    pane.begin_stream(assistant(text("")))
+    for k in range(1, 30):
+        pane.update_stream(assistant(text("growing line\n\n" * k)))
+        qtbot.wait(5)
+    settle(qtbot, pane)
+    assert not pane.view.stick_to_bottom
+    assert pane.view.indexAt(QPoint(4, 1)).row() == top_row
+    assert pane.view.visualRect(pane.model.index(top_row, 0)).top() == top_y
+    # back at the bottom, it follows again
+    pane.view.scrollToBottom()
+    settle(qtbot, pane)
+    pane.update_stream(assistant(text("growing line\n\n" * 60)))
+    settle(qtbot, pane)
+    assert bar.value() == bar.maximum()
+
+
+def test_branch_switch_while_editing_closes_the_editor(qtbot: QtBot, pane: ChatPane) -> None:
+    pane.set_items([ChatItem("u1", user("a")), ChatItem("a1", assistant(text("b")))])
+    settle(qtbot, pane)
+    pane.start_edit(0)
+    assert pane.visible_widget_count() == 1
+    pane.set_items([ChatItem("u2", user("other branch"))])
+    qtbot.waitUntil(lambda: pane.visible_widget_count() == 0, timeout=2000)
+    settle(qtbot, pane)
+    assert not pane.model.row_at(0).editing
+    assert "other branch" in texts(pane.delegate.layout_for(0))

@@ -803,7 +803,7 @@ def _build(b: _Builder, state: RowState) -> None:
         b.y += PAD - GAP
         _card_box(b, t.card_assistant, t.border)
     elif isinstance(msg, ToolResultMessage):
-        b.header(state, "Tool result", msg.tool_name, [])
+        b.header(state, "Tool result", "", [])
         key = f"tool:{msg.tool_call_id}"
         b.tool_card(msg.tool_call_id, msg.tool_name, None, msg, None, key in expanded)
         b.y += PAD
