@@ -293,6 +293,16 @@ class Session:
         row = tree.require(entry_id)
         return _cached_projector(tree.parsed)(row)
 
+    def raw_entries(self) -> list[tuple[str, str | None, str, str, bytes]]:
+        """(id, parent id, type, timestamp, exact JSON line) of every entry, file order.
+
+        For views that need a light read of many entries (the branch tree): decoding the
+        lines they need is much cheaper than building typed entries for all of them.
+        """
+        return [
+            (r.id, r.parent_id or None, r.type, r.timestamp, r.raw) for r in self._storage.tree.rows
+        ]
+
     def label_of(self, entry_id: str) -> str | None:
         return self._storage.tree.labels.get(entry_id)
 

@@ -6,6 +6,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
+
 from desktop_agent.session import (
     ActiveToolsChangeEntry,
     BranchSummaryEntry,
@@ -129,7 +131,7 @@ def describe_entry(entry: SessionEntry) -> tuple[str | None, str]:
     return role, preview(text)
 
 
-def _effective_parents(entries: Sequence[SessionEntry]) -> dict[str, str | None]:
+def _effective_parents(entries: Sequence[Any]) -> dict[str, str | None]:
     """For each entry id, its nearest ancestor that is a node (skipping leaf/label).
 
     A missing parent, a self-parent or a parent cycle of bookkeeping entries gives None.
@@ -191,29 +193,126 @@ def order_rows(rows: Sequence[TreeRow]) -> list[TreeRow]:
     return out
 
 
+class _Block(msgspec.Struct):
+    type: Any = None
+    text: Any = None
+    name: Any = None
+
+
+class _PreviewMessage(msgspec.Struct):
+    role: Any = None
+    content: str | list[_Block] | None = None
+    toolName: Any = None
+    isError: Any = None
+    errorMessage: Any = None
+    summary: Any = None
+    customType: Any = None
+
+
+class _PreviewEntry(msgspec.Struct):
+    message: _PreviewMessage | None = None
+    summary: Any = None
+    customType: Any = None
+    content: str | list[_Block] | None = None
+    provider: Any = None
+    modelId: Any = None
+    thinkingLevel: Any = None
+    name: Any = None
+    activeToolNames: Any = None
+
+
+_PREVIEW = msgspec.json.Decoder(_PreviewEntry)
+
+
+class _Light:
+    """Duck-typed stand-in for a message model, enough for `_message_text`."""
+
+    def __init__(self, m: _PreviewMessage) -> None:
+        self.role = m.role
+        self.content = m.content
+        self.tool_name = m.toolName
+        self.is_error = m.isError
+        self.error_message = m.errorMessage
+        self.summary = m.summary
+        self.custom_type = m.customType
+
+
+def _describe_raw(kind: str, raw: bytes) -> tuple[str | None, str] | None:
+    """Preview from the JSON line without building typed entries; None: use the slow path."""
+    try:
+        e = _PREVIEW.decode(raw)
+    except msgspec.DecodeError:
+        return None
+    role: str | None = None
+    if kind == "message":
+        if e.message is None:
+            return None
+        role, text = _message_text(_Light(e.message))
+    elif kind == "compaction":
+        text = f"Compaction: {e.summary}"
+    elif kind == "branch_summary":
+        text = f"Branch summary: {e.summary}" if e.summary else "Branch summary"
+    elif kind == "model_change":
+        text = f"Model: {e.provider}/{e.modelId}"
+    elif kind == "thinking_level_change":
+        text = f"Thinking level: {e.thinkingLevel}"
+    elif kind == "session_info":
+        text = f"Session name: {e.name}" if e.name else "Session name cleared"
+    elif kind == "active_tools_change":
+        names = e.activeToolNames if isinstance(e.activeToolNames, list) else []
+        text = "Tools: " + (", ".join(str(n) for n in names) or "none")
+    elif kind == "custom_message":
+        body, _tools, _images = _blocks_text(e.content)
+        text = f"{e.customType}: {body}" if body else str(e.customType)
+    elif kind == "custom":
+        text = f"Extension data: {e.customType}"
+    else:
+        text = kind
+    return role, preview(text)
+
+
 async def rows_from_session(session: Session) -> list[TreeRow]:
     """The session's nodes for the branch tree, parents first, siblings oldest first.
 
     ``leaf`` and ``label`` entries are bookkeeping and are not nodes: a node whose parent
     is one of them hangs on the nearest ancestor that is a node. Labels appear as
-    `TreeRow.label` of the entry they name.
+    `TreeRow.label` of the entry they name. Previews are decoded straight from each
+    entry's JSON line (a 10,000-entry session in a fraction of a second).
     """
-    entries = await session.get_entries()
-    parents = _effective_parents(entries)
+    raw = session.raw_entries()
+    parents = _effective_parents_light([(i, p, t) for i, p, t, _ts, _r in raw])
     rows: list[TreeRow] = []
-    for entry in entries:
-        if entry.type in SKIPPED_TYPES:
+    for entry_id, _parent, kind, timestamp, line in raw:
+        if kind in SKIPPED_TYPES:
             continue
-        role, text = describe_entry(entry)
+        described = _describe_raw(kind, line)
+        if described is None:
+            entry = await session.get_entry(entry_id)
+            described = describe_entry(entry) if entry is not None else (None, kind)
+        role, text = described
         rows.append(
             TreeRow(
-                id=entry.id,
-                parent_id=parents.get(entry.id),
-                type=entry.type,
+                id=entry_id,
+                parent_id=parents.get(entry_id),
+                type=kind,
                 role=role,
                 text=text,
-                timestamp=entry.timestamp,
-                label=await session.get_label(entry.id),
+                timestamp=timestamp,
+                label=session.label_of(entry_id),
             )
         )
     return order_rows(rows)
+
+
+def _effective_parents_light(
+    entries: Sequence[tuple[str, str | None, str]],
+) -> dict[str, str | None]:
+    """`_effective_parents` over (id, parent id, type) triples."""
+
+    class _E:
+        __slots__ = ("id", "parent_id", "type")
+
+        def __init__(self, entry_id: str, parent: str | None, kind: str) -> None:
+            self.id, self.parent_id, self.type = entry_id, parent, kind
+
+    return _effective_parents([_E(*e) for e in entries])
