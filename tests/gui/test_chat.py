@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QPoint, Qt, QTimer
-from PySide6.QtGui import QColor, QGuiApplication, QImage, QPalette
+from PySide6.QtCore import QBuffer, QByteArray, QEvent, QIODevice, QPoint, Qt, QTimer
+from PySide6.QtGui import QColor, QGuiApplication, QHelpEvent, QImage, QPalette
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QPlainTextEdit, QPushButton
+from PySide6.QtWidgets import QApplication, QPlainTextEdit, QPushButton, QToolTip
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
@@ -32,6 +32,7 @@ from desktop_agent.ai import (
     UserMessage,
 )
 from desktop_agent.gui.chat import ChatItem, ChatPane
+from desktop_agent.gui.chat._model import tooltip
 from desktop_agent.gui.chat._render import ButtonPart, CardLayout, DocPart, Hit, TextPart
 
 # The offscreen platform's harmless notice (PLATFORM.md §3, pitfall 10); every other Qt
@@ -245,7 +246,7 @@ def test_every_message_kind_is_shown(qtbot: QtBot, pane: ChatPane) -> None:
     assert "Branch summary" in cards[4]
     assert "note" in cards[5]
     assert "429 rate limited" in cards[6] and "Retry" in cards[6]
-    tip = pane.model.data(pane.model.index(2, 0), Qt.ItemDataRole.ToolTipRole)
+    tip = tooltip(pane.model.row_at(2).item)
     assert "anthropic/claude-sonnet-4-5" in tip and "$0.0123" in tip
     # the bottom is shown
     bar = pane.view.verticalScrollBar()
@@ -647,3 +648,19 @@ def test_branch_switch_while_editing_closes_the_editor(qtbot: QtBot, pane: ChatP
     settle(qtbot, pane)
     assert not pane.model.row_at(0).editing
     assert "other branch" in texts(pane.delegate.layout_for(0))
+
+
+@pytest.mark.qt_log_ignore(  # offscreen notices; the tooltip window calls raise()
+    "This plugin does not support propagateSizeHints", "This plugin does not support raise"
+)
+def test_hover_shows_model_and_cost(qtbot: QtBot, pane: ChatPane) -> None:
+    pane.set_items([ChatItem("a1", assistant(text("hello")))])
+    settle(qtbot, pane)
+    view = pane.view
+    rect = view.visualRect(pane.model.index(0, 0))
+    pos = rect.topLeft() + QPoint(rect.width() // 2, rect.height() - 14)
+    event = QHelpEvent(QEvent.Type.ToolTip, pos, view.viewport().mapToGlobal(pos))
+    QApplication.sendEvent(view.viewport(), event)
+    qtbot.waitUntil(lambda: "Cost: $0.0123" in QToolTip.text(), timeout=2000)
+    assert "anthropic/claude-sonnet-4-5" in QToolTip.text()
+    QToolTip.hideText()

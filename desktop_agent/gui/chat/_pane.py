@@ -1,10 +1,11 @@
 """The chat pane: a QListView of cards painted by a delegate from cached layouts.
 
-Only visible rows are laid out (QTextDocument); every other row answers ``sizeHint`` with
-its last measured height or a cheap estimate. When painting finds a row's real height
-different from what the view assumed, one coalesced relayout runs on the next turn of the
-event loop, keeping either the bottom (when the user is at the bottom) or the first
-visible unchanged row in place, so nothing jumps.
+Only visible rows are laid out (QTextDocument); every other row keeps its last measured
+height or a cheap estimate as its item's size hint. When painting finds a row's real
+height different from what the view has, one coalesced relayout runs on the next turn of
+the event loop: it lays out the rows within a screen of the viewport, updates their size
+hints, and keeps either the bottom (when the user is at the bottom) or the first visible
+unchanged row in place, so nothing jumps.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ from PySide6.QtWidgets import (
 
 from desktop_agent.ai import AssistantMessage, ToolResultMessage, UserMessage
 from desktop_agent.gui.chat._items import ChatItem
-from desktop_agent.gui.chat._model import ChatModel, Row
+from desktop_agent.gui.chat._model import ChatModel, Row, tooltip
 from desktop_agent.gui.chat._render import (
     CardLayout,
     DocCache,
@@ -131,6 +132,8 @@ class ChatDelegate(QStyledItemDelegate):
         self.images = ImageCache()
         self._theme: Theme | None = None
         self._width = 600
+        self._resync = False
+        model.height_fn = self.initial_size
         self.layouts_built = 0
 
     # -- caches
@@ -143,14 +146,19 @@ class ChatDelegate(QStyledItemDelegate):
             self._layouts.clear()
             self.docs.clear()
             for row in self._model.rows():
-                row.measured = row.estimate = row.hint = None
+                row.measured = row.estimate = None
+            self._resync = True
+            self._view.schedule_relayout(-1)
         return self._theme
 
     def width(self) -> int:
         return self._width
 
     def set_width(self, width: int) -> None:
-        self._width = max(120, width)
+        width = max(120, width)
+        if width != self._width:
+            self._width = width
+            self._resync = True
 
     def layout_for(self, i: int) -> CardLayout:
         """The card of row ``i`` at the current width (built if not cached)."""
@@ -170,8 +178,6 @@ class ChatDelegate(QStyledItemDelegate):
         while len(self._layouts) > 400:
             self._layouts.popitem(last=False)
         row.measured = (row.version, width, layout.height)
-        if row.hint is not None and row.hint.height() != self.hint_height(row, layout.height):
-            row.hint = None
         return layout
 
     @staticmethod
@@ -188,7 +194,8 @@ class ChatDelegate(QStyledItemDelegate):
             return m[2]  # possibly of an older version; painting corrects it
         e = row.estimate
         if e is None or e[0] != row.version or e[1] != width:
-            h = estimate_height(row.item, width, self.theme(), row.expanded)
+            theme = self._theme if self._theme is not None else self.theme()
+            h = estimate_height(row.item, width, theme, row.expanded)
             row.estimate = e = (row.version, width, h)
         return e[2]
 
@@ -196,23 +203,29 @@ class ChatDelegate(QStyledItemDelegate):
         return self.row_height(self._model.row_at(i))
 
     def measure(self, i: int) -> bool:
-        """Lay out row ``i`` now; return whether the height the view has for it changes."""
+        """Lay out row ``i`` now; return whether the height the view has for it changed."""
         row = self._model.row_at(i)
-        before = row.hint.height() if row.hint is not None and row.hint_w == self._width else -1
         height = self.hint_height(row, self.layout_for(i).height)
-        return height != before
+        return self._model.set_height(i, self._width, height)
 
-    # -- QStyledItemDelegate
+    def initial_size(self, row: Row) -> QSize:
+        return QSize(self._width, self.hint_height(row, self.row_height(row)))
 
-    def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:
-        # Called for every row on every view layout: keep it to a lookup.
-        row = self._model.row_at(index.row())
-        hint = row.hint
-        if hint is None or row.hint_w != self._width:
-            hint = QSize(self._width, self.hint_height(row, self.row_height(row)))
-            row.hint = hint
-            row.hint_w = self._width
-        return hint
+    def resync_heights(self) -> bool:
+        """After a width or theme change: give the view every row's (estimated) height."""
+        if not self._resync:
+            return False
+        self._resync = False
+        model = self._model
+        blocked = model.blockSignals(True)  # one relayout follows; no per-row signals
+        try:
+            for i, row in enumerate(model.rows()):
+                model.set_height(i, self._width, self.hint_height(row, self.row_height(row)))
+        finally:
+            model.blockSignals(blocked)
+        return True
+
+    # -- QStyledItemDelegate (no sizeHint override: the view reads the items' size hints)
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: _Index) -> None:
         i = index.row()
@@ -262,8 +275,10 @@ class ChatDelegate(QStyledItemDelegate):
         if event.type() == QEvent.Type.ToolTip and index.isValid():
             pos = event.pos() - option.rect.topLeft()
             hit = self.layout_for(index.row()).hit_at(pos.x(), pos.y())
-            if hit is not None and hit.tip:
-                QToolTip.showText(event.globalPos(), hit.tip, view)
+            tip = hit.tip if hit is not None and hit.tip else ""
+            tip = tip or tooltip(self._model.row_at(index.row()).item)
+            if tip:
+                QToolTip.showText(event.globalPos(), tip, view)
                 return True
         return super().helpEvent(event, view, option, index)
 
@@ -365,6 +380,9 @@ class ChatView(QListView):
         bar = self.verticalScrollBar()
         stick = self.stick_to_bottom and keep < 0
         if isinstance(delegate, ChatDelegate) and model.rowCount() > 0:
+            delegate.resync_heights()
+            n = model.rowCount()
+            changed = {i for i in changed if 0 <= i < n and delegate.measure(i)}
             changed |= self._measure_band(delegate, stick)
         anchor = self._anchor_row(changed, keep) if not stick else -1
         old_top = self.visualRect(model.index(anchor, 0)).top() if anchor >= 0 else 0
@@ -533,7 +551,6 @@ class ChatPane(QWidget):
         row.item.message = final
         row.item.entry_id = entry_id
         row.streaming = False
-        row.hint = None
         self.model.changed(self._index_of(row))
 
     # -- tools
