@@ -501,34 +501,37 @@ def test_five_thousand_messages_open_fast(qtbot: QtBot, pane: ChatPane) -> None:
     assert pane.delegate.layouts_built < 60
     bar = pane.view.verticalScrollBar()
     assert bar.value() == bar.maximum()
-    # scroll the whole way up in screen-sized steps; measure each step's repaint
-    worst = 0.0
-    steps = 0
+    # scroll the whole way up in jumps (like dragging the bar); time each step's repaint
+    # plus the relayout it causes. A Python gen-2 GC pass can land in any one step.
+    jumps: list[float] = []
     value = bar.value()
-    t_all = time.perf_counter()
-    while value > 0 and steps < 400:
+    while value > 0 and len(jumps) < 400:
         value = max(0, value - pane.view.viewport().height() * 25)
         t = time.perf_counter()
         bar.setValue(value)
         pane.view.viewport().repaint()
         qtbot.wait(1)  # run the coalesced relayout of rows measured by this paint
-        worst = max(worst, time.perf_counter() - t)
-        steps += 1
+        jumps.append(time.perf_counter() - t)
         value = bar.value()
-    print(f"scrolling up in {steps} jumps of 25 screens: worst step {worst * 1000:.0f} ms, "
-          f"total {(time.perf_counter() - t_all) * 1000:.0f} ms, "
+    jumps.sort()
+    print(f"scrolling up in {len(jumps)} jumps of 25 screens: median "
+          f"{jumps[len(jumps) // 2] * 1000:.0f} ms, worst {jumps[-1] * 1000:.0f} ms; "
           f"{pane.delegate.layouts_built} card layouts so far")  # fmt: skip
-    assert worst < 0.25
-    # line-by-line wheel-like scrolling near the top does not stall
-    worst = 0.0
+    assert jumps[len(jumps) // 2] < 0.05
+    assert jumps[-1] < 0.25
+    # wheel-like scrolling near the top
+    small: list[float] = []
     for _ in range(60):
         t = time.perf_counter()
         bar.setValue(bar.value() + 40)
         pane.view.viewport().repaint()
         qtbot.wait(1)
-        worst = max(worst, time.perf_counter() - t)
-    print(f"60 small scroll steps: worst {worst * 1000:.1f} ms")
-    assert worst < 0.1
+        small.append(time.perf_counter() - t)
+    small.sort()
+    print(f"60 wheel-sized scroll steps: median {small[30] * 1000:.1f} ms, "
+          f"worst {small[-1] * 1000:.1f} ms")  # fmt: skip
+    assert small[30] < 0.03
+    assert small[-1] < 0.1
     assert pane.visible_widget_count() == 0
     shot(pane, "5000_top")
 
