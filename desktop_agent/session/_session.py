@@ -262,14 +262,32 @@ class Session:
         start = from_id if from_id is not None else tree.current_leaf()
         return [parse_entry(r.obj()) for r in tree.path_to_root(start)]
 
-    def branch_ids(self, from_id: str | None = None) -> list[str]:
-        """Root-first ids of the path to ``from_id`` (default: the leaf), cheaply."""
-        tree = self._storage.tree
-        start = from_id if from_id is not None else tree.current_leaf()
-        return [r.id for r in tree.path_to_root(start)]
+    def branch_ids(self, from_id: str | None = None, *, lenient: bool = False) -> list[str]:
+        """Root-first ids of the path to ``from_id`` (default: the leaf), cheaply.
 
-    async def build_context(self) -> SessionContext:
+        ``lenient``: for display of damaged sessions, a missing parent ends the path and
+        an unknown leaf gives an empty branch instead of an error.
+        """
         tree = self._storage.tree
+        if from_id is None:
+            try:
+                from_id = tree.current_leaf()
+            except SessionError:
+                if not lenient:
+                    raise
+                return []
+        return [r.id for r in tree.path_to_root(from_id, lenient=lenient)]
+
+    async def build_context(self, *, lenient: bool = False) -> SessionContext:
+        """The context of the current branch (SESSION_FORMAT §7).
+
+        ``lenient`` (display of damaged sessions): a broken parent chain ends the path
+        instead of raising ``invalid_session``.
+        """
+        tree = self._storage.tree
+        if lenient:
+            rows = [tree.require(i) for i in self.branch_ids(lenient=True)]
+            return build_context_from_path(rows, tree.parsed)
         return build_context_from_path(tree.path_to_root(tree.current_leaf()), tree.parsed)
 
     # Cheap synchronous views for UI code (no entry parsing).

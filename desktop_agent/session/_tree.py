@@ -339,8 +339,12 @@ class Tree:
             raise SessionError("invalid_session", f"Entry {leaf} not found")
         return leaf
 
-    def path_to_root(self, entry_id: str | None) -> list[Row]:
-        """Root-first path ending at ``entry_id``: O(path length), cycle-safe."""
+    def path_to_root(self, entry_id: str | None, *, lenient: bool = False) -> list[Row]:
+        """Root-first path ending at ``entry_id``: O(path length), cycle-safe.
+
+        ``lenient``: a missing parent ends the path (the orphan becomes a root, as the
+        coding-agent reads damaged files) instead of raising ``invalid_session``.
+        """
         if entry_id is None:
             return []
         row = self.require(entry_id)
@@ -350,6 +354,8 @@ class Tree:
         while row.parent_id:
             parent = by_id.get(row.parent_id)
             if parent is None:
+                if lenient:
+                    break
                 raise SessionError("invalid_session", f"Entry {row.parent_id} not found")
             path.append(parent)
             if len(path) > limit:

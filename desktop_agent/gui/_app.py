@@ -1,0 +1,165 @@
+"""The Qt side of start-up: single instance, the qasync loop, the window, --smoke."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import qasync
+from PySide6.QtCore import QByteArray, QMessageLogContext, QtMsgType, qInstallMessageHandler
+from PySide6.QtNetwork import QLocalServer, QLocalSocket
+from PySide6.QtWidgets import QApplication
+
+from desktop_agent.gui._main_window import AppServices, MainWindow
+
+log = logging.getLogger("desktop_agent.gui")
+
+
+def instance_name(data_dir: str) -> str:
+    """One app instance per data directory."""
+    digest = hashlib.sha256(data_dir.encode()).hexdigest()[:16]
+    return f"desktop-agent-{digest}"
+
+
+def hand_over(name: str, request: dict[str, Any], timeout_ms: int = 1000) -> bool:
+    """Send ``request`` to a running instance; True when one took it."""
+    socket = QLocalSocket()
+    socket.connectToServer(name)
+    if not socket.waitForConnected(timeout_ms):
+        return False
+    socket.write(QByteArray(json.dumps(request).encode() + b"\n"))
+    socket.flush()
+    socket.waitForBytesWritten(timeout_ms)
+    socket.waitForReadyRead(timeout_ms)
+    socket.disconnectFromServer()
+    return True
+
+
+class InstanceServer:
+    """Listens for later launches; each hands over its request and exits."""
+
+    def __init__(self, name: str, on_request: Callable[[dict[str, Any]], None]) -> None:
+        self.server = QLocalServer()
+        self.on_request = on_request
+        if not self.server.listen(name):
+            # A stale socket of a crashed instance (nobody answered hand_over): take over.
+            QLocalServer.removeServer(name)
+            self.server.listen(name)
+        self.server.newConnection.connect(self._accept)
+
+    def _accept(self) -> None:
+        while self.server.hasPendingConnections():
+            socket = self.server.nextPendingConnection()
+            socket.readyRead.connect(lambda s=socket: self._read(s))
+
+    def _read(self, socket: QLocalSocket) -> None:
+        data = bytes(socket.readAll().data())
+        socket.write(QByteArray(b"ok\n"))
+        socket.flush()
+        try:
+            request = json.loads(data.decode("utf-8").strip() or "{}")
+        except ValueError:
+            return
+        if isinstance(request, dict):
+            self.on_request(request)
+
+    def close(self) -> None:
+        self.server.close()
+
+
+def _qt_message(mode: QtMsgType, context: QMessageLogContext, message: str) -> None:
+    """Qt's own messages go to our log (with its redaction), not to stderr."""
+    level = {
+        QtMsgType.QtDebugMsg: logging.DEBUG,
+        QtMsgType.QtInfoMsg: logging.INFO,
+        QtMsgType.QtWarningMsg: logging.WARNING,
+        QtMsgType.QtCriticalMsg: logging.ERROR,
+        QtMsgType.QtFatalMsg: logging.CRITICAL,
+    }.get(mode, logging.WARNING)
+    if "propagateSizeHints" in message:  # the offscreen platform's harmless notice
+        level = logging.DEBUG
+    logging.getLogger("qt").log(level, "%s", message)
+
+
+def run_gui(
+    *,
+    make_services: Callable[[], Awaitable[AppServices]],
+    data_dir: str,
+    session: str | None,
+    new: bool,
+    workspace: str | None,
+    smoke: bool,
+    no_err_windows: bool,
+    started: float,
+) -> int:
+    qInstallMessageHandler(_qt_message)
+    app = QApplication.instance() or QApplication(["desktop-agent"])
+    assert isinstance(app, QApplication)
+    app.setApplicationName("Desktop Agent")
+    app.setQuitOnLastWindowClosed(False)
+    name = instance_name(data_dir)
+    request = {"session": session, "new": new, "workspace": workspace}
+    if not smoke and hand_over(name, request):
+        sys.stdout.write("desktop-agent: handed over to the running window\n")
+        return 0
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    holder: dict[str, MainWindow] = {}
+
+    async def start() -> None:
+        services = await make_services()
+        window = MainWindow(services, no_err_windows=no_err_windows)
+        holder["window"] = window
+
+        def shown() -> None:
+            if smoke:
+                session_ = window.session
+                payload = {
+                    "restored_session": session_.metadata.id if session_ else None,
+                    "leaf": session_.leaf_id() if session_ else None,
+                    "messages_shown": window.messages_shown,
+                    "startup_ms": round((time.perf_counter() - started) * 1000),
+                }
+                sys.stdout.write(json.dumps(payload) + "\n")
+                sys.stdout.flush()
+                window.spawn(window._shutdown(stop=True))
+
+        window.shown.connect(shown)
+        window.spawn(window.refresh_sessions())
+        if new:
+            await window.new_session(workspace)
+        else:
+            await window.restore_last(session)
+        window.show()
+
+    def on_request(req: dict[str, Any]) -> None:
+        window = holder.get("window")
+        if window is None:
+            return
+        window.showNormal()
+        window.raise_()
+        window.activateWindow()
+        if req.get("session"):
+            window.spawn(window.open_session(str(req["session"])))
+        elif req.get("new"):
+            window.spawn(window.new_session(req.get("workspace")))
+
+    server = InstanceServer(name, on_request) if not smoke else None
+    with loop:
+        loop.run_until_complete(start())
+        window = holder["window"]
+        closed = asyncio.Event()
+        window.closed.connect(closed.set)
+        if window.isHidden() and window._closing:
+            closed.set()
+        loop.run_until_complete(closed.wait())
+        loop.run_until_complete(window.settle_tasks())
+    if server is not None:
+        server.close()
+    return 0

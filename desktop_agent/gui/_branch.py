@@ -1,0 +1,107 @@
+"""Turning a session's current branch into chat items (pure functions, no widgets)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from desktop_agent.ai import AgentMessage, AssistantMessage, ToolCall, ToolResultMessage
+from desktop_agent.session import CompactionEntry, Session
+
+_VISIBLE_ROLES = ("user", "assistant", "custom", "branchSummary", "compactionSummary")
+
+
+@dataclass
+class BranchItem:
+    """One visible message of the branch, with its siblings (alternative versions)."""
+
+    entry_id: str
+    message: AgentMessage
+    sibling_ids: list[str] = field(default_factory=list)
+    tool_results: dict[str, ToolResultMessage] = field(default_factory=dict)
+    label: str | None = None
+
+    @property
+    def sibling_index(self) -> int:
+        return self.sibling_ids.index(self.entry_id) if self.entry_id in self.sibling_ids else 0
+
+    @property
+    def sibling_count(self) -> int:
+        return max(1, len(self.sibling_ids))
+
+
+def _visible(session: Session, entry_id: str) -> bool:
+    kind, role = session.entry_kind(entry_id)
+    if kind == "message":
+        return role in _VISIBLE_ROLES
+    return kind in ("custom_message", "branch_summary", "compaction")
+
+
+async def _message(session: Session, entry_id: str) -> AgentMessage | None:
+    kind, _role = session.entry_kind(entry_id)
+    if kind == "compaction":
+        entry = await session.get_entry(entry_id)
+        if isinstance(entry, CompactionEntry):
+            from desktop_agent.ai import CompactionSummaryMessage
+
+            return CompactionSummaryMessage(
+                summary=entry.summary, tokens_before=entry.tokens_before, timestamp=0
+            )
+        return None
+    message = session.get_message(entry_id)
+    if message is not None and message.role == "custom" and not getattr(message, "display", True):
+        return None
+    return message
+
+
+async def branch_items(session: Session) -> list[BranchItem]:
+    """The chat view of the current branch: messages with siblings and merged tool results.
+
+    Siblings of a message are the visible children of its parent (what "edit and resend"
+    and regenerations create), oldest first. Uses no per-entry parsing beyond the
+    messages shown (cached by the session), so a 10,000-entry branch stays fast.
+    """
+    items: list[BranchItem] = []
+    by_call: dict[str, BranchItem] = {}
+    for entry_id in session.branch_ids(lenient=True):
+        kind, role = session.entry_kind(entry_id)
+        if kind == "message" and role == "toolResult":
+            result = session.get_message(entry_id)
+            if isinstance(result, ToolResultMessage):
+                owner = by_call.get(result.tool_call_id)
+                if owner is not None:
+                    owner.tool_results[result.tool_call_id] = result
+            continue
+        if not _visible(session, entry_id):
+            continue
+        message = await _message(session, entry_id)
+        if message is None:
+            continue
+        parent = session.parent_of(entry_id)
+        siblings = [c for c in session.child_ids(parent) if _visible(session, c)]
+        item = BranchItem(
+            entry_id=entry_id,
+            message=message,
+            sibling_ids=siblings or [entry_id],
+            label=session.label_of(entry_id),
+        )
+        if isinstance(message, AssistantMessage):
+            for block in message.content:
+                if isinstance(block, ToolCall):
+                    by_call[block.id] = item
+        items.append(item)
+    return items
+
+
+def latest_leaf_under(session: Session, entry_id: str) -> str:
+    """The most recent entry below ``entry_id`` (following the newest child each step)."""
+    current = entry_id
+    seen = {current}
+    while True:
+        children = [c for c in session.child_ids(current) if session.entry_kind(c)[0] != "leaf"]
+        if not children:
+            return current
+        newest = children[-1]
+        if newest in seen:
+            return current
+        seen.add(newest)
+        current = newest

@@ -1,0 +1,258 @@
+"""The composer: multi-line input, Send/Stop, model and thinking pickers, attachments."""
+
+from __future__ import annotations
+
+import base64
+import mimetypes
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QKeyEvent
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
+
+IMAGE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
+MAX_ATTACHMENT_BYTES = 20 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Attachment:
+    """A dropped file: images go to the model as images, text files as quoted text."""
+
+    path: str
+    mime_type: str
+    data: bytes
+
+    @property
+    def is_image(self) -> bool:
+        return self.mime_type in IMAGE_TYPES
+
+    def base64(self) -> str:
+        return base64.b64encode(self.data).decode("ascii")
+
+
+class _Input(QPlainTextEdit):
+    """Enter sends (or Ctrl+Enter, per setting); Shift+Enter always inserts a newline."""
+
+    submit = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.send_key = "enter"
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            mods = event.modifiers()
+            ctrl = bool(mods & Qt.KeyboardModifier.ControlModifier)
+            shift = bool(mods & Qt.KeyboardModifier.ShiftModifier)
+            if (self.send_key == "enter" and not shift and not ctrl) or (
+                self.send_key == "ctrl+enter" and ctrl
+            ):
+                self.submit.emit()
+                return
+        super().keyPressEvent(event)
+
+
+class Composer(QWidget):
+    """objectName ``composer``; children ``sendButton``, ``stopButton``, ``modelPicker``,
+    ``thinkingPicker``. While the agent runs, Send steers (Enter) and the follow-up button
+    queues a message for after the run."""
+
+    send_requested = Signal(str, list)  # text, attachments
+    steer_requested = Signal(str)
+    follow_up_requested = Signal(str)
+    stop_requested = Signal()
+    model_chosen = Signal(str)  # "provider/id"
+    thinking_chosen = Signal(str)
+    draft_changed = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("composer")
+        self.setAcceptDrops(True)
+        self.input = _Input(self)
+        self.input.setObjectName("composerInput")
+        self.input.setPlaceholderText("Ask the agent… (Enter to send, Shift+Enter for a new line)")
+        self.input.setMinimumHeight(56)
+        self.input.setMaximumHeight(160)
+        self.input.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.input.setFixedHeight(84)
+        self.input.submit.connect(self._submit)
+        self.input.textChanged.connect(lambda: self.draft_changed.emit(self.text()))
+        self.input.installEventFilter(self)
+        self.send_button = QPushButton("Send", self)
+        self.send_button.setObjectName("sendButton")
+        self.send_button.clicked.connect(self._submit)
+        self.follow_button = QPushButton("Queue", self)
+        self.follow_button.setObjectName("followUpButton")
+        self.follow_button.setToolTip("Send after the agent has finished (follow-up)")
+        self.follow_button.clicked.connect(self._follow_up)
+        self.follow_button.setVisible(False)
+        self.stop_button = QPushButton("Stop", self)
+        self.stop_button.setObjectName("stopButton")
+        self.stop_button.setToolTip("Stop the agent (Esc)")
+        self.stop_button.clicked.connect(self.stop_requested.emit)
+        self.stop_button.setEnabled(False)
+        self.model_picker = QComboBox(self)
+        self.model_picker.setObjectName("modelPicker")
+        self.model_picker.setMinimumContentsLength(18)
+        self.model_picker.activated.connect(self._model_activated)
+        self.thinking_picker = QComboBox(self)
+        self.thinking_picker.setObjectName("thinkingPicker")
+        self.thinking_picker.activated.connect(self._thinking_activated)
+        self.attachments_label = QLabel(self)
+        self.attachments_label.setObjectName("attachmentsLabel")
+        self.attachments: list[Attachment] = []
+        self._running = False
+
+        controls = QHBoxLayout()
+        controls.addWidget(self.model_picker, 1)
+        controls.addWidget(self.thinking_picker)
+        controls.addWidget(self.attachments_label, 1)
+        controls.addStretch(1)
+        controls.addWidget(self.follow_button)
+        controls.addWidget(self.stop_button)
+        controls.addWidget(self.send_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(self.input)
+        layout.addLayout(controls)
+
+    # ---------------------------------------------------------------- state
+
+    def text(self) -> str:
+        return self.input.toPlainText()
+
+    def set_text(self, text: str) -> None:
+        self.input.setPlainText(text)
+        cursor = self.input.textCursor()
+        cursor.movePosition(cursor.MoveOperation.End)
+        self.input.setTextCursor(cursor)
+
+    def set_send_key(self, key: str) -> None:
+        self.input.send_key = key
+        hint = "Ctrl+Enter" if key == "ctrl+enter" else "Enter"
+        self.input.setPlaceholderText(
+            f"Ask the agent… ({hint} to send, Shift+Enter for a new line)"
+        )
+
+    def set_running(self, running: bool) -> None:
+        self._running = running
+        self.stop_button.setEnabled(running)
+        self.follow_button.setVisible(running)
+        self.send_button.setText("Steer" if running else "Send")
+        self.send_button.setToolTip(
+            "Send now: the agent reads it before its next step" if running else "Send (Enter)"
+        )
+
+    def set_models(self, models: list[tuple[str, str]], current: str | None) -> None:
+        """``models``: (key "provider/id", label) pairs."""
+        self.model_picker.blockSignals(True)
+        self.model_picker.clear()
+        for key, label in models:
+            self.model_picker.addItem(label, key)
+        index = self.model_picker.findData(current) if current else -1
+        if index < 0 and current:
+            self.model_picker.addItem(f"{current} (unavailable)", current)
+            index = self.model_picker.count() - 1
+        self.model_picker.setCurrentIndex(max(index, 0) if self.model_picker.count() else -1)
+        self.model_picker.blockSignals(False)
+
+    def set_thinking_levels(self, levels: list[str], current: str) -> None:
+        self.thinking_picker.blockSignals(True)
+        self.thinking_picker.clear()
+        for level in levels:
+            self.thinking_picker.addItem(f"Thinking: {level}", level)
+        self.thinking_picker.setCurrentIndex(max(self.thinking_picker.findData(current), 0))
+        self.thinking_picker.setEnabled(len(levels) > 1)
+        self.thinking_picker.blockSignals(False)
+
+    # ---------------------------------------------------------------- actions
+
+    def _submit(self) -> None:
+        text = self.text().strip()
+        if not text and not self.attachments:
+            return
+        if self._running:
+            self.steer_requested.emit(text)
+        else:
+            self.send_requested.emit(text, list(self.attachments))
+            self.attachments = []
+            self._show_attachments()
+        self.input.clear()
+
+    def _follow_up(self) -> None:
+        text = self.text().strip()
+        if text:
+            self.follow_up_requested.emit(text)
+            self.input.clear()
+
+    def _model_activated(self, index: int) -> None:
+        key = self.model_picker.itemData(index)
+        if isinstance(key, str):
+            self.model_chosen.emit(key)
+
+    def _thinking_activated(self, index: int) -> None:
+        level = self.thinking_picker.itemData(index)
+        if isinstance(level, str):
+            self.thinking_chosen.emit(level)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if (
+            watched is self.input
+            and event.type() == QEvent.Type.KeyPress
+            and isinstance(event, QKeyEvent)
+            and event.key() == Qt.Key.Key_Escape
+            and self._running
+        ):
+            self.stop_requested.emit()
+            return True
+        return super().eventFilter(watched, event)
+
+    # ---------------------------------------------------------------- attachments
+
+    def add_attachment(self, path: str) -> str | None:
+        """Attach a file; returns a reason when it cannot be attached."""
+        file = Path(path)
+        try:
+            size = file.stat().st_size
+        except OSError as exc:
+            return f"Cannot attach {path}: {exc.strerror}"
+        if size > MAX_ATTACHMENT_BYTES:
+            return f"Cannot attach {file.name}: larger than 20 MB"
+        mime = mimetypes.guess_type(file.name)[0] or "application/octet-stream"
+        try:
+            data = file.read_bytes()
+        except OSError as exc:
+            return f"Cannot attach {path}: {exc.strerror}"
+        if mime not in IMAGE_TYPES:
+            try:
+                data.decode("utf-8")
+            except UnicodeDecodeError:
+                return f"Cannot attach {file.name}: not an image or a text file"
+        self.attachments.append(Attachment(str(file), mime, data))
+        self._show_attachments()
+        return None
+
+    def _show_attachments(self) -> None:
+        names = [Path(a.path).name for a in self.attachments]
+        self.attachments_label.setText(("📎 " + ", ".join(names)) if names else "")
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if event.mimeData().hasUrls():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        for url in event.mimeData().urls():
+            if url.isLocalFile():
+                self.add_attachment(url.toLocalFile())
+        event.acceptProposedAction()
