@@ -1,0 +1,53 @@
+"""Acceptance of issue 5: ``--smoke`` over a data dir holding several sessions, one of
+them written by Pi 0.74.2 with branches, names the most recent one and its saved leaf."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from desktop_agent.ai import TextContent, UserMessage
+from desktop_agent.session import JsonlSessionRepo
+from tests.interop._pi import Pi
+
+
+def test_smoke_restores_the_pi_written_session(pi: Pi, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    sessions = data / "sessions"
+
+    async def ours() -> None:
+        repo = JsonlSessionRepo(sessions)
+        for n in range(2):
+            s = await repo.create(cwd=str(tmp_path / f"older-{n}"))
+            await s.append_message(UserMessage(content=[TextContent(text=f"old {n}")], timestamp=n))
+            await s.close()
+
+    asyncio.run(ours())
+    time.sleep(0.05)
+    project = tmp_path / "pi-project"
+    project.mkdir()
+    report = pi.run("write-fixture", sessions, str(project))
+    pi_path = Path(report["path"])
+    assert pi_path.is_file()
+    # Written last, the Pi session has the most recent activity (its last entry).
+    done = subprocess.run(
+        [sys.executable, "-m", "desktop_agent", "--data-dir", str(data), "--smoke"],
+        capture_output=True,
+        text=True,
+        timeout=90,
+        env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
+        check=True,
+    )
+    payload = json.loads([ln for ln in done.stdout.splitlines() if ln.startswith("{")][-1])
+    header = json.loads(pi_path.read_text(encoding="utf-8").splitlines()[0])
+    assert payload["restored_session"] == header["id"]
+    assert payload["leaf"] == report["leafId"]
+    assert payload["messages_shown"] == len(report["context"]["messages"])
+    assert isinstance(payload["startup_ms"], int)
+    shutil.rmtree(data / "logs", ignore_errors=True)
