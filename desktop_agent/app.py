@@ -25,6 +25,7 @@ from desktop_agent.ai import Model, ModelRegistry
 from desktop_agent.config import (
     AppDirs,
     KeyStore,
+    ProviderSettings,
     Settings,
     load_settings,
     load_state,
@@ -205,6 +206,14 @@ def run(argv: list[str]) -> int:
                     "discover_local_servers": bool(result.get("discover_local_servers")),
                 }
             )
+            local_url = result.get("local_base_url")
+            if local_url:
+                updated.providers["local"] = ProviderSettings(base_url=local_url)
+                await _discover_at(registry, local_url)
+                window._fill_pickers(
+                    window.harness.model if window.harness else None,
+                    window.harness.thinking_level if window.harness else "off",
+                )
             try:
                 save_settings(dirs.settings, updated)
             except OSError as exc:
@@ -241,6 +250,22 @@ def run(argv: list[str]) -> int:
         no_err_windows=args.no_err_windows or args.smoke,
         started=started,
     )
+
+
+async def _discover_at(registry: ModelRegistry, base_url: str) -> None:
+    """Models of a local OpenAI-compatible server the user pointed us at."""
+    from urllib.parse import urlparse
+
+    parsed = urlparse(base_url)
+    if not parsed.hostname or not parsed.port:
+        log.warning("local server URL without host and port: %s", base_url)
+        return
+    try:
+        await registry.discover_local(
+            host=parsed.hostname, servers={"local": parsed.port}, timeout_s=1.0
+        )
+    except Exception:
+        log.exception("could not list the models of %s", base_url)
 
 
 def _add_user_models(registry: ModelRegistry, settings: Settings) -> None:

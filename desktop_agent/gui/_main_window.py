@@ -175,14 +175,27 @@ class MainWindow(QMainWindow):
         self.notice.setObjectName("noticeBar")
         self.notice.setWordWrap(True)
         self.notice.setVisible(False)
-        chat_layout.addWidget(self.notice)
+        self.undo_button = QPushButton("Undo", self)
+        self.undo_button.setObjectName("undoButton")
+        self.undo_button.setVisible(False)
+        self.undo_button.clicked.connect(lambda: self.spawn(self.undo()))
+        self._undo: Callable[[], Coroutine[Any, Any, None]] | None = None
+        notice_row = QHBoxLayout()
+        notice_row.addWidget(self.notice, 1)
+        notice_row.addWidget(self.undo_button)
+
         chat_layout.addWidget(self.chat, 1)
         chat_layout.addWidget(self.composer)
         self.center.addWidget(self.start_page)
         self.center.addWidget(chat_box)
         self.splitter = QSplitter(self)
         self.splitter.addWidget(self.sidebar)
-        self.splitter.addWidget(self.center)
+        middle = QWidget(self)
+        middle_layout = QVBoxLayout(middle)
+        middle_layout.setContentsMargins(0, 0, 0, 0)
+        middle_layout.addLayout(notice_row)
+        middle_layout.addWidget(self.center, 1)
+        self.splitter.addWidget(middle)
         self.splitter.addWidget(self.tree)
         self.splitter.setSizes([260, 760, 260])
         self.setCentralWidget(self.splitter)
@@ -280,9 +293,20 @@ class MainWindow(QMainWindow):
             self._shown_once = True
             QTimer.singleShot(0, self, self.shown.emit)
 
-    def show_notice(self, text: str | None) -> None:
+    def show_notice(
+        self, text: str | None, undo: Callable[[], Coroutine[Any, Any, None]] | None = None
+    ) -> None:
+        """A one-line notice above the chat, optionally with an Undo button."""
         self.notice.setText(text or "")
         self.notice.setVisible(bool(text))
+        self._undo = undo
+        self.undo_button.setVisible(undo is not None)
+
+    async def undo(self) -> None:
+        action, self._undo = self._undo, None
+        self.show_notice(None)
+        if action is not None:
+            await action()
 
     # ----------------------------------------------------------------- sessions
 
@@ -812,8 +836,13 @@ class MainWindow(QMainWindow):
             await index.forget(path)
         await self.refresh_sessions()
         if item is not None:
-            self.show_notice("Session moved to the trash. Undo: right-click it in the Trash.")
-            self._last_trashed = item
+
+            async def undo_delete() -> None:
+                meta = await self.services.repo.restore(item)
+                await self._reindex(meta.path or "")
+                await self.open_session(meta.path or "")
+
+            self.show_notice("The session was moved to the trash.", undo=undo_delete)
 
     async def restore_trash(self, trash_path: str) -> None:
         for item in await self.services.repo.list_trash():

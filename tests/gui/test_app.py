@@ -378,3 +378,27 @@ def test_smoke_command_line(tmp_path: Path, workspace: Path) -> None:
     payload = json.loads([ln for ln in done.stdout.splitlines() if ln.startswith("{")][-1])
     assert payload["messages_shown"] == 1
     assert payload["leaf"] is not None
+
+
+def test_delete_to_trash_and_undo(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = make_window(qtbot, tmp_path / "data", provider)
+    run(qtbot, window, window.new_session(str(workspace)))
+    provider.script(Reply(text="keep this"))
+    run(qtbot, window, window.send("something worth keeping"))
+    session = window.session
+    assert session is not None
+    path = session.metadata.path or ""
+    run(qtbot, window, window.delete(path))
+    assert not Path(path).exists()
+    assert window.undo_button.isVisibleTo(window)
+    run(qtbot, window, window.undo())
+    assert Path(path).exists()
+    assert window.session is not None and window.session.metadata.path == path
+    assert window.chat.item_count() == 2
+    run(qtbot, window, window._shutdown(stop=False))
