@@ -201,7 +201,7 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(self.splitter)
 
         status = QStatusBar(self)
-        self.status_save = QLabel("Saved", self)
+        self.status_save = QLabel("", self)
         self.status_save.setObjectName("statusSave")
         self.status_usage = QLabel("", self)
         self.status_usage.setObjectName("statusUsage")
@@ -388,6 +388,7 @@ class MainWindow(QMainWindow):
         await self._start_harness(session)
         await self.render_branch()
         self.center.setCurrentWidget(self.chat_box)
+        self.status_save.setText("Read-only" if session.read_only else "Saved")
         self._remember(last_session_path=path, last_workspace=session.metadata.cwd)
         await self.refresh_sessions()
 
@@ -785,6 +786,7 @@ class MainWindow(QMainWindow):
             await session.sync()
         await self.render_branch()
         self.center.setCurrentWidget(self.chat_box)
+        self.status_save.setText("Saved")
         self._remember(last_session_path=session.metadata.path, last_workspace=str(workspace))
         await self._after_run()
 
