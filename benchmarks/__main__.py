@@ -1,6 +1,7 @@
-"""``python -m benchmarks``: generate realistic sessions and measure the session layer.
+"""``python -m benchmarks``: generate realistic sessions; measure the session layer and the GUI.
 
-Options: ``--check`` exits 1 when a target of issue 2 fails; ``--regenerate`` rebuilds the
+Options: ``--only session|gui`` runs one part; ``--check`` exits 1 when a target of
+issue 2 or 5 fails; ``--regenerate`` rebuilds the
 cached data under ``benchmarks/out/``; ``--profile`` adds cProfile listings of open +
 build_context and of appends; ``--seed`` picks another deterministic data set.
 """
@@ -17,7 +18,7 @@ from benchmarks._run import Options, run
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks",
-        description="Benchmarks of desktop_agent.session against same-run baselines.",
+        description="Benchmarks of the session layer and the GUI against same-run baselines.",
     )
     parser.add_argument("--check", action="store_true", help="exit with status 1 if a target fails")
     parser.add_argument(
@@ -26,10 +27,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--profile", action="store_true", help="also print cProfile listings (open, append)"
     )
+    parser.add_argument(
+        "--only",
+        choices=("session", "gui"),
+        help="run only the session-layer or only the GUI benchmarks",
+    )
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="data set seed")
     args = parser.parse_args(argv)
     return run(
-        Options(seed=args.seed, regenerate=args.regenerate, check=args.check, profile=args.profile)
+        Options(
+            seed=args.seed,
+            regenerate=args.regenerate,
+            check=args.check,
+            profile=args.profile,
+            only=args.only,
+        )
     )
 
 

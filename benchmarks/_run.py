@@ -1,4 +1,7 @@
-"""The measurements: each figure is printed beside a baseline measured in the same run."""
+"""The measurements: each figure is printed beside a baseline measured in the same run.
+
+The session layer is measured here, the GUI in `benchmarks._gui`.
+"""
 
 from __future__ import annotations
 
@@ -52,6 +55,7 @@ class Options:
     regenerate: bool = False
     check: bool = False
     profile: bool = False
+    only: str | None = None  # "session" or "gui": run only that part
     open_runs: int = 3
     list_runs: int = 5
     appends: int = 5_000
@@ -651,7 +655,7 @@ async def _profile_append(data: DataSet, opts: Options) -> None:
 def run(opts: Options) -> int:
     started = time.perf_counter()
     print(
-        f"Desktop Agent session benchmarks (generator v{GENERATOR_VERSION}, seed {opts.seed}, "
+        f"Desktop Agent benchmarks (generator v{GENERATOR_VERSION}, seed {opts.seed}, "
         f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs)",
         flush=True,
     )
@@ -661,14 +665,20 @@ def run(opts: Options) -> int:
     def step(coro: Callable[[], Coroutine[Any, Any, None]]) -> None:
         asyncio.run(coro())
 
-    # Memory first, while this process is still small (see _memprobe on ru_maxrss).
-    bench_memory(data, report)
-    step(lambda: bench_open(data, opts, report))
-    step(lambda: bench_list(data, opts, report))
-    step(lambda: bench_append(data, opts, report))
-    if opts.profile:
-        step(lambda: _profile_open(data.big.path))
-        step(lambda: _profile_append(data, opts))
+    if opts.only in (None, "session"):
+        # Memory first, while this process is still small (see _memprobe on ru_maxrss).
+        bench_memory(data, report)
+        step(lambda: bench_open(data, opts, report))
+        step(lambda: bench_list(data, opts, report))
+        step(lambda: bench_append(data, opts, report))
+        if opts.profile:
+            step(lambda: _profile_open(data.big.path))
+            step(lambda: _profile_append(data, opts))
+    if opts.only in (None, "gui"):
+        from benchmarks._gui import bench_startup, bench_stream
+
+        bench_startup(data, report)
+        bench_stream(report)
 
     report.section("summary")
     for name in report.passes:

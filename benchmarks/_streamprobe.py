@@ -1,0 +1,480 @@
+"""Event-loop stall probe: a reply streams into a 2,000-message session in `MainWindow`.
+
+Run by `benchmarks._gui` as ``python -m benchmarks._streamprobe OUT_JSON`` in a fresh
+interpreter with ``QT_QPA_PLATFORM=offscreen``. It
+
+1. writes a 2,000-message session (user/assistant turns with prose, Markdown code blocks
+   and some tool calls with their results) into a temp ``--data-dir`` layout,
+2. starts `tests.ai.provider_server.ProviderServer` in a *separate process*
+   (``--serve``), so the fake provider's request parsing and validation do not compete
+   for this process's GIL (a real provider is remote),
+3. opens the session in `desktop_agent.gui.MainWindow` on a real qasync loop,
+4. runs a 10 ms `QTimer` probe while ``window.send(...)`` streams a scripted reply of
+   300 small deltas (5 ms apart), and the same probe while idle for the same duration.
+
+A watchdog thread samples the GUI thread's Python stack whenever the probe has not
+ticked for 30 ms, and ``gc.callbacks`` time every collection, so a stall is attributed
+to the call that made it. The results go to OUT_JSON.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+MESSAGES = 2_000
+DELTAS = 300
+DELTA_DELAY_S = 0.005
+PROBE_MS = 10
+STALL_SAMPLE_S = 0.030  # sample the GUI thread's stack after this long without a tick
+PROMPT = "Summarize what we changed in the session layer today, with the open questions."
+
+
+# --------------------------------------------------------------------------- server
+
+
+def serve(replies: int) -> None:
+    """``--serve N``: a ProviderServer with N scripted replies; prints the model, waits."""
+    from tests.ai.provider_server import ProviderServer, Reply
+
+    rng = random.Random(7)
+    words = ["the", "session", "branch", "append", "entry", "leaf", "sync", "file", "test"]
+    with ProviderServer() as server:
+        for _ in range(replies):
+            deltas = [
+                " ".join(rng.choices(words, k=rng.randint(1, 4))) + rng.choice((" ", ", ", ". "))
+                for _ in range(DELTAS)
+            ]
+            for i in range(40, DELTAS, 60):  # some Markdown: a code fence and a list
+                deltas[i] = "\n\n```python\ndef f(x):\n    return x\n```\n\n- " + deltas[i]
+            server.script(Reply(text=deltas, delay_s=DELTA_DELAY_S))
+        model = server.model("anthropic-messages")
+        sys.stdout.write(model.model_dump_json(by_alias=True) + "\n")
+        sys.stdout.flush()
+        sys.stdin.read()  # until the probe closes our stdin
+        sys.stdout.write(json.dumps({"validation_errors": server.validation_errors}) + "\n")
+        sys.stdout.flush()
+
+
+# --------------------------------------------------------------------------- session
+
+
+def session_messages(n: int, model: Any, seed: int = 5) -> list[dict[str, Any]]:
+    """``n`` messages: user prompt, sometimes tool calls + results, then an answer."""
+    from benchmarks._generate import _FILES, _log_uniform, make_pools
+
+    rng = random.Random(seed)
+    pools = make_pools(rng)
+
+    def cut(pool: str, size: int) -> str:
+        size = min(max(size, 1), len(pool) - 1)
+        start = rng.randrange(len(pool) - size)
+        return pool[start : start + size].strip() or "ok"
+
+    def call_id() -> str:
+        return "toolu_" + "".join(
+            rng.choices("ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnop0123456789", k=22)
+        )
+
+    ts = 1_790_000_000_000
+    out: list[dict[str, Any]] = []
+
+    def assistant(content: list[dict[str, Any]], stop: str) -> dict[str, Any]:
+        out_tokens = sum(len(json.dumps(b)) for b in content) // 4
+        return {
+            "role": "assistant",
+            "content": content,
+            "api": model.api,
+            "provider": model.provider,
+            "model": model.id,
+            "usage": {
+                "input": 40 + len(out) * 30,
+                "output": out_tokens,
+                "cacheRead": 0,
+                "cacheWrite": 0,
+                "totalTokens": 40 + len(out) * 30 + out_tokens,
+                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+            },
+            "stopReason": stop,
+            "timestamp": ts,
+        }
+
+    while len(out) < n:
+        ts += rng.randint(5_000, 120_000)
+        text = cut(pools.prose, _log_uniform(rng, 20, 900))
+        if rng.random() < 0.05:
+            text += "\n\n```\n" + cut(pools.code, _log_uniform(rng, 200, 3_000)) + "\n```"
+        out.append({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": ts})
+        if rng.random() < 0.3 and len(out) + 3 < n:  # a tool step
+            path = rng.choice(_FILES)
+            tool, args = rng.choice(
+                (
+                    ("read", {"path": path}),
+                    ("bash", {"command": "git status --short && git diff --stat"}),
+                    ("grep", {"pattern": "def append", "path": "desktop_agent"}),
+                )
+            )
+            cid = call_id()
+            ts += rng.randint(1_000, 20_000)
+            content: list[dict[str, Any]] = [
+                {"type": "text", "text": cut(pools.prose, _log_uniform(rng, 20, 300))},
+                {"type": "toolCall", "id": cid, "name": tool, "arguments": args},
+            ]
+            out.append(assistant(content, "toolUse"))
+            ts += rng.randint(20, 5_000)
+            output = cut(pools.code, _log_uniform(rng, 40, 4_000))
+            out.append(
+                {
+                    "role": "toolResult",
+                    "toolCallId": cid,
+                    "toolName": tool,
+                    "content": [{"type": "text", "text": output}],
+                    "isError": False,
+                    "timestamp": ts,
+                }
+            )
+        ts += rng.randint(1_500, 60_000)
+        answer = cut(pools.prose, _log_uniform(rng, 60, 2_000))
+        if rng.random() < 0.3:
+            answer += (
+                "\n\n```python\n" + cut(pools.code, _log_uniform(rng, 100, 1_500)) + "\n```\n\n"
+            )
+            answer += "- " + cut(pools.prose, 80) + "\n- " + cut(pools.prose, 80)
+        out.append(assistant([{"type": "text", "text": answer}], "stop"))
+    return out[:n]
+
+
+async def write_session(data: Path, workspace: Path, model: Any) -> tuple[str, int]:
+    from desktop_agent.session import JsonlSessionRepo
+
+    repo = JsonlSessionRepo(str(data / "sessions"), str(data / "trash"))
+    session = await repo.create(cwd=str(workspace))
+    await session.append_model_change(model.provider, model.id)
+    messages = session_messages(MESSAGES, model)
+    for message in messages:
+        await session.append_message(message)
+    await session.close()
+    path = session.metadata.path or ""
+    return path, await asyncio.to_thread(os.path.getsize, path)
+
+
+# --------------------------------------------------------------------------- probe
+
+
+@dataclass
+class Window:
+    """Gaps (ms) between probe ticks whose end falls in one time window."""
+
+    gaps_ms: list[float] = field(default_factory=list)
+    ticks: int = 0
+    duration_s: float = 0.0
+
+    def summary(self) -> dict[str, float]:
+        gaps = sorted(self.gaps_ms) or [0.0]
+        return {
+            "ticks": self.ticks,
+            "duration_s": self.duration_s,
+            "max_ms": gaps[-1],
+            "p99_ms": gaps[min(len(gaps) - 1, int(len(gaps) * 0.99))],
+            "mean_ms": sum(gaps) / len(gaps),
+            "over_50": sum(1 for g in gaps if g > 50),
+        }
+
+
+class Probe:
+    """A 10 ms QTimer recording its ticks, a stack-sampling watchdog, GC timings."""
+
+    def __init__(self) -> None:
+        from PySide6.QtCore import Qt, QTimer
+
+        self.timer = QTimer()
+        self.timer.setTimerType(Qt.TimerType.PreciseTimer)
+        self.timer.setInterval(PROBE_MS)
+        self.timer.timeout.connect(self._tick)
+        self.ticks: list[float] = []
+        self.samples: list[tuple[float, str]] = []  # (time, stack of the GUI thread)
+        self.gc_pauses: list[tuple[float, float, int]] = []  # (start, seconds, generation)
+        self._gc_start = 0.0
+        self._main = threading.get_ident()
+        self._stop = threading.Event()
+        self._watch: threading.Thread | None = None
+
+    def _tick(self) -> None:
+        self.ticks.append(time.perf_counter())
+
+    def _gc(self, phase: str, info: dict[str, Any]) -> None:
+        if threading.get_ident() != self._main:
+            return
+        if phase == "start":
+            self._gc_start = time.perf_counter()
+        else:
+            now = time.perf_counter()
+            self.gc_pauses.append((self._gc_start, now - self._gc_start, int(info["generation"])))
+
+    def _watchdog(self) -> None:
+        sampled_for = -1.0
+        last_sample = 0.0
+        while not self._stop.wait(0.002):
+            if not self.ticks:
+                continue
+            last = self.ticks[-1]
+            now = time.perf_counter()
+            if now - last > STALL_SAMPLE_S and (last != sampled_for or now - last_sample > 0.02):
+                frame = sys._current_frames().get(self._main)
+                if frame is not None:
+                    stack = "".join(traceback.format_stack(frame, limit=14))
+                    self.samples.append((now, stack))
+                sampled_for = last
+                last_sample = now
+
+    def start(self) -> None:
+        self.ticks.clear()
+        self.samples.clear()
+        self.gc_pauses.clear()
+        self.ticks.append(time.perf_counter())
+        gc.callbacks.append(self._gc)
+        self.timer.start()
+        self._stop.clear()
+        self._watch = threading.Thread(target=self._watchdog, daemon=True)
+        self._watch.start()
+
+    def stop(self) -> None:
+        self.timer.stop()
+        self._stop.set()
+        if self._watch is not None:
+            self._watch.join()
+        gc.callbacks.remove(self._gc)
+
+    def window(self, start: float, end: float) -> Window:
+        w = Window(duration_s=end - start)
+        for a, b in zip(self.ticks, self.ticks[1:], strict=False):
+            if start < b <= end:
+                w.gaps_ms.append((b - a) * 1e3)
+                w.ticks += 1
+        return w
+
+    def stalls(self, start: float, end: float, over_ms: float = 50.0) -> list[dict[str, Any]]:
+        """Every gap over ``over_ms`` in the window, with the stacks sampled and GC inside."""
+        out: list[dict[str, Any]] = []
+        for a, b in zip(self.ticks, self.ticks[1:], strict=False):
+            if start < b <= end and (b - a) * 1e3 > over_ms:
+                stacks = [s for t, s in self.samples if a < t <= b]
+                gcs = [(round(d * 1e3, 1), g) for t, d, g in self.gc_pauses if a <= t <= b]
+                out.append(
+                    {
+                        "at_s": round(a - start, 3),
+                        "gap_ms": round((b - a) * 1e3, 1),
+                        "gc_ms_gen": gcs,
+                        "stacks": _distinct(stacks),
+                    }
+                )
+        return out
+
+    def gc_in(self, start: float, end: float) -> dict[str, Any]:
+        pauses = [(d, g) for t, d, g in self.gc_pauses if start <= t <= end]
+        gen2 = [d for d, g in pauses if g == 2]
+        return {
+            "collections": len(pauses),
+            "gen2": len(gen2),
+            "max_ms": max((d for d, _ in pauses), default=0.0) * 1e3,
+            "max_gen2_ms": max(gen2, default=0.0) * 1e3,
+        }
+
+
+def _distinct(stacks: list[str]) -> list[str]:
+    seen: list[str] = []
+    for s in stacks:
+        if s not in seen:
+            seen.append(s)
+    return seen[:4]
+
+
+async def _settle(seconds: float) -> None:
+    await asyncio.sleep(seconds)
+
+
+class _Marks:
+    """When the assistant's first delta and its message_end reached the harness listeners."""
+
+    def __init__(self) -> None:
+        self.first_delta: float | None = None
+        self.end: float | None = None
+        self.text_chars = 0
+
+    def __call__(self, event: Any) -> None:
+        from desktop_agent.agent import MessageEndEvent, MessageUpdateEvent
+        from desktop_agent.ai import AssistantMessage, TextContent
+
+        if isinstance(event, MessageUpdateEvent) and self.first_delta is None:
+            self.first_delta = time.perf_counter()
+        elif isinstance(event, MessageEndEvent) and isinstance(event.message, AssistantMessage):
+            self.end = time.perf_counter()
+            blocks = event.message.content
+            self.text_chars = sum(len(b.text) for b in blocks if isinstance(b, TextContent))
+
+
+async def measure_reply(window: Any, probe: Probe, label: str, freeze: bool) -> dict[str, Any]:
+    """One prompt -> streamed reply under the probe, then the idle probe as long."""
+    if freeze:
+        gc.freeze()
+    marks = _Marks()
+    unsubscribe = window.harness.subscribe(marks)
+    await _settle(0.2)
+    probe.start()
+    await _settle(0.05)
+    t0 = time.perf_counter()
+    await window.send(PROMPT)
+    t_done = time.perf_counter()
+    await _settle(0.05)
+    probe.stop()
+    unsubscribe()
+    end = marks.end or t_done
+    result: dict[str, Any] = {
+        "label": label,
+        "gc_frozen": freeze,
+        "stream": probe.window(t0, end).summary(),
+        "after": probe.window(end, t_done).summary(),
+        "first_delta_s": (marks.first_delta or t0) - t0,
+        "stream_s": end - t0,
+        "after_s": t_done - end,
+        "text_chars": marks.text_chars,
+        "gc": probe.gc_in(t0, end),
+        "gc_after": probe.gc_in(end, t_done),
+        "stalls": probe.stalls(t0, t_done),
+    }
+    # Baseline: the same probe while idle, for the same duration.
+    await _settle(0.2)
+    probe.start()
+    i0 = time.perf_counter()
+    await _settle(end - t0)
+    i1 = time.perf_counter()
+    probe.stop()
+    result["idle"] = probe.window(i0, i1).summary()
+    result["idle_gc"] = probe.gc_in(i0, i1)
+    return result
+
+
+RUNS: tuple[tuple[str, bool], ...] = (
+    ("first reply", False),
+    ("later reply", False),
+    ("later reply", False),
+    ("later reply", False),
+    ("later reply, gc.freeze()", True),
+    ("later reply, gc.freeze()", True),
+    ("later reply, gc.freeze()", True),
+)
+
+
+def main(out_path: str) -> None:
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    os.environ.setdefault("QT_API", "pyside6")
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "benchmarks._streamprobe",
+            "--serve",
+            str(len(RUNS)),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert server.stdout is not None and server.stdin is not None
+    try:
+        from desktop_agent.ai import Model
+
+        model = Model.model_validate_json(server.stdout.readline())
+        with tempfile.TemporaryDirectory(prefix="desktop-agent-bench-") as tmp:
+            data = Path(tmp) / "data"
+            workspace = Path(tmp) / "project"
+            workspace.mkdir()
+            t = time.perf_counter()
+            path, size = asyncio.run(write_session(data, workspace, model))
+            write_s = time.perf_counter() - t
+            result = _run_window(data, model, path)
+            result.update({"session_bytes": size, "messages": MESSAGES, "write_s": write_s})
+        server.stdin.close()
+        tail = server.stdout.read().strip().splitlines()
+        result["validation_errors"] = json.loads(tail[-1])["validation_errors"] if tail else []
+    finally:
+        if server.poll() is None:
+            server.stdin.close() if not server.stdin.closed else None
+            try:
+                server.wait(10)
+            except subprocess.TimeoutExpired:
+                server.kill()
+    with open(out_path, "w", encoding="utf-8") as fh:
+        json.dump(result, fh)
+
+
+def _run_window(data: Path, model: Any, path: str) -> dict[str, Any]:
+    import qasync
+    from PySide6.QtWidgets import QApplication
+
+    from desktop_agent.ai import ModelRegistry
+    from desktop_agent.gui import AppServices, MainWindow
+    from desktop_agent.session import JsonlSessionRepo
+
+    app = QApplication.instance() or QApplication(["desktop-agent-bench"])
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    services = AppServices(
+        repo=JsonlSessionRepo(str(data / "sessions"), str(data / "trash")),
+        registry=ModelRegistry(catalogue=[model]),
+        get_api_key=lambda m: "sk-bench-not-a-key",
+        has_key=lambda m: True,
+        forbidden_roots=[data],
+        tool_output_dir=data / "tool-output",
+        default_model=model.key,
+        approval_rules={"bash": "allow", "write": "allow", "edit": "allow"},
+    )
+    out: dict[str, Any] = {}
+
+    async def go() -> None:
+        window = MainWindow(services, no_err_windows=True)
+        window.resize(1280, 800)
+        window.show()
+        t = time.perf_counter()
+        await window.open_session(path)
+        out["open_s"] = time.perf_counter() - t
+        out["items"] = window.chat.item_count()
+        out["messages_shown"] = window.messages_shown
+        window.chat.view.scrollToBottom()
+        await _settle(0.5)
+        gc.collect()
+        out["gc_objects"] = len(gc.get_objects())
+        probe = Probe()
+        runs: list[dict[str, Any]] = []
+        for label, freeze in RUNS:
+            if freeze and gc.isenabled() and not runs[-1]["gc_frozen"]:
+                gc.collect()
+            runs.append(await measure_reply(window, probe, label, freeze))
+        gc.unfreeze()
+        out["runs"] = runs
+        out["items_after"] = window.chat.item_count()
+        await window._shutdown(stop=True)
+        await window.settle_tasks()
+
+    with loop:
+        loop.run_until_complete(go())
+    return out
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--serve"]:
+        serve(int(sys.argv[2]))
+    else:
+        main(sys.argv[1])
