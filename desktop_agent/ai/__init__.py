@@ -27,7 +27,6 @@ from desktop_agent.ai._messages import (
     BRANCH_SUMMARY_SUFFIX,
     COMPACTION_SUMMARY_PREFIX,
     COMPACTION_SUMMARY_SUFFIX,
-    KEEP_KEY_ORDER,
     THINKING_LEVELS,
     AgentMessage,
     AssistantMessage,
@@ -53,6 +52,7 @@ from desktop_agent.ai._messages import (
     convert_to_llm,
     parse_content_block,
     parse_message,
+    remember_key_order,
 )
 from desktop_agent.ai._models import APIS, Api, Model, ModelCompat, ModelCost, calculate_cost
 from desktop_agent.ai._registry import (
@@ -83,7 +83,6 @@ __all__ = [
     "CATALOGUE_PATH",
     "COMPACTION_SUMMARY_PREFIX",
     "COMPACTION_SUMMARY_SUFFIX",
-    "KEEP_KEY_ORDER",
     "LOCAL_SERVERS",
     "THINKING_LEVELS",
     "AgentMessage",
@@ -143,6 +142,7 @@ __all__ = [
     "parse_message",
     "parse_partial_json",
     "parse_retry_after",
+    "remember_key_order",
     "stream",
     "supported_thinking_levels",
     "thinking_value",

@@ -16,12 +16,9 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
-    PrivateAttr,
     Tag,
     TypeAdapter,
     ValidationError,
-    ValidationInfo,
-    model_validator,
 )
 from pydantic.alias_generators import to_camel
 
@@ -34,11 +31,25 @@ ThinkingLevel: TypeAlias = Literal["off", "minimal", "low", "medium", "high", "x
 THINKING_LEVELS: tuple[ThinkingLevel, ...] = ("off", "minimal", "low", "medium", "high", "xhigh")
 
 
-KEEP_KEY_ORDER: dict[str, Any] = {"keep_key_order": True}
-
-
 class MessageFormatError(ValueError):
     """A JSON object is not a valid message or content block."""
+
+
+def remember_key_order(model: Any, obj: Any) -> None:
+    """Record, on ``model`` and the models inside it, the key order of ``obj`` (the JSON it
+    was validated from), so that `PiModel.to_json_dict` writes the keys back in that order."""
+    if not isinstance(model, PiModel) or not isinstance(obj, Mapping):
+        return
+    model._key_order = tuple(obj.keys())
+    for name, info in type(model).model_fields.items():
+        value = model.__dict__.get(name)
+        source = obj.get(info.alias or name)
+        if isinstance(value, PiModel):
+            remember_key_order(value, source)
+        elif isinstance(value, list) and isinstance(source, list):
+            for item, raw in zip(value, source, strict=False):
+                if isinstance(item, PiModel):
+                    remember_key_order(item, raw)
 
 
 def _dump(value: Any) -> Any:
@@ -63,27 +74,29 @@ class PiModel(BaseModel):
         ser_json_inf_nan="constants",
     )
 
-    _key_order: tuple[str, ...] | None = PrivateAttr(default=None)
     _always_dump: ClassVar[frozenset[str]] = frozenset()
     """Fields written even when they were not set (defaults Pi always writes)."""
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _remember_key_order(cls, data: Any, handler: Any, info: ValidationInfo) -> Any:
-        result = handler(data)
-        if (
-            isinstance(data, Mapping)
-            and isinstance(result, PiModel)
-            and isinstance(info.context, Mapping)
-            and info.context.get("keep_key_order")
-        ):
-            result._key_order = tuple(data.keys())
-        return result
+    @property
+    def _key_order(self) -> tuple[str, ...] | None:
+        """The key order of the JSON object this model was read from (None: canonical).
+
+        Kept outside pydantic's private attributes, whose per-instance set-up cost a
+        quarter of the time of reading a long session.
+        """
+        private = self.__pydantic_private__
+        return private.get("_key_order") if private else None
+
+    @_key_order.setter
+    def _key_order(self, order: tuple[str, ...] | None) -> None:
+        object.__setattr__(self, "__pydantic_private__", {"_key_order": order} if order else None)
 
     @classmethod
     def from_json_dict(cls, obj: Mapping[str, Any]) -> Self:
         """Validate a JSON object read from a file, remembering its key order."""
-        return cls.model_validate(obj, context=KEEP_KEY_ORDER)
+        model = cls.model_validate(obj)
+        remember_key_order(model, obj)
+        return model
 
     def to_json_dict(self) -> dict[str, Any]:
         """The JSON object of this model, as Pi writes it (aliases, unset fields omitted)."""
@@ -301,10 +314,12 @@ _ROLE_MODELS: dict[str, type[PiModel]] = {
 }
 
 
-def parse_message(obj: Mapping[str, Any]) -> AgentMessage:
+def parse_message(obj: Mapping[str, Any], *, keep_key_order: bool = True) -> AgentMessage:
     """Parse one message object of the v3 format; raise `MessageFormatError` if invalid.
 
-    Roles we do not know are returned as `UnknownMessage` with every field kept.
+    Roles we do not know are returned as `UnknownMessage` with every field kept. With
+    ``keep_key_order`` (default) ``to_json_dict()`` gives back ``obj`` exactly, key order
+    included; readers that never write the message back may skip that bookkeeping.
     """
     if not isinstance(obj, Mapping):
         raise MessageFormatError(f"a message must be a JSON object, not {type(obj).__name__}")
@@ -313,15 +328,20 @@ def parse_message(obj: Mapping[str, Any]) -> AgentMessage:
         raise MessageFormatError("message has no role")
     model = _ROLE_MODELS.get(role, UnknownMessage)
     try:
-        return model.model_validate(obj, context=KEEP_KEY_ORDER)  # type: ignore[return-value]
+        message = model.model_validate(obj)
     except ValidationError as exc:
         raise MessageFormatError(f"invalid {role} message: {_first_error(exc)}") from exc
+    if keep_key_order:
+        remember_key_order(message, obj)
+    return message  # type: ignore[return-value]
 
 
 def parse_content_block(obj: Mapping[str, Any]) -> ContentBlock:
     """Parse one content block; unknown block types are kept as `UnknownContent`."""
     try:
-        return _BLOCK_ADAPTER.validate_python(obj, context=KEEP_KEY_ORDER)
+        block = _BLOCK_ADAPTER.validate_python(obj)
+        remember_key_order(block, obj)
+        return block
     except ValidationError as exc:
         raise MessageFormatError(f"invalid content block: {_first_error(exc)}") from exc
 

@@ -14,7 +14,13 @@ from typing import Any, ClassVar, Literal, TypeAlias
 
 from pydantic import Field, ValidationError, field_validator
 
-from desktop_agent.ai import KEEP_KEY_ORDER, AgentMessage, ContentBlock, PiModel, parse_message
+from desktop_agent.ai import (
+    AgentMessage,
+    ContentBlock,
+    PiModel,
+    parse_message,
+    remember_key_order,
+)
 
 JsonValue: TypeAlias = Any
 
@@ -48,7 +54,7 @@ class MessageEntry(EntryBase):
     @classmethod
     def _parse(cls, value: Any) -> Any:
         if isinstance(value, Mapping):
-            return parse_message(value)
+            return parse_message(value, keep_key_order=False)  # parse_entry records it
         return value
 
 
@@ -153,6 +159,8 @@ def parse_entry(obj: Mapping[str, Any]) -> SessionEntry:
     """The typed view of one entry object (already checked by the line validator)."""
     model = ENTRY_TYPES.get(str(obj.get("type")), UnknownEntry)
     try:
-        return model.model_validate(obj, context=KEEP_KEY_ORDER)  # type: ignore[return-value]
+        entry = model.model_validate(obj)
     except (ValidationError, ValueError):
-        return UnknownEntry.model_validate(obj, context=KEEP_KEY_ORDER)
+        entry = UnknownEntry.model_validate(obj)
+    remember_key_order(entry, obj)
+    return entry  # type: ignore[return-value]

@@ -79,7 +79,7 @@ def _project(row: Row) -> AgentMessage | None:
         if not isinstance(obj, dict):
             return None
         try:
-            return parse_message(obj)
+            return parse_message(obj, keep_key_order=False)
         except MessageFormatError:
             # Kept as read; convert_to_llm drops it, so a provider never sees it.
             return UnknownMessage.model_construct(**{"role": str(obj.get("role")), **obj})
