@@ -12,21 +12,14 @@ _VISIBLE_ROLES = ("user", "assistant", "custom", "branchSummary", "compactionSum
 
 @dataclass
 class BranchItem:
-    """One visible message of the branch, with its siblings (alternative versions)."""
+    """One visible message of the branch, with its place among its siblings."""
 
     entry_id: str
     message: AgentMessage
-    sibling_ids: list[str] = field(default_factory=list)
+    sibling_index: int = 0
+    sibling_count: int = 1
     tool_results: dict[str, ToolResultMessage] = field(default_factory=dict)
     label: str | None = None
-
-    @property
-    def sibling_index(self) -> int:
-        return self.sibling_ids.index(self.entry_id) if self.entry_id in self.sibling_ids else 0
-
-    @property
-    def sibling_count(self) -> int:
-        return max(1, len(self.sibling_ids))
 
 
 def _visible(session: Session, entry_id: str) -> bool:
@@ -62,6 +55,7 @@ async def branch_items(session: Session) -> list[BranchItem]:
     """
     items: list[BranchItem] = []
     by_call: dict[str, BranchItem] = {}
+    siblings_of: dict[str | None, list[str]] = {}
     for entry_id in session.branch_ids(lenient=True):
         kind, role = session.entry_kind(entry_id)
         if kind == "message" and role == "toolResult":
@@ -77,11 +71,15 @@ async def branch_items(session: Session) -> list[BranchItem]:
         if message is None:
             continue
         parent = session.parent_of(entry_id)
-        siblings = [c for c in session.child_ids(parent) if _visible(session, c)]
+        siblings = siblings_of.get(parent)
+        if siblings is None:
+            siblings = [c for c in session.child_ids(parent) if _visible(session, c)]
+            siblings_of[parent] = siblings
         item = BranchItem(
             entry_id=entry_id,
             message=message,
-            sibling_ids=siblings or [entry_id],
+            sibling_index=siblings.index(entry_id) if entry_id in siblings else 0,
+            sibling_count=max(1, len(siblings)),
             label=session.label_of(entry_id),
         )
         if isinstance(message, AssistantMessage):

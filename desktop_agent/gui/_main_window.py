@@ -229,6 +229,7 @@ class MainWindow(QMainWindow):
     # ----------------------------------------------------------------- wiring
 
     def _wire(self) -> None:
+        self.shown.connect(lambda: self.spawn(self.render_tree()))
         self.composer.send_requested.connect(self._on_send)
         self.composer.steer_requested.connect(lambda t: self.spawn(self._steer(t)))
         self.composer.follow_up_requested.connect(lambda t: self.spawn(self._follow_up(t)))
@@ -470,10 +471,20 @@ class MainWindow(QMainWindow):
         items = await branch_items(session)
         self.chat.set_items([self._chat_item(i) for i in items])
         self.messages_shown = len((await session.build_context(lenient=True)).messages)
-        rows = await rows_from_session(session)
-        self.tree.set_rows(rows, session.branch_ids(lenient=True))
+        if self._shown_once:
+            await self.render_tree()
+        # else: the chat is what the first paint must show; the tree fills in right
+        # after it (see _wire: shown -> render_tree).
         self._restore_draft()
         self._update_usage()
+
+    async def render_tree(self) -> None:
+        session = self.session
+        if session is None:
+            return
+        rows = await rows_from_session(session)
+        if self.session is session:
+            self.tree.set_rows(rows, session.branch_ids(lenient=True))
 
     @staticmethod
     def _chat_item(item: BranchItem) -> ChatItem:

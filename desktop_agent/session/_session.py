@@ -344,6 +344,8 @@ class Session:
                 for r in tree.rows
                 if r.parent_id and (r.parent_id not in tree.by_id or r.parent_id == r.id)
             ]
+        if len(children) < 2:
+            return list(children)
         return sorted(children, key=lambda r: r.timestamp)
 
     async def get_tree(self) -> list[TreeNode]:
