@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncGenerator
 from typing import Any
@@ -20,7 +21,8 @@ from desktop_agent.ai._messages import (
 )
 from desktop_agent.ai._models import Model
 from desktop_agent.ai._providers._base import FinalReason, MessageBuilder, load_sdk, settle
-from desktop_agent.ai._providers._common import as_dict, client_kwargs, int_or_none
+from desktop_agent.ai._providers._common import client_kwargs, int_or_none
+from desktop_agent.ai._providers._worker import sdk_events
 from desktop_agent.ai._thinking import thinking_value
 from desktop_agent.ai._transform import transform_messages
 
@@ -171,16 +173,24 @@ def build_params(model: Model, context: LlmContext, options: StreamOptions) -> d
 async def stream_anthropic(
     model: Model, context: LlmContext, options: StreamOptions, builder: MessageBuilder
 ) -> AsyncGenerator[AssistantMessageEvent, None]:
-    params = build_params(model, context, options)
+    # Converting a long history takes tens of ms: off the caller's loop, like the SDK work.
+    params = await asyncio.to_thread(build_params, model, context, options)
     sdk = await load_sdk("anthropic")
-    client = sdk.AsyncAnthropic(base_url=model.base_url, **client_kwargs(model, options))
-    sdk_stream: Any = None
+
+    async def start() -> tuple[Any, Any]:
+        client = sdk.AsyncAnthropic(base_url=model.base_url, **client_kwargs(model, options))
+        try:
+            return client, await client.messages.create(**params)
+        except BaseException:
+            await client.close()
+            raise
+
+    events: Any = None
     try:
-        sdk_stream = await client.messages.create(**params)
+        events = sdk_events(start)
         index_map: dict[int, int] = {}
         ev: AssistantMessageEvent
-        async for raw in sdk_stream:
-            event = as_dict(raw)
+        async for event in events:
             kind = event.get("type")
             if kind == "message_start":
                 message = event.get("message") or {}
@@ -263,10 +273,8 @@ async def stream_anthropic(
             elif kind == "message_stop":
                 builder.completed = True
     finally:
-        if sdk_stream is not None:
-            await sdk_stream.close()
-        await client.close()
-        sdk_stream = client = None  # drop the SDK objects so their generators finalize now
+        if events is not None:
+            await events.aclose()
         await settle()
 
 

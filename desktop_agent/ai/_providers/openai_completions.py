@@ -8,6 +8,7 @@ calls interleaved), usage may be missing, and reasoning may come as ``reasoning_
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from collections.abc import AsyncGenerator
@@ -27,12 +28,12 @@ from desktop_agent.ai._messages import (
 from desktop_agent.ai._models import Model, ModelCompat
 from desktop_agent.ai._providers._base import FinalReason, MessageBuilder, load_sdk, settle
 from desktop_agent.ai._providers._common import (
-    as_dict,
     client_kwargs,
     images_of,
     int_or_none,
     text_of,
 )
+from desktop_agent.ai._providers._worker import sdk_events
 from desktop_agent.ai._thinking import thinking_value
 from desktop_agent.ai._transform import transform_messages
 
@@ -177,15 +178,23 @@ class _State:
 async def stream_openai_completions(
     model: Model, context: LlmContext, options: StreamOptions, builder: MessageBuilder
 ) -> AsyncGenerator[AssistantMessageEvent, None]:
-    params = build_params(model, context, options)
+    # Converting a long history takes tens of ms: off the caller's loop, like the SDK work.
+    params = await asyncio.to_thread(build_params, model, context, options)
     sdk = await load_sdk("openai")
-    client = sdk.AsyncOpenAI(base_url=model.base_url, **client_kwargs(model, options))
-    sdk_stream: Any = None
+
+    async def start() -> tuple[Any, Any]:
+        client = sdk.AsyncOpenAI(base_url=model.base_url, **client_kwargs(model, options))
+        try:
+            return client, await client.chat.completions.create(**params)
+        except BaseException:
+            await client.close()
+            raise
+
+    events: Any = None
     state = _State()
     try:
-        sdk_stream = await client.chat.completions.create(**params)
-        async for raw in sdk_stream:
-            chunk = as_dict(raw)
+        events = sdk_events(start)
+        async for chunk in events:
             if chunk.get("error"):
                 raise ProviderError(_chunk_error(chunk["error"]))
             if chunk.get("id") and not builder.message.response_id:
@@ -216,10 +225,8 @@ async def stream_openai_completions(
             builder.stop_reason = _FINISH.get(state.finish, "stop")
             builder.completed = True
     finally:
-        if sdk_stream is not None:
-            await sdk_stream.close()
-        await client.close()
-        sdk_stream = client = None  # drop the SDK objects so their generators finalize now
+        if events is not None:
+            await events.aclose()
         await settle()
 
 

@@ -8,6 +8,7 @@ block's ``thinkingSignature`` so the same model gets them back. Tool-call ids ar
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncGenerator
 from typing import Any
@@ -27,12 +28,12 @@ from desktop_agent.ai._messages import (
 from desktop_agent.ai._models import Model
 from desktop_agent.ai._providers._base import MessageBuilder, load_sdk, settle
 from desktop_agent.ai._providers._common import (
-    as_dict,
     client_kwargs,
     images_of,
     int_or_none,
     text_of,
 )
+from desktop_agent.ai._providers._worker import sdk_events
 from desktop_agent.ai._thinking import thinking_value
 from desktop_agent.ai._transform import is_same_model, transform_messages
 
@@ -168,17 +169,25 @@ def build_params(model: Model, context: LlmContext, options: StreamOptions) -> d
 async def stream_openai_responses(
     model: Model, context: LlmContext, options: StreamOptions, builder: MessageBuilder
 ) -> AsyncGenerator[AssistantMessageEvent, None]:
-    params = build_params(model, context, options)
+    # Converting a long history takes tens of ms: off the caller's loop, like the SDK work.
+    params = await asyncio.to_thread(build_params, model, context, options)
     sdk = await load_sdk("openai")
-    client = sdk.AsyncOpenAI(base_url=model.base_url, **client_kwargs(model, options))
-    sdk_stream: Any = None
+
+    async def start() -> tuple[Any, Any]:
+        client = sdk.AsyncOpenAI(base_url=model.base_url, **client_kwargs(model, options))
+        try:
+            return client, await client.responses.create(**params)
+        except BaseException:
+            await client.close()
+            raise
+
+    events: Any = None
     items: dict[str, int] = {}  # output item id -> content index
     summary_parts: dict[int, int] = {}
     ev: AssistantMessageEvent
     try:
-        sdk_stream = await client.responses.create(**params)
-        async for raw in sdk_stream:
-            event = as_dict(raw)
+        events = sdk_events(start)
+        async for event in events:
             kind = event.get("type")
             if kind in ("response.created", "response.in_progress"):
                 response = event.get("response") or {}
@@ -269,10 +278,8 @@ async def stream_openai_responses(
             elif kind == "error":
                 raise ProviderError(info_from_error_body({"error": event}, "Stream error"))
     finally:
-        if sdk_stream is not None:
-            await sdk_stream.close()
-        await client.close()
-        sdk_stream = client = None  # drop the SDK objects so their generators finalize now
+        if events is not None:
+            await events.aclose()
         await settle()
 
 

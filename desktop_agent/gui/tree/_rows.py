@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import msgspec
@@ -277,18 +278,38 @@ async def rows_from_session(session: Session) -> list[TreeRow]:
     ``leaf`` and ``label`` entries are bookkeeping and are not nodes: a node whose parent
     is one of them hangs on the nearest ancestor that is a node. Labels appear as
     `TreeRow.label` of the entry they name. Previews are decoded straight from each
-    entry's JSON line (a 10,000-entry session in a fraction of a second).
+    entry's JSON line, on a worker thread: the UI's loop only waits for the result (the
+    interpreter switches threads every few ms, so the window stays responsive).
     """
     raw = session.raw_entries()
+    labels = {entry_id: session.label_of(entry_id) for entry_id, *_ in raw}
+    rows, unusual = await asyncio.to_thread(_rows_from_raw, raw, labels)
+    if unusual:
+        fixed: dict[str, tuple[str | None, str]] = {}
+        for entry_id in unusual:
+            entry = await session.get_entry(entry_id)
+            fixed[entry_id] = describe_entry(entry) if entry is not None else (None, "?")
+        rows = [
+            replace(r, role=fixed[r.id][0], text=fixed[r.id][1]) if r.id in fixed else r
+            for r in rows
+        ]
+    return rows
+
+
+def _rows_from_raw(
+    raw: list[tuple[str, str | None, str, str, bytes]], labels: dict[str, str | None]
+) -> tuple[list[TreeRow], list[str]]:
+    """Rows in tree order, and the ids whose line needs the typed (slow) description."""
     parents = _effective_parents_light([(i, p, t) for i, p, t, _ts, _r in raw])
     rows: list[TreeRow] = []
+    unusual: list[str] = []
     for entry_id, _parent, kind, timestamp, line in raw:
         if kind in SKIPPED_TYPES:
             continue
         described = _describe_raw(kind, line)
         if described is None:
-            entry = await session.get_entry(entry_id)
-            described = describe_entry(entry) if entry is not None else (None, kind)
+            unusual.append(entry_id)
+            described = (None, kind)
         role, text = described
         rows.append(
             TreeRow(
@@ -298,10 +319,10 @@ async def rows_from_session(session: Session) -> list[TreeRow]:
                 role=role,
                 text=text,
                 timestamp=timestamp,
-                label=session.label_of(entry_id),
+                label=labels.get(entry_id),
             )
         )
-    return order_rows(rows)
+    return order_rows(rows), unusual
 
 
 def _effective_parents_light(
