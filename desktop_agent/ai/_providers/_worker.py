@@ -27,6 +27,23 @@ StartStream = Callable[[], Awaitable[tuple[Any, AsyncIterator[Any]]]]
 _END = object()
 
 
+def client_stream(
+    make_client: Callable[[], Any], request: Callable[[Any], Awaitable[AsyncIterator[Any]]]
+) -> StartStream:
+    """A `StartStream` that makes the SDK client and starts ``request`` with it (both on
+    the worker), closing the client if starting fails."""
+
+    async def start() -> tuple[Any, AsyncIterator[Any]]:
+        client = make_client()
+        try:
+            return client, await request(client)
+        except BaseException:
+            await client.close()
+            raise
+
+    return start
+
+
 class _Worker:
     def __init__(self, start: StartStream) -> None:
         self._start = start

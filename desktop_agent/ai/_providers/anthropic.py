@@ -22,7 +22,7 @@ from desktop_agent.ai._messages import (
 from desktop_agent.ai._models import Model
 from desktop_agent.ai._providers._base import FinalReason, MessageBuilder, load_sdk, settle
 from desktop_agent.ai._providers._common import client_kwargs, int_or_none
-from desktop_agent.ai._providers._worker import sdk_events
+from desktop_agent.ai._providers._worker import client_stream, sdk_events
 from desktop_agent.ai._thinking import thinking_value
 from desktop_agent.ai._transform import transform_messages
 
@@ -177,13 +177,10 @@ async def stream_anthropic(
     params = await asyncio.to_thread(build_params, model, context, options)
     sdk = await load_sdk("anthropic")
 
-    async def start() -> tuple[Any, Any]:
-        client = sdk.AsyncAnthropic(base_url=model.base_url, **client_kwargs(model, options))
-        try:
-            return client, await client.messages.create(**params)
-        except BaseException:
-            await client.close()
-            raise
+    start = client_stream(
+        lambda: sdk.AsyncAnthropic(base_url=model.base_url, **client_kwargs(model, options)),
+        lambda c: c.messages.create(**params),
+    )
 
     events: Any = None
     try:

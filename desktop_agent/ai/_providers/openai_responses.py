@@ -33,7 +33,7 @@ from desktop_agent.ai._providers._common import (
     int_or_none,
     text_of,
 )
-from desktop_agent.ai._providers._worker import sdk_events
+from desktop_agent.ai._providers._worker import client_stream, sdk_events
 from desktop_agent.ai._thinking import thinking_value
 from desktop_agent.ai._transform import is_same_model, transform_messages
 
@@ -173,13 +173,10 @@ async def stream_openai_responses(
     params = await asyncio.to_thread(build_params, model, context, options)
     sdk = await load_sdk("openai")
 
-    async def start() -> tuple[Any, Any]:
-        client = sdk.AsyncOpenAI(base_url=model.base_url, **client_kwargs(model, options))
-        try:
-            return client, await client.responses.create(**params)
-        except BaseException:
-            await client.close()
-            raise
+    start = client_stream(
+        lambda: sdk.AsyncOpenAI(base_url=model.base_url, **client_kwargs(model, options)),
+        lambda c: c.responses.create(**params),
+    )
 
     events: Any = None
     items: dict[str, int] = {}  # output item id -> content index
