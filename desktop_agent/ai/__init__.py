@@ -62,7 +62,7 @@ from desktop_agent.ai._registry import (
     ModelRegistry,
     load_catalogue,
 )
-from desktop_agent.ai._stream import AssistantMessageEventStream, complete, stream
+from desktop_agent.ai._stream import AssistantMessageEventStream, complete, stream, warm_up
 from desktop_agent.ai._thinking import (
     clamp_thinking_level,
     supported_thinking_levels,
@@ -148,4 +148,5 @@ __all__ = [
     "thinking_value",
     "transform_messages",
     "validate_tool_arguments",
+    "warm_up",
 ]

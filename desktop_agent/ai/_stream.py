@@ -230,6 +230,22 @@ def stream(
     return AssistantMessageEventStream(model, context, options or StreamOptions())
 
 
+async def warm_up(apis: Sequence[str]) -> None:
+    """Do the first request's one-off work now, on a thread: import the SDKs of ``apis``
+    (seconds) and build the shared TLS context. Call it after the window is shown."""
+    from desktop_agent.ai._providers._base import load_sdk
+    from desktop_agent.ai._providers._common import shared_ssl_context
+
+    names = sorted({"anthropic" if api == "anthropic-messages" else "openai" for api in apis})
+    for name in names:
+        try:
+            await load_sdk(name)
+        except ImportError:
+            _log.warning("could not import the %s SDK", name)
+    if names:
+        await asyncio.to_thread(shared_ssl_context)
+
+
 async def complete(
     model: Model, context: LlmContext, options: StreamOptions | None = None
 ) -> AssistantMessage:

@@ -11,7 +11,6 @@ import asyncio
 import base64
 import gc
 import html
-import importlib
 import json
 import logging
 import os
@@ -56,6 +55,7 @@ from desktop_agent.ai import (
     ToolResultMessage,
     UserMessage,
     supported_thinking_levels,
+    warm_up,
 )
 from desktop_agent.gui._branch import BranchItem, branch_items, latest_leaf_under
 from desktop_agent.gui._composer import Attachment, Composer
@@ -494,13 +494,8 @@ class MainWindow(QMainWindow):
         start out of the garbage collector's way (no full collection pauses later)."""
         gc.collect()
         gc.freeze()
-        providers = {m.api for m in self.services.registry.all() if self.services.has_key(m)}
-        names = {"anthropic" if api == "anthropic-messages" else "openai" for api in providers}
-        for name in sorted(names):
-            try:
-                await asyncio.to_thread(importlib.import_module, name)
-            except ImportError:
-                log.warning("could not import the %s SDK", name)
+        apis = {m.api for m in self.services.registry.all() if self.services.has_key(m)}
+        await warm_up(sorted(apis))
 
     async def render_tree(self) -> None:
         session = self.session

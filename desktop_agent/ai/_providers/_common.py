@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import ssl
 import sys
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,15 +27,35 @@ def api_key_for(model: Model, options: StreamOptions) -> str:
     return "no-api-key"
 
 
-def client_kwargs(model: Model, options: StreamOptions) -> dict[str, Any]:
+_ssl_lock = threading.Lock()
+_ssl_context: ssl.SSLContext | None = None
+
+
+def shared_ssl_context() -> ssl.SSLContext:
+    """One TLS context for every request: building one loads the CA bundle (~50 ms of C
+    code holding the GIL), which each new SDK client would otherwise do again."""
+    global _ssl_context
+    with _ssl_lock:
+        if _ssl_context is None:
+            httpx2 = sys.modules["httpx2"]  # imported by both SDKs
+            _ssl_context = httpx2.create_ssl_context()
+        return _ssl_context
+
+
+def client_kwargs(model: Model, options: StreamOptions, sdk: Any = None) -> dict[str, Any]:
+    """Keyword arguments of an SDK client; with ``sdk``, an HTTP client that reuses the
+    shared TLS context (the SDK's own defaults otherwise: limits, redirects, proxies)."""
     httpx2 = sys.modules["httpx2"]  # imported by both SDKs
     headers = {**(model.headers or {}), **(options.headers or {})}
-    return {
+    kwargs: dict[str, Any] = {
         "api_key": api_key_for(model, options),
         "max_retries": options.max_retries,
         "timeout": httpx2.Timeout(options.timeout_s, connect=options.connect_timeout_s),
         "default_headers": headers or None,
     }
+    if sdk is not None:
+        kwargs["http_client"] = sdk.DefaultAsyncHttpxClient(verify=shared_ssl_context())
+    return kwargs
 
 
 def as_dict(obj: Any) -> dict[str, Any]:

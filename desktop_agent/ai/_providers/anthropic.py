@@ -178,7 +178,7 @@ async def stream_anthropic(
     sdk = await load_sdk("anthropic")
 
     start = client_stream(
-        lambda: sdk.AsyncAnthropic(base_url=model.base_url, **client_kwargs(model, options)),
+        lambda: sdk.AsyncAnthropic(base_url=model.base_url, **client_kwargs(model, options, sdk)),
         lambda c: c.messages.create(**params),
     )
 

@@ -174,7 +174,7 @@ async def stream_openai_responses(
     sdk = await load_sdk("openai")
 
     start = client_stream(
-        lambda: sdk.AsyncOpenAI(base_url=model.base_url, **client_kwargs(model, options)),
+        lambda: sdk.AsyncOpenAI(base_url=model.base_url, **client_kwargs(model, options, sdk)),
         lambda c: c.responses.create(**params),
     )
 

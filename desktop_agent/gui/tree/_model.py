@@ -96,6 +96,10 @@ def _make_icon(color: str, key: str) -> QIcon:
     return QIcon(pix)
 
 
+_NODE_FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+_NO_FLAGS = Qt.ItemFlag.NoItemFlags
+
+
 class SessionTreeModel(QAbstractItemModel):
     """Rows of a session as a tree (one column), with the current path marked."""
 
@@ -124,6 +128,14 @@ class SessionTreeModel(QAbstractItemModel):
 
     def rows(self) -> list[TreeRow]:
         return list(self._rows)
+
+    def parent_indexes(self) -> list[QModelIndex]:
+        """Every shown node that has shown children (what "expand all" must open)."""
+        return [
+            self.createIndex(self._drow[pos], 0, pos)
+            for pos, kids in self._dchildren.items()
+            if pos != _NO_PARENT and kids
+        ]
 
     def user_only(self) -> bool:
         return self._user_only
@@ -298,12 +310,13 @@ class SessionTreeModel(QAbstractItemModel):
         return 1
 
     def hasChildren(self, parent: Index = QModelIndex()) -> bool:  # noqa: B008
-        return self.rowCount(parent) > 0
+        if not parent.isValid():
+            return bool(self._dchildren[_NO_PARENT])
+        return parent.column() == 0 and bool(self._dchildren.get(parent.internalId()))
 
     def flags(self, index: Index) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+        # Called for every row when the view lays out: keep it to a lookup.
+        return _NODE_FLAGS if index.isValid() else _NO_FLAGS
 
     def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole

@@ -239,13 +239,17 @@ class BranchTree(QWidget):
         self.view.scrollTo(index, QAbstractItemView.ScrollHint.EnsureVisible)
 
     def _restore_expansion(self) -> None:
+        """Open every node with children except the ones the user folded.
+
+        Opens just the parents the model names instead of ``expandAll()``, which asks the
+        (Python) model about every one of thousands of rows on the UI thread.
+        """
         self._restoring = True
         try:
-            self.view.expandAll()
-            for entry_id in self._collapsed:
-                index = self._model.index_for_id(entry_id)
-                if index.isValid() and self._model.hasChildren(index):
-                    self.view.collapse(index)
+            collapsed = self._collapsed
+            for index in self._model.parent_indexes():
+                if str(index.data(TreeRole.ID)) not in collapsed:
+                    self.view.setExpanded(index, True)
         finally:
             self._restoring = False
 
