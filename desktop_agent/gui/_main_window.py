@@ -402,6 +402,10 @@ class MainWindow(QMainWindow):
         self.status_save.setText("Read-only" if session.read_only else "Saved")
         self._remember(last_session_path=path, last_workspace=session.metadata.cwd)
         await self.refresh_sessions()
+        # What a session load creates lives as long as the session: keep it out of later
+        # full collections (which would pause the UI while replies stream).
+        gc.collect()
+        gc.freeze()
 
     async def _start_harness(self, session: Session) -> None:
         context = await session.build_context(lenient=True)

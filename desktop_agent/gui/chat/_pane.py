@@ -329,6 +329,11 @@ class ChatView(QListView):
         self.setObjectName("chatView")
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.setUniformItemSizes(False)
+        # Lay rows out in batches across event-loop turns: adding a row to a long chat
+        # otherwise re-lays out every row at once, in C++, on the UI thread (~100 ms at
+        # 4,000 rows, measured while a reply starts streaming).
+        self.setLayoutMode(QListView.LayoutMode.Batched)
+        self.setBatchSize(250)
         self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
