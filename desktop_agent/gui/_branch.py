@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from desktop_agent.ai import AgentMessage, AssistantMessage, ToolCall, ToolResultMessage
+from desktop_agent.ai import (
+    AgentMessage,
+    AssistantMessage,
+    CompactionSummaryMessage,
+    ToolCall,
+    ToolResultMessage,
+)
 from desktop_agent.session import CompactionEntry, Session
 
 _VISIBLE_ROLES = ("user", "assistant", "custom", "branchSummary", "compactionSummary")
@@ -22,7 +28,8 @@ class BranchItem:
     label: str | None = None
 
 
-def _visible(session: Session, entry_id: str) -> bool:
+def is_visible(session: Session, entry_id: str) -> bool:
+    """Whether an entry is a message the chat shows (not tool results or bookkeeping)."""
     kind, role = session.entry_kind(entry_id)
     if kind == "message":
         return role in _VISIBLE_ROLES
@@ -34,8 +41,6 @@ async def _message(session: Session, entry_id: str) -> AgentMessage | None:
     if kind == "compaction":
         entry = await session.get_entry(entry_id)
         if isinstance(entry, CompactionEntry):
-            from desktop_agent.ai import CompactionSummaryMessage
-
             return CompactionSummaryMessage(
                 summary=entry.summary, tokens_before=entry.tokens_before, timestamp=0
             )
@@ -65,7 +70,7 @@ async def branch_items(session: Session) -> list[BranchItem]:
                 if owner is not None:
                     owner.tool_results[result.tool_call_id] = result
             continue
-        if not _visible(session, entry_id):
+        if not is_visible(session, entry_id):
             continue
         message = await _message(session, entry_id)
         if message is None:
@@ -73,7 +78,7 @@ async def branch_items(session: Session) -> list[BranchItem]:
         parent = session.parent_of(entry_id)
         siblings = siblings_of.get(parent)
         if siblings is None:
-            siblings = [c for c in session.child_ids(parent) if _visible(session, c)]
+            siblings = [c for c in session.child_ids(parent) if is_visible(session, c)]
             siblings_of[parent] = siblings
         item = BranchItem(
             entry_id=entry_id,

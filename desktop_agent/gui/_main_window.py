@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QTimer, Signal
-from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut, QShowEvent
+from PySide6.QtCore import QTimer, QUrl, Signal
+from PySide6.QtGui import QCloseEvent, QDesktopServices, QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
@@ -54,10 +54,11 @@ from desktop_agent.ai import (
     TextContent,
     ToolResultMessage,
     UserMessage,
+    clamp_thinking_level,
     supported_thinking_levels,
     warm_up,
 )
-from desktop_agent.gui._branch import BranchItem, branch_items, latest_leaf_under
+from desktop_agent.gui._branch import BranchItem, branch_items, is_visible, latest_leaf_under
 from desktop_agent.gui._composer import Attachment, Composer
 from desktop_agent.gui._dialogs import Dialogs
 from desktop_agent.gui.chat import ChatItem, ChatPane
@@ -109,6 +110,12 @@ class AppServices:
     state: dict[str, Any] = field(default_factory=dict)
     open_settings: Callable[[MainWindow], Awaitable[None]] | None = None
     keystore_problem: str | None = None
+
+
+def _freeze_loaded_objects() -> None:
+    """Collect once, then move everything alive out of the collector's generations."""
+    gc.collect()
+    gc.freeze()
 
 
 def relative_title(meta: SessionMetadata) -> str:
@@ -403,9 +410,9 @@ class MainWindow(QMainWindow):
         self._remember(last_session_path=path, last_workspace=session.metadata.cwd)
         await self.refresh_sessions()
         # What a session load creates lives as long as the session: keep it out of later
-        # full collections (which would pause the UI while replies stream).
-        gc.collect()
-        gc.freeze()
+        # full collections (which would pause the UI while replies stream). Done after
+        # the next paint, so it never delays showing the session.
+        QTimer.singleShot(0, self, _freeze_loaded_objects)
 
     async def _start_harness(self, session: Session) -> None:
         context = await session.build_context(lenient=True)
@@ -494,10 +501,7 @@ class MainWindow(QMainWindow):
 
     async def _warm_up(self) -> None:
         """After the first paint: import the provider SDKs (seconds of work, done on a
-        thread) so the first reply does not pay for it, and move what was loaded at
-        start out of the garbage collector's way (no full collection pauses later)."""
-        gc.collect()
-        gc.freeze()
+        thread) so the first reply does not pay for it."""
         apis = {m.api for m in self.services.registry.all() if self.services.has_key(m)}
         await warm_up(sorted(apis))
 
@@ -634,8 +638,6 @@ class MainWindow(QMainWindow):
         levels = [str(x) for x in supported_thinking_levels(model)]
         level = self.harness.thinking_level
         if level not in levels:
-            from desktop_agent.ai import clamp_thinking_level
-
             level = clamp_thinking_level(model, level)
             await self.harness.set_thinking_level(level)
         self.composer.set_thinking_levels(levels, level)
@@ -761,9 +763,7 @@ class MainWindow(QMainWindow):
         if session is None:
             return
         parent = session.parent_of(entry_id)
-        from desktop_agent.gui._branch import _visible
-
-        siblings = [c for c in session.child_ids(parent) if _visible(session, c)]
+        siblings = [c for c in session.child_ids(parent) if is_visible(session, c)]
         if entry_id not in siblings:
             return
         target = siblings[(siblings.index(entry_id) + direction) % len(siblings)]
@@ -900,9 +900,6 @@ class MainWindow(QMainWindow):
             self.show_notice(f"All sessions were backed up to {dest}.")
 
     def _reveal(self, path: str) -> None:
-        from PySide6.QtCore import QUrl
-        from PySide6.QtGui import QDesktopServices
-
         QDesktopServices.openUrl(QUrl.fromLocalFile(str(Path(path).parent)))
 
     async def _reindex(self, path: str) -> None:

@@ -138,6 +138,18 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
+def _content_text(content: Any) -> str:
+    """The text of a message content: the string itself, or its text blocks joined."""
+    if isinstance(content, str):
+        return content
+    return "".join(b.text for b in content or () if isinstance(b, TextContent))
+
+
+def _texts(messages: list[AgentMessage]) -> list[str]:
+    """The texts of queued messages (for queue_update / abort events)."""
+    return [_content_text(getattr(m, "content", "")) for m in messages]
+
+
 def _user(text: str, images: Sequence[ImageContent] = ()) -> UserMessage:
     return UserMessage(content=[TextContent(text=text), *images], timestamp=_now_ms())
 
@@ -352,21 +364,11 @@ class AgentHarness:
     # ------------------------------------------------------------- queues
 
     async def _queue_changed(self) -> None:
-        def texts(messages: list[AgentMessage]) -> list[str]:
-            out = []
-            for m in messages:
-                content = getattr(m, "content", "")
-                if isinstance(content, list):
-                    out.append("".join(b.text for b in content if isinstance(b, TextContent)))
-                else:
-                    out.append(str(content))
-            return out
-
         await self._emit(
             QueueUpdateEvent(
-                steer=texts(self._steer),
-                follow_up=texts(self._follow_up),
-                next_turn=texts(self._next_turn),
+                steer=_texts(self._steer),
+                follow_up=_texts(self._follow_up),
+                next_turn=_texts(self._next_turn),
             )
         )
 
@@ -568,15 +570,7 @@ class AgentHarness:
     async def abort(self) -> tuple[list[str], list[str]]:
         """Stop the run (mid-stream or mid-tool) and wait until it has settled."""
 
-        def texts(messages: list[AgentMessage]) -> list[str]:
-            return [
-                "".join(b.text for b in m.content if isinstance(b, TextContent))
-                if isinstance(m, UserMessage) and isinstance(m.content, list)
-                else ""
-                for m in messages
-            ]
-
-        cleared_steer, cleared_follow = texts(self._steer), texts(self._follow_up)
+        cleared_steer, cleared_follow = _texts(self._steer), _texts(self._follow_up)
         self._steer.clear()
         self._follow_up.clear()
         self._abort.set()
@@ -699,20 +693,10 @@ class AgentHarness:
         new_leaf = target_id
         if isinstance(target, MessageEntry) and isinstance(target.message, UserMessage):
             new_leaf = target.parent_id
-            content = target.message.content
-            editor_text = (
-                content
-                if isinstance(content, str)
-                else "".join(b.text for b in content if isinstance(b, TextContent))
-            )
+            editor_text = _content_text(target.message.content)
         elif isinstance(target, CustomMessageEntry):
             new_leaf = target.parent_id
-            content = target.content
-            editor_text = (
-                content
-                if isinstance(content, str)
-                else "".join(b.text for b in content if isinstance(b, TextContent))
-            )
+            editor_text = _content_text(target.content)
         summary: dict[str, Any] | None = None
         if summarize and old_leaf is not None:
             self.phase = "branch_summary"

@@ -19,7 +19,7 @@ import re
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
 import msgspec
@@ -192,23 +192,9 @@ class _Facts:
     body: str
 
     def row(self) -> tuple[Any, ...]:
+        """The `IndexedSession` columns in their order, then the folded title."""
         fold = f"{self.name or ''}\n{self.first_prompt or ''}".casefold()
-        return (
-            self.path,
-            self.id,
-            self.cwd,
-            self.created_at,
-            self.name,
-            self.first_prompt,
-            self.last_activity,
-            self.entry_count,
-            self.message_count,
-            self.size,
-            self.mtime_ns,
-            self.problem,
-            self.parent_session_path,
-            fold,
-        )
+        return (*(getattr(self, f.name) for f in fields(IndexedSession)), fold)
 
 
 def _id_from_file_name(path: str) -> str:

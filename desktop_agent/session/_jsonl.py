@@ -34,7 +34,7 @@ from desktop_agent.session._storage import (
     Storage,
     describe_os_error,
 )
-from desktop_agent.session._tree import LineError, Row, Tree, parse_line, serialize
+from desktop_agent.session._tree import LineError, Row, Tree, lines_of, parse_line, serialize
 
 _O_BINARY = getattr(os, "O_BINARY", 0)
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -396,7 +396,7 @@ class JsonlStorage(Storage):
         if self._rewrite:
             self._rewrite_file()
             return
-        data = b"".join([r.raw + b"\n" for r in rows])
+        data = lines_of(rows)
         self._check_identity()
         try:
             _write_all(self._fd, data)
@@ -429,7 +429,7 @@ class JsonlStorage(Storage):
         tmp = f"{self.path}.tmp-{os.getpid()}"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _O_BINARY | _O_CLOEXEC, 0o644)
         try:
-            data = header + b"".join([r.raw + b"\n" for r in self.tree.rows])
+            data = header + lines_of(self.tree.rows)
             _write_all(fd, data)
             fsync_fd(fd)
         except OSError:
@@ -450,7 +450,7 @@ class JsonlStorage(Storage):
     def save_copy(self, dest: str) -> None:
         """Write everything in memory (written or not) to a new file at ``dest``."""
         header = self._header_line or b""
-        data = header + b"".join([r.raw + b"\n" for r in self.tree.rows])
+        data = header + lines_of(self.tree.rows)
         atomic_write(dest, data)
 
     def _close(self) -> None:

@@ -13,18 +13,21 @@ from desktop_agent.session._jsonl import (
     JsonlStorage,
     SessionList,
     TrashItem,
+    atomic_write,
     check_session_id,
     encode_cwd,
     list_dir_sessions,
     list_trash,
     move_to_trash,
     new_header,
+    read_header,
     restore_from_trash,
     session_file_name,
 )
+from desktop_agent.session._platform import try_lock, unlock
 from desktop_agent.session._session import Session
 from desktop_agent.session._storage import SessionMetadata, Storage
-from desktop_agent.session._tree import Row, Tree
+from desktop_agent.session._tree import Row, Tree, lines_of, serialize
 
 ForkPosition = Literal["before", "at"]
 
@@ -77,16 +80,13 @@ class InMemorySessionStorage(Storage):
     """Entries in memory only (tests, previews)."""
 
     def save_copy(self, dest: str) -> None:
-        from desktop_agent.session._jsonl import atomic_write
-        from desktop_agent.session._tree import serialize
-
         header = new_header(
             cwd=self.metadata.cwd or os.getcwd(),
             session_id=self.metadata.id,
             parent_session_path=None,
             metadata=self.metadata.metadata,
         )
-        data = serialize(header) + b"\n" + b"".join(r.raw + b"\n" for r in self.tree.rows)
+        data = serialize(header) + b"\n" + lines_of(self.tree.rows)
         atomic_write(dest, data)
 
 
@@ -219,8 +219,6 @@ class JsonlSessionRepo:
 
     async def restore(self, item: TrashItem) -> SessionMetadata:
         path = await asyncio.to_thread(restore_from_trash, item)
-        from desktop_agent.session._jsonl import read_header
-
         return await asyncio.to_thread(read_header, path)
 
     async def fork(
@@ -287,8 +285,6 @@ class JsonlSessionRepo:
 
 
 def _is_locked_elsewhere(path: str) -> bool:
-    from desktop_agent.session._platform import try_lock, unlock
-
     try:
         fd = os.open(path + ".lock", os.O_RDWR)
     except OSError:

@@ -114,21 +114,13 @@ class Storage:
         if self.closed:
             raise SessionError("storage", "The session is closed")
 
-    def check_writable(self) -> None:
-        if self.closed:
-            raise SessionError("storage", "The session is closed")
-        if self.read_only_reason is not None:
-            code: SessionErrorCode = "locked" if self.read_only_code == "locked" else "read_only"
-            raise SessionError(code, f"This session is read-only: {self.read_only_reason}")
-
     def append(self, row: Row) -> None:
         """Add ``row`` to the tree, then write every unwritten entry in order.
 
         On a read-only session the entry is kept in memory and queued, and a
         `SessionWriteError` with code ``read_only``/``locked`` says it was not written.
         """
-        if self.closed:
-            raise SessionError("storage", "The session is closed")
+        self.check_open()
         self.tree.add(row)
         self.pending.append(row)
         if self.read_only_reason is not None and not self._try_become_writable():
@@ -169,8 +161,7 @@ class Storage:
 
     def retry(self) -> int:
         """Write the queued entries (and sync); returns how many were written."""
-        if self.closed:
-            raise SessionError("storage", "The session is closed")
+        self.check_open()
         if self.read_only_reason is not None and not self._try_become_writable():
             raise self._read_only_error("retry")
         count = len(self.pending)

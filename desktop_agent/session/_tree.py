@@ -9,7 +9,7 @@ line.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import msgspec
@@ -52,6 +52,11 @@ class Row:
 
 
 _DECODE = msgspec.json.Decoder().decode
+
+
+def lines_of(rows: Iterable[Row]) -> bytes:
+    """The rows as file content: each entry's line followed by a newline."""
+    return b"".join([r.raw + b"\n" for r in rows])
 
 
 class LineError(ValueError):

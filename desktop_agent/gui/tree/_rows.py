@@ -132,32 +132,33 @@ def describe_entry(entry: SessionEntry) -> tuple[str | None, str]:
     return role, preview(text)
 
 
-def _effective_parents(entries: Sequence[Any]) -> dict[str, str | None]:
-    """For each entry id, its nearest ancestor that is a node (skipping leaf/label).
-
-    A missing parent, a self-parent or a parent cycle of bookkeeping entries gives None.
-    """
-    by_id = {e.id: e for e in entries}
+def _effective_parents(
+    entries: Sequence[tuple[str, str | None, str]],
+) -> dict[str, str | None]:
+    """For each (id, parent id, type), its nearest ancestor that is a node (skipping
+    leaf/label). A missing parent, a self-parent or a parent cycle of bookkeeping entries
+    gives None."""
+    by_id = {entry_id: (parent, kind) for entry_id, parent, kind in entries}
     through_skipped: dict[str, str | None] = {}  # skipped id -> its nearest node ancestor
     out: dict[str, str | None] = {}
-    for entry in entries:
+    for entry_id, parent, _kind in entries:
         chain: list[str] = []
-        seen = {entry.id}
-        parent = entry.parent_id
+        seen = {entry_id}
         result: str | None = None
         while parent is not None and parent in by_id and parent not in seen:
             if parent in through_skipped:
                 result = through_skipped[parent]
                 break
-            if by_id[parent].type not in SKIPPED_TYPES:
+            grandparent, parent_kind = by_id[parent]
+            if parent_kind not in SKIPPED_TYPES:
                 result = parent
                 break
             seen.add(parent)
             chain.append(parent)
-            parent = by_id[parent].parent_id
+            parent = grandparent
         for skipped in chain:
             through_skipped[skipped] = result
-        out[entry.id] = result
+        out[entry_id] = result
     return out
 
 
@@ -300,7 +301,7 @@ def _rows_from_raw(
     raw: list[tuple[str, str | None, str, str, bytes]], labels: dict[str, str | None]
 ) -> tuple[list[TreeRow], list[str]]:
     """Rows in tree order, and the ids whose line needs the typed (slow) description."""
-    parents = _effective_parents_light([(i, p, t) for i, p, t, _ts, _r in raw])
+    parents = _effective_parents([(i, p, t) for i, p, t, _ts, _r in raw])
     rows: list[TreeRow] = []
     unusual: list[str] = []
     for entry_id, _parent, kind, timestamp, line in raw:
@@ -323,17 +324,3 @@ def _rows_from_raw(
             )
         )
     return order_rows(rows), unusual
-
-
-def _effective_parents_light(
-    entries: Sequence[tuple[str, str | None, str]],
-) -> dict[str, str | None]:
-    """`_effective_parents` over (id, parent id, type) triples."""
-
-    class _E:
-        __slots__ = ("id", "parent_id", "type")
-
-        def __init__(self, entry_id: str, parent: str | None, kind: str) -> None:
-            self.id, self.parent_id, self.type = entry_id, parent, kind
-
-    return _effective_parents([_E(*e) for e in entries])
