@@ -78,3 +78,15 @@ def _fail_on_hooks_and_leaks() -> Iterator[None]:
         pytest.fail("unexpected exceptions reached a hook:\n" + "\n".join(caught))
     if leaked:
         pytest.fail("asyncio tasks leaked by the test:\n" + "\n".join(leaked))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Print the reliability figures the tests recorded (tests/_figures.py)."""
+    from tests._figures import figures
+
+    recorded = figures()
+    if not recorded:
+        return
+    terminalreporter.section("reliability summary")
+    for name, value in recorded.items():
+        terminalreporter.write_line(f"{name}: {value:,}")
