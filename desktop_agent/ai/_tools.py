@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-import json
+import math
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import jiter
 from pydantic import BaseModel, ValidationError
 
 
@@ -69,129 +72,83 @@ def validate_tool_arguments(
 
 
 class PartialJson:
-    """Incremental parser of a JSON text that arrives in pieces.
+    """The arguments of a tool call as they stream in, parsed at a bounded cost.
 
-    `feed` scans only the new characters (a small state machine) and remembers where the
-    text can be cut and closed to give valid JSON; `value` then parses that prefix once.
-    Partial strings in value position are kept (closed at the cut), partial keys, numbers
-    and literals are left out until complete.
+    `feed` only stores the new piece. `value` parses the text so far with jiter's partial
+    mode (Rust; a trailing string is kept, cut at the last complete character; partial
+    keys, numbers and literals are left out until complete). Re-parsing the whole text on
+    every piece is quadratic: a 560 KB ``write`` argument streamed in 100-character pieces
+    took 8.6 s of parsing on the event loop. So `maybe_value` re-parses every piece only
+    while the text is small (`SMALL` characters, ~30 us a parse), and at most every
+    `INTERVAL` seconds after that (~2 ms a parse for 1 MB), returning the last value in
+    between; `value` always parses (used at the end of the call).
     """
 
     __slots__ = (
         "_buf",
-        "_checkpoint",
-        "_escape",
-        "_expect",
-        "_in_string",
+        "_clock",
+        "_dirty",
+        "_last_parse",
         "_last_value",
         "_len",
-        "_scalar_start",
-        "_stack",
-        "_string_is_key",
-        "_unicode_left",
+        "_text",
+        "parse_count",
     )
 
-    def __init__(self) -> None:
+    SMALL = 32 * 1024
+    INTERVAL = 0.05
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._buf: list[str] = []
         self._len = 0
-        self._stack: list[str] = []
-        self._expect: list[str] = ["value"]  # per level: value | key | colon | comma
-        self._in_string = False
-        self._string_is_key = False
-        self._escape = False
-        self._unicode_left = 0
-        self._scalar_start = -1
-        self._checkpoint: tuple[int, str] | None = None
+        self._text = ""
+        self._dirty = False
+        self._clock = clock
+        self._last_parse = -math.inf
         self._last_value: Any = None
+        self.parse_count = 0
+        """How many times the text was parsed (for tests and benchmarks)."""
 
     @property
     def text(self) -> str:
-        return "".join(self._buf)
+        if self._buf:
+            self._text += "".join(self._buf)
+            self._buf.clear()
+        return self._text
 
-    def _closers(self) -> str:
-        return "".join("}" if c == "{" else "]" for c in reversed(self._stack))
-
-    def _value_done(self, end: int) -> None:
-        self._expect[-1] = "comma" if self._stack else "end"
-        self._checkpoint = (end, self._closers())
+    def __len__(self) -> int:
+        return self._len
 
     def feed(self, chunk: str) -> None:
-        start = self._len
-        self._len += len(chunk)
-        self._buf.append(chunk)
-        for offset, ch in enumerate(chunk):
-            pos = start + offset
-            if self._in_string:
-                if self._escape:
-                    self._escape = False
-                    if ch == "u":
-                        self._unicode_left = 4
-                elif self._unicode_left:
-                    self._unicode_left -= 1
-                elif ch == "\\":
-                    self._escape = True
-                elif ch == '"':
-                    self._in_string = False
-                    if self._string_is_key:
-                        self._expect[-1] = "colon"
-                    else:
-                        self._value_done(pos + 1)
-                continue
-            if self._scalar_start >= 0:
-                if ch in " \t\r\n,]}":
-                    self._scalar_start = -1
-                    self._value_done(pos)
-                else:
-                    continue
-            if ch in " \t\r\n":
-                continue
-            expect = self._expect[-1]
-            if ch == '"':
-                self._in_string = True
-                self._string_is_key = expect == "key"
-                if not self._string_is_key:
-                    self._expect[-1] = "comma"
-            elif ch in "{[":
-                self._stack.append(ch)
-                self._expect.append("key" if ch == "{" else "value")
-                self._checkpoint = (pos + 1, self._closers())
-            elif ch in "}]":
-                if self._stack:
-                    self._stack.pop()
-                    self._expect.pop()
-                self._value_done(pos + 1)
-            elif ch == ":":
-                self._expect[-1] = "value"
-            elif ch == ",":
-                self._expect[-1] = "key" if self._stack and self._stack[-1] == "{" else "value"
-            elif expect == "value":
-                self._scalar_start = pos
+        if chunk:
+            self._buf.append(chunk)
+            self._len += len(chunk)
+            self._dirty = True
 
     def value(self) -> Any:
         """The best complete value for the text so far (``None`` before anything parses)."""
-        text = self.text
-        candidate: str | None = None
-        if self._in_string and not self._string_is_key:
-            cut = len(text)
-            if self._escape:
-                cut -= 1
-            elif self._unicode_left:
-                cut = text.rfind("\\u", 0, cut)
-            candidate = text[:cut] + '"' + self._closers()
-        elif self._scalar_start >= 0:
-            candidate = text + self._closers()
-        if candidate is not None:
-            try:
-                self._last_value = json.loads(candidate)
-                return self._last_value
-            except ValueError:
-                pass
-        if self._checkpoint is not None:
-            end, closers = self._checkpoint
-            try:
-                self._last_value = json.loads(text[:end] + closers)
-            except ValueError:
-                pass
+        if self._dirty:
+            self._dirty = False
+            self._last_parse = self._clock()
+            self.parse_count += 1
+            text = self.text
+            if text.strip():
+                try:
+                    self._last_value = jiter.from_json(
+                        text.encode("utf-8", "surrogatepass"),
+                        partial_mode="trailing-strings",
+                        cache_mode="keys",
+                    )
+                except ValueError:
+                    pass  # not JSON (yet, or at all): keep the last good value
+        return self._last_value
+
+    def maybe_value(self) -> Any:
+        """`value`, re-parsed only when that is cheap or `INTERVAL` has passed."""
+        if self._dirty and (
+            self._len <= self.SMALL or self._clock() - self._last_parse >= self.INTERVAL
+        ):
+            return self.value()
         return self._last_value
 
 

@@ -289,3 +289,33 @@ def test_parse_retry_after() -> None:
     assert parse_retry_after({}) is None
     future = time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(time.time() + 30))
     assert 25_000 <= (parse_retry_after({"retry-after": future}) or 0) <= 31_000
+
+
+def test_partial_json_big_text_is_reparsed_at_most_every_interval() -> None:
+    """A 1 MB argument streamed in 100-character pieces is not re-parsed per piece
+    (that was quadratic: 8.6 s for 560 KB); the value still arrives, and is exact at the end."""
+    now = [0.0]
+    parser = PartialJson(clock=lambda: now[0])
+    content = "".join(f"line {i}: x = f({i})\n" for i in range(50_000))
+    text = json.dumps({"path": "big.py", "content": content})
+    assert len(text) > 1_000_000
+    pieces = [text[i : i + 100] for i in range(0, len(text), 100)]
+    for n, piece in enumerate(pieces):
+        parser.feed(piece)
+        now[0] += 0.001  # a piece per millisecond: ~10 s of streaming
+        partial = parser.maybe_value()
+        if n > 10:
+            assert isinstance(partial, dict)
+            assert partial["path"] == "big.py"
+    small_phase = PartialJson.SMALL // 100 + 1
+    assert parser.parse_count <= small_phase + len(pieces) * 0.001 / PartialJson.INTERVAL + 2
+    assert parser.value() == {"path": "big.py", "content": content}
+
+
+def test_partial_json_small_text_is_parsed_on_every_piece() -> None:
+    parser = PartialJson(clock=lambda: 0.0)
+    seen = []
+    for piece in ['{"a": "x', "y", "z", '"}']:
+        parser.feed(piece)
+        seen.append(parser.maybe_value())
+    assert seen == [{"a": "x"}, {"a": "xy"}, {"a": "xyz"}, {"a": "xyz"}]

@@ -185,7 +185,7 @@ class MessageBuilder:
     def toolcall_delta(self, index: int, fragment: str) -> ToolCallDeltaEvent:
         parser = self._json[index]
         parser.feed(fragment)
-        value = parser.value()
+        value = parser.maybe_value()
         if isinstance(value, dict):
             self.tool_call(index).arguments = value
         return ToolCallDeltaEvent(content_index=index, delta=fragment, partial=self.message)
