@@ -63,7 +63,7 @@ def render_png(svg: bytes, size: int) -> bytes:
     data = QByteArray()
     buffer = QBuffer(data)
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    if not image.save(buffer, b"PNG"):
+    if not image.save(buffer, "PNG"):  # type: ignore[call-overload]  # stubs say bytes
         raise OSError("could not encode a PNG")
     buffer.close()
     return bytes(data.data())
