@@ -161,7 +161,7 @@ def deb_package(path: str) -> str | None:
 def python_modules(bundle: Path) -> set[str] | None:
     """Top-level module names in the bundle's PYZ archive (None without PyInstaller)."""
     try:
-        from PyInstaller.archive.readers import (  # type: ignore[import-not-found]
+        from PyInstaller.archive.readers import (
             CArchiveReader,
         )
     except ImportError:
