@@ -22,6 +22,7 @@ from __future__ import annotations
 import io
 import logging
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -106,8 +107,9 @@ def _data_dir_arg(argv: Sequence[str]) -> Path | None:
 
 
 def _file_handler_path() -> Path | None:
+    """The app's log file, when ``run`` got as far as setting its handler up."""
     for handler in logging.getLogger().handlers:
-        if isinstance(handler, logging.FileHandler):
+        if isinstance(handler, logging.FileHandler) and handler.baseFilename.endswith(LOG_NAME):
             return Path(handler.baseFilename)
     return None
 
@@ -184,13 +186,19 @@ def failure_text(error: BaseException | None, detail: str, log_path: Path | None
 
 
 def _has_display() -> bool:
-    if sys.platform in ("win32", "darwin"):
+    """Whether a window can be shown: Qt aborts the process when it cannot connect."""
+    if sys.platform in ("win32", "darwin") or os.environ.get("QT_QPA_PLATFORM"):
         return True
-    return bool(
-        os.environ.get("DISPLAY")
-        or os.environ.get("WAYLAND_DISPLAY")
-        or os.environ.get("QT_QPA_PLATFORM")
-    )
+    wayland = os.environ.get("WAYLAND_DISPLAY")
+    if wayland:
+        runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+        if os.path.isabs(wayland) or os.path.exists(os.path.join(runtime, wayland)):
+            return True
+    display = os.environ.get("DISPLAY", "")
+    match = re.fullmatch(r":(\d+)(\.\d+)?", display)
+    if match:  # a local X server listens on its socket (a stale DISPLAY would abort Qt)
+        return os.path.exists(f"/tmp/.X11-unix/X{match.group(1)}")
+    return bool(display)  # remote (ssh -X): trust it
 
 
 def show_qt_box(title: str, text: str, log_path: Path | None) -> bool:
@@ -233,7 +241,7 @@ def native_box_command(title: str, text: str) -> list[str] | None:
             "end run"
         )
         return ["osascript", "-e", script, title, text]
-    if not _has_display():
+    if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
         return None
     for tool, args in (
         ("zenity", ["--error", "--no-markup", f"--title={title}", f"--text={text}"]),

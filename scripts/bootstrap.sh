@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by run-app and run-tests: create .venv in the project root and install the
 # project with its dev dependencies when pyproject.toml changed since the last install.
 set -euo pipefail

@@ -96,5 +96,6 @@ def install_help_menu(window: QMainWindow, logs_dir: Path) -> QMenu:
     else:
         menu = bar.addMenu("&Help")
         menu.setObjectName("helpMenu")
-    add_log_actions(menu, logs_dir)
+    if not any(a.objectName() == "openLogAction" for a in menu.actions()):
+        add_log_actions(menu, logs_dir)
     return menu
