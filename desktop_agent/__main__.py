@@ -4,9 +4,10 @@ import sys
 
 
 def main() -> int:
-    from desktop_agent.app import run
+    # Streams guarded and start-up failures shown before the app itself is imported.
+    from desktop_agent._launch import main as launch
 
-    return run(sys.argv[1:])
+    return launch(sys.argv[1:])
 
 
 if __name__ == "__main__":

@@ -249,6 +249,7 @@ def run(argv: list[str]) -> int:
         smoke=args.smoke,
         no_err_windows=args.no_err_windows or args.smoke,
         started=started,
+        logs_dir=str(dirs.logs),
     )
 
 

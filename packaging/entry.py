@@ -1,4 +1,4 @@
-"""Entry script for frozen builds (PyInstaller needs a file, not ``-m``)."""
+"""Entry script of the frozen builds (PyInstaller needs a file, not ``-m``)."""
 
 import sys
 

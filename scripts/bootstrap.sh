@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by run-app and run-tests: create .venv in the project root and install the
 # project with its dev dependencies when pyproject.toml changed since the last install.
 set -euo pipefail
@@ -23,13 +24,19 @@ if [ ! -x "$VENV/bin/python" ]; then
     "$PY" -m venv "$VENV"
 fi
 
+# Install from the lock file (requirements/dev.txt, hash-checked; scripts/lock refreshes it),
+# then the project itself without dependencies. Redone whenever pyproject.toml or the lock
+# changed since the last install; packages the lock no longer lists are removed.
+LOCK="$ROOT/requirements/dev.txt"
 STAMP="$VENV/.desktop-agent-installed"
-WANT="$(cat "$ROOT/pyproject.toml" | sha256sum | cut -d' ' -f1)"
+WANT="$(cat "$ROOT/pyproject.toml" "$LOCK" | sha256sum | cut -d' ' -f1)"
 if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$WANT" ]; then
-    echo "Installing Desktop Agent and its dependencies into $VENV" >&2
+    echo "Installing Desktop Agent and its locked dependencies into $VENV" >&2
     LOG="$VENV/pip-install.log"
-    if ! { "$VENV/bin/python" -m pip install --disable-pip-version-check --upgrade pip &&
-        "$VENV/bin/python" -m pip install --disable-pip-version-check -e "$ROOT[dev]"; } >"$LOG" 2>&1; then
+    PIP=("$VENV/bin/python" -m pip --disable-pip-version-check)
+    if ! { "${PIP[@]}" install --require-hashes -r "$LOCK" &&
+        "${PIP[@]}" install --no-deps -e "$ROOT" &&
+        "$VENV/bin/python" "$ROOT/scripts/prune_venv.py" "$LOCK" | xargs -r "${PIP[@]}" uninstall -y; } >"$LOG" 2>&1; then
         tail -n 40 "$LOG" >&2
         echo "error: installing dependencies failed; full log in $LOG" >&2
         exit 1

@@ -6,18 +6,19 @@ import asyncio
 import json
 import logging
 from collections.abc import Iterable, Mapping
-from pathlib import Path
+from importlib.resources.abc import Traversable
 from typing import Any
 
 import httpx
 from pydantic import ValidationError
 
 from desktop_agent.ai._models import Model, ModelCompat
+from desktop_agent.resources import MODELS, resource
 
 _log = logging.getLogger("desktop_agent.ai.registry")
 
-CATALOGUE_PATH = Path(__file__).resolve().parents[2] / "resources" / "models.json"
-"""The curated catalogue shipped with the app (``resources/models.json``)."""
+CATALOGUE_PATH: Traversable = resource(MODELS)
+"""The curated catalogue shipped inside the package (``desktop_agent/resources/models.json``)."""
 
 LOCAL_SERVERS: dict[str, int] = {"ollama": 11434, "lmstudio": 1234, "llama.cpp": 8080, "vllm": 8000}
 """Usual ports of local OpenAI-compatible servers, by provider name."""
@@ -34,7 +35,7 @@ class CatalogueError(ValueError):
     """The catalogue file is missing or not valid."""
 
 
-def load_catalogue(path: Path | None = None) -> list[Model]:
+def load_catalogue(path: Traversable | None = None) -> list[Model]:
     """The models of a catalogue file: ``{"models": [<Model JSON>, ...]}``."""
     path = path or CATALOGUE_PATH
     try:
@@ -55,7 +56,7 @@ class ModelRegistry:
         self,
         *,
         catalogue: Iterable[Model] | None = None,
-        catalogue_path: Path | None = None,
+        catalogue_path: Traversable | None = None,
         user_models: Iterable[Model | Mapping[str, Any]] = (),
     ) -> None:
         models = list(catalogue) if catalogue is not None else load_catalogue(catalogue_path)

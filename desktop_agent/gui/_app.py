@@ -9,6 +9,7 @@ import logging
 import sys
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import qasync
@@ -16,6 +17,7 @@ from PySide6.QtCore import QByteArray, QMessageLogContext, QtMsgType, qInstallMe
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
 from PySide6.QtWidgets import QApplication
 
+from desktop_agent.gui._identity import apply_identity, install_help_menu
 from desktop_agent.gui._main_window import AppServices, MainWindow
 
 log = logging.getLogger("desktop_agent.gui")
@@ -97,11 +99,12 @@ def run_gui(
     smoke: bool,
     no_err_windows: bool,
     started: float,
+    logs_dir: str | None = None,
 ) -> int:
     qInstallMessageHandler(_qt_message)
     app = QApplication.instance() or QApplication(["desktop-agent"])
     assert isinstance(app, QApplication)
-    app.setApplicationName("Desktop Agent")
+    apply_identity(app)
     app.setQuitOnLastWindowClosed(False)
     name = instance_name(data_dir)
     request = {"session": session, "new": new, "workspace": workspace}
@@ -116,6 +119,8 @@ def run_gui(
         services = await make_services()
         window = MainWindow(services, no_err_windows=no_err_windows)
         holder["window"] = window
+        if logs_dir is not None:
+            install_help_menu(window, Path(logs_dir))
 
         def shown() -> None:
             if smoke:
