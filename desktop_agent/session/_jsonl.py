@@ -26,6 +26,7 @@ from typing import Any
 
 from desktop_agent.session._errors import SessionError
 from desktop_agent.session._ids import iso_to_ms, now_iso, uuidv7
+from desktop_agent.session._migrate import legacy_version, migrate_legacy
 from desktop_agent.session._platform import fsync_dir, fsync_fd, try_lock, unlock
 from desktop_agent.session._storage import (
     DamagedLine,
@@ -62,8 +63,11 @@ def _invalid(path: str, reason: str) -> SessionError:
     return SessionError("invalid_session", f"Invalid JSONL session file {path}: {reason}")
 
 
-def parse_header(line: bytes, path: str) -> dict[str, Any]:
-    """Validate a header line with Pi's checks and messages."""
+def parse_header(line: bytes, path: str, *, allow_legacy: bool = False) -> dict[str, Any]:
+    """Validate a header line with Pi's checks and messages.
+
+    ``allow_legacy``: accept the v1/v2 headers the Pi CLI migrates (`legacy_version`).
+    """
     try:
         obj = json.loads(line)
     except (ValueError, RecursionError) as exc:
@@ -71,7 +75,8 @@ def parse_header(line: bytes, path: str) -> dict[str, Any]:
     if not isinstance(obj, dict) or obj.get("type") != "session":
         raise _invalid(path, "first line is not a valid session header")
     version = obj.get("version")
-    if version != 3 or isinstance(version, bool) or not isinstance(version, int | float):
+    v3 = version == 3 and not isinstance(version, bool) and isinstance(version, int | float)
+    if not v3 and (not allow_legacy or legacy_version(obj) is None):
         raise _invalid(path, "unsupported session version")
     for key, what in (("id", "id"), ("timestamp", "timestamp"), ("cwd", "cwd")):
         value = obj.get(key)
@@ -82,7 +87,9 @@ def parse_header(line: bytes, path: str) -> dict[str, Any]:
     return obj
 
 
-def header_metadata(obj: dict[str, Any], path: str) -> SessionMetadata:
+def header_metadata(
+    obj: dict[str, Any], path: str, format_version: int | None = None
+) -> SessionMetadata:
     meta = obj.get("metadata")
     return SessionMetadata(
         id=obj["id"],
@@ -91,16 +98,20 @@ def header_metadata(obj: dict[str, Any], path: str) -> SessionMetadata:
         path=path,
         parent_session_path=obj.get("parentSession"),
         metadata=meta if isinstance(meta, dict) else None,
+        format_version=format_version or legacy_version(obj) or 3,
     )
 
 
 def read_header(path: str) -> SessionMetadata:
-    """Read only the first line (as Pi's listing does: a blank first line is no header)."""
+    """Read only the first line (as Pi's listing does: a blank first line is no header).
+
+    v1/v2 files (which the Pi CLI migrates) are listed too, with their `format_version`.
+    """
     with open(path, "rb") as fh:
         first = fh.readline(1 << 20)
     if not first.strip():
         raise _invalid(path, "missing session header")
-    return header_metadata(parse_header(first.rstrip(b"\r\n"), path), path)
+    return header_metadata(parse_header(first.rstrip(b"\r\n"), path, allow_legacy=True), path)
 
 
 @dataclass
@@ -111,6 +122,7 @@ class _Loaded:
     damaged: list[DamagedLine]
     torn_offset: int | None  # where the torn last line starts
     size: int
+    legacy_version: int | None = None  # 1 or 2: migrated in memory (never written)
 
 
 def _load(path: str, data: bytes) -> _Loaded:
@@ -131,7 +143,24 @@ def _load(path: str, data: bytes) -> _Loaded:
     if index >= len(pieces):
         raise _invalid(path, "missing session header")
     header_raw = pieces[index].rstrip(b"\r")
-    header = parse_header(header_raw, path)
+    header = parse_header(header_raw, path, allow_legacy=True)
+    if legacy_version(header) is not None:
+        migrated = migrate_legacy(path, data)
+        loaded = _load(path, migrated.data)
+        if loaded.torn_offset is not None:  # the migrated file ends whole: a bad last entry
+            raw = migrated.data[loaded.torn_offset :].split(b"\n", 1)[0]
+            try:
+                parse_line(raw)
+                reason = "is not a valid session entry"
+            except LineError as exc:
+                reason = exc.reason
+            number = migrated.data.count(b"\n", 0, loaded.torn_offset) + 1
+            loaded.damaged.append(DamagedLine(number, loaded.torn_offset, reason, raw))
+            loaded.torn_offset = None
+        loaded.damaged = migrated.original_damage(loaded.damaged)
+        loaded.legacy_version = migrated.version
+        loaded.size = len(data)
+        return loaded
     index += 1
 
     # The last non-blank line is a torn-tail candidate when it is unterminated or bad.
@@ -219,6 +248,8 @@ class JsonlStorage(Storage):
         self._rewrite = False  # an fsync failed: rewrite the whole file on retry
         self._identity = os.fstat(fd)[1:3] if fd is not None else None  # (ino, dev)
         self._header_line: bytes | None = None
+        self.header: dict[str, Any] = {}
+        """The header as read (v1/v2: as Pi's migration leaves it)."""
         self._torn_unrecovered = False  # a torn tail seen while another process owned it
 
     # ------------------------------------------------------------------- open
@@ -247,10 +278,18 @@ class JsonlStorage(Storage):
                     "storage", f"Failed to read session {path}: {describe_os_error(exc)}"
                 ) from exc
             loaded = _load(path, data)
-            metadata = header_metadata(loaded.header, path)
+            metadata = header_metadata(loaded.header, path, loaded.legacy_version)
             quarantine_path: str | None = None
             quarantined = 0
             size = loaded.size
+            if loaded.legacy_version is not None:
+                # Never rewritten (the Pi CLI would migrate it in place): read-only until
+                # converted into a new file (`JsonlSessionRepo.convert`).
+                read_only_reason = (
+                    f"it is in an older Pi format (version {loaded.legacy_version}); convert it"
+                    " to the current format to continue it"
+                )
+                read_only_code = "read_only"
             if loaded.damaged and read_only_reason is None:
                 read_only_reason = "parts of the file are damaged"
             if loaded.torn_offset is not None:
@@ -284,6 +323,7 @@ class JsonlStorage(Storage):
                 recovery=recovery,
             )
             storage._header_line = loaded.header_raw + b"\n"
+            storage.header = loaded.header
             storage._torn_unrecovered = loaded.torn_offset is not None and fd is None
             return storage
         except BaseException:
@@ -335,6 +375,7 @@ class JsonlStorage(Storage):
             read_only_reason=None,
         )
         storage._header_line = line
+        storage.header = dict(header)
         return storage
 
     # ------------------------------------------------------------- writing

@@ -283,6 +283,47 @@ class JsonlSessionRepo:
             storage.force_close()
         return storage.metadata
 
+    async def convert(self, metadata: SessionMetadata | str) -> SessionMetadata:
+        """ "Convert to the current format": a v1/v2 session (an older Pi format) as a new
+        v3 file beside it, which both Pi packages and we can continue.
+
+        The new file holds what Pi's own migration would write (same header keys, same
+        entries; v1 ids as our read-only view shows them) plus ``metadata.convertedFrom``
+        in the header; it keeps the session id, like `repair`. The original file is never
+        changed. Returns the new file's metadata; ``invalid_argument`` if the session is
+        already in the current format.
+        """
+        path = metadata if isinstance(metadata, str) else metadata.path
+        if not path:
+            raise SessionError("not_found", "Session not found: no path")
+        src = await asyncio.to_thread(JsonlStorage.open, path, lock=False)
+        try:
+            rows = list(src.tree.rows)
+            meta = src.metadata
+            header = dict(src.header)
+        finally:
+            src.force_close()
+        if meta.format_version >= 3:
+            raise SessionError(
+                "invalid_argument", f"{path} is already in the current session format"
+            )
+        base = path[: -len(".jsonl")] if path.endswith(".jsonl") else path
+        dest = f"{base}.converted-{now_iso().replace(':', '-').replace('.', '-')}.jsonl"
+        extra = header.get("metadata")
+        header["metadata"] = {
+            **(extra if isinstance(extra, dict) else {}),
+            "convertedFrom": {"path": path, "version": meta.format_version},
+        }
+        storage = await asyncio.to_thread(JsonlStorage.create, dest, header)
+        try:
+            for row in rows:
+                storage.tree.add(row)
+                storage.pending.append(row)
+            await asyncio.to_thread(storage.sync)
+        finally:
+            storage.force_close()
+        return storage.metadata
+
 
 def _is_locked_elsewhere(path: str) -> bool:
     try:

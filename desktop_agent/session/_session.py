@@ -221,6 +221,12 @@ class Session:
         return self._storage.read_only
 
     @property
+    def format_version(self) -> int:
+        """3; 1 or 2 for a file in an older Pi format, open read-only through an
+        in-memory migration (``JsonlSessionRepo.convert`` makes a v3 copy)."""
+        return self._storage.metadata.format_version
+
+    @property
     def read_only_reason(self) -> str | None:
         return self._storage.read_only_reason
 
@@ -459,6 +465,11 @@ class Session:
     ) -> str | None:
         """Move the leaf (a ``leaf`` entry is always written); optionally add a summary.
 
+        The ``leaf`` entry's ``parentId`` is the target (Pi's core writes the old leaf
+        there): pi-agent-core reads only ``targetId``, and the Pi CLI, which knows no
+        ``leaf`` entries and takes the last entry as its leaf, then walks from it to the
+        target, so both continue where we moved (``pi --continue`` included).
+
         Returns the id of the ``branch_summary`` entry when a summary was given.
         """
         async with self._lock:
@@ -470,7 +481,7 @@ class Session:
             leaf_obj: dict[str, Any] = {
                 "type": "leaf",
                 "id": new_entry_id(tree.by_id),
-                "parentId": tree.current_leaf(),
+                "parentId": entry_id,
                 "timestamp": now_iso(),
                 "targetId": entry_id,
             }

@@ -27,6 +27,8 @@ class SessionMetadata:
     path: str | None = None
     parent_session_path: str | None = None
     metadata: dict[str, Any] | None = None
+    format_version: int = 3
+    """1 or 2: a file in an older Pi format, open read-only (``JsonlSessionRepo.convert``)."""
 
 
 @dataclass(frozen=True)

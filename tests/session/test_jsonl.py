@@ -79,8 +79,12 @@ def meta(path: Path) -> SessionMetadata:
         (b"", "missing session header"),
         (b"\n\n  \n", "missing session header"),
         (b'{"type":"session","version":"3","id":"a","timestamp":"t","cwd":"c"}\n', "version"),
-        (b'{"type":"session","version":2,"id":"a","timestamp":"t","cwd":"c"}\n', "version"),
-        (b'{"type":"session","id":"a","timestamp":"t","cwd":"c"}\n', "version"),
+        (b'{"type":"session","version":4,"id":"a","timestamp":"t","cwd":"c"}\n', "version"),
+        (b'{"type":"session","version":true,"id":"a","timestamp":"t","cwd":"c"}\n', "version"),
+        # v1 (no version) and v2 open read-only (tests/session/test_legacy.py), but not
+        # without their id
+        (b'{"type":"session","version":2,"timestamp":"t","cwd":"c"}\n', "missing id"),
+        (b'{"type":"session","id":"a","cwd":"c"}\n', "missing timestamp"),
         (b'{"type":"session","version":3,"id":"a","timestamp":"t","cwd":""}\n', "missing cwd"),
         (b'{"type":"session","version":3,"id":"","timestamp":"t","cwd":"c"}\n', "missing id"),
         (
