@@ -22,6 +22,7 @@ from desktop_agent.session._errors import SessionError, SessionErrorCode, Sessio
 from desktop_agent.session._ids import new_entry_id, uuidv7
 from desktop_agent.session._index import IndexedSession, ReconcileReport, SessionIndex
 from desktop_agent.session._jsonl import ListProblem, SessionList, TrashItem, encode_cwd
+from desktop_agent.session._reload import ReloadLeaf, ReloadReport
 from desktop_agent.session._repos import (
     ForkPosition,
     InMemorySessionRepo,
@@ -66,6 +67,8 @@ __all__ = [
     "ModelRef",
     "ReconcileReport",
     "RecoveryReport",
+    "ReloadLeaf",
+    "ReloadReport",
     "Session",
     "SessionContext",
     "SessionEntry",
