@@ -37,6 +37,13 @@ from desktop_agent.session._session import (
     SessionContext,
     TreeNode,
 )
+from desktop_agent.session._sources import (
+    SessionSource,
+    SessionSources,
+    SourcedSession,
+    SourceKind,
+    WorkspaceGroup,
+)
 from desktop_agent.session._sqlite import SqliteSessionRepo
 from desktop_agent.session._storage import (
     DamagedLine,
@@ -80,13 +87,18 @@ __all__ = [
     "SessionList",
     "SessionMetadata",
     "SessionRepo",
+    "SessionSource",
+    "SessionSources",
     "SessionWriteError",
+    "SourceKind",
+    "SourcedSession",
     "SqliteSessionRepo",
     "Storage",
     "ThinkingLevelChangeEntry",
     "TrashItem",
     "TreeNode",
     "UnknownEntry",
+    "WorkspaceGroup",
     "encode_cwd",
     "new_entry_id",
     "parse_entry",
