@@ -39,7 +39,14 @@ from desktop_agent.ai import (
     convert_to_llm,
 )
 from desktop_agent.harness import AgentHarness
-from desktop_agent.session import JsonlSessionRepo, Session, SessionWriteError, encode_cwd
+from desktop_agent.session import (
+    JsonlSessionRepo,
+    Session,
+    SessionSource,
+    SessionSources,
+    SessionWriteError,
+    encode_cwd,
+)
 from desktop_agent.tools import ReadTool, ToolContext, Workspace, run_tool
 from tests.ai.provider_server import ProviderServer, Reply, ToolCallSpec
 from tests.interop._pi import Pi
@@ -428,6 +435,35 @@ async def test_legacy_files_open_as_pi_migrates_them_and_convert(
     sent = user_texts(world.server.last_body())
     assert sent == [m["text"] for m in mine["llmView"] if m["role"] == "user"] + ["Go on."]
     assert path.read_bytes() == data
+
+
+@pytest.mark.asyncio
+async def test_the_pi_source_restores_the_clis_most_recent_session(
+    world: World, tmp_path: Path
+) -> None:
+    """Below the GUI, what ``--smoke`` with the Pi source on will restore: the most recent
+    session of the CLI's folder, on the CLI's leaf."""
+    ours_repo = JsonlSessionRepo(tmp_path / "data" / "sessions")
+    sources = SessionSources.with_pi(
+        SessionSource("desktop_agent", "Desktop Agent", ours_repo),
+        world.cli.sessions_dir,
+        index_path=tmp_path / "data" / "pi-index.sqlite",
+    )
+    try:
+        await sources.reconcile()
+        listed = await sources.sessions()
+        pi_paths = {s.path for s in listed if s.kind == "pi"}
+        assert {str(world.files["print"]), str(world.files["rpc"])} <= pi_paths
+        recent = await sources.most_recent()
+        assert recent is not None and recent.kind == "pi"
+        cli = world.pi.run("cli-context", recent.path)
+        session = await sources.open(recent)
+        try:
+            assert session.leaf_id() == cli["leafId"]
+        finally:
+            await session.close()
+    finally:
+        sources.close()
 
 
 def test_the_cli_stayed_offline_and_out_of_the_real_home(world: World) -> None:
