@@ -191,21 +191,27 @@ def migrate_legacy(path: str, data: bytes) -> MigratedFile:
 
 def migrated_if_legacy(path: str, data: bytes) -> bytes:
     """``data`` itself, or the v3 file Pi's migration makes of it if it is v1 or v2."""
-    for piece in data.split(b"\n", 64):
-        if piece.strip():
-            try:
-                header = json.loads(piece)
-            except (ValueError, RecursionError):
-                return data
-            legacy = (
-                isinstance(header, dict)
-                and header.get("type") == "session"
-                and legacy_version(header) is not None
-            )
-            if legacy:
-                try:
-                    return migrate_legacy(path, data).data
-                except SessionError:
-                    return data
+    start = 0
+    while start < len(data):  # the first non-blank line, without copying the rest
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end
+        piece = data[start:end]
+        start = end + 1
+        if not piece.strip():
+            continue
+        try:
+            header = json.loads(piece)
+        except (ValueError, RecursionError):
+            return data
+        legacy = (
+            isinstance(header, dict)
+            and header.get("type") == "session"
+            and legacy_version(header) is not None
+        )
+        if not legacy:
+            return data
+        try:
+            return migrate_legacy(path, data).data
+        except SessionError:
             return data
     return data
