@@ -26,7 +26,7 @@ from typing import IO, Any, Final
 from desktop_agent.session import encode_cwd
 from desktop_agent.session._tree import serialize
 
-GENERATOR_VERSION: Final = 2
+GENERATOR_VERSION: Final = 3
 DEFAULT_SEED: Final = 20261129
 
 # --------------------------------------------------------------------------- pools
@@ -500,7 +500,7 @@ class SessionWriter:
             {
                 "type": "leaf",
                 "id": self._id(),
-                "parentId": self.leaf,
+                "parentId": target,  # as `Session.move_to` writes it (the target)
                 "timestamp": iso(self._tick(1000, 30_000)),
                 "targetId": target,
             }

@@ -19,6 +19,7 @@ from pydantic import (
     Tag,
     TypeAdapter,
     ValidationError,
+    model_validator,
 )
 from pydantic.alias_generators import to_camel
 
@@ -211,6 +212,24 @@ class Usage(PiModel):
         ("input", "output", "cache_read", "cache_write", "total_tokens", "cost")
     )
 
+    @model_validator(mode="after")
+    def _total_when_missing(self) -> Self:
+        """Older files have no ``totalTokens``: it is the sum of the four buckets, as Pi
+        computes it. Kept out of ``model_fields_set``, so the key is not written back
+        into a message read without it."""
+        if "total_tokens" not in self.model_fields_set:
+            self.__dict__["total_tokens"] = (
+                self.input + self.output + self.cache_read + self.cache_write
+            )
+        return self
+
+    def to_json_dict(self) -> dict[str, Any]:
+        out = super().to_json_dict()
+        order = self._key_order
+        if "total_tokens" not in self.model_fields_set and order and "totalTokens" not in order:
+            del out["totalTokens"]  # read without it: written back without it
+        return out
+
     def context_tokens(self) -> int:
         """Tokens of the context this usage reports (SESSION_FORMAT §2.2)."""
         if self.total_tokens:
@@ -287,8 +306,26 @@ class CompactionSummaryMessage(PiModel):
     _always_dump: ClassVar[frozenset[str]] = frozenset(("role",))
 
 
+class BashExecutionMessage(PiModel):
+    """A shell command the user ran themselves (the Pi CLI's ``!cmd``; ``!!cmd`` sets
+    ``exclude_from_context``). It reaches the model as a user message, see
+    `bash_execution_to_text`."""
+
+    role: Literal["bashExecution"] = "bashExecution"
+    command: str
+    output: str
+    exit_code: Number | None = None
+    cancelled: bool = False
+    truncated: bool = False
+    full_output_path: str | None = None
+    exclude_from_context: bool | None = None
+    timestamp: Number
+
+    _always_dump: ClassVar[frozenset[str]] = frozenset(("role", "cancelled", "truncated"))
+
+
 class UnknownMessage(PiModel):
-    """A message with a role we do not know (e.g. ``bashExecution``); kept as read."""
+    """A message with a role we do not know, or one that does not fit its role; kept as read."""
 
     role: str
 
@@ -301,6 +338,7 @@ AgentMessage: TypeAlias = (
     | CustomMessage
     | BranchSummaryMessage
     | CompactionSummaryMessage
+    | BashExecutionMessage
     | UnknownMessage
 )
 
@@ -311,6 +349,7 @@ _ROLE_MODELS: dict[str, type[PiModel]] = {
     "custom": CustomMessage,
     "branchSummary": BranchSummaryMessage,
     "compactionSummary": CompactionSummaryMessage,
+    "bashExecution": BashExecutionMessage,
 }
 
 
@@ -330,7 +369,10 @@ def parse_message(obj: Mapping[str, Any], *, keep_key_order: bool = True) -> Age
     try:
         message = model.model_validate(obj)
     except ValidationError as exc:
-        raise MessageFormatError(f"invalid {role} message: {_first_error(exc)}") from exc
+        if model is not BashExecutionMessage:
+            raise MessageFormatError(f"invalid {role} message: {_first_error(exc)}") from exc
+        # Pi never validates these; an odd one is kept as read and still converted.
+        message = UnknownMessage.model_validate(obj)
     if keep_key_order:
         remember_key_order(message, obj)
     return message  # type: ignore[return-value]
@@ -368,16 +410,89 @@ COMPACTION_SUMMARY_PREFIX = (
 COMPACTION_SUMMARY_SUFFIX = "\n</summary>"
 
 
-def convert_to_llm(messages: list[AgentMessage]) -> list[Message]:
-    """Agent-level messages as the LLM sees them (SESSION_FORMAT §2.3).
+def _js_string(obj: Mapping[str, Any], key: str) -> str:
+    """``${obj[key]}`` in JavaScript (a missing key is ``undefined``)."""
+    if key not in obj:
+        return "undefined"
+    return _js_text(obj[key])
 
-    ``custom``, ``branchSummary`` and ``compactionSummary`` become user messages; user,
-    assistant and tool results pass through; any other role is dropped.
+
+def _js_text(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        if value != value:
+            return "NaN"
+        if value.is_integer() and abs(value) < 1e21:
+            return str(int(value))
+        return repr(value)
+    if isinstance(value, list):
+        return ",".join("" if v is None else _js_text(v) for v in value)
+    if isinstance(value, Mapping):
+        return "[object Object]"
+    return str(value)
+
+
+def _js_truthy(value: Any) -> bool:
+    """JavaScript truthiness of a JSON value (objects and arrays are truthy, even empty)."""
+    if isinstance(value, list | Mapping):
+        return True
+    if isinstance(value, float) and value != value:
+        return False
+    return bool(value)
+
+
+def bash_execution_to_text(message: Mapping[str, Any]) -> str:
+    """The user text the Pi CLI sends for a ``bashExecution`` message (its
+    ``bashExecutionToText``, with JavaScript's handling of odd values kept)."""
+    text = f"Ran `{_js_string(message, 'command')}`\n"
+    if _js_truthy(message.get("output")):
+        text += f"```\n{_js_string(message, 'output')}\n```"
+    else:
+        text += "(no output)"
+    exit_code = message.get("exitCode")
+    if _js_truthy(message.get("cancelled")):
+        text += "\n\n(command cancelled)"
+    elif exit_code is not None and not (
+        isinstance(exit_code, int | float) and not isinstance(exit_code, bool) and exit_code == 0
+    ):
+        text += f"\n\nCommand exited with code {_js_text(exit_code)}"
+    if _js_truthy(message.get("truncated")) and _js_truthy(message.get("fullOutputPath")):
+        text += f"\n\n[Output truncated. Full output: {_js_string(message, 'fullOutputPath')}]"
+    return text
+
+
+def _is_bash_execution(msg: AgentMessage) -> bool:
+    return isinstance(msg, BashExecutionMessage) or (
+        isinstance(msg, UnknownMessage) and msg.role == "bashExecution"
+    )
+
+
+def convert_to_llm(messages: list[AgentMessage]) -> list[Message]:
+    """Agent-level messages as the LLM sees them: the Pi CLI's ``convertToLlm``
+    (SESSION_FORMAT §2.3; pi-agent-core's is the same).
+
+    ``bashExecution`` (unless ``excludeFromContext``), ``custom``, ``branchSummary`` and
+    ``compactionSummary`` become user messages; user, assistant and tool results pass
+    through; any other role is dropped.
     """
     out: list[Message] = []
     for msg in messages:
         if isinstance(msg, UserMessage | AssistantMessage | ToolResultMessage):
             out.append(msg)
+        elif _is_bash_execution(msg):
+            obj = msg.to_json_dict()
+            if _js_truthy(obj.get("excludeFromContext")):
+                continue
+            timestamp = obj.get("timestamp")
+            out.append(
+                UserMessage(
+                    content=[TextContent(text=bash_execution_to_text(obj))],
+                    timestamp=timestamp if isinstance(timestamp, int | float) else 0,
+                )
+            )
         elif isinstance(msg, CustomMessage):
             content: list[ContentBlock] = (
                 [TextContent(text=msg.content)] if isinstance(msg.content, str) else msg.content

@@ -5,6 +5,12 @@ See ARCHITECTURE.md §1, §4 and §6.
 
 from desktop_agent.config._atomic import atomic_write
 from desktop_agent.config._dirs import APP_NAME, AppDirs, resolve_dirs
+from desktop_agent.config._pi import (
+    PI_AGENT_DIR_ENV,
+    PiSessionsSettings,
+    default_pi_sessions_dir,
+    pi_sessions_dir,
+)
 from desktop_agent.config._secrets import (
     ENV_VARS,
     SERVICE,
@@ -30,6 +36,7 @@ __all__ = [
     "APP_NAME",
     "CUSTOM_MODEL_FIELDS",
     "ENV_VARS",
+    "PI_AGENT_DIR_ENV",
     "SERVICE",
     "AppDirs",
     "AppState",
@@ -37,16 +44,19 @@ __all__ = [
     "KeySource",
     "KeyStore",
     "KeyStoreError",
+    "PiSessionsSettings",
     "ProviderSettings",
     "RestoreMode",
     "SendKey",
     "Settings",
     "atomic_write",
     "backend_problem",
+    "default_pi_sessions_dir",
     "draft_key",
     "is_local_url",
     "load_settings",
     "load_state",
+    "pi_sessions_dir",
     "resolve_dirs",
     "save_settings",
     "save_state",

@@ -13,6 +13,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 
 from desktop_agent.ai import THINKING_LEVELS
 from desktop_agent.config._files import load_model, save_model
+from desktop_agent.config._pi import PiSessionsSettings
 
 ApprovalRule: TypeAlias = Literal["allow", "ask", "deny"]
 SendKey: TypeAlias = Literal["enter", "ctrl+enter"]
@@ -94,6 +95,8 @@ class Settings(BaseModel):
     restore: RestoreMode = "last"
     fsync_every_entry: bool = False
     discover_local_servers: bool = True
+    pi_sessions: PiSessionsSettings = Field(default_factory=PiSessionsSettings)
+    """The Pi CLI's sessions beside ours (`pi_sessions_dir`)."""
 
     @field_validator("default_model")
     @classmethod

@@ -11,6 +11,7 @@ from typing import Any
 from desktop_agent.ai import (
     AgentMessage,
     AssistantMessage,
+    BashExecutionMessage,
     BranchSummaryMessage,
     CompactionSummaryMessage,
     CustomMessage,
@@ -80,9 +81,8 @@ def estimate_tokens(message: AgentMessage) -> int:
         chars = text + 4800 * images
     elif isinstance(message, BranchSummaryMessage | CompactionSummaryMessage):
         chars = len(message.summary)
-    elif message.role == "bashExecution":
-        extra = message.__pydantic_extra__ or {}
-        chars = len(str(extra.get("command", ""))) + len(str(extra.get("output", "")))
+    elif isinstance(message, BashExecutionMessage):
+        chars = len(message.command) + len(message.output)
     return math.ceil(chars / 4)
 
 

@@ -73,6 +73,8 @@ from desktop_agent.harness._tools import WorkspaceTool
 from desktop_agent.session import (
     CustomMessageEntry,
     MessageEntry,
+    ReloadLeaf,
+    ReloadReport,
     Session,
     SessionError,
     SessionWriteError,
@@ -307,6 +309,20 @@ class AgentHarness:
         if was_failing or written:
             await self._emit(PersistenceRestoredEvent(written=written))
         return written
+
+    async def reload_from_disk(self, leaf: ReloadLeaf = "theirs") -> ReloadReport:
+        """Another program wrote to the session file (``persistence_error`` with code
+        ``changed_on_disk``): take in its entries and keep ours as a branch
+        (`Session.reload_from_disk`). Only while idle, so no run appends meanwhile."""
+        if self.phase != "idle":
+            raise HarnessError("busy", "Stop the agent before reloading the session")
+        report = await self.session.reload_from_disk(leaf)
+        self._persistence_failing = False
+        if report.error is not None:
+            await self._persistence_failed(report.error)
+        else:
+            await self._emit(PersistenceRestoredEvent(written=len(report.kept)))
+        return report
 
     async def _flush_pending_writes(self) -> bool:
         had = bool(self._pending_writes)

@@ -22,6 +22,7 @@ from desktop_agent.session._errors import SessionError, SessionErrorCode, Sessio
 from desktop_agent.session._ids import new_entry_id, uuidv7
 from desktop_agent.session._index import IndexedSession, ReconcileReport, SessionIndex
 from desktop_agent.session._jsonl import ListProblem, SessionList, TrashItem, encode_cwd
+from desktop_agent.session._reload import ReloadLeaf, ReloadReport
 from desktop_agent.session._repos import (
     ForkPosition,
     InMemorySessionRepo,
@@ -35,6 +36,13 @@ from desktop_agent.session._session import (
     Session,
     SessionContext,
     TreeNode,
+)
+from desktop_agent.session._sources import (
+    SessionSource,
+    SessionSources,
+    SourcedSession,
+    SourceKind,
+    WorkspaceGroup,
 )
 from desktop_agent.session._sqlite import SqliteSessionRepo
 from desktop_agent.session._storage import (
@@ -66,6 +74,8 @@ __all__ = [
     "ModelRef",
     "ReconcileReport",
     "RecoveryReport",
+    "ReloadLeaf",
+    "ReloadReport",
     "Session",
     "SessionContext",
     "SessionEntry",
@@ -77,13 +87,18 @@ __all__ = [
     "SessionList",
     "SessionMetadata",
     "SessionRepo",
+    "SessionSource",
+    "SessionSources",
     "SessionWriteError",
+    "SourceKind",
+    "SourcedSession",
     "SqliteSessionRepo",
     "Storage",
     "ThinkingLevelChangeEntry",
     "TrashItem",
     "TreeNode",
     "UnknownEntry",
+    "WorkspaceGroup",
     "encode_cwd",
     "new_entry_id",
     "parse_entry",

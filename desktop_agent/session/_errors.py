@@ -15,14 +15,17 @@ SessionErrorCode: TypeAlias = Literal[
     "read_only",
     "locked",
     "invalid_argument",
+    "changed_on_disk",
 ]
 
 
 class SessionError(Exception):
     """A session could not be read, written or changed as asked.
 
-    ``code`` is machine-readable (Pi's codes plus ``read_only``, ``locked`` and
-    ``invalid_argument``); ``message`` is written for a person.
+    ``code`` is machine-readable (Pi's codes plus ``read_only``, ``locked``,
+    ``invalid_argument`` and ``changed_on_disk``: another program, such as the Pi CLI,
+    wrote to the file while it was open here; see ``Session.reload_from_disk``);
+    ``message`` is written for a person.
     """
 
     def __init__(self, code: SessionErrorCode, message: str) -> None:
@@ -40,7 +43,9 @@ class SessionWriteError(SessionError):
     Nothing is lost: the entries stay in the session, in order, and are written by
     ``Session.retry_persistence()``. Raised by appends and ``sync()`` when the disk fails
     (ENOSPC, EACCES, EIO, read-only file system, ...; code ``storage``) and when the
-    session is read-only (code ``read_only``, or ``locked`` when another process owns it).
+    session is read-only (code ``read_only``, or ``locked`` when another process owns it),
+    and when another program changed the file (code ``changed_on_disk``: a retry fails the
+    same way until ``Session.reload_from_disk`` takes in the other program's entries).
     """
 
     def __init__(

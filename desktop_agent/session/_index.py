@@ -26,6 +26,7 @@ import msgspec
 
 from desktop_agent.session._errors import SessionError
 from desktop_agent.session._jsonl import header_metadata, parse_header
+from desktop_agent.session._migrate import migrated_if_legacy
 from desktop_agent.session._repos import JsonlSessionRepo
 from desktop_agent.session._storage import SessionMetadata, describe_os_error
 
@@ -229,7 +230,7 @@ def read_facts(path: str) -> _Facts:
     except OSError as exc:
         facts.problem = f"cannot be read: {describe_os_error(exc)}"
         return facts
-    _scan(data, facts)
+    _scan(migrated_if_legacy(path, data), facts)  # v1/v2: what the read-only view shows
     return facts
 
 

@@ -24,17 +24,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from desktop_agent.session._errors import SessionError
-from desktop_agent.session._ids import iso_to_ms, now_iso, uuidv7
+from desktop_agent.session._errors import SessionError, SessionWriteError
+from desktop_agent.session._ids import iso_to_ms, new_entry_id, now_iso, uuidv7
+from desktop_agent.session._migrate import legacy_version, migrate_legacy
 from desktop_agent.session._platform import fsync_dir, fsync_fd, try_lock, unlock
+from desktop_agent.session._reload import ReloadLeaf, ReloadReport, rows_to_keep
 from desktop_agent.session._storage import (
+    ChangedOnDiskError,
     DamagedLine,
     RecoveryReport,
     SessionMetadata,
     Storage,
     describe_os_error,
 )
-from desktop_agent.session._tree import LineError, Row, Tree, lines_of, parse_line, serialize
+from desktop_agent.session._tree import (
+    LineError,
+    Row,
+    Tree,
+    lines_of,
+    parse_line,
+    row_from_obj,
+    serialize,
+)
 
 _O_BINARY = getattr(os, "O_BINARY", 0)
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -62,8 +73,11 @@ def _invalid(path: str, reason: str) -> SessionError:
     return SessionError("invalid_session", f"Invalid JSONL session file {path}: {reason}")
 
 
-def parse_header(line: bytes, path: str) -> dict[str, Any]:
-    """Validate a header line with Pi's checks and messages."""
+def parse_header(line: bytes, path: str, *, allow_legacy: bool = False) -> dict[str, Any]:
+    """Validate a header line with Pi's checks and messages.
+
+    ``allow_legacy``: accept the v1/v2 headers the Pi CLI migrates (`legacy_version`).
+    """
     try:
         obj = json.loads(line)
     except (ValueError, RecursionError) as exc:
@@ -71,7 +85,8 @@ def parse_header(line: bytes, path: str) -> dict[str, Any]:
     if not isinstance(obj, dict) or obj.get("type") != "session":
         raise _invalid(path, "first line is not a valid session header")
     version = obj.get("version")
-    if version != 3 or isinstance(version, bool) or not isinstance(version, int | float):
+    v3 = version == 3 and not isinstance(version, bool) and isinstance(version, int | float)
+    if not v3 and (not allow_legacy or legacy_version(obj) is None):
         raise _invalid(path, "unsupported session version")
     for key, what in (("id", "id"), ("timestamp", "timestamp"), ("cwd", "cwd")):
         value = obj.get(key)
@@ -82,7 +97,9 @@ def parse_header(line: bytes, path: str) -> dict[str, Any]:
     return obj
 
 
-def header_metadata(obj: dict[str, Any], path: str) -> SessionMetadata:
+def header_metadata(
+    obj: dict[str, Any], path: str, format_version: int | None = None
+) -> SessionMetadata:
     meta = obj.get("metadata")
     return SessionMetadata(
         id=obj["id"],
@@ -91,16 +108,20 @@ def header_metadata(obj: dict[str, Any], path: str) -> SessionMetadata:
         path=path,
         parent_session_path=obj.get("parentSession"),
         metadata=meta if isinstance(meta, dict) else None,
+        format_version=format_version or legacy_version(obj) or 3,
     )
 
 
 def read_header(path: str) -> SessionMetadata:
-    """Read only the first line (as Pi's listing does: a blank first line is no header)."""
+    """Read only the first line (as Pi's listing does: a blank first line is no header).
+
+    v1/v2 files (which the Pi CLI migrates) are listed too, with their `format_version`.
+    """
     with open(path, "rb") as fh:
         first = fh.readline(1 << 20)
     if not first.strip():
         raise _invalid(path, "missing session header")
-    return header_metadata(parse_header(first.rstrip(b"\r\n"), path), path)
+    return header_metadata(parse_header(first.rstrip(b"\r\n"), path, allow_legacy=True), path)
 
 
 @dataclass
@@ -111,6 +132,7 @@ class _Loaded:
     damaged: list[DamagedLine]
     torn_offset: int | None  # where the torn last line starts
     size: int
+    legacy_version: int | None = None  # 1 or 2: migrated in memory (never written)
 
 
 def _load(path: str, data: bytes) -> _Loaded:
@@ -131,7 +153,24 @@ def _load(path: str, data: bytes) -> _Loaded:
     if index >= len(pieces):
         raise _invalid(path, "missing session header")
     header_raw = pieces[index].rstrip(b"\r")
-    header = parse_header(header_raw, path)
+    header = parse_header(header_raw, path, allow_legacy=True)
+    if legacy_version(header) is not None:
+        migrated = migrate_legacy(path, data)
+        loaded = _load(path, migrated.data)
+        if loaded.torn_offset is not None:  # the migrated file ends whole: a bad last entry
+            raw = migrated.data[loaded.torn_offset :].split(b"\n", 1)[0]
+            try:
+                parse_line(raw)
+                reason = "is not a valid session entry"
+            except LineError as exc:
+                reason = exc.reason
+            number = migrated.data.count(b"\n", 0, loaded.torn_offset) + 1
+            loaded.damaged.append(DamagedLine(number, loaded.torn_offset, reason, raw))
+            loaded.torn_offset = None
+        loaded.damaged = migrated.original_damage(loaded.damaged)
+        loaded.legacy_version = migrated.version
+        loaded.size = len(data)
+        return loaded
     index += 1
 
     # The last non-blank line is a torn-tail candidate when it is unterminated or bad.
@@ -219,6 +258,8 @@ class JsonlStorage(Storage):
         self._rewrite = False  # an fsync failed: rewrite the whole file on retry
         self._identity = os.fstat(fd)[1:3] if fd is not None else None  # (ino, dev)
         self._header_line: bytes | None = None
+        self.header: dict[str, Any] = {}
+        """The header as read (v1/v2: as Pi's migration leaves it)."""
         self._torn_unrecovered = False  # a torn tail seen while another process owned it
 
     # ------------------------------------------------------------------- open
@@ -247,10 +288,18 @@ class JsonlStorage(Storage):
                     "storage", f"Failed to read session {path}: {describe_os_error(exc)}"
                 ) from exc
             loaded = _load(path, data)
-            metadata = header_metadata(loaded.header, path)
+            metadata = header_metadata(loaded.header, path, loaded.legacy_version)
             quarantine_path: str | None = None
             quarantined = 0
             size = loaded.size
+            if loaded.legacy_version is not None:
+                # Never rewritten (the Pi CLI would migrate it in place): read-only until
+                # converted into a new file (`JsonlSessionRepo.convert`).
+                read_only_reason = (
+                    f"it is in an older Pi format (version {loaded.legacy_version}); convert it"
+                    " to the current format to continue it"
+                )
+                read_only_code = "read_only"
             if loaded.damaged and read_only_reason is None:
                 read_only_reason = "parts of the file are damaged"
             if loaded.torn_offset is not None:
@@ -284,6 +333,7 @@ class JsonlStorage(Storage):
                 recovery=recovery,
             )
             storage._header_line = loaded.header_raw + b"\n"
+            storage.header = loaded.header
             storage._torn_unrecovered = loaded.torn_offset is not None and fd is None
             return storage
         except BaseException:
@@ -335,6 +385,7 @@ class JsonlStorage(Storage):
             read_only_reason=None,
         )
         storage._header_line = line
+        storage.header = dict(header)
         return storage
 
     # ------------------------------------------------------------- writing
@@ -352,10 +403,8 @@ class JsonlStorage(Storage):
             st = os.stat(self.path)
             if st.st_size != self._good_size:
                 unlock(self._lock_fd)
-                self.read_only_reason = (
-                    "another process changed it while it was open here; save a copy elsewhere"
-                )
-                self.read_only_code = "read_only"
+                self.read_only_reason = "another process changed it while it was open here"
+                self.read_only_code = "changed_on_disk"
                 return False
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | _O_BINARY | _O_CLOEXEC)
         except OSError:
@@ -380,13 +429,16 @@ class JsonlStorage(Storage):
                 2, "the session file was moved or deleted while it was open"
             ) from exc
         if (on_disk.st_ino, on_disk.st_dev) != (st.st_ino, st.st_dev):
-            raise FileExistsError(17, "the session file was replaced by another file")
+            raise ChangedOnDiskError("the file was replaced by another file")
         if st.st_size != self._good_size:
             if st.st_size > self._good_size and self._dirty:
                 os.ftruncate(self._fd, self._good_size)
             else:
-                raise OSError(
-                    5, "the session file was changed on disk by another program (size differs)"
+                grown = st.st_size - self._good_size
+                raise ChangedOnDiskError(
+                    f"{grown} bytes were added to it"
+                    if grown > 0
+                    else f"it is {-grown} bytes shorter than what was written here"
                 )
         self._dirty = False
 
@@ -446,6 +498,98 @@ class JsonlStorage(Storage):
         self._identity = os.fstat(self._fd)[1:3]
         self._rewrite = False
         self._dirty = False
+
+    def reload_from_disk(self, leaf: ReloadLeaf = "theirs") -> ReloadReport:
+        """Take in the file as another program left it; keep ours as a branch
+        (`desktop_agent.session._reload`). Our kept entries are queued and written; a
+        failed write is reported in the result, the entries staying queued."""
+        self.check_open()
+        path = self.path
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            raise SessionError(
+                "storage", f"Failed to read session {path}: {describe_os_error(exc)}"
+            ) from exc
+        loaded = _load(path, data)
+        where = "Cannot reload the session: "
+        if loaded.header.get("id") != self.metadata.id:
+            raise SessionError(
+                "changed_on_disk",
+                f"{where}{path} now holds another session ({loaded.header.get('id')});"
+                " save a copy elsewhere to keep this one",
+            )
+        if loaded.legacy_version is not None or loaded.damaged:
+            raise SessionError(
+                "changed_on_disk",
+                f"{where}{path} now has lines this app cannot read; save a copy elsewhere",
+            )
+        if self._fd is None and (self._lock_fd is None or not try_lock(self._lock_fd)):
+            raise SessionError(
+                "locked", f"{where}{path} is open in another Desktop Agent window or process"
+            )
+        size = loaded.size
+        if loaded.torn_offset is not None:
+            _quarantine(path, data, loaded.torn_offset)
+            size = loaded.torn_offset
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | _O_BINARY | _O_CLOEXEC)
+        if data[:size] and not data[:size].endswith(b"\n"):
+            os.write(fd, b"\n")
+            size += 1
+        old_tree = self.tree
+        our_leaf = old_tree.leaf_id
+        their_leaf = loaded.tree.leaf_id
+        known = old_tree.by_id
+        taken_in = tuple(
+            r.id for r in loaded.tree.rows if r.id not in known or known[r.id].raw != r.raw
+        )
+        kept, renamed = rows_to_keep(loaded.tree, old_tree.rows)
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
+        self._fd = fd
+        self._identity = os.fstat(fd)[1:3]
+        self._good_size = size
+        self._dirty = self._rewrite = self._torn_unrecovered = False
+        self._header_line = loaded.header_raw + b"\n"
+        self.header = loaded.header
+        self.read_only_reason = None
+        self.read_only_code = "read_only"
+        self.tree = loaded.tree
+        self.pending = []
+        for row in kept:
+            self.tree.add(row)
+            self.pending.append(row)
+        our_leaf = renamed.get(our_leaf, our_leaf) if our_leaf is not None else None
+        want = their_leaf if leaf == "theirs" or not kept else our_leaf
+        if self.tree.leaf_id != want:
+            obj = {
+                "type": "leaf",
+                "id": new_entry_id(self.tree.by_id),
+                "parentId": want,
+                "timestamp": now_iso(),
+                "targetId": want,
+            }
+            row = row_from_obj(obj, serialize(obj))
+            self.tree.add(row)
+            self.pending.append(row)
+        error: SessionWriteError | None = None
+        try:
+            self.sync()
+        except SessionWriteError as exc:
+            error = exc
+        first_parent = kept[0].parent_id if kept else None
+        return ReloadReport(
+            taken_in=taken_in,
+            kept=tuple(r.id for r in kept),
+            renamed=renamed,
+            branch_point=first_parent or None,
+            our_leaf=our_leaf,
+            their_leaf=their_leaf,
+            leaf=self.tree.leaf_id,
+            error=error,
+        )
 
     def save_copy(self, dest: str) -> None:
         """Write everything in memory (written or not) to a new file at ``dest``."""

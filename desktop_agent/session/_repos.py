@@ -258,14 +258,8 @@ class JsonlSessionRepo:
         path = metadata.path
         if not path:
             raise SessionError("not_found", "Session not found: no path")
-        src = await asyncio.to_thread(JsonlStorage.open, path, lock=False)
-        try:
-            rows = list(src.tree.rows)
-            meta = src.metadata
-        finally:
-            src.force_close()
-        base = path[: -len(".jsonl")] if path.endswith(".jsonl") else path
-        dest = f"{base}.repaired-{now_iso().replace(':', '-').replace('.', '-')}.jsonl"
+        src = await _read_whole(path)
+        meta = src.metadata
         header = new_header(
             cwd=meta.cwd or "",
             session_id=meta.id,
@@ -273,15 +267,59 @@ class JsonlSessionRepo:
             metadata={**(meta.metadata or {}), "repairedFrom": path},
         )
         header["timestamp"] = meta.created_at
-        storage = await asyncio.to_thread(JsonlStorage.create, dest, header)
-        try:
-            for row in rows:
-                storage.tree.add(row)
-                storage.pending.append(row)
-            await asyncio.to_thread(storage.sync)
-        finally:
-            storage.force_close()
-        return storage.metadata
+        return await _write_beside(path, "repaired", header, src.tree.rows)
+
+    async def convert(self, metadata: SessionMetadata | str) -> SessionMetadata:
+        """ "Convert to the current format": a v1/v2 session (an older Pi format) as a new
+        v3 file beside it, which both Pi packages and we can continue.
+
+        The new file holds what Pi's own migration would write (same header keys, same
+        entries; v1 ids as our read-only view shows them) plus ``metadata.convertedFrom``
+        in the header; it keeps the session id, like `repair`. The original file is never
+        changed. Returns the new file's metadata; ``invalid_argument`` if the session is
+        already in the current format.
+        """
+        path = metadata if isinstance(metadata, str) else metadata.path
+        if not path:
+            raise SessionError("not_found", "Session not found: no path")
+        src = await _read_whole(path)
+        version = src.metadata.format_version
+        if version >= 3:
+            raise SessionError(
+                "invalid_argument", f"{path} is already in the current session format"
+            )
+        header = dict(src.header)
+        extra = header.get("metadata")
+        header["metadata"] = {
+            **(extra if isinstance(extra, dict) else {}),
+            "convertedFrom": {"path": path, "version": version},
+        }
+        return await _write_beside(path, "converted", header, src.tree.rows)
+
+
+async def _read_whole(path: str) -> JsonlStorage:
+    """A session file read without its lock (released at once: for copying from)."""
+    src = await asyncio.to_thread(JsonlStorage.open, path, lock=False)
+    src.force_close()
+    return src
+
+
+async def _write_beside(
+    path: str, kind: str, header: dict[str, Any], rows: list[Row]
+) -> SessionMetadata:
+    """A new file ``<path without .jsonl>.<kind>-<time>.jsonl`` with ``header`` and
+    ``rows``, synced; the file at ``path`` is not touched."""
+    base = path[: -len(".jsonl")] if path.endswith(".jsonl") else path
+    dest = f"{base}.{kind}-{now_iso().replace(':', '-').replace('.', '-')}.jsonl"
+    storage = await asyncio.to_thread(JsonlStorage.create, dest, header)
+    try:
+        for row in rows:
+            storage.tree.add(row)
+            storage.pending.append(row)
+        await asyncio.to_thread(storage.sync)
+    finally:
+        storage.force_close()
+    return storage.metadata
 
 
 def _is_locked_elsewhere(path: str) -> bool:

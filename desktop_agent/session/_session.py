@@ -20,6 +20,7 @@ from desktop_agent.ai import (
 from desktop_agent.session._entries import SessionEntry, parse_entry
 from desktop_agent.session._errors import SessionError
 from desktop_agent.session._ids import iso_to_ms, new_entry_id, now_iso
+from desktop_agent.session._reload import ReloadLeaf, ReloadReport
 from desktop_agent.session._storage import RecoveryReport, SessionMetadata, Storage
 from desktop_agent.session._tree import Row, row_from_obj, serialize
 
@@ -219,6 +220,12 @@ class Session:
     @property
     def read_only(self) -> bool:
         return self._storage.read_only
+
+    @property
+    def format_version(self) -> int:
+        """3; 1 or 2 for a file in an older Pi format, open read-only through an
+        in-memory migration (``JsonlSessionRepo.convert`` makes a v3 copy)."""
+        return self._storage.metadata.format_version
 
     @property
     def read_only_reason(self) -> str | None:
@@ -459,6 +466,11 @@ class Session:
     ) -> str | None:
         """Move the leaf (a ``leaf`` entry is always written); optionally add a summary.
 
+        The ``leaf`` entry's ``parentId`` is the target (Pi's core writes the old leaf
+        there): pi-agent-core reads only ``targetId``, and the Pi CLI, which knows no
+        ``leaf`` entries and takes the last entry as its leaf, then walks from it to the
+        target, so both continue where we moved (``pi --continue`` included).
+
         Returns the id of the ``branch_summary`` entry when a summary was given.
         """
         async with self._lock:
@@ -470,7 +482,7 @@ class Session:
             leaf_obj: dict[str, Any] = {
                 "type": "leaf",
                 "id": new_entry_id(tree.by_id),
-                "parentId": tree.current_leaf(),
+                "parentId": entry_id,
                 "timestamp": now_iso(),
                 "targetId": entry_id,
             }
@@ -513,6 +525,19 @@ class Session:
         """Write exactly the entries that are not on disk yet; returns how many."""
         async with self._lock:
             return await asyncio.to_thread(self._storage.retry)
+
+    async def reload_from_disk(self, leaf: ReloadLeaf = "theirs") -> ReloadReport:
+        """After another program (the Pi CLI, another tool) wrote to this session's file
+        (a save failed with ``changed_on_disk``): take in the file as it is now and keep
+        our entries it lacks as a branch from where the two diverged.
+
+        ``leaf``: "theirs" (default) continues where the other program left the file;
+        "ours" stays on our branch. A ``leaf`` entry records it when needed. Nothing is
+        lost and nothing interleaved; the result says what came in, what was kept, and
+        whether writing our entries failed (they then wait for ``retry_persistence``).
+        """
+        async with self._lock:
+            return await asyncio.to_thread(self._storage.reload_from_disk, leaf)
 
     async def save_copy(self, path: str) -> None:
         """Write the whole session (saved or not) to a new file, e.g. on another disk."""

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import errno
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from desktop_agent.session._errors import SessionError, SessionErrorCode, SessionWriteError
 from desktop_agent.session._tree import Row, Tree
+
+if TYPE_CHECKING:
+    from desktop_agent.session._reload import ReloadLeaf, ReloadReport
 
 
 @dataclass(frozen=True)
@@ -27,6 +30,8 @@ class SessionMetadata:
     path: str | None = None
     parent_session_path: str | None = None
     metadata: dict[str, Any] | None = None
+    format_version: int = 3
+    """1 or 2: a file in an older Pi format, open read-only (``JsonlSessionRepo.convert``)."""
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,12 @@ class RecoveryReport:
         return "; ".join(parts)
 
 
+class ChangedOnDiskError(OSError):
+    """The session file is not what this session wrote: another program appended to it,
+    rewrote or replaced it. Writing on would interleave two histories, so nothing is
+    written until the session is reloaded (``Session.reload_from_disk``)."""
+
+
 def describe_os_error(exc: OSError) -> str:
     """A calm, specific sentence for the disk errors people actually meet."""
     reasons = {
@@ -81,6 +92,24 @@ def describe_os_error(exc: OSError) -> str:
     }
     reason = reasons.get(exc.errno or -1, exc.strerror or str(exc))
     return f"{reason} ({errno.errorcode.get(exc.errno or -1, 'OSError')})"
+
+
+def changed_on_disk_error(
+    where: str, path: str | None, count: int, operation: str, detail: str
+) -> SessionWriteError:
+    """The error for a session file another program changed (code ``changed_on_disk``)."""
+    what = f"{count} unsaved entr{'y is' if count == 1 else 'ies are'}" if count else "nothing"
+    return SessionWriteError(
+        f"Could not save the session: another program (for example the Pi CLI) changed"
+        f" {where} while it was open here ({detail}). Nothing is lost: {what} kept in"
+        " memory. Saving again cannot work; reload the session to take in the other"
+        " program's entries, and yours are kept as a branch beside them.",
+        path=path,
+        os_error=None,
+        pending_count=count,
+        operation=operation,
+        code="changed_on_disk",
+    )
 
 
 class Storage:
@@ -129,6 +158,10 @@ class Storage:
 
     def _read_only_error(self, operation: str) -> SessionWriteError:
         count = len(self.pending)
+        if self.read_only_code == "changed_on_disk":
+            where = self.metadata.path or self.metadata.id
+            reason = self.read_only_reason or "another program changed it"
+            return changed_on_disk_error(where, self.metadata.path, count, operation, reason)
         code: SessionErrorCode = "locked" if self.read_only_code == "locked" else "read_only"
         return SessionWriteError(
             f"This session is read-only: {self.read_only_reason}. Nothing is lost yet:"
@@ -180,6 +213,10 @@ class Storage:
                 self.closed = True
                 self._close()
 
+    def reload_from_disk(self, leaf: ReloadLeaf = "theirs") -> ReloadReport:
+        """Take in what another program wrote to the file (JSONL sessions only)."""
+        raise SessionError("invalid_argument", "Only session files can be reloaded from disk")
+
     def force_close(self) -> None:
         """Release the file even with unwritten entries (they are lost with the object)."""
         self.closed = True
@@ -201,6 +238,8 @@ class Storage:
         where = self.metadata.path or self.metadata.id
         count = len(self.pending)
         what = f"{count} entr{'y' if count == 1 else 'ies'}" if count else "recent entries"
+        if isinstance(exc, ChangedOnDiskError):
+            return changed_on_disk_error(where, self.metadata.path, count, operation, str(exc))
         return SessionWriteError(
             f"Could not save the session to {where}: {describe_os_error(exc)}. "
             f"Nothing is lost yet: {what} are kept in memory and will be written on retry.",

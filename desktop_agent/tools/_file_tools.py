@@ -115,8 +115,11 @@ class ReadTool(Tool[ReadParams]):
         long_line = False
         pending = ""
         chunk = head
+        ends_with_newline = False
         while True:
             text = pending + decoder.decode(chunk, final=not chunk)
+            if not chunk:
+                ends_with_newline = text == ""  # nothing after the last "\n"
             lines = text.split("\n")
             pending = lines.pop() if chunk else ""
             if not chunk and lines == [""]:
@@ -149,6 +152,8 @@ class ReadTool(Tool[ReadParams]):
         last = first + len(out) - 1
         body = "\n".join(out)
         truncated = last < total
+        if not truncated and not long_line and ends_with_newline:
+            body += "\n"  # the file's own final newline: the output is the file, exactly
         if long_line:
             body += (
                 f"\n\n[Line {first} is longer than {self.max_bytes // 1024} KB and was cut. "

@@ -57,7 +57,14 @@ def test_round_trip_keeps_an_unusual_key_order() -> None:
 
 
 def test_unknown_role_is_kept() -> None:
-    obj = {"role": "bashExecution", "command": "ls", "output": "a\nb", "exitCode": 0}
+    obj = {"role": "someFutureRole", "command": "ls", "output": "a\nb", "exitCode": 0}
+    message = parse_message(obj)
+    assert isinstance(message, UnknownMessage)
+    assert message.to_json_dict() == obj
+
+
+def test_an_odd_bash_execution_is_kept_as_read() -> None:
+    obj = {"role": "bashExecution", "command": "ls", "output": "a\nb", "exitCode": 0}  # no time
     message = parse_message(obj)
     assert isinstance(message, UnknownMessage)
     assert message.to_json_dict() == obj

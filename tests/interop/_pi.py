@@ -1,4 +1,5 @@
-"""Run the real Pi package (npm ``@earendil-works/pi-agent-core``) from the tests.
+"""Run the real Pi packages (npm ``@earendil-works/pi-agent-core`` and the Pi CLI,
+``@earendil-works/pi-coding-agent``) from the tests.
 
 `ensure_pi_installed` runs ``npm ci`` into ``tests/interop/node_modules`` unless the
 installed tree already matches ``package-lock.json`` (a stamp file records the hash of the
@@ -33,6 +34,7 @@ LOCK_FILE = INTEROP_DIR / "package-lock.json"
 NODE_MODULES = INTEROP_DIR / "node_modules"
 STAMP = NODE_MODULES / ".desktop-agent-interop-stamp"
 PI_PACKAGE = "@earendil-works/pi-agent-core"
+PI_CLI_PACKAGE = "@earendil-works/pi-coding-agent"
 PI_VERSION = "0.74.2"
 MIN_NODE_MAJOR = 20
 
@@ -100,8 +102,8 @@ def _lock_digest() -> str:
     return digest.hexdigest()
 
 
-def _installed_version() -> str | None:
-    manifest = NODE_MODULES.joinpath(*PI_PACKAGE.split("/"), "package.json")
+def _installed_version(package: str = PI_PACKAGE) -> str | None:
+    manifest = NODE_MODULES.joinpath(*package.split("/"), "package.json")
     try:
         version = json.loads(manifest.read_text(encoding="utf-8")).get("version")
     except (OSError, ValueError):
@@ -114,7 +116,11 @@ def _up_to_date(digest: str) -> bool:
         stamp = STAMP.read_text(encoding="utf-8").strip()
     except OSError:
         return False
-    return stamp == digest and _installed_version() == PI_VERSION
+    return (
+        stamp == digest
+        and _installed_version() == PI_VERSION
+        and _installed_version(PI_CLI_PACKAGE) == PI_VERSION
+    )
 
 
 @contextlib.contextmanager
@@ -183,9 +189,10 @@ def ensure_pi_installed() -> str:
             raise PiSetupError(
                 f"`npm ci` in {INTEROP_DIR} failed with exit status {result.returncode}:\n{tail}"
             )
-        version = _installed_version()
-        if version != PI_VERSION:
-            raise PiSetupError(f"`npm ci` installed {PI_PACKAGE} {version}, not {PI_VERSION}")
+        for package in (PI_PACKAGE, PI_CLI_PACKAGE):
+            version = _installed_version(package)
+            if version != PI_VERSION:
+                raise PiSetupError(f"`npm ci` installed {package} {version}, not {PI_VERSION}")
         STAMP.write_text(digest + "\n", encoding="utf-8")
     return node
 

@@ -12,6 +12,11 @@
 //   append <path> <text>                 open a file and append a user message (then report)
 //   list <sessionsRoot> [cwd]            JsonlSessionRepo.list() metadata
 //   canonical <path>                     lines that JSON.stringify would write differently
+//   cli-context <path>                   the Pi CLI's view of a file, read-only: its own parse,
+//                                        migrateSessionEntries (in memory), leaf = last entry,
+//                                        buildSessionContext and convertToLlm
+//   cli-open <path>                      SessionManager.open (rewrites v1/v2 files: copies only)
+//   cli-write-fixture <sessionDir> <cwd> a session written by the CLI's SessionManager
 //   version                              versions of Node.js and of the installed Pi packages
 //   batch                                run the commands of a JSON array read from stdin
 //                                        ([[command, ...args], ...]), print the array of results
@@ -20,6 +25,11 @@ import { readFile } from "node:fs/promises";
 import { dirname } from "node:path";
 
 import { JsonlSessionRepo, NodeExecutionEnv, SessionError } from "@earendil-works/pi-agent-core/node";
+
+// The Pi CLI package is large: loaded only by the commands that use it.
+async function cli() {
+  return import("@earendil-works/pi-coding-agent");
+}
 
 function makeRepo(sessionsRoot) {
   const fs = new NodeExecutionEnv({ cwd: process.cwd() });
@@ -297,6 +307,107 @@ async function writeFixture(sessionsRoot, cwd) {
   };
 }
 
+// ----------------------------------------------------------------------- the Pi CLI's view
+
+function llmView(messages) {
+  // What the model is sent, reduced to role and text (images as a marker), plus the raw.
+  return messages.map((m) => {
+    const content = typeof m.content === "string" ? [{ type: "text", text: m.content }] : (m.content ?? []);
+    const parts = content.map((b) =>
+      b.type === "text" ? b.text : b.type === "toolCall" ? `[toolCall ${b.name} ${JSON.stringify(b.arguments)}]` : `[${b.type}]`,
+    );
+    return { role: m.role, text: parts.join("") };
+  });
+}
+
+function branchOf(entries, leafId) {
+  const byId = new Map(entries.map((e) => [e.id, e]));
+  const path = [];
+  let current = leafId ? byId.get(leafId) : undefined;
+  while (current) {
+    path.unshift(current.id);
+    current = current.parentId ? byId.get(current.parentId) : undefined;
+  }
+  return path;
+}
+
+async function cliContext(path) {
+  const { parseSessionEntries, migrateSessionEntries, buildSessionContext, convertToLlm } = await cli();
+  const all = parseSessionEntries(await readFile(path, "utf8"));
+  const header = all.find((e) => e.type === "session");
+  const versionOnDisk = header?.version ?? 1;
+  migrateSessionEntries(all); // in memory: the file is not touched
+  const entries = all.filter((e) => e.type !== "session");
+  const leafId = entries.length ? entries[entries.length - 1].id : null; // SessionManager's rule
+  const context = buildSessionContext(entries, leafId);
+  const llm = convertToLlm(context.messages);
+  return {
+    versionOnDisk,
+    leafId,
+    branch: branchOf(entries, leafId),
+    entryIds: entries.map((e) => e.id),
+    context,
+    llm,
+    llmView: llmView(llm),
+  };
+}
+
+async function cliOpen(path) {
+  const { SessionManager, convertToLlm } = await cli();
+  const manager = SessionManager.open(path, dirname(path));
+  const context = manager.buildSessionContext();
+  const llm = convertToLlm(context.messages);
+  return {
+    sessionId: manager.getSessionId(),
+    leafId: manager.getLeafId(),
+    branch: manager.getBranch().map((e) => e.id),
+    entries: manager.getEntries().length,
+    name: manager.getSessionName() ?? null,
+    context,
+    llmView: llmView(llm),
+  };
+}
+
+async function cliWriteFixture(sessionDir, cwd) {
+  // Every role and entry the CLI's SessionManager writes, bash runs in all their shapes.
+  const { SessionManager } = await cli();
+  const sm = SessionManager.create(cwd, sessionDir);
+  const at = (minute) => T0 + minute * 60000;
+  const ids = {};
+  ids.model = sm.appendModelChange("interop", "local-test");
+  ids.think = sm.appendThinkingLevelChange("off");
+  ids.u1 = sm.appendMessage(user("List the files.", 0));
+  const bash = (command, output, more, minute) =>
+    sm.appendMessage({ role: "bashExecution", command, output, exitCode: 0, cancelled: false, truncated: false, timestamp: at(minute), ...more });
+  ids.b1 = bash("ls", "a.txt\nb.txt\n", {}, 1);
+  ids.b2 = bash("false", "", { exitCode: 1 }, 1);
+  ids.b3 = bash("sleep 100", "partial", { exitCode: undefined, cancelled: true }, 1);
+  ids.b4 = bash("cat big.log", "tail of it", { truncated: true, fullOutputPath: "/tmp/pi-bash-0001.log" }, 1);
+  ids.b5 = bash("env", "SECRET-LOOKING=1", { excludeFromContext: true }, 1);
+  ids.a1 = sm.appendMessage({
+    role: "assistant",
+    content: [{ type: "text", text: "Two files." }],
+    api: "openai-completions",
+    provider: "interop",
+    model: "local-test",
+    usage: { input: 100, output: 5, cacheRead: 0, cacheWrite: 0, totalTokens: 105, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+    stopReason: "stop",
+    timestamp: at(2),
+  });
+  ids.cm = sm.appendCustomMessageEntry("note", "Reminder from an extension.", true, { from: "test" });
+  ids.custom = sm.appendCustomEntry("state", { n: 1 });
+  ids.label = sm.appendLabelChange(ids.u1, "start");
+  ids.name = sm.appendSessionInfo("CLI fixture");
+  ids.u2 = sm.appendMessage(user("And now?", 3));
+  ids.bs = sm.branchWithSummary(ids.a1, "Tried something else first.", { readFiles: [], modifiedFiles: [] }, false);
+  ids.u3 = sm.appendMessage(user("Back on the first branch.", 4));
+  ids.cm2 = sm.appendCustomMessageEntry("note", [{ type: "text", text: "Blocks from an extension." }], false);
+  ids.comp = sm.appendCompaction("## Goal\nList files.", ids.u1, 999, { readFiles: [], modifiedFiles: [] }, false);
+  ids.u4 = sm.appendMessage(user("After compaction.", 5));
+  ids.b6 = bash("pwd", "/p\n", {}, 5);
+  return { path: sm.getSessionFile(), ids, ...(await cliContext(sm.getSessionFile())) };
+}
+
 // ----------------------------------------------------------------------- other commands
 
 async function context(path) {
@@ -339,7 +450,7 @@ async function canonical(path) {
 
 async function version() {
   const packages = {};
-  for (const name of ["@earendil-works/pi-agent-core", "@earendil-works/pi-ai"]) {
+  for (const name of ["@earendil-works/pi-agent-core", "@earendil-works/pi-ai", "@earendil-works/pi-coding-agent"]) {
     const manifest = new URL(`./node_modules/${name}/package.json`, import.meta.url);
     packages[name] = JSON.parse(await readFile(manifest, "utf8")).version;
   }
@@ -364,6 +475,9 @@ const commands = {
   append: [append, 2],
   list: [list, 1],
   canonical: [canonical, 1],
+  "cli-context": [cliContext, 1],
+  "cli-open": [cliOpen, 1],
+  "cli-write-fixture": [cliWriteFixture, 2],
   batch: [batch, 0],
 };
 

@@ -302,6 +302,7 @@ def test_pinned_pi_is_installed(pi: Pi) -> None:
     assert report["packages"] == {
         "@earendil-works/pi-agent-core": PI_VERSION,
         "@earendil-works/pi-ai": PI_VERSION,
+        "@earendil-works/pi-coding-agent": PI_VERSION,
     }
 
 

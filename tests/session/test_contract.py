@@ -197,7 +197,9 @@ async def test_branching_and_branch_summary(repo: Any) -> None:  # 54, 55, 88, 9
     assert [m.role for m in ctx.messages] == ["user", "branchSummary"]
     assert ctx.messages[1].from_id == q1  # type: ignore[union-attr]
     children = await s.get_children(a1)
-    assert len(children) == 2
+    # "abandoned", "other", and the `leaf` entry of the move, whose parent is its target
+    assert [c.type for c in children] == ["message", "leaf", "message"]
+    assert children[1].target_id == a1  # type: ignore[union-attr]
     await s.close()
 
 

@@ -306,7 +306,7 @@ async def test_unreadable_files_are_listed_with_a_problem(
 ) -> None:
     bad_header = Path(repo.sessions_root) / encode_cwd(CWD) / "2026-01-01T00-00-00-000Z_bad.jsonl"
     bad_header.parent.mkdir(parents=True)
-    bad_header.write_bytes(b'{"type":"session","version":2}\n')
+    bad_header.write_bytes(b'{"type":"session","version":4}\n')
     empty = bad_header.with_name("2026-01-01T00-00-00-000Z_empty.jsonl")
     empty.write_bytes(b"")
     odd = write_raw(

@@ -79,8 +79,12 @@ def meta(path: Path) -> SessionMetadata:
         (b"", "missing session header"),
         (b"\n\n  \n", "missing session header"),
         (b'{"type":"session","version":"3","id":"a","timestamp":"t","cwd":"c"}\n', "version"),
-        (b'{"type":"session","version":2,"id":"a","timestamp":"t","cwd":"c"}\n', "version"),
-        (b'{"type":"session","id":"a","timestamp":"t","cwd":"c"}\n', "version"),
+        (b'{"type":"session","version":4,"id":"a","timestamp":"t","cwd":"c"}\n', "version"),
+        (b'{"type":"session","version":true,"id":"a","timestamp":"t","cwd":"c"}\n', "version"),
+        # v1 (no version) and v2 open read-only (tests/session/test_legacy.py), but not
+        # without their id
+        (b'{"type":"session","version":2,"timestamp":"t","cwd":"c"}\n', "missing id"),
+        (b'{"type":"session","id":"a","cwd":"c"}\n', "missing timestamp"),
         (b'{"type":"session","version":3,"id":"a","timestamp":"t","cwd":""}\n', "missing cwd"),
         (b'{"type":"session","version":3,"id":"","timestamp":"t","cwd":"c"}\n', "missing id"),
         (
@@ -291,13 +295,20 @@ async def test_locked_session_that_changed_stays_read_only(tmp_path: Path) -> No
     await first.close()
     with pytest.raises(SessionWriteError) as err:
         await second.retry_persistence()
-    assert err.value.code == "read_only" and "changed" in err.value.message
+    assert err.value.code == "changed_on_disk" and "changed" in err.value.message
     copy = tmp_path / "copy.jsonl"
     await second.save_copy(str(copy))
-    await second.close()
     saved = await repo.open(str(copy))
     assert len(await saved.get_entries()) == 1
     await saved.close()
+    # Reloading takes the other window's entry in and keeps ours as a branch (issue 13).
+    report = await second.reload_from_disk()
+    assert len(report.taken_in) == 1 and len(report.kept) == 1
+    assert not second.read_only and second.pending_count == 0
+    await second.close()
+    reopened = await repo.open(first.metadata)
+    assert [e.type for e in await reopened.get_entries()] == ["message", "message", "leaf"]
+    await reopened.close()
 
 
 CHILD_HOLD = """

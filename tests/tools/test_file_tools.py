@@ -32,7 +32,7 @@ def _lines(n: int) -> str:
 async def test_read_whole_small_file(sandbox: Sandbox) -> None:
     result = await run_tool(ReadTool(), "c", {"path": "src/ok.txt"}, sandbox.ctx())
     assert not result.is_error
-    assert result.text_content() == "hello\nworld"
+    assert result.text_content() == "hello\nworld\n"  # exact: the final newline is kept
     assert result.details == {
         "path": "src/ok.txt",
         "startLine": 1,
@@ -52,7 +52,17 @@ async def test_read_offset_and_limit(sandbox: Sandbox) -> None:
     assert text.startswith("line 3\nline 4\n\n[Showing lines 3-4 of 10. Use offset=5 to continue.]")
     assert result.details is not None and result.details["truncated"] is True
     tail = await run_tool(ReadTool(), "c", {"path": "f.txt", "offset": 9}, sandbox.ctx())
-    assert tail.text_content() == "line 9\nline 10"
+    assert tail.text_content() == "line 9\nline 10\n"
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    "content", ["no newline", "one\n", "two\n\n", "\n", "x\n\ny", "é\n", "a\nb\n\n\n"]
+)
+async def test_read_gives_the_file_exactly(sandbox: Sandbox, content: str) -> None:
+    (sandbox.root / "exact.txt").write_text(content, encoding="utf-8")
+    result = await run_tool(ReadTool(), "c", {"path": "exact.txt"}, sandbox.ctx())
+    assert result.text_content() == content
 
 
 @pytest.mark.asyncio
@@ -95,7 +105,7 @@ async def test_read_cuts_a_single_huge_line(sandbox: Sandbox) -> None:
 async def test_read_crlf_and_empty_files(sandbox: Sandbox) -> None:
     (sandbox.root / "crlf.txt").write_bytes(b"a\r\nb\r\n")
     crlf = await run_tool(ReadTool(), "c", {"path": "crlf.txt"}, sandbox.ctx())
-    assert crlf.text_content() == "a\nb"
+    assert crlf.text_content() == "a\nb\n"  # line ends normalised, the last one kept
     (sandbox.root / "empty.txt").write_bytes(b"")
     empty = await run_tool(ReadTool(), "c", {"path": "empty.txt"}, sandbox.ctx())
     assert not empty.is_error
@@ -272,7 +282,7 @@ def test_result_blocks_are_ai_message_blocks(sandbox: Sandbox) -> None:
         "role": "toolResult",
         "toolCallId": "call-9",
         "toolName": "read",
-        "content": [{"type": "text", "text": "hello\nworld"}],
+        "content": [{"type": "text", "text": "hello\nworld\n"}],
         "details": result.details,
         "isError": False,
         "timestamp": 5,
