@@ -205,6 +205,7 @@ def run(argv: list[str]) -> int:
             state=state.model_dump(),
             open_settings=open_settings,
             keystore_problem=keystore.problem,
+            redactor=redactor.redactor,
         )
 
     # Qt is imported only here and in gui/ (import-linter contract).
