@@ -93,10 +93,7 @@ async def test_tools_run_with_the_real_arguments_the_session_keeps_markers(
     assert marker("openai key").encode() in data and marker("anthropic key").encode() in data
     # listeners saw what the session keeps
     ends = [e for e in events if e.type == "message_end"]
-    assert all(
-        OPENAI not in json.dumps(e.message.to_json_dict())  # type: ignore[union-attr]
-        for e in ends
-    )
+    assert all(OPENAI not in json.dumps(e.message.to_json_dict()) for e in ends)
     tool_ends = [e for e in events if e.type == "tool_execution_end"]
     assert tool_ends and all(OPENAI not in repr(e) for e in tool_ends)
     # the second request was built from the session: the model never saw the key
@@ -144,6 +141,7 @@ async def test_redaction_off_for_a_session_survives_a_restart(
     await harness.prompt(f"keep this one: {OPENAI}")
     assert OPENAI.encode() in file_bytes(session)
     path = session.metadata.path
+    assert path is not None
     await session.close()
 
     reopened = await JsonlSessionRepo(tmp_path / "sessions").open(path)
