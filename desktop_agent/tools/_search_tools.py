@@ -274,7 +274,9 @@ class GrepTool(Tool[GrepParams]):
         name_filter = glob_to_regex(args.glob) if args.glob else None
         top = ws.resolve(args.path)
         if top.is_file():
-            found: Iterator[tuple[Path, str | None]] = iter([(top, _read_text_file(ws, top))])
+            # One named file: a refusal is an error, not "no matches".
+            text = _text(ws.read_bytes(ws.resolve(str(top)), MAX_GREP_FILE_BYTES + 1))
+            found: Iterator[tuple[Path, str | None]] = iter([(top, text)])
         elif top.is_dir():
             found = (
                 (here / f, _read_in(ws, dir_fd, f, here / f))
@@ -309,19 +311,10 @@ class GrepTool(Tool[GrepParams]):
         return ToolResult.text(body, details)
 
 
-def _read_text_file(ws: Workspace, path: Path) -> str | None:
-    """A file's text for grep, or ``None`` if it is refused, binary, too big or unreadable."""
-    try:
-        real = ws.resolve(str(path))
-        data = ws.read_bytes(real, MAX_GREP_FILE_BYTES + 1)
-    except (ToolError, OSError):
-        return None
-    return _text(data)
-
-
 def _read_in(ws: Workspace, dir_fd: int, name: str, path: Path) -> str | None:
-    """Like `_read_text_file`, for a file of a walked directory (opened from its
-    descriptor: symlinks, FIFOs, devices and hard-linked files are skipped)."""
+    """A walked file's text for grep, or ``None`` if it is refused, binary, too big or
+    unreadable (opened from its directory's descriptor: symlinks, FIFOs, devices and
+    hard-linked files are skipped)."""
     try:
         fd = ws.open_in(dir_fd, name, ws.display(path))
     except (ToolError, OSError):
