@@ -101,6 +101,17 @@ DEFAULT_SYSTEM_PROMPT = (
 )
 
 
+_CARRIES_CONTENT = (
+    MessageStartEvent,
+    MessageEndEvent,
+    ToolExecutionStartEvent,
+    ToolExecutionUpdateEvent,
+    ToolExecutionEndEvent,
+    TurnEndEvent,
+)
+"""Loop events whose messages or tool data are redacted before listeners see them."""
+
+
 class HarnessError(Exception):
     """A harness call was not possible now (``busy``, ``invalid_state``, ``auth``...)."""
 
@@ -450,7 +461,10 @@ class AgentHarness:
         )
 
     async def _on_loop_event(self, event: AgentEvent) -> None:
-        event = self._redacted_event(event)
+        if isinstance(event, _CARRIES_CONTENT):
+            # Off the loop: a big tool result or file content takes tens of ms to scan.
+            _ = self.redaction.enabled  # the session's choice is read here, on the loop
+            event = await asyncio.to_thread(self._redacted_event, event)
         if isinstance(event, MessageEndEvent):
             message = event.message
             await self._persist(lambda: self.session.append_message(message))

@@ -146,7 +146,6 @@ _CONTEXT_RULES: tuple[_Rule, ...] = (
 )
 _URL_SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789+.-")
 _URL_REST = re.compile(r"[^\s:/@\"'<>]*:(?P<v>[^\s@/\"'<>]+)@")
-_NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
 # Assignments: found from the secret word (longest alternatives first), then checked.
 _SECRET_WORD = (
@@ -156,8 +155,11 @@ _SECRET_WORD = (
 _WORD_TRIGGERS = ("pass", "secret", "key", "credential", "token")
 _WORD_IN = re.compile(_SECRET_WORD, re.IGNORECASE)
 _ENDS_IN_WORD = re.compile(f"(?:{_SECRET_WORD})\\Z", re.IGNORECASE)
-_IDENT_RUN = re.compile(r"[A-Za-z0-9_]*")
-_KV_SEP = re.compile(r"[\"']?(?P<sep>[ \t]*[:=](?!=)[ \t]*)")
+_STEM_RES = tuple(
+    re.compile(stem + r"[a-z0-9_]*(?P<q>[\"']?)(?P<sep>[ \t]*[:=](?!=)[ \t]*)")
+    for stem in _WORD_TRIGGERS
+)
+"""Each stem of a secret word, up to the end of its name and an assignment sign."""
 _KV_VALUE = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'|[^\s\"',;&|()\[\]{}<>]+")
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _IDENT_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
@@ -280,25 +282,23 @@ def _context_span(text: str, start: int, vstart: int, vend: int, kind: str) -> l
     return [(start, vend, text[start:vstart] + quote + marker(kind) + quote, kind)]
 
 
-def _assignments(text: str, low: str) -> list[_Span]:
+def _assignments(text: str, plain: str, low: str) -> list[_Span]:
+    """``name = value`` secrets; matched in ``plain`` (``text`` in ASCII, same offsets),
+    replacements cut from ``text``."""
     spans: list[_Span] = []
-    ends: set[int] = set()
-    for stem in _WORD_TRIGGERS:
-        i = low.find(stem)
-        while i != -1:
-            ends.add(_IDENT_RUN.match(text, i).end())  # type: ignore[union-attr]
-            i = low.find(stem, i + len(stem))
-    for end in sorted(ends):
-        sep = _KV_SEP.match(text, end)
-        if sep is None:
-            continue
-        start = end
-        while start > 0 and end - start < 128 and text[start - 1] in _NAME_CHARS:
+    candidates: dict[int, tuple[int, str, int]] = {}  # name end -> (stem start, sep, value)
+    for stem_re in _STEM_RES:
+        for m in stem_re.finditer(low):
+            candidates.setdefault(m.start("q"), (m.start(), m.group("sep"), m.end()))
+    for end in sorted(candidates):
+        stem_start, sep, value_start = candidates[end]
+        start = stem_start
+        while start > 0 and end - start < 128 and plain[start - 1] in _NAME_CHARS:
             start -= 1
-        name = text[start:end]
+        name = plain[start:end]
         if _ENDS_IN_WORD.search(name) is None:
             continue
-        value = _KV_VALUE.match(text, sep.end())
+        value = _KV_VALUE.match(plain, value_start)
         if value is None:
             continue
         raw = value.group(0)
@@ -311,8 +311,8 @@ def _assignments(text: str, low: str) -> list[_Span]:
         ):
             continue
         if not quote:
-            rest = text[value.end() : value.end() + 4]
-            if _plain_code(raw, name, sep.group("sep"), rest):
+            rest = plain[value.end() : value.end() + 4]
+            if _plain_code(raw, name, sep, rest):
                 continue
         kind = _shape_kind(inner, whole=False) or _kv_kind(name)
         replacement = text[start : value.start()] + quote + marker(kind) + quote
@@ -322,29 +322,28 @@ def _assignments(text: str, low: str) -> list[_Span]:
 
 def _spans(text: str) -> list[_Span]:
     """Every secret in ``text`` as non-overlapping spans, in order (leftmost-longest)."""
-    low = text.lower()
-    if len(low) != len(text):  # a letter whose lower case is longer: keep offsets
-        low = _NON_ASCII.sub("?", text).lower()
+    # Every pattern is ASCII: match in an ASCII copy (same offsets, fast to lower-case
+    # and to scan), cut the replacements from the text itself.
+    plain = text if text.isascii() else text.encode("ascii", "replace").decode("ascii")
+    low = plain.lower()
     found: list[_Span] = []
+    # Each regex starts with a literal, so scanning for it is as fast as a trigger test.
     for rule in _SHAPE_RULES:
-        if any(t in low for t in rule.triggers):
-            for m in rule.regex.finditer(text):
-                found.append((m.start(), m.end(), marker(rule.kind), rule.kind))
+        for m in rule.regex.finditer(plain):
+            found.append((m.start(), m.end(), marker(rule.kind), rule.kind))
     for rule in _CONTEXT_RULES:
-        if any(t in low for t in rule.triggers):
-            for m in rule.regex.finditer(low):
-                found.extend(_context_span(text, m.start(), m.start("v"), m.end("v"), rule.kind))
+        for m in rule.regex.finditer(low):
+            found.extend(_context_span(text, m.start(), m.start("v"), m.end("v"), rule.kind))
     i = low.find("://")
     while i != -1:
         start = i
         while start > 0 and i - start < 32 and low[start - 1] in _URL_SCHEME_CHARS:
             start -= 1
-        rest = _URL_REST.match(text, i + 3)
+        rest = _URL_REST.match(plain, i + 3)
         if start < i and low[start].isalpha() and rest is not None:
             found.extend(_context_span(text, start, rest.start("v"), rest.end("v"), "password"))
         i = low.find("://", i + 3)
-    if any(t in low for t in _WORD_TRIGGERS):
-        found.extend(_assignments(text, low))
+    found.extend(_assignments(text, plain, low))
     if len(found) < 2:
         return found
     found.sort(key=lambda s: (s[0], -s[1]))
