@@ -30,7 +30,14 @@ from pydantic import BaseModel
 
 from desktop_agent.ai import AssistantMessage
 from desktop_agent.app import setup_logging
-from desktop_agent.config import AppDirs, Settings, resolve_dirs, save_settings
+from desktop_agent.config import (
+    AppDirs,
+    AppState,
+    Settings,
+    resolve_dirs,
+    save_settings,
+    save_state,
+)
 from desktop_agent.gui._main_window import export_session
 from desktop_agent.harness import AgentHarness, HarnessSettings
 from desktop_agent.session import JsonlSessionRepo, MessageEntry, SessionIndex
@@ -144,6 +151,9 @@ async def test_canaries_through_every_path_are_never_on_disk(
             }
         ),
     )
+    planted += 1
+    # A draft (a prompt not sent yet) in the app state.
+    save_state(dirs.state, AppState(drafts={"s.jsonl#leaf": f"try {c['slack']} next"}))
     planted += 1
 
     headers = f"X-Api-Key: {c['x-api-key']}; Authorization: Bearer {c['bearer']}"
