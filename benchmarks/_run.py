@@ -55,7 +55,7 @@ class Options:
     regenerate: bool = False
     check: bool = False
     profile: bool = False
-    only: str | None = None  # "session" or "gui": run only that part
+    only: str | None = None  # "session", "gui" or "safety": run only that part
     open_runs: int = 3
     list_runs: int = 5
     appends: int = 5_000
@@ -659,13 +659,14 @@ def run(opts: Options) -> int:
         f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs)",
         flush=True,
     )
-    data = ensure_data(opts)
+    data = ensure_data(opts) if opts.only != "safety" else None
     report = Report()
 
     def step(coro: Callable[[], Coroutine[Any, Any, None]]) -> None:
         asyncio.run(coro())
 
     if opts.only in (None, "session"):
+        assert data is not None
         # Memory first, while this process is still small (see _memprobe on ru_maxrss).
         bench_memory(data, report)
         step(lambda: bench_open(data, opts, report))
@@ -677,8 +678,14 @@ def run(opts: Options) -> int:
     if opts.only in (None, "gui"):
         from benchmarks._gui import bench_startup, bench_stream
 
+        assert data is not None
         bench_startup(data, report)
         bench_stream(report)
+
+    if opts.only in (None, "safety"):
+        from benchmarks._safety import bench_safety
+
+        bench_safety(report)
 
     report.section("summary")
     for name in report.passes:

@@ -13,7 +13,6 @@ import faulthandler
 import logging
 import logging.handlers
 import os
-import re
 import sys
 import threading
 import time
@@ -34,38 +33,9 @@ from desktop_agent.config import (
     save_state,
 )
 from desktop_agent.session import JsonlSessionRepo
+from desktop_agent.utils import RedactingFilter
 
 log = logging.getLogger("desktop_agent")
-
-_SECRET = re.compile(
-    r"(sk-ant-[A-Za-z0-9_\-]{8,}|sk-[A-Za-z0-9_\-]{16,}|(?i:bearer)\s+[A-Za-z0-9._\-]{12,}"
-    r"|(?i:x-api-key|api[_-]?key)[\"':= ]+[A-Za-z0-9._\-]{12,})"
-)
-
-
-class RedactingFilter(logging.Filter):
-    """Replace anything shaped like an API key in every record before it is written."""
-
-    def __init__(self, secrets: list[str] | None = None) -> None:
-        super().__init__()
-        self.secrets = secrets if secrets is not None else []
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        redacted = _SECRET.sub("[REDACTED]", message)
-        for secret in self.secrets:
-            if secret:
-                redacted = redacted.replace(secret, "[REDACTED]")
-        if record.exc_info and record.exc_info[1] is not None:
-            text = logging.Formatter().formatException(record.exc_info)
-            cleaned = _SECRET.sub("[REDACTED]", text)
-            if cleaned != text:
-                redacted += "\n" + cleaned
-                record.exc_info = None
-                record.exc_text = None
-        if redacted != message:
-            record.msg, record.args = redacted, None
-        return True
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -155,7 +125,7 @@ def run(argv: list[str]) -> int:
         providers = sorted({m.provider for m in registry.all()})
         await keystore.load(providers)
         keys: dict[str, str | None] = {p: await keystore.get(p) for p in providers}
-        redactor.secrets.extend(k for k in keys.values() if k)
+        redactor.add_secrets(keys.values())
         if settings.discover_local_servers:
             try:
                 await registry.discover_local()
@@ -193,7 +163,7 @@ def run(argv: list[str]) -> int:
                 key = result.get(field)
                 if key:
                     keys[provider] = key
-                    redactor.secrets.append(key)
+                    redactor.add_secrets([key])
                     try:
                         await keystore.set(provider, key)
                     except Exception as exc:  # noqa: BLE001 - kept for this run
@@ -235,6 +205,7 @@ def run(argv: list[str]) -> int:
             state=state.model_dump(),
             open_settings=open_settings,
             keystore_problem=keystore.problem,
+            redactor=redactor.redactor,
         )
 
     # Qt is imported only here and in gui/ (import-linter contract).

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, MutableMapping
 from typing import Literal
 from urllib.parse import urlsplit
 
@@ -20,6 +20,8 @@ import keyring.errors
 from keyring.backends import chainer, fail, null
 
 from desktop_agent.ai import LOCAL_SERVERS
+from desktop_agent.config._environ import erase_environment_variables
+from desktop_agent.utils import is_secret_variable
 
 log = logging.getLogger("desktop_agent.config.secrets")
 
@@ -79,6 +81,12 @@ class KeyStore:
     extendable with ``env_vars``). Writing: the keychain only; without one, `set` raises
     `KeyStoreError` and nothing is written anywhere. ``has_key`` answers from a cache
     that `load` fills and `get`/`set`/`delete` keep current.
+
+    The environment is read once, when the store is made: the provider keys are kept
+    here, and then (``take_from_environment``, the default) they and every other
+    secret-looking variable (`desktop_agent.utils.is_secret_variable`) are removed from
+    ``environ``; for the real ``os.environ`` also from the block the OS shows other
+    processes (``/proc/<pid>/environ``), so a command the agent runs cannot read them.
     """
 
     def __init__(
@@ -88,10 +96,20 @@ class KeyStore:
         env_vars: Mapping[str, str] | None = None,
         environ: Mapping[str, str] | None = None,
         backend: keyring.backend.KeyringBackend | None = None,
+        take_from_environment: bool = True,
     ) -> None:
         self._service = service
         self._env_vars = {**ENV_VARS, **(env_vars or {})}
-        self._environ = environ if environ is not None else os.environ
+        source = environ if environ is not None else os.environ
+        self._env_keys: dict[str, str] = {}
+        for provider, name in self._env_vars.items():
+            value = source.get(name)
+            if value:
+                self._env_keys[provider] = value
+        self.erased: list[str] = []
+        """The variables removed from the environment when the store was made."""
+        if take_from_environment:
+            self.erased = _take_secrets(source, set(self._env_vars.values()))
         self._backend = backend
         self._problem: str | None = None
         self._resolved = False
@@ -160,8 +178,7 @@ class KeyStore:
         if key:
             self._sources[provider] = "keychain"
             return key
-        name = self._env_vars.get(provider)
-        env_key = self._environ.get(name) if name else None
+        env_key = self._env_keys.get(provider)
         self._sources[provider] = "environment" if env_key else None
         return env_key or None
 
@@ -198,8 +215,7 @@ class KeyStore:
                     f"The system keychain refused to remove the key for {provider}"
                     f" ({type(exc).__name__})."
                 ) from None
-        name = self._env_vars.get(provider)
-        self._sources[provider] = "environment" if name and self._environ.get(name) else None
+        self._sources[provider] = "environment" if self._env_keys.get(provider) else None
 
     # --------------------------------------------------------------- internals
 
@@ -222,3 +238,15 @@ class KeyStore:
             # Locked keychain, dismissed prompt...: no key, and say so (never the key).
             log.warning("Could not read the key for %s: %s", provider, type(exc).__name__)
             return None
+
+
+def _take_secrets(environ: Mapping[str, str], names: set[str]) -> list[str]:
+    """Remove ``names`` and every secret-looking variable from ``environ``."""
+    doomed = sorted(n for n, v in environ.items() if n in names or is_secret_variable(n, v))
+    if environ is os.environ:
+        return erase_environment_variables(doomed)
+    if isinstance(environ, MutableMapping):
+        for name in doomed:
+            environ.pop(name, None)
+        return doomed
+    return []

@@ -7,6 +7,9 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from desktop_agent.config._files import load_model, save_model
+from desktop_agent.utils import Redactor
+
+_REDACTOR = Redactor()
 
 
 def draft_key(session_path: str, leaf_id: str | None) -> str:
@@ -35,5 +38,9 @@ def load_state(path: Path) -> AppState:
 
 
 def save_state(path: Path, state: AppState) -> None:
-    """Write ``state`` atomically."""
+    """Write ``state`` atomically; secrets in drafts are redacted (a draft is a prompt
+    that is not sent yet: it reaches the disk here first)."""
+    drafts = {key: _REDACTOR.redact(text) for key, text in state.drafts.items()}
+    if drafts != state.drafts:
+        state = state.model_copy(update={"drafts": drafts})
     save_model(path, state)

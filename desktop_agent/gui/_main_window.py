@@ -86,6 +86,7 @@ from desktop_agent.session import (
     SessionWriteError,
 )
 from desktop_agent.tools import ApprovalPolicy, Workspace, built_in_tools
+from desktop_agent.utils import Redactor
 
 log = logging.getLogger("desktop_agent.gui")
 
@@ -110,6 +111,8 @@ class AppServices:
     state: dict[str, Any] = field(default_factory=dict)
     open_settings: Callable[[MainWindow], Awaitable[None]] | None = None
     keystore_problem: str | None = None
+    redactor: Redactor | None = None
+    """Shared with the log filter: secrets (and the app's keys) redacted before saving."""
 
 
 def _freeze_loaded_objects() -> None:
@@ -454,6 +457,7 @@ class MainWindow(QMainWindow):
             workspace=workspace,
             approval_policy=policy,
             tool_output_dir=self.services.tool_output_dir,
+            redactor=self.services.redactor,
         )
         harness.subscribe(self._on_event)
         self.harness = harness

@@ -37,9 +37,23 @@ from desktop_agent.harness._harness import (
     NavigateResult,
     RealClock,
 )
+from desktop_agent.harness._interrupted import (
+    INTERRUPTED_TEXT,
+    interrupted_result,
+    interrupted_tool_calls,
+    with_interrupted_results,
+)
+from desktop_agent.harness._redaction import (
+    KEEP_FIELDS,
+    REDACTION_CUSTOM_TYPE,
+    SessionRedaction,
+)
 from desktop_agent.harness._restore import RestoredSettings, restore_settings
 
 __all__ = [
+    "INTERRUPTED_TEXT",
+    "KEEP_FIELDS",
+    "REDACTION_CUSTOM_TYPE",
     "AbortEvent",
     "ActiveToolsSelectEvent",
     "AgentHarness",
@@ -64,13 +78,17 @@ __all__ = [
     "RestoredSettings",
     "SavePointEvent",
     "SessionCompactEvent",
+    "SessionRedaction",
     "SessionTreeEvent",
     "SettledEvent",
     "ThinkingLevelSelectEvent",
     "estimate_context_tokens",
     "estimate_tokens",
+    "interrupted_result",
+    "interrupted_tool_calls",
     "prepare_compaction",
     "restore_settings",
     "serialize_conversation",
     "should_compact",
+    "with_interrupted_results",
 ]

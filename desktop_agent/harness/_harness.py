@@ -11,6 +11,7 @@ emitted once per failure burst, and `retry_persistence` writes exactly what is m
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import logging
 import time
@@ -22,9 +23,15 @@ from typing import Any, Literal, Protocol
 from desktop_agent.agent import (
     AgentEvent,
     AgentTool,
+    AgentToolResult,
     LoopConfig,
     MessageEndEvent,
+    MessageStartEvent,
     StreamFn,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
+    ToolExecutionUpdateEvent,
+    TurnEndEvent,
     TurnSetup,
     run_agent_loop,
 )
@@ -36,8 +43,10 @@ from desktop_agent.ai import (
     Model,
     StreamOptions,
     TextContent,
+    ToolResultMessage,
     UserMessage,
     classify_error,
+    parse_content_block,
     stream,
 )
 from desktop_agent.harness._compaction import (
@@ -69,6 +78,8 @@ from desktop_agent.harness._events import (
     SettledEvent,
     ThinkingLevelSelectEvent,
 )
+from desktop_agent.harness._interrupted import with_interrupted_results
+from desktop_agent.harness._redaction import REDACTION_CUSTOM_TYPE, SessionRedaction
 from desktop_agent.harness._tools import WorkspaceTool
 from desktop_agent.session import (
     CustomMessageEntry,
@@ -80,6 +91,7 @@ from desktop_agent.session import (
     SessionWriteError,
 )
 from desktop_agent.tools import ApprovalPolicy, Tool, Workspace
+from desktop_agent.utils import Redactor
 
 _log = logging.getLogger("desktop_agent.harness")
 
@@ -89,6 +101,17 @@ DEFAULT_SYSTEM_PROMPT = (
     "You are a careful coding agent working in the user's project folder. Use the tools to "
     "read, search, edit and run things; explain what you do briefly."
 )
+
+
+_CARRIES_CONTENT = (
+    MessageStartEvent,
+    MessageEndEvent,
+    ToolExecutionStartEvent,
+    ToolExecutionUpdateEvent,
+    ToolExecutionEndEvent,
+    TurnEndEvent,
+)
+"""Loop events whose messages or tool data are redacted before listeners see them."""
 
 
 class HarnessError(Exception):
@@ -175,10 +198,15 @@ class AgentHarness:
         workspace: Workspace | None = None,
         approval_policy: ApprovalPolicy | None = None,
         tool_output_dir: Path | None = None,
+        redactor: Redactor | None = None,
     ) -> None:
         """``tools`` may be loop tools or `desktop_agent.tools.Tool`s; the latter run in
-        ``workspace`` under ``approval_policy`` (decisions are recorded in the session)."""
+        ``workspace`` under ``approval_policy`` (decisions are recorded in the session).
+
+        ``redactor`` (shared with the app's log filter, holding its API keys) redacts
+        secrets in everything written to the session and to tool-output files."""
         self.session = session
+        self.redaction = SessionRedaction(session, redactor)
         self._model = model
         self.workspace = workspace
         self.approval_policy = approval_policy
@@ -194,6 +222,7 @@ class AgentHarness:
                         policy=approval_policy,
                         record=self.record,
                         output_dir=tool_output_dir,
+                        redaction=self.redaction,
                     )
                 )
             else:
@@ -242,6 +271,11 @@ class AgentHarness:
     @property
     def unsaved_count(self) -> int:
         return self.session.pending_count
+
+    @property
+    def redaction_enabled(self) -> bool:
+        """Whether secrets are redacted before they reach the session (per session)."""
+        return self.redaction.enabled
 
     # ------------------------------------------------------------- listeners
 
@@ -370,12 +404,22 @@ class AgentHarness:
         await self._write_or_queue(lambda: self.session.append_active_tools_change(chosen))
         await self._emit(ActiveToolsSelectEvent(names=chosen))
 
+    async def set_redaction(self, enabled: bool) -> None:
+        """Turn secret redaction on or off for this session, from the next write on; the
+        choice is recorded in the session (a `REDACTION_CUSTOM_TYPE` custom entry)."""
+        self.redaction.set_enabled(enabled)
+        await self._write_or_queue(
+            lambda: self.session.append_custom_entry(REDACTION_CUSTOM_TYPE, {"enabled": enabled})
+        )
+
     async def append_message(self, message: AgentMessage) -> None:
-        await self._write_or_queue(lambda: self.session.append_message(message))
+        redacted = self.redaction.message(message)
+        await self._write_or_queue(lambda: self.session.append_message(redacted))
 
     async def record(self, custom_type: str, data: Any) -> None:
         """Record a custom entry (e.g. an approval decision), queued during a run."""
-        await self._write_or_queue(lambda: self.session.append_custom_entry(custom_type, data))
+        redacted = self.redaction.data(data)
+        await self._write_or_queue(lambda: self.session.append_custom_entry(custom_type, redacted))
 
     # ------------------------------------------------------------- queues
 
@@ -421,7 +465,8 @@ class AgentHarness:
         context = await self.session.build_context()
         return TurnSetup(
             model=self._model,
-            messages=context.messages,
+            # A tool call cut off by a crash gets an "interrupted" result (context only).
+            messages=with_interrupted_results(context.messages),
             system_prompt=self._system_prompt,
             tools=[self._tools[n] for n in self._active if n in self._tools],
             options=StreamOptions(
@@ -432,6 +477,10 @@ class AgentHarness:
         )
 
     async def _on_loop_event(self, event: AgentEvent) -> None:
+        if isinstance(event, _CARRIES_CONTENT):
+            # Off the loop: a big tool result or file content takes tens of ms to scan.
+            _ = self.redaction.enabled  # the session's choice is read here, on the loop
+            event = await asyncio.to_thread(self._redacted_event, event)
         if isinstance(event, MessageEndEvent):
             message = event.message
             await self._persist(lambda: self.session.append_message(message))
@@ -439,6 +488,51 @@ class AgentHarness:
                 # The prompt is durable before the provider is called.
                 await self._persist(self.session.sync)
         await self._emit(event)
+
+    def _redacted_event(self, event: AgentEvent) -> AgentEvent:
+        """The event as listeners see it: secrets redacted the way the session keeps them
+        (the loop itself goes on with the original: tools run with the real arguments).
+        Streaming deltas are shown as they come; their ``message_end`` is redacted."""
+        redact = self.redaction
+        if isinstance(event, MessageEndEvent):
+            message = redact.message(event.message)
+            return event if message is event.message else MessageEndEvent(message=message)
+        if isinstance(event, MessageStartEvent) and not isinstance(event.message, AssistantMessage):
+            message = redact.message(event.message)
+            return event if message is event.message else MessageStartEvent(message=message)
+        if isinstance(event, ToolExecutionStartEvent):
+            args = redact.data(event.args)
+            return event if args is event.args else dataclasses.replace(event, args=args)
+        if isinstance(event, ToolExecutionUpdateEvent):
+            partial = self._redacted_result(event.partial_result)
+            args = redact.data(event.args)
+            if partial is event.partial_result and args is event.args:
+                return event
+            return dataclasses.replace(event, args=args, partial_result=partial)
+        if isinstance(event, ToolExecutionEndEvent):
+            result = self._redacted_result(event.result)
+            return event if result is event.result else dataclasses.replace(event, result=result)
+        if isinstance(event, TurnEndEvent):
+            assistant = redact.message(event.message)
+            results = [redact.message(r) for r in event.tool_results]
+            if assistant is event.message and all(
+                a is b for a, b in zip(results, event.tool_results, strict=True)
+            ):
+                return event
+            assert isinstance(assistant, AssistantMessage)
+            return TurnEndEvent(
+                message=assistant,
+                tool_results=[r for r in results if isinstance(r, ToolResultMessage)],
+            )
+        return event
+
+    def _redacted_result(self, result: AgentToolResult) -> AgentToolResult:
+        blocks = [b.to_json_dict() for b in result.content]
+        content = self.redaction.data(blocks)
+        details = self.redaction.data(result.details)
+        if content is blocks and details is result.details:
+            return result
+        return AgentToolResult([parse_content_block(b) for b in content], details, result.is_error)
 
     def _loop_config(self) -> LoopConfig:
         return LoopConfig(
@@ -637,6 +731,8 @@ class AgentHarness:
                 custom_instructions=instructions,
             )
             entry_id = ""
+            result.summary = self.redaction.text(result.summary)
+            result.details = self.redaction.data(result.details)
 
             async def write() -> None:
                 nonlocal entry_id
@@ -732,7 +828,10 @@ class AgentHarness:
                         reserve_tokens=self.settings.reserve_tokens,
                         custom_instructions=custom_instructions,
                     )
-                    summary = {"summary": text, "details": details}
+                    summary = {
+                        "summary": self.redaction.text(text),
+                        "details": self.redaction.data(details),
+                    }
             except CompactionError as exc:
                 if exc.code == "aborted":
                     return NavigateResult(cancelled=True)

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from desktop_agent.agent import AgentToolResult, ToolUpdate
 from desktop_agent.ai import ToolDefinition
+from desktop_agent.harness._redaction import SessionRedaction
 from desktop_agent.tools import (
     ApprovalPolicy,
     Tool,
@@ -36,6 +37,7 @@ class WorkspaceTool:
         record: Recorder,
         output_dir: Path | None = None,
         env: Mapping[str, str] | None = None,
+        redaction: SessionRedaction | None = None,
     ) -> None:
         self.tool = tool
         self._definition = tool.definition()
@@ -44,6 +46,7 @@ class WorkspaceTool:
         self._record = record
         self._output_dir = output_dir
         self._env = env
+        self._redaction = redaction
 
     @property
     def definition(self) -> ToolDefinition:
@@ -61,6 +64,9 @@ class WorkspaceTool:
         ctx = ToolContext(workspace=self._workspace, on_update=forward, env=self._env)
         if self._output_dir is not None:
             ctx.output_dir = self._output_dir
+        if self._redaction is not None:
+            ctx.redactor = self._redaction.redactor
+            ctx.redact_shapes = self._redaction.enabled
         return ctx
 
     async def execute(

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from desktop_agent.ai import ImageContent, TextContent, ToolDefinition, ToolResultMessage
 from desktop_agent.tools._errors import ToolError
 from desktop_agent.tools._workspace import Workspace
+from desktop_agent.utils import Redactor
 
 _log = logging.getLogger(__name__)
 
@@ -81,12 +82,16 @@ class ToolContext:
     into `tool_execution_update` events. `output_dir` receives full outputs that were too
     long for the result (created on demand). `env` is the base environment of
     subprocesses (`os.environ` when ``None``); provider keys are always scrubbed from it.
+    Files written to `output_dir` pass `redactor` (secret shapes too unless
+    `redact_shapes` is false; ``None``: written as they are).
     """
 
     workspace: Workspace
     on_update: UpdateCallback | None = None
     output_dir: Path = field(default_factory=_default_output_dir)
     env: Mapping[str, str] | None = None
+    redactor: Redactor | None = field(default_factory=Redactor)
+    redact_shapes: bool = True
 
     async def update(self, partial: ToolResult) -> None:
         """Send a partial result to `on_update`; a failing callback is logged, not raised."""

@@ -26,6 +26,7 @@ from pydantic import Field
 
 from desktop_agent.tools._base import CallPreview, Tool, ToolContext, ToolParams, ToolResult
 from desktop_agent.tools._env import scrub_environment
+from desktop_agent.utils import StreamRedactor
 
 DEFAULT_TIMEOUT = 300.0
 MAX_TIMEOUT = 3600.0
@@ -53,9 +54,20 @@ class BashParams(ToolParams):
 
 
 class _Output:
-    """Collects a command's output: a bounded tail in memory, everything in a file."""
+    """Collects a command's output: a bounded tail in memory, everything in a file.
 
-    def __init__(self, max_bytes: int, max_lines: int, output_dir: Path, call_id: str) -> None:
+    The file gets the output through ``redactor`` (secrets replaced by markers); the
+    tail is redacted by the harness with the rest of the result.
+    """
+
+    def __init__(
+        self,
+        max_bytes: int,
+        max_lines: int,
+        output_dir: Path,
+        call_id: str,
+        redactor: StreamRedactor | None = None,
+    ) -> None:
         self.max_bytes = max_bytes
         self.max_lines = max_lines
         self.output_dir = output_dir
@@ -67,12 +79,20 @@ class _Output:
         self.total_lines = 0
         self.path: Path | None = None
         self._file: IO[bytes] | None = None
+        self._redactor = redactor
+
+    def _write(self, data: bytes) -> None:
+        assert self._file is not None
+        if self._redactor is not None:
+            data = self._redactor.feed(data)
+        if data:
+            self._file.write(data)
 
     def feed(self, chunk: bytes) -> None:
         self.total_bytes += len(chunk)
         self.total_lines += chunk.count(b"\n")
         if self._file is not None:
-            self._file.write(chunk)
+            self._write(chunk)
         else:
             self._head.append(chunk)
             if self.total_bytes > self.max_bytes or self.total_lines > self.max_lines:
@@ -88,14 +108,18 @@ class _Output:
         self.path = self.output_dir / name
         self._file = open(self.path, "xb")  # noqa: SIM115 - closed in close()
         for piece in self._head:
-            self._file.write(piece)
+            self._write(piece)
         self._head.clear()
 
     def close(self) -> None:
         self._tail += self._decoder.decode(b"", final=True)
         if self._file is not None:
-            self._file.close()
-            self._file = None
+            try:
+                if self._redactor is not None:
+                    self._file.write(self._redactor.finish())
+            finally:
+                self._file.close()
+                self._file = None
 
     def text(self) -> tuple[str, bool]:
         """The tail within the limits, and whether anything was cut."""
@@ -159,7 +183,10 @@ class BashTool(Tool[BashParams]):
     async def execute(self, call_id: str, args: BashParams, ctx: ToolContext) -> ToolResult:
         timeout = args.timeout if args.timeout is not None else self.default_timeout
         base_env = ctx.env if ctx.env is not None else os.environ
-        out = _Output(self.max_output_bytes, self.max_output_lines, ctx.output_dir, call_id)
+        redactor = ctx.redactor.stream(shapes=ctx.redact_shapes) if ctx.redactor else None
+        out = _Output(
+            self.max_output_bytes, self.max_output_lines, ctx.output_dir, call_id, redactor
+        )
         extra: dict[str, Any] = (
             {"start_new_session": True}
             if _POSIX

@@ -1,7 +1,10 @@
 """The read-only listing tools: `ls`, `grep` and `find`.
 
 Walks never follow directory symlinks, never enter ``.git`` or the app's protected
-directories, and skip symlinked files (like ripgrep and fd by default). Work runs in a
+directories, and skip symlinked files (like ripgrep and fd by default). They run on
+directory descriptors (``os.fwalk`` from a directory opened with ``O_NOFOLLOW`` at every
+step from the workspace root), and grep opens each file relative to its directory's
+descriptor, so a symlink swapped in during a walk is never followed. Work runs in a
 thread that checks a stop flag between files, so a cancelled call stops soon.
 """
 
@@ -10,10 +13,11 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import stat
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar, cast
 
 from pydantic import Field
 
@@ -44,20 +48,37 @@ def _is_git(name: str) -> bool:
     return name.casefold() == ".git"
 
 
+def _is_real_dir(name: str, dir_fd: int) -> bool:
+    try:
+        return stat.S_ISDIR(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
 def _walk(
     ws: Workspace, top: Path, stop: threading.Event
-) -> Iterator[tuple[Path, list[str], list[str]]]:
-    """(dir, subdirs, files) under ``top``, sorted, pruned, symlinked dirs not entered."""
-    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
-        if stop.is_set():
-            return
-        here = Path(dirpath)
-        dirnames[:] = sorted(
-            d
-            for d in dirnames
-            if not _is_git(d) and not os.path.islink(here / d) and not ws.is_protected(here / d)
-        )
-        yield here, dirnames, sorted(filenames)
+) -> Iterator[tuple[Path, list[str], list[str], int]]:
+    """(dir, subdirs, files, dir descriptor) under ``top``, sorted, pruned, symlinked dirs
+    not entered (they are listed with the files)."""
+    top_fd = ws.open_dir(top)
+    try:
+        walker = os.fwalk(".", dir_fd=top_fd, follow_symlinks=False)
+        try:
+            for dirpath, dirnames, filenames, dir_fd in walker:
+                if stop.is_set():
+                    return
+                here = top if dirpath == "." else top / os.path.normpath(dirpath)
+                links = [d for d in dirnames if not _is_real_dir(d, dir_fd)]
+                dirnames[:] = sorted(
+                    d
+                    for d in dirnames
+                    if d not in links and not _is_git(d) and not ws.is_protected(here / d)
+                )
+                yield here, dirnames, sorted(filenames + links), dir_fd
+        finally:
+            cast(Generator[Any, None, None], walker).close()  # its descriptors, now
+    finally:
+        os.close(top_fd)
 
 
 def _clip(line: str) -> str:
@@ -92,17 +113,20 @@ class LsTool(Tool[LsParams]):
         if not real.is_dir():
             raise ToolError(f"{shown} is not a directory")
         names: list[str] = []
-        with os.scandir(real) as it:
-            for entry in it:
-                full = Path(entry.path)
-                if entry.is_symlink():
-                    names.append(entry.name + "@")
-                elif entry.is_dir(follow_symlinks=False):
-                    if ws.is_protected(full):
-                        continue
-                    names.append(entry.name + "/")
-                else:
-                    names.append(entry.name)
+        fd = ws.open_dir(real)  # listed through a descriptor: a swapped symlink is refused
+        try:
+            with os.scandir(fd) as it:
+                for entry in it:
+                    if entry.is_symlink():
+                        names.append(entry.name + "@")
+                    elif entry.is_dir(follow_symlinks=False):
+                        if ws.is_protected(real / entry.name):
+                            continue
+                        names.append(entry.name + "/")
+                    else:
+                        names.append(entry.name)
+        finally:
+            os.close(fd)
         names.sort(key=lambda n: (n.casefold(), n))
         total = len(names)
         shown_names = names[: args.limit]
@@ -193,7 +217,7 @@ class FindTool(Tool[FindParams]):
             raise ToolError(f"{ws.display(top)} is not a directory")
         found: list[str] = []
         truncated = False
-        for here, dirs, files in _walk(ws, top, stop):
+        for here, dirs, files, _fd in _walk(ws, top, stop):
             rel_dir = os.path.relpath(here, top).replace(os.sep, "/")
             prefix = "" if rel_dir == "." else rel_dir + "/"
             for name, is_dir in [(d, True) for d in dirs] + [(f, False) for f in files]:
@@ -250,11 +274,13 @@ class GrepTool(Tool[GrepParams]):
         name_filter = glob_to_regex(args.glob) if args.glob else None
         top = ws.resolve(args.path)
         if top.is_file():
-            candidates: Iterator[Path] = iter([top])
+            # One named file: a refusal is an error, not "no matches".
+            text = _text(ws.read_bytes(ws.resolve(str(top)), MAX_GREP_FILE_BYTES + 1))
+            found: Iterator[tuple[Path, str | None]] = iter([(top, text)])
         elif top.is_dir():
-            candidates = (
-                here / f
-                for here, _dirs, files in _walk(ws, top, stop)
+            found = (
+                (here / f, _read_in(ws, dir_fd, f, here / f))
+                for here, _dirs, files, dir_fd in _walk(ws, top, stop)
                 for f in files
                 if name_filter is None or name_filter.match(f)
             )
@@ -263,12 +289,9 @@ class GrepTool(Tool[GrepParams]):
         matches: list[str] = []
         searched = 0
         truncated = False
-        for path in candidates:
+        for path, text in found:
             if stop.is_set():
                 break
-            if path != top and os.path.islink(path):
-                continue
-            text = _read_text_file(ws, path)
             if text is None:
                 continue
             searched += 1
@@ -288,13 +311,23 @@ class GrepTool(Tool[GrepParams]):
         return ToolResult.text(body, details)
 
 
-def _read_text_file(ws: Workspace, path: Path) -> str | None:
-    """A file's text for grep, or ``None`` if it is refused, binary, too big or unreadable."""
+def _read_in(ws: Workspace, dir_fd: int, name: str, path: Path) -> str | None:
+    """A walked file's text for grep, or ``None`` if it is refused, binary, too big or
+    unreadable (opened from its directory's descriptor: symlinks, FIFOs, devices and
+    hard-linked files are skipped)."""
     try:
-        real = ws.resolve(str(path))
-        data = ws.read_bytes(real, MAX_GREP_FILE_BYTES + 1)
+        fd = ws.open_in(dir_fd, name, ws.display(path))
     except (ToolError, OSError):
         return None
+    with os.fdopen(fd, "rb") as f:
+        try:
+            data = f.read(MAX_GREP_FILE_BYTES + 1)
+        except OSError:
+            return None
+    return _text(data)
+
+
+def _text(data: bytes) -> str | None:
     if len(data) > MAX_GREP_FILE_BYTES or b"\x00" in data[:_SNIFF_BYTES]:
         return None
     return data.decode("utf-8", "replace")

@@ -5,7 +5,11 @@ the workspace root, outside every forbidden root (the app's data and config dire
 even when they sit inside the workspace) and outside any ``.git/hooks`` directory; writes
 inside ``.git`` are refused as well. Files are then opened by walking from the root one
 component at a time with ``O_NOFOLLOW`` (where the OS supports ``dir_fd``), so a symlink
-swapped in between the check and the open is refused instead of followed.
+swapped in between the check and the open is refused instead of followed. Writes check
+again, before and after the final rename, that a fresh walk from the root still reaches
+the directory they write in, so a directory renamed out of the workspace during a write
+never receives it. Only regular files with one link are read or replaced: device files,
+FIFOs and sockets are refused before they are opened, hard-linked files always.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ _DIR_FD = (
     and os.rename in os.supports_dir_fd
     and os.stat in os.supports_dir_fd
     and os.unlink in os.supports_dir_fd
+    and os.rmdir in os.supports_dir_fd
     and bool(_O_DIRECTORY)
     and bool(_O_NOFOLLOW)
 )
@@ -72,6 +77,8 @@ class Workspace:
         if not os.path.isdir(given):
             raise ValueError(f"workspace root is not a directory: {given}")
         self.root = Path(os.path.realpath(given))
+        st = os.stat(self.root)
+        self._root_id = (st.st_dev, st.st_ino)
         forbidden: list[str] = []
         for item in forbidden_roots:
             literal = os.path.abspath(os.path.expanduser(os.fspath(item)))
@@ -153,13 +160,31 @@ class Workspace:
         rel = os.path.relpath(real, self.root)
         return [] if rel == "." else list(Path(rel).parts)
 
-    def _walk(self, dirs: list[str], shown: str, *, create: bool) -> int:
-        """A descriptor of root/dirs..., each step opened with ``O_NOFOLLOW``."""
+    def _open_root(self, shown: str) -> int:
+        """A descriptor of the root, which must still be the folder the workspace began
+        with (not moved away and replaced, not turned into a symbolic link)."""
+        try:
+            fd = os.open(self.root, os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC)
+        except OSError as exc:
+            raise PathRefused(
+                shown, f"the workspace folder cannot be opened ({exc.strerror})"
+            ) from None
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) != self._root_id:
+            os.close(fd)
+            raise PathRefused(shown, "the workspace folder was moved or replaced")
+        return fd
+
+    def _walk(self, dirs: list[str], shown: str, *, create: bool) -> _Chain:
+        """Descriptors of root/dirs..., each step opened with ``O_NOFOLLOW`` from the one
+        before; with ``create``, missing directories are made (and remembered, so that a
+        refused write can remove them again)."""
         forbidden = self._forbidden_ids()
         flags = os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC
-        fd = os.open(self.root, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
+        chain = _Chain([self._open_root(shown)])
         try:
             for part in dirs:
+                fd = chain.fd
                 try:
                     nfd = os.open(part, flags, dir_fd=fd)
                 except FileNotFoundError:
@@ -167,6 +192,7 @@ class Workspace:
                         raise
                     try:
                         os.mkdir(part, 0o777, dir_fd=fd)
+                        chain.created.append((len(chain.fds) - 1, part))
                     except FileExistsError:
                         pass
                     nfd = os.open(part, flags, dir_fd=fd)
@@ -176,44 +202,82 @@ class Workspace:
                             shown, "a directory on the way was replaced by a symbolic link"
                         ) from None
                     raise
-                os.close(fd)
-                fd = nfd
-                st = os.fstat(fd)
+                chain.fds.append(nfd)
+                st = os.fstat(nfd)
                 if (st.st_dev, st.st_ino) in forbidden:
                     raise PathRefused(shown, "it is inside the app's own protected directory")
-            return fd
+            return chain
         except BaseException:
-            os.close(fd)
+            chain.close()
             raise
 
+    def _still_inside(self, dirs: list[str], dir_fd: int, shown: str) -> bool:
+        """Whether root/dirs... (walked again, ``O_NOFOLLOW``) is still ``dir_fd``: false
+        when a directory on the way was moved out of the workspace or replaced."""
+        try:
+            check = self._walk(dirs, shown, create=False)
+        except (OSError, PathRefused):
+            return False
+        try:
+            a, b = os.fstat(check.fd), os.fstat(dir_fd)
+            return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+        finally:
+            check.close()
+
+    def open_dir(self, real: Path) -> int:
+        """A descriptor of a resolved directory, opened step by step with ``O_NOFOLLOW``."""
+        shown = self.display(real)
+        if not _DIR_FD:
+            return os.open(real, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
+        chain = self._walk(self._rel_parts(real), shown, create=False)
+        return chain.detach()
+
     def open_file(self, real: Path) -> int:
-        """A read-only descriptor of a resolved regular file (raises on anything else)."""
+        """A read-only descriptor of a resolved regular file (raises on anything else).
+
+        Device files, FIFOs and sockets are refused before they are opened; a file with
+        more than one hard link is refused (another name of it may be outside).
+        """
         shown = self.display(real)
         parts = self._rel_parts(real)
         if not parts:
             raise ToolError(f"{shown} is a directory")
         if not _DIR_FD:
             fd = os.open(real, os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC | _O_BINARY)
-        else:
-            dir_fd = self._walk(parts[:-1], shown, create=False)
             try:
-                flags = os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC
-                try:
-                    fd = os.open(parts[-1], flags, dir_fd=dir_fd)
-                except OSError as exc:
-                    if exc.errno in (errno.ELOOP, errno.EMLINK):
-                        raise PathRefused(shown, "it was replaced by a symbolic link") from None
-                    raise
-            finally:
-                os.close(dir_fd)
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
+                _check_regular(os.fstat(fd), shown)
+            except BaseException:
+                os.close(fd)
+                raise
+            _blocking(fd)
+            return fd
+        chain = self._walk(parts[:-1], shown, create=False)
+        try:
+            return self.open_in(chain.fd, parts[-1], shown)
+        finally:
+            chain.close()
+
+    def open_in(self, dir_fd: int, name: str, shown: str) -> int:
+        """A read-only descriptor of the regular file ``name`` in the directory ``dir_fd``
+        (lstat first: anything else is refused without being opened)."""
+        before = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        _check_regular(before, shown)
+        flags = os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC
+        try:
+            fd = os.open(name, flags, dir_fd=dir_fd)
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.EMLINK):
+                raise PathRefused(shown, "it was replaced by a symbolic link") from None
+            raise
+        try:
+            st = os.fstat(fd)
+            if (st.st_dev, st.st_ino) != (before.st_dev, before.st_ino):
+                raise PathRefused(shown, "it was replaced while it was being opened")
+            _check_regular(st, shown)
+        except BaseException:
             os.close(fd)
-            if stat.S_ISDIR(st.st_mode):
-                raise ToolError(f"{shown} is a directory")
-            raise ToolError(f"{shown} is not a regular file")
-        if _O_NONBLOCK and hasattr(os, "set_blocking"):
-            os.set_blocking(fd, True)
+            raise
+        _blocking(fd)
         return fd
 
     def read_bytes(self, real: Path, limit: int | None = None) -> bytes:
@@ -225,59 +289,87 @@ class Workspace:
     def atomic_write(self, real: Path, data: bytes) -> bool:
         """Replace (or create) a resolved file atomically; parent dirs are created.
 
-        Returns whether the file was created. The new content goes to a temporary file
-        in the same directory, is synced and renamed over the target, so readers see the
-        old or the new file, never a mix, and a hard link elsewhere keeps its content.
+        Returns whether the file was created. The parent directory is reached from the
+        workspace root with ``O_NOFOLLOW`` at each step; the new content goes to a
+        temporary file there, is synced and renamed over the target, so readers see the
+        old or the new file, never a mix. Containment is checked again (a fresh walk
+        from the root must reach the same directory) before the rename, and after it:
+        if a directory on the way was moved out of the workspace meanwhile, the rename
+        is undone (the old file put back) and the write refused, so nothing is left
+        outside the workspace.
         """
         shown = self.display(real)
         parts = self._rel_parts(real)
         if not parts:
             raise ToolError(f"{shown} is a directory")
-        name = parts[-1]
+        name, dirs = parts[-1], parts[:-1]
         if not _DIR_FD:
             return self._atomic_write_by_path(real, data)
-        dir_fd = self._walk(parts[:-1], shown, create=True)
+        chain = self._walk(dirs, shown, create=True)
         try:
-            mode: int | None = None
-            try:
-                st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-            except FileNotFoundError:
-                st = None
-            if st is not None:
-                if stat.S_ISLNK(st.st_mode):
-                    raise PathRefused(shown, "it was replaced by a symbolic link")
-                if stat.S_ISDIR(st.st_mode):
-                    raise ToolError(f"{shown} is a directory")
-                if not stat.S_ISREG(st.st_mode):
-                    raise ToolError(f"{shown} is not a regular file")
-                mode = stat.S_IMODE(st.st_mode)
-            tmp = f".{name[:200]}.{secrets.token_hex(4)}.tmp"
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC
-            fd = os.open(tmp, flags, 0o666, dir_fd=dir_fd)
-            try:
-                try:
-                    if mode is not None:
-                        os.fchmod(fd, mode)
-                    _write_all(fd, data)
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
-                os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-            except BaseException:
-                try:
-                    os.unlink(tmp, dir_fd=dir_fd)
-                except OSError:
-                    pass
-                raise
-            try:
-                os.fsync(dir_fd)
-            except OSError:
-                pass
-            return st is None
+            return self._write_in(chain, dirs, name, shown, data)
+        except BaseException:
+            chain.remove_created()
+            raise
         finally:
-            os.close(dir_fd)
+            chain.close()
+
+    def _write_in(self, chain: _Chain, dirs: list[str], name: str, shown: str, data: bytes) -> bool:
+        dir_fd = chain.fd
+        mode: int | None = None
+        try:
+            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            st = None
+        if st is not None:
+            if stat.S_ISLNK(st.st_mode):
+                raise PathRefused(shown, "it was replaced by a symbolic link")
+            if stat.S_ISDIR(st.st_mode):
+                raise ToolError(f"{shown} is a directory")
+            _check_regular(st, shown)
+            mode = stat.S_IMODE(st.st_mode)
+        token = secrets.token_hex(4)
+        tmp = f".{name[:200]}.{token}.tmp"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC
+        fd = os.open(tmp, flags, 0o666, dir_fd=dir_fd)
+        placed = False
+        backup: str | None = None
+        try:
+            try:
+                if mode is not None:
+                    os.fchmod(fd, mode)
+                _write_all(fd, data)
+                os.fsync(fd)
+                written = os.fstat(fd)
+            finally:
+                os.close(fd)
+            if not self._still_inside(dirs, dir_fd, shown):
+                raise _moved(shown)
+            if st is not None:
+                backup = _keep_old(name, f".{name[:200]}.{token}.old", dir_fd)
+            os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            placed = True
+            if not self._still_inside(dirs, dir_fd, shown):
+                # Moved out between the check and the rename: undo, leave nothing there.
+                _undo(name, backup, written, dir_fd)
+                backup = None
+                raise _moved(shown)
+        except BaseException:
+            if not placed:
+                _unlink_quietly(tmp, dir_fd)
+            if backup is not None:
+                _unlink_quietly(backup, dir_fd)
+            raise
+        if backup is not None:
+            _unlink_quietly(backup, dir_fd)
+        try:
+            os.fsync(dir_fd)
+        except OSError:
+            pass
+        return st is None
 
     def _atomic_write_by_path(self, real: Path, data: bytes) -> bool:
+        """Without ``dir_fd`` support (Windows): by path, checked again before replacing."""
         created = not real.exists()
         if real.is_symlink():
             raise PathRefused(self.display(real), "it was replaced by a symbolic link")
@@ -288,11 +380,103 @@ class Workspace:
                 f.write(data)
                 f.flush()
                 os.fsync(f.fileno())
+            if not _inside(os.path.realpath(real.parent), str(self.root)):
+                raise _moved(self.display(real))
             os.replace(tmp, real)
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
         return created
+
+
+class _Chain:
+    """Open directory descriptors from the root down, and the directories we made."""
+
+    def __init__(self, fds: list[int]) -> None:
+        self.fds = fds
+        self.created: list[tuple[int, str]] = []
+        """(index of the parent's descriptor, name) of each directory made by the walk."""
+
+    @property
+    def fd(self) -> int:
+        return self.fds[-1]
+
+    def detach(self) -> int:
+        """The last descriptor (the caller closes it); the others are closed."""
+        last = self.fds.pop()
+        self.close()
+        return last
+
+    def remove_created(self) -> None:
+        """Remove (if still empty) the directories this walk made, deepest first."""
+        for index, name in reversed(self.created):
+            try:
+                os.rmdir(name, dir_fd=self.fds[index])
+            except OSError:
+                pass
+        self.created.clear()
+
+    def close(self) -> None:
+        while self.fds:
+            try:
+                os.close(self.fds.pop())
+            except OSError:
+                pass
+
+
+def _moved(shown: str) -> PathRefused:
+    return PathRefused(
+        shown, "a directory on the way was moved out of the workspace or replaced during the write"
+    )
+
+
+def _check_regular(st: os.stat_result, shown: str) -> None:
+    if stat.S_ISLNK(st.st_mode):
+        raise PathRefused(shown, "it was replaced by a symbolic link")
+    if stat.S_ISDIR(st.st_mode):
+        raise ToolError(f"{shown} is a directory")
+    if not stat.S_ISREG(st.st_mode):
+        raise ToolError(f"{shown} is not a regular file (a device, FIFO or socket)")
+    if st.st_nlink > 1:
+        raise PathRefused(
+            shown,
+            f"it has {st.st_nlink} hard links, so the same file may also be outside the "
+            "workspace (use bash to copy it if you need it)",
+        )
+
+
+def _keep_old(name: str, backup: str, dir_fd: int) -> str | None:
+    """A second name for the file about to be replaced, to put it back if needed."""
+    try:
+        os.link(name, backup, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+    except OSError:
+        return None  # no hard links here (some file systems): no undo of the old content
+    return backup
+
+
+def _undo(name: str, backup: str | None, written: os.stat_result, dir_fd: int) -> None:
+    try:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except OSError:
+        return
+    if (st.st_dev, st.st_ino) != (written.st_dev, written.st_ino):
+        return  # someone else's file by now: leave it
+    if backup is not None:
+        os.rename(backup, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    else:
+        _unlink_quietly(name, dir_fd)
+
+
+def _unlink_quietly(name: str, dir_fd: int) -> None:
+    try:
+        os.unlink(name, dir_fd=dir_fd)
+    except OSError:
+        pass
+
+
+def _blocking(fd: int) -> None:
+    if _O_NONBLOCK and hasattr(os, "set_blocking"):
+        os.set_blocking(fd, True)
 
 
 def _is_symlink(name: str, dir_fd: int) -> bool:

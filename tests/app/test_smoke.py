@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from desktop_agent.ai import TextContent, UserMessage
-from desktop_agent.app import RedactingFilter
 from desktop_agent.session import JsonlSessionRepo
+from desktop_agent.utils import RedactingFilter
 
 
 def run_smoke(data_dir: Path, *extra: str) -> dict[str, object]:

@@ -165,15 +165,22 @@ def test_final_component_swapped_to_symlink_is_not_followed(sandbox: Sandbox) ->
 
 
 @pytest.mark.asyncio
-async def test_writing_a_hard_link_leaves_the_outside_file_alone(sandbox: Sandbox) -> None:
+async def test_a_hard_link_is_neither_read_nor_written(sandbox: Sandbox) -> None:
     os.link(sandbox.outside / "secret.txt", sandbox.root / "hard.txt")
     before = tree_hash(sandbox.outside)
-    result = await run_tool(
-        WriteTool(), "c", {"path": "hard.txt", "content": "new\n"}, sandbox.ctx()
-    )
-    assert not result.is_error
-    assert (sandbox.root / "hard.txt").read_text() == "new\n"
+    cases: list[tuple[Tool[Any], dict[str, Any]]] = [
+        (WriteTool(), {"path": "hard.txt", "content": "new\n"}),
+        (ReadTool(), {"path": "hard.txt"}),
+        (EditTool(), {"path": "hard.txt", "old_text": "canary", "new_text": "x"}),
+    ]
+    for tool, args in cases:
+        result = await run_tool(tool, "c", args, sandbox.ctx())
+        assert result.is_error and "hard links" in result.text_content(), tool.name
+        assert "canary" not in result.text_content()
+    result = await run_tool(GrepTool(), "c", {"pattern": "canary"}, sandbox.ctx())
+    assert result.text_content() == "(no matches)"
     assert tree_hash(sandbox.outside) == before
+    assert (sandbox.root / "hard.txt").read_text() == "canary secret\n"
 
 
 @pytest.mark.asyncio
