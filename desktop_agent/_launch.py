@@ -116,7 +116,7 @@ def _file_handler_path() -> Path | None:
 
 def _redactor() -> logging.Filter | None:
     try:
-        from desktop_agent.app import RedactingFilter
+        from desktop_agent.utils import RedactingFilter
     except Exception:  # noqa: BLE001 - the import itself may be what failed
         return None
     return RedactingFilter()
