@@ -5,20 +5,25 @@ Layout: ``<root>/--<encoded cwd>--/<createdAt with ':' '.' -> '-'>_<id>.jsonl``.
 Guarantees:
 - one ``os.write`` of whole lines per append on an ``O_APPEND`` descriptor kept open;
   ``fsync`` at ``sync()`` and close; a failed write is cut back before the next one;
-- one writer per file (advisory lock on ``<file>.lock``); another opener is read-only;
+- one writer per file: a lock on the session file's own descriptor (`_platform`), so a
+  symlink or hard link to it is refused as a second writer and no sidecar is left beside
+  Pi's files; another opener is read-only;
 - a torn last line is moved byte-for-byte to ``<file>.corrupt-<timestamp>`` (synced
   first) and cut; damage anywhere else opens the session read-only, never rewrites it;
+- every disk operation goes through a `FileOps` (tests inject faults and power cuts);
 - ``delete()`` moves the file into a trash folder it can be restored from.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import gc
 import json
 import os
 import re
 import shutil
+import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +31,19 @@ from typing import Any
 
 from desktop_agent.session._errors import SessionError
 from desktop_agent.session._ids import iso_to_ms, now_iso, uuidv7
-from desktop_agent.session._platform import fsync_dir, fsync_fd, try_lock, unlock
+from desktop_agent.session._platform import (
+    APPEND_FLAGS,
+    CREATE_FLAGS,
+    O_BINARY,
+    O_CLOEXEC,
+    OS_FILE_OPS,
+    FileOps,
+    FileStat,
+    NotRegularFileError,
+    fsync_dir,
+    fsync_fd,
+    kind_of,
+)
 from desktop_agent.session._storage import (
     DamagedLine,
     RecoveryReport,
@@ -34,10 +51,16 @@ from desktop_agent.session._storage import (
     Storage,
     describe_os_error,
 )
-from desktop_agent.session._tree import LineError, Row, Tree, lines_of, parse_line, serialize
+from desktop_agent.session._tree import (
+    LineError,
+    Row,
+    Tree,
+    lines_of,
+    loads_js,
+    parse_line,
+    serialize,
+)
 
-_O_BINARY = getattr(os, "O_BINARY", 0)
-_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _WINDOWS_RESERVED = re.compile(r"^(con|prn|aux|nul|com\d|lpt\d)(\..*)?$", re.IGNORECASE)
 
@@ -65,7 +88,7 @@ def _invalid(path: str, reason: str) -> SessionError:
 def parse_header(line: bytes, path: str) -> dict[str, Any]:
     """Validate a header line with Pi's checks and messages."""
     try:
-        obj = json.loads(line)
+        obj = loads_js(line)
     except (ValueError, RecursionError) as exc:
         raise _invalid(path, "first line is not a valid session header") from exc
     if not isinstance(obj, dict) or obj.get("type") != "session":
@@ -94,13 +117,54 @@ def header_metadata(obj: dict[str, Any], path: str) -> SessionMetadata:
     )
 
 
-def read_header(path: str) -> SessionMetadata:
-    """Read only the first line (as Pi's listing does: a blank first line is no header)."""
-    with open(path, "rb") as fh:
-        first = fh.readline(1 << 20)
+def _read_first_line(ops: FileOps, fd: int, limit: int = 1 << 20) -> bytes:
+    """The first physical line (without its newline), reading at most ``limit`` bytes."""
+    data = b""
+    offset = 0
+    while len(data) < limit:
+        chunk = ops.pread(fd, 1 << 16, offset)
+        if not chunk:
+            break
+        cut = chunk.find(b"\n")
+        if cut >= 0:
+            return data + chunk[:cut]
+        data += chunk
+        offset += len(chunk)
+    return data
+
+
+def open_error(path: str, exc: OSError) -> SessionError:
+    """The documented `SessionError` for a session file that cannot be opened for reading."""
+    if isinstance(exc, NotRegularFileError):
+        if stat.S_ISDIR(exc.mode):
+            return SessionError("not_found", f"Session not found: {path} is a folder")
+        return _invalid(path, f"it is {kind_of(exc.mode)}, not a regular file")
+    if isinstance(exc, FileNotFoundError):
+        return SessionError("not_found", f"Session not found: {path}")
+    if exc.errno == errno.ELOOP:
+        return _invalid(path, "it is a symbolic link that loops")
+    return SessionError("storage", f"Failed to read session {path}: {describe_os_error(exc)}")
+
+
+def read_header(path: str, ops: FileOps = OS_FILE_OPS) -> SessionMetadata:
+    """Read only the first line (as Pi's listing does: a blank first line is no header).
+
+    Only a regular file is read, opened without blocking (a FIFO or device named
+    ``*.jsonl`` is refused, never waited on). Raises `SessionError` only.
+    """
+    try:
+        fd = ops.open_regular(path)
+    except OSError as exc:
+        raise open_error(path, exc) from exc
+    try:
+        first = _read_first_line(ops, fd)
+    except OSError as exc:
+        raise open_error(path, exc) from exc
+    finally:
+        ops.close(fd)
     if not first.strip():
         raise _invalid(path, "missing session header")
-    return header_metadata(parse_header(first.rstrip(b"\r\n"), path), path)
+    return header_metadata(parse_header(first.rstrip(b"\r"), path), path)
 
 
 @dataclass
@@ -109,15 +173,33 @@ class _Loaded:
     header_raw: bytes
     tree: Tree
     damaged: list[DamagedLine]
-    torn_offset: int | None  # where the torn last line starts
+    torn_offset: int | None  # where the torn tail starts (None: the file ends cleanly)
     size: int
 
 
+@dataclass
+class _Line:
+    number: int  # physical, 1-based
+    offset: int
+    raw: bytes  # without "\n" (and without a final "\r")
+    row: Row | None
+    reason: str = ""
+
+
+PAGE = 4096
+
+
 def _load(path: str, data: bytes) -> _Loaded:
-    """Parse a whole file; a torn last line and mid-file damage are reported, not fatal."""
+    """Parse a whole file; a torn tail and mid-file damage are reported, not fatal.
+
+    The torn tail is the last line when it has no newline or is not a valid entry, or,
+    after a power cut that kept a later page of unsynced data but not an earlier one,
+    everything from the first damaged line on, when what follows it is damaged too
+    (`_torn_from`). Any other damage is mid-file damage: the session opens read-only.
+    """
     # Physical lines with their offsets; the piece after the last "\n" is unterminated.
-    starts: list[int] = []
     pieces = data.split(b"\n")
+    starts: list[int] = []
     offset = 0
     for piece in pieces:
         starts.append(offset)
@@ -139,35 +221,40 @@ def _load(path: str, data: bytes) -> _Loaded:
     while last >= index and not pieces[last].strip():
         last -= 1
 
-    tree = Tree()
-    damaged: list[DamagedLine] = []
-    torn_offset: int | None = None
     # Rows hold no reference cycles: pausing the cyclic GC while 100k of them are made
     # saves a third of the load time.
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        torn_offset = _load_rows(pieces, starts, index, last, terminated, tree, damaged)
+        lines, torn_offset = _parse_lines(pieces, starts, index, last, terminated)
     finally:
         if gc_was_enabled:
             gc.enable()
+    cut = _torn_from(lines, data)
+    if cut is not None:
+        torn_offset = lines[cut].offset
+        lines = lines[:cut]
+    tree = Tree()
+    damaged: list[DamagedLine] = []
+    for line in lines:
+        if line.row is not None:
+            tree.add(line.row)
+        else:
+            damaged.append(
+                DamagedLine(line.number, line.offset, line.reason, pieces[line.number - 1])
+            )
+    tree.damaged = bool(damaged)
     if torn_offset is None and pieces[-1] and len(pieces) - 1 >= index:
         # Only whitespace after the last newline: an unterminated run all the same.
         torn_offset = starts[-1]
     return _Loaded(header, header_raw, tree, damaged, torn_offset, len(data))
 
 
-def _load_rows(
-    pieces: list[bytes],
-    starts: list[int],
-    index: int,
-    last: int,
-    terminated: int,
-    tree: Tree,
-    damaged: list[DamagedLine],
-) -> int | None:
-    """Parse entry lines ``index..last`` into ``tree``; returns the torn tail's offset."""
-    torn_offset: int | None = None
+def _parse_lines(
+    pieces: list[bytes], starts: list[int], index: int, last: int, terminated: int
+) -> tuple[list[_Line], int | None]:
+    """Parse entry lines ``index..last``; returns them and the torn last line's offset."""
+    lines: list[_Line] = []
     for i in range(index, last + 1):
         raw = pieces[i]
         if not raw.strip():
@@ -175,31 +262,75 @@ def _load_rows(
         if raw.endswith(b"\r"):
             raw = raw[:-1]
         if i == last and i >= terminated:
-            torn_offset = starts[i]
-            break
+            return lines, starts[i]
         try:
             row = parse_line(raw)
         except LineError as exc:
             if i == last:
-                torn_offset = starts[i]
-                break
-            damaged.append(DamagedLine(i + 1, starts[i], exc.reason, pieces[i]))
+                return lines, starts[i]
+            lines.append(_Line(i + 1, starts[i], raw, None, exc.reason))
             continue
-        tree.add(row)
-    return torn_offset
+        lines.append(_Line(i + 1, starts[i], raw, row))
+    return lines, None
+
+
+def _torn_from(lines: list[_Line], data: bytes) -> int | None:
+    """Where a power-cut tail starts among ``lines``, if the first damage is one.
+
+    The first damaged line starts a torn tail (instead of being mid-file damage) when
+    every line after it is damaged too, or when it holds a run of NUL bytes that ends on
+    a 4 KiB page boundary (a page of unsynced data that never reached the disk while a
+    later one did) and no entry after it descends from an entry before it (their parents
+    were in the lost page). A byte flipped in the middle of a file is neither: it stays
+    mid-file damage and the file is not touched.
+    """
+    first = next((i for i, line in enumerate(lines) if line.row is None), None)
+    if first is None:
+        return None
+    after = lines[first + 1 :]
+    if all(line.row is None for line in after):
+        return first
+    if not _holds_lost_page(lines[first], data):
+        return None
+    known = {line.row.id for line in lines[:first] if line.row is not None}
+    for line in after:
+        row = line.row
+        if row is None:
+            continue
+        if row.parent_id is None or row.parent_id in known:
+            return None  # attached to the readable tree: real entries, keep them
+    return first
+
+
+def _holds_lost_page(line: _Line, data: bytes) -> bool:
+    """Whether the line's bytes include a NUL run ending on a page boundary (or EOF)."""
+    start, end = line.offset, line.offset + len(line.raw)
+    boundary = (start // PAGE + 1) * PAGE
+    while boundary <= end:
+        if boundary - 1 >= start and data[boundary - 1 : boundary] == b"\x00":
+            return True
+        boundary += PAGE
+    return end == len(data) and data[end - 1 : end] == b"\x00"
 
 
 class JsonlStorage(Storage):
-    """One open JSONL session file."""
+    """One open JSONL session file.
+
+    Two descriptors: ``_rfd`` (read-only, held while the session is open; it carries the
+    writer lock) and ``_fd`` (``O_APPEND``, only while this process is the writer).
+    """
 
     def __init__(
         self,
         metadata: SessionMetadata,
         tree: Tree,
         *,
+        ops: FileOps,
+        rfd: int,
         fd: int | None,
-        lock_fd: int | None,
+        locked: bool,
         size: int,
+        header_line: bytes,
         read_only_reason: str | None,
         read_only_code: str = "read_only",
         recovery: RecoveryReport | None = None,
@@ -212,178 +343,256 @@ class JsonlStorage(Storage):
             recovery=recovery,
         )
         self.path = metadata.path or ""
+        self._ops = ops
+        self._rfd: int | None = rfd
         self._fd = fd
-        self._lock_fd = lock_fd
-        self._good_size = size  # bytes known to be whole lines
+        self._locked = locked  # we hold the writer lock (on _rfd)
+        self._good_size = size  # bytes known to be whole lines (or the header)
         self._dirty = False  # a write failed part-way: cut back before writing again
         self._rewrite = False  # an fsync failed: rewrite the whole file on retry
-        self._identity = os.fstat(fd)[1:3] if fd is not None else None  # (ino, dev)
-        self._header_line: bytes | None = None
+        self._identity = ops.fstat(rfd).identity
+        self._header_line = header_line
+        # The file does not end with "\n" (a header written without it): the first
+        # write starts with one, so opening never has to change a byte.
+        self._needs_newline = False
         self._torn_unrecovered = False  # a torn tail seen while another process owned it
+        self._torn_size: int | None = None  # size with the torn tail, while it waits
 
     # ------------------------------------------------------------------- open
 
     @classmethod
-    def open(cls, path: str, *, lock: bool = True) -> JsonlStorage:
-        """Open a session file (section 3.1 plus our recovery rules)."""
-        lock_fd = None
-        read_only_reason: str | None = None
-        read_only_code = "read_only"
-        if lock:
-            lock_fd, held = _acquire_lock(path)
-            if not held:
+    def open(cls, path: str, *, lock: bool = True, ops: FileOps = OS_FILE_OPS) -> JsonlStorage:
+        """Open a session file (section 3.1 plus our recovery rules).
+
+        Raises only `SessionError`: ``not_found`` (missing, or a folder), ``invalid_session``
+        (no valid header; not a regular file; a symlink loop), ``storage`` (the disk failed
+        while reading). Anything else opens, read-only when the file cannot be written
+        safely, with ``read_only_reason`` and `RecoveryReport` saying why. Opening changes
+        no byte of the file, except cutting a torn tail that was first copied to a synced
+        ``.corrupt-*`` sidecar. ``lock=False`` opens for reading only (never locks or
+        writes, a torn tail is left in place).
+        """
+        try:
+            rfd = ops.open_regular(path)
+        except OSError as exc:
+            raise open_error(path, exc) from exc
+        fd: int | None = None
+        try:
+            locked = lock and ops.try_lock(rfd)
+            try:
+                st = ops.fstat(rfd)
+                data = ops.read_all(rfd, st.size)
+            except OSError as exc:
+                raise open_error(path, exc) from exc
+            loaded = _load(path, data)
+            read_only_reason: str | None = None
+            read_only_code = "read_only"
+            if not lock:
+                read_only_reason = "it was opened for reading only"
+            elif not locked:
                 read_only_reason = "it is open in another Desktop Agent window or process"
                 read_only_code = "locked"
-        try:
-            try:
-                with open(path, "rb") as fh:
-                    data = fh.read()
-            except FileNotFoundError as exc:
-                raise SessionError("not_found", f"Session not found: {path}") from exc
-            except IsADirectoryError as exc:
-                raise SessionError("not_found", f"Session not found: {path}") from exc
-            except OSError as exc:
-                raise SessionError(
-                    "storage", f"Failed to read session {path}: {describe_os_error(exc)}"
-                ) from exc
-            loaded = _load(path, data)
-            metadata = header_metadata(loaded.header, path)
-            quarantine_path: str | None = None
-            quarantined = 0
-            size = loaded.size
-            if loaded.damaged and read_only_reason is None:
+            elif loaded.damaged:
                 read_only_reason = "parts of the file are damaged"
+            else:
+                fd, read_only_reason = _open_for_append(ops, path, st)
+            size = loaded.size
+            quarantined = 0
+            quarantine_path: str | None = None
+            quarantine_error: str | None = None
             if loaded.torn_offset is not None:
                 quarantined = loaded.size - loaded.torn_offset
-                if read_only_reason is None:
-                    quarantine_path = _quarantine(path, data, loaded.torn_offset)
-                    size = loaded.torn_offset
+                size = loaded.torn_offset  # the whole lines; the tail is not ours to write
+                if fd is not None:
+                    try:
+                        quarantine_path = _quarantine(ops, path, fd, data, loaded.torn_offset)
+                    except _QuarantineError as exc:
+                        quarantine_error = exc.reason
+                        quarantine_path = exc.kept
+                        ops.close(fd)
+                        fd = None
+                        read_only_reason = (
+                            f"an incomplete last line could not be set aside ({exc.reason})"
+                        )
             recovery = None
             if quarantined or loaded.damaged:
                 recovery = RecoveryReport(
                     quarantined_bytes=quarantined,
                     quarantine_path=quarantine_path,
                     damaged_lines=tuple(loaded.damaged),
+                    quarantine_error=quarantine_error,
                 )
-            fd = None
-            if read_only_reason is None:
-                fd = os.open(path, os.O_WRONLY | os.O_APPEND | _O_BINARY | _O_CLOEXEC)
-                if data and not data[:size].endswith(b"\n"):
-                    # A header or last line without its newline (written by another
-                    # tool): terminate it so our first line does not join it.
-                    os.write(fd, b"\n")
-                    size += 1
             storage = cls(
-                metadata,
+                header_metadata(loaded.header, path),
                 loaded.tree,
+                ops=ops,
+                rfd=rfd,
                 fd=fd,
-                lock_fd=lock_fd,
+                locked=locked,
                 size=size,
+                header_line=loaded.header_raw + b"\n",
                 read_only_reason=read_only_reason,
                 read_only_code=read_only_code,
                 recovery=recovery,
             )
-            storage._header_line = loaded.header_raw + b"\n"
-            storage._torn_unrecovered = loaded.torn_offset is not None and fd is None
+            storage._needs_newline = size > 0 and data[size - 1 : size] != b"\n"
+            if loaded.torn_offset is not None and fd is None:
+                if read_only_code == "locked":
+                    storage._torn_unrecovered = True
+                elif quarantine_error is not None and quarantine_path is None:
+                    storage._torn_size = loaded.size
             return storage
         except BaseException:
-            if lock_fd is not None:
-                unlock(lock_fd)
-                os.close(lock_fd)
+            if fd is not None:
+                ops.close(fd)
+            ops.unlock(rfd)
+            ops.close(rfd)
             raise
 
     @classmethod
-    def create(cls, path: str, header: dict[str, Any]) -> JsonlStorage:
+    def create(
+        cls, path: str, header: dict[str, Any], *, ops: FileOps = OS_FILE_OPS
+    ) -> JsonlStorage:
         """Write a new file holding just the header; never overwrites an existing file."""
         directory = os.path.dirname(path)
         try:
-            os.makedirs(directory, exist_ok=True)
+            ops.makedirs(directory)
         except OSError as exc:
             raise SessionError(
                 "storage", f"Failed to create {directory}: {describe_os_error(exc)}"
             ) from exc
-        lock_fd, held = _acquire_lock(path)
-        if not held:
-            os.close(lock_fd)
-            raise SessionError("locked", f"Session file {path} is locked by another process")
         line = serialize(header) + b"\n"
-        fd = None
+        rfd: int | None = None
+        fd: int | None = None
         try:
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | _O_BINARY | _O_CLOEXEC
-            fd = os.open(path, flags, 0o644)
-            _write_all(fd, line)
-            fsync_fd(fd)
-            fsync_dir(directory)
+            rfd = ops.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | O_BINARY | O_CLOEXEC)
+            if not ops.try_lock(rfd):  # pragma: no cover - nobody else knows the name yet
+                raise OSError(errno.EAGAIN, "the new session file is locked by another process")
+            ops.write_all(rfd, line)
+            ops.fsync(rfd)
+            ops.fsync_dir(directory)
+            fd = ops.open(path, APPEND_FLAGS)
         except OSError as exc:
-            if fd is not None:
-                os.close(fd)
+            for handle in (fd, rfd):
+                if handle is not None:
+                    with contextlib.suppress(OSError):
+                        ops.close(handle)
+            if rfd is not None:
                 with contextlib.suppress(OSError):
-                    os.unlink(path)
-            unlock(lock_fd)
-            os.close(lock_fd)
+                    ops.unlink(path)
             if isinstance(exc, FileExistsError):
                 raise SessionError("storage", f"Session file {path} already exists") from exc
             raise SessionError(
                 "storage", f"Failed to create session {path}: {describe_os_error(exc)}"
             ) from exc
-        storage = cls(
+        return cls(
             header_metadata(header, path),
             Tree(),
+            ops=ops,
+            rfd=rfd,
             fd=fd,
-            lock_fd=lock_fd,
+            locked=True,
             size=len(line),
+            header_line=line,
             read_only_reason=None,
         )
-        storage._header_line = line
-        return storage
 
     # ------------------------------------------------------------- writing
 
     def _try_become_writable(self) -> bool:
-        """A session that was locked by another process becomes ours once it lets go,
-        provided the file is still exactly what we read (nobody appended meanwhile)."""
-        if self.read_only_code != "locked" or self._torn_unrecovered:
+        """Leave read-only mode when what caused it is gone.
+
+        A session locked by another process becomes ours once it lets go, provided the
+        file is still exactly what we read (nobody appended meanwhile). A torn tail that
+        could not be set aside (full disk) is set aside now, if the file is unchanged.
+        """
+        if self.read_only_code == "locked":
+            return self._take_over()
+        if self._torn_size is not None:
+            return self._retry_quarantine()
+        return False
+
+    def _take_over(self) -> bool:
+        ops = self._ops
+        if self._torn_unrecovered or self._rfd is None:
             return False
-        if self._lock_fd is None:
-            return False
-        if not try_lock(self._lock_fd):
+        if not ops.try_lock(self._rfd):
             return False
         try:
-            st = os.stat(self.path)
-            if st.st_size != self._good_size:
-                unlock(self._lock_fd)
+            st = ops.fstat(self._rfd)
+            on_disk = ops.stat(self.path)
+            if st.size != self._good_size or on_disk.identity != st.identity:
+                ops.unlock(self._rfd)
                 self.read_only_reason = (
                     "another process changed it while it was open here; save a copy elsewhere"
                 )
                 self.read_only_code = "read_only"
                 return False
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | _O_BINARY | _O_CLOEXEC)
+            fd, reason = _open_for_append(ops, self.path, st)
         except OSError:
-            unlock(self._lock_fd)
+            ops.unlock(self._rfd)
             return False
-        self._identity = os.fstat(self._fd)[1:3]
+        if fd is None:
+            ops.unlock(self._rfd)
+            self.read_only_reason = reason
+            self.read_only_code = "read_only"
+            return False
+        self._fd = fd
+        self._locked = True
         self.read_only_reason = None
         self.read_only_code = "read_only"
         return True
 
+    def _retry_quarantine(self) -> bool:
+        ops = self._ops
+        assert self._rfd is not None and self._torn_size is not None
+        try:
+            st = ops.fstat(self._rfd)
+            if st.size != self._torn_size:
+                return False
+            fd, reason = _open_for_append(ops, self.path, st)
+            if fd is None:
+                self.read_only_reason = reason
+                return False
+            data = ops.pread(self._rfd, st.size - self._good_size, self._good_size)
+        except OSError:
+            return False
+        try:
+            sidecar = _quarantine_tail(ops, self.path, fd, data, self._good_size)
+        except _QuarantineError as exc:
+            ops.close(fd)
+            self.read_only_reason = f"an incomplete last line could not be set aside ({exc.reason})"
+            return False
+        report = self.recovery or RecoveryReport()
+        self.recovery = RecoveryReport(
+            quarantined_bytes=report.quarantined_bytes,
+            quarantine_path=sidecar,
+            damaged_lines=report.damaged_lines,
+        )
+        self._fd = fd
+        self._torn_size = None
+        self.read_only_reason = None
+        return True
+
     def _check_identity(self) -> None:
         assert self._fd is not None
-        st = os.fstat(self._fd)
-        if st.st_nlink == 0:
+        ops = self._ops
+        st = ops.fstat(self._fd)
+        if st.nlink == 0:
             raise FileNotFoundError(
                 2, "the session file was deleted while it was open; not recreating it"
             )
         try:
-            on_disk = os.stat(self.path)
+            on_disk = ops.stat(self.path)
         except FileNotFoundError as exc:
             raise FileNotFoundError(
                 2, "the session file was moved or deleted while it was open"
             ) from exc
-        if (on_disk.st_ino, on_disk.st_dev) != (st.st_ino, st.st_dev):
+        if on_disk.identity != st.identity:
             raise FileExistsError(17, "the session file was replaced by another file")
-        if st.st_size != self._good_size:
-            if st.st_size > self._good_size and self._dirty:
-                os.ftruncate(self._fd, self._good_size)
+        if st.size != self._good_size:
+            if st.size > self._good_size and self._dirty:
+                ops.ftruncate(self._fd, self._good_size)
             else:
                 raise OSError(
                     5, "the session file was changed on disk by another program (size differs)"
@@ -397,16 +606,19 @@ class JsonlStorage(Storage):
             self._rewrite_file()
             return
         data = lines_of(rows)
+        if self._needs_newline:
+            data = b"\n" + data
         self._check_identity()
         try:
-            _write_all(self._fd, data)
+            self._ops.write_all(self._fd, data)
         except OSError:
             self._dirty = True
             with contextlib.suppress(OSError):
-                os.ftruncate(self._fd, self._good_size)
+                self._ops.ftruncate(self._fd, self._good_size)
                 self._dirty = False
             raise
         self._good_size += len(data)
+        self._needs_newline = False
 
     def _fsync(self) -> None:
         if self._fd is None:
@@ -414,7 +626,7 @@ class JsonlStorage(Storage):
         if self._rewrite:
             self._rewrite_file()
             return
-        fsync_fd(self._fd)
+        self._ops.fsync(self._fd)
 
     def _on_fsync_failed(self) -> None:
         # Linux may drop dirty pages after a failed fsync and report success next time,
@@ -422,91 +634,152 @@ class JsonlStorage(Storage):
         self._rewrite = True
 
     def _rewrite_file(self) -> None:
-        """Write header + every entry to a temp file, fsync, rename over, fsync the dir."""
+        """Write header + every entry to a temp file, fsync, rename over, fsync the dir.
+
+        The temp file is locked before the rename, so the lock moves with the content.
+        """
         assert self._fd is not None
+        ops = self._ops
         directory = os.path.dirname(self.path)
-        header = self._header_line or b""
-        tmp = f"{self.path}.tmp-{os.getpid()}"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _O_BINARY | _O_CLOEXEC, 0o644)
+        tmp = f"{self.path}.tmp-{os.getpid()}-{time.monotonic_ns()}"
+        data = self._header_line + lines_of(self.tree.rows)
+        rfd = ops.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | O_BINARY | O_CLOEXEC)
+        fd: int | None = None
         try:
-            data = header + lines_of(self.tree.rows)
-            _write_all(fd, data)
-            fsync_fd(fd)
+            ops.write_all(rfd, data)
+            ops.fsync(rfd)
+            if not ops.try_lock(rfd):  # pragma: no cover - a fresh private file
+                raise OSError(errno.EAGAIN, "cannot lock the rewritten session file")
+            ops.replace(tmp, self.path)
         except OSError:
-            os.close(fd)
+            ops.close(rfd)
             with contextlib.suppress(OSError):
-                os.unlink(tmp)
+                ops.unlink(tmp)
             raise
-        os.close(fd)
-        os.replace(tmp, self.path)
-        fsync_dir(directory)
-        os.close(self._fd)
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | _O_BINARY | _O_CLOEXEC)
+        try:
+            ops.fsync_dir(directory)
+            fd = ops.open(self.path, APPEND_FLAGS)
+        except OSError:
+            # The new content is in place and locked; the old descriptors are stale.
+            self._swap_descriptors(rfd, None)
+            raise
+        self._swap_descriptors(rfd, fd)
         self._good_size = len(data)
-        self._identity = os.fstat(self._fd)[1:3]
         self._rewrite = False
         self._dirty = False
+        self._needs_newline = False
+
+    def _swap_descriptors(self, rfd: int, fd: int | None) -> None:
+        for old in (self._fd, self._rfd):
+            if old is not None:
+                with contextlib.suppress(OSError):
+                    self._ops.close(old)
+        self._rfd, self._fd = rfd, fd
+        self._identity = self._ops.fstat(rfd).identity
 
     def save_copy(self, dest: str) -> None:
         """Write everything in memory (written or not) to a new file at ``dest``."""
-        header = self._header_line or b""
-        data = header + lines_of(self.tree.rows)
+        data = self._header_line + lines_of(self.tree.rows)
         atomic_write(dest, data)
 
     def _close(self) -> None:
+        ops = self._ops
         if self._fd is not None:
             with contextlib.suppress(OSError):
-                os.close(self._fd)
+                ops.close(self._fd)
             self._fd = None
-        if self._lock_fd is not None:
-            unlock(self._lock_fd)
+        if self._rfd is not None:
+            if self._locked:
+                ops.unlock(self._rfd)
             with contextlib.suppress(OSError):
-                os.close(self._lock_fd)
-            self._lock_fd = None
+                ops.close(self._rfd)
+            self._rfd = None
+        self._locked = False
+
+
+def _open_for_append(ops: FileOps, path: str, st: FileStat) -> tuple[int | None, str | None]:
+    """The append descriptor of the file ``st`` describes, or None and why not."""
+    try:
+        fd = ops.open(path, APPEND_FLAGS)
+    except OSError as exc:
+        return None, f"it cannot be written: {describe_os_error(exc)}"
+    try:
+        same = ops.fstat(fd).identity == st.identity
+    except OSError as exc:
+        ops.close(fd)
+        return None, f"it cannot be written: {describe_os_error(exc)}"
+    if not same:
+        ops.close(fd)
+        return None, "the file was replaced while it was being opened"
+    return fd, None
 
 
 def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        if written <= 0:
-            raise OSError(5, "short write")
-        view = view[written:]
+    OS_FILE_OPS.write_all(fd, data)
 
 
-def _acquire_lock(path: str) -> tuple[int, bool]:
-    lock_path = path + ".lock"
+def is_locked_elsewhere(path: str, ops: FileOps = OS_FILE_OPS) -> bool:
+    """Whether another open session (this process or another) holds the file's lock."""
     try:
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | _O_CLOEXEC, 0o644)
+        fd = ops.open_regular(path)
     except OSError:
-        # A read-only folder: nobody can write the session, so no lock is needed to
-        # read it; the storage will report its write failures.
-        fd = os.open(os.devnull, os.O_RDONLY)
-        return fd, True
-    return fd, try_lock(fd)
+        return False
+    try:
+        if ops.try_lock(fd):
+            ops.unlock(fd)
+            return False
+        return True
+    finally:
+        ops.close(fd)
 
 
-def _quarantine(path: str, data: bytes, offset: int) -> str:
-    """Move the torn tail to a synced sidecar, then cut the file back to ``offset``."""
+class _QuarantineError(Exception):
+    def __init__(self, reason: str, kept: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.kept = kept  # a sidecar that holds the tail all the same
+
+
+def _quarantine(ops: FileOps, path: str, fd: int, data: bytes, offset: int) -> str:
+    return _quarantine_tail(ops, path, fd, data[offset:], offset)
+
+
+def _quarantine_tail(ops: FileOps, path: str, fd: int, tail: bytes, offset: int) -> str:
+    """Move the torn tail to a synced sidecar, then cut the file back to ``offset``.
+
+    All or nothing as far as the user can tell: when the sidecar cannot be written and
+    synced (full disk, read-only or failing disk), or the file cannot be cut, the sidecar
+    is removed again, the file is left exactly as it was, and `_QuarantineError` says why.
+    """
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
     sidecar = f"{path}.corrupt-{stamp}"
     n = 1
-    while os.path.exists(sidecar):
+    while ops.exists(sidecar):
         n += 1
         sidecar = f"{path}.corrupt-{stamp}-{n}"
-    fd = os.open(sidecar, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY | _O_CLOEXEC, 0o644)
+    created = False
     try:
-        _write_all(fd, data[offset:])
-        fsync_fd(fd)
-    finally:
-        os.close(fd)
-    fsync_dir(os.path.dirname(path) or ".")
-    fd = os.open(path, os.O_WRONLY | _O_BINARY | _O_CLOEXEC)
+        side_fd = ops.open(sidecar, CREATE_FLAGS)
+        created = True
+        try:
+            ops.write_all(side_fd, tail)
+            ops.fsync(side_fd)
+        finally:
+            ops.close(side_fd)
+        ops.fsync_dir(os.path.dirname(path) or ".")
+        ops.ftruncate(fd, offset)
+    except OSError as exc:
+        if created:
+            with contextlib.suppress(OSError):
+                ops.unlink(sidecar)
+        raise _QuarantineError(describe_os_error(exc)) from exc
     try:
-        os.ftruncate(fd, offset)
-        fsync_fd(fd)
-    finally:
-        os.close(fd)
+        ops.fsync(fd)
+    except OSError as exc:
+        # The tail is safe in the synced sidecar; the cut may not be durable yet.
+        raise _QuarantineError(
+            f"{describe_os_error(exc)}; the incomplete line is kept in {sidecar}", sidecar
+        ) from exc
     return sidecar
 
 
@@ -515,7 +788,7 @@ def atomic_write(dest: str, data: bytes) -> None:
     directory = os.path.dirname(os.path.abspath(dest))
     os.makedirs(directory, exist_ok=True)
     tmp = f"{dest}.tmp-{os.getpid()}-{time.monotonic_ns()}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY | _O_CLOEXEC, 0o644)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_BINARY | O_CLOEXEC, 0o644)
     try:
         _write_all(fd, data)
         fsync_fd(fd)
@@ -578,10 +851,13 @@ def list_dir_sessions(root: str, cwd: str | None) -> SessionList:
     for directory in dirs:
         try:
             with os.scandir(directory) as it:
+                # Real folders named *.jsonl are skipped as Pi does; anything else with
+                # the name (symlinks too) is opened by `read_header`, which reads only
+                # regular files and never blocks.
                 files = [
                     e.path
                     for e in it
-                    if e.name.endswith(".jsonl") and not e.is_dir(follow_symlinks=True)
+                    if e.name.endswith(".jsonl") and not e.is_dir(follow_symlinks=False)
                 ]
         except FileNotFoundError:
             continue
@@ -592,9 +868,9 @@ def list_dir_sessions(root: str, cwd: str | None) -> SessionList:
             try:
                 items.append(read_header(path))
             except SessionError as exc:
-                problems.append(ListProblem(path, exc.message))
-            except OSError as exc:
-                problems.append(ListProblem(path, describe_os_error(exc)))
+                # not_found: vanished meanwhile, or a symlink to a folder (as in Pi).
+                if exc.code != "not_found":
+                    problems.append(ListProblem(path, exc.message))
     keyed = [(iso_to_ms(m.created_at), i, m) for i, m in enumerate(items)]
     keyed.sort(key=lambda k: (k[0] is not None, k[0] or 0, -k[1]), reverse=True)
     return SessionList([m for _, _, m in keyed], problems)
@@ -642,9 +918,17 @@ def move_to_trash(path: str, trash_root: str) -> TrashItem | None:
     shutil.move(path, dest)
     fsync_dir(folder)
     fsync_dir(os.path.dirname(path))
-    with contextlib.suppress(OSError):
-        os.unlink(path + ".lock")
+    _remove_legacy_lock(path)
     return TrashItem(dest, path, deleted_at, session_id)
+
+
+def _remove_legacy_lock(path: str) -> None:
+    """Delete the empty ``<file>.lock`` sidecar that older versions left beside a file."""
+    legacy = path + ".lock"
+    with contextlib.suppress(OSError):
+        st = os.lstat(legacy)
+        if stat.S_ISREG(st.st_mode) and st.st_size == 0:
+            os.unlink(legacy)
 
 
 def list_trash(trash_root: str) -> list[TrashItem]:

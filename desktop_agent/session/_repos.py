@@ -16,6 +16,7 @@ from desktop_agent.session._jsonl import (
     atomic_write,
     check_session_id,
     encode_cwd,
+    is_locked_elsewhere,
     list_dir_sessions,
     list_trash,
     move_to_trash,
@@ -24,7 +25,7 @@ from desktop_agent.session._jsonl import (
     restore_from_trash,
     session_file_name,
 )
-from desktop_agent.session._platform import try_lock, unlock
+from desktop_agent.session._platform import OS_FILE_OPS, FileOps
 from desktop_agent.session._session import Session
 from desktop_agent.session._storage import SessionMetadata, Storage
 from desktop_agent.session._tree import Row, Tree, lines_of, serialize
@@ -158,9 +159,16 @@ class JsonlSessionRepo:
     and can be restored from there.
     """
 
-    def __init__(self, sessions_root: str | os.PathLike[str], trash_root: str | None = None):
+    def __init__(
+        self,
+        sessions_root: str | os.PathLike[str],
+        trash_root: str | None = None,
+        *,
+        file_ops: FileOps = OS_FILE_OPS,
+    ):
         self.sessions_root = os.path.abspath(os.fspath(sessions_root))
         self.trash_root = trash_root or os.path.join(os.path.dirname(self.sessions_root), "trash")
+        self.file_ops = file_ops
 
     def path_for(self, cwd: str, created_at: str, session_id: str) -> str:
         check_session_id(session_id)
@@ -187,15 +195,21 @@ class JsonlSessionRepo:
             cwd=cwd, session_id=id, parent_session_path=parent_session_path, metadata=metadata
         )
         path = self.path_for(cwd, now_iso(), header["id"])
-        storage = await asyncio.to_thread(JsonlStorage.create, path, header)
+        storage = await asyncio.to_thread(JsonlStorage.create, path, header, ops=self.file_ops)
         return Session(storage)
 
     async def open(self, metadata: SessionMetadata | str) -> Session:
-        """Open by metadata (its ``path``) or by a path."""
+        """Open by metadata (its ``path``) or by a path.
+
+        Every file either opens (read-only, with ``read_only_reason`` and ``recovery``
+        saying why, when it cannot be written safely) or is refused with a `SessionError`
+        of code ``not_found``, ``invalid_session`` or ``storage`` (see `JsonlStorage.open`);
+        opening never changes a byte except setting a torn tail aside.
+        """
         path = metadata if isinstance(metadata, str) else metadata.path
         if not path:
             raise SessionError("not_found", "Session not found: no path")
-        storage = await asyncio.to_thread(JsonlStorage.open, path)
+        storage = await asyncio.to_thread(JsonlStorage.open, path, ops=self.file_ops)
         return Session(storage)
 
     async def list(self, cwd: str | None = None) -> SessionList:
@@ -207,7 +221,7 @@ class JsonlSessionRepo:
         path = metadata.path
         if not path:
             return None
-        probe = await asyncio.to_thread(_is_locked_elsewhere, path)
+        probe = await asyncio.to_thread(is_locked_elsewhere, path, self.file_ops)
         if probe:
             raise SessionError(
                 "locked", f"Cannot delete {path}: it is open in another window or process"
@@ -234,7 +248,7 @@ class JsonlSessionRepo:
         path = source.path
         if not path:
             raise SessionError("not_found", "Session not found: no path")
-        src = await asyncio.to_thread(JsonlStorage.open, path, lock=False)
+        src = await asyncio.to_thread(JsonlStorage.open, path, lock=False, ops=self.file_ops)
         try:
             rows = rows_to_fork(src.tree, entry_id, position)
         finally:
@@ -258,7 +272,7 @@ class JsonlSessionRepo:
         path = metadata.path
         if not path:
             raise SessionError("not_found", "Session not found: no path")
-        src = await asyncio.to_thread(JsonlStorage.open, path, lock=False)
+        src = await asyncio.to_thread(JsonlStorage.open, path, lock=False, ops=self.file_ops)
         try:
             rows = list(src.tree.rows)
             meta = src.metadata
@@ -273,7 +287,7 @@ class JsonlSessionRepo:
             metadata={**(meta.metadata or {}), "repairedFrom": path},
         )
         header["timestamp"] = meta.created_at
-        storage = await asyncio.to_thread(JsonlStorage.create, dest, header)
+        storage = await asyncio.to_thread(JsonlStorage.create, dest, header, ops=self.file_ops)
         try:
             for row in rows:
                 storage.tree.add(row)
@@ -282,17 +296,3 @@ class JsonlSessionRepo:
         finally:
             storage.force_close()
         return storage.metadata
-
-
-def _is_locked_elsewhere(path: str) -> bool:
-    try:
-        fd = os.open(path + ".lock", os.O_RDWR)
-    except OSError:
-        return False
-    try:
-        if try_lock(fd):
-            unlock(fd)
-            return False
-        return True
-    finally:
-        os.close(fd)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -105,10 +106,26 @@ def _project(row: Row) -> AgentMessage | None:
             return None
         return BranchSummaryMessage(
             summary=summary,
-            from_id=str(obj.get("fromId")),
+            from_id=_text(obj.get("fromId")),
             timestamp=iso_to_ms(row.timestamp) or 0,
         )
     return None
+
+
+def _number(value: Any) -> int | float:
+    """A number field as read: anything else a buggy writer left (null, text, a list)
+    counts as 0 instead of failing the whole context."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return value
+    return 0
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def _cached_projector(cache: dict[int, Any]) -> Callable[[Row], AgentMessage | None]:
@@ -165,8 +182,8 @@ def build_context_from_path(
         comp = path[compaction_index].obj()
         messages.append(
             CompactionSummaryMessage(
-                summary=str(comp.get("summary", "")),
-                tokens_before=comp.get("tokensBefore", 0),
+                summary=_text(comp.get("summary", "")),
+                tokens_before=_number(comp.get("tokensBefore")),
                 timestamp=iso_to_ms(path[compaction_index].timestamp) or 0,
             )
         )

@@ -46,6 +46,9 @@ class RecoveryReport:
     quarantined_bytes: int = 0
     quarantine_path: str | None = None
     damaged_lines: tuple[DamagedLine, ...] = ()
+    quarantine_error: str | None = None
+    """Why the torn tail could not be set aside (full or read-only disk); the session is
+    then read-only and the file unchanged, and `Session.retry_persistence` tries again."""
 
     @property
     def damaged(self) -> bool:
@@ -53,10 +56,22 @@ class RecoveryReport:
 
     def describe(self) -> str:
         parts: list[str] = []
-        if self.quarantined_bytes:
-            where = f" to {self.quarantine_path}" if self.quarantine_path else ""
+        if self.quarantined_bytes and self.quarantine_error is not None:
+            kept = f"; it is kept in {self.quarantine_path}" if self.quarantine_path else ""
             parts.append(
-                f"an incomplete last line ({self.quarantined_bytes} bytes) was set aside{where}"
+                f"an incomplete last line ({self.quarantined_bytes} bytes) could not be set"
+                f" aside: {self.quarantine_error}{kept}. The session is open read-only;"
+                " free some space and retry saving to continue it"
+            )
+        elif self.quarantined_bytes and self.quarantine_path is None:
+            parts.append(
+                f"an incomplete last line ({self.quarantined_bytes} bytes) is not shown;"
+                " the file was not changed"
+            )
+        elif self.quarantined_bytes:
+            parts.append(
+                f"an incomplete last line ({self.quarantined_bytes} bytes) was set aside"
+                f" to {self.quarantine_path}"
             )
         if self.damaged_lines:
             lines = ", ".join(str(d.line_number) for d in self.damaged_lines[:10])

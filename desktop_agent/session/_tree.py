@@ -43,15 +43,49 @@ class Row:
 
     def obj(self) -> dict[str, Any]:
         """The entry as a JSON object (parsed from the line each time)."""
-        try:
-            value = _DECODE(self.raw)
-        except (msgspec.DecodeError, RecursionError):
-            value = json.loads(self.raw)  # what the line validator accepted
-        assert isinstance(value, dict)
-        return value
+        return decode_entry(self.raw)
 
 
 _DECODE = msgspec.json.Decoder().decode
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _js_int(text: str) -> int | float:
+    # JSON.parse reads every number as a double; Python refuses int() of > 4300 digits.
+    return int(text) if len(text) <= 4000 else float(text)
+
+
+def loads_js(raw: bytes) -> Any:
+    """``JSON.parse`` of a line as Pi reads it: invalid UTF-8 becomes U+FFFD (Node's
+    UTF-8 decoding), NaN/Infinity and a BOM are refused, huge integers become floats.
+
+    Raises ``ValueError`` or ``RecursionError`` (nesting deeper than the interpreter's
+    recursion limit) when the line is not readable JSON.
+    """
+    text = raw.decode("utf-8", "replace")
+    return json.loads(text, parse_constant=_reject_constant, parse_int=_js_int)
+
+
+def decode_entry(raw: bytes) -> dict[str, Any]:
+    """The JSON object of an entry line the line validator accepted.
+
+    msgspec first (fast); the JSON fallback reads what it refuses (lone surrogate
+    escapes, numbers out of its range, invalid UTF-8). If even that fails the line has
+    changed under us: `SessionError` ``invalid_entry``, never another exception.
+    """
+    try:
+        value = _DECODE(raw)
+    except (msgspec.DecodeError, RecursionError):
+        try:
+            value = loads_js(raw)
+        except (ValueError, RecursionError) as exc:
+            raise SessionError("invalid_entry", f"An entry line is not valid JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise SessionError("invalid_entry", "An entry line is not a JSON object")
+    return value
 
 
 def lines_of(rows: Iterable[Row]) -> bytes:
@@ -155,13 +189,9 @@ def _parse_envelope(raw: bytes) -> Row | None:
     """Fast path: decode only the envelope (the whole line's syntax is still checked).
 
     Returns None when the line needs the full parser (any doubt: the full parser decides,
-    so error reasons keep Pi's wording).
+    so error reasons keep Pi's wording). Invalid UTF-8 in strings it skips is not checked:
+    Pi reads such bytes as U+FFFD, and `decode_entry` does the same.
     """
-    if not raw.isascii():
-        try:
-            raw.decode("utf-8")  # msgspec does not check strings it skips
-        except UnicodeDecodeError:
-            return None
     try:
         env = _ENVELOPE_DECODER.decode(raw)
     except (msgspec.DecodeError, RecursionError):
@@ -186,7 +216,7 @@ def parse_line(raw: bytes) -> Row:
     if row is not None:
         return row
     try:
-        obj = json.loads(raw)
+        obj = loads_js(raw)
     except (ValueError, RecursionError) as exc:
         raise LineError("is not valid JSON") from exc
     return row_from_obj(obj, raw)
@@ -309,6 +339,9 @@ class Tree:
         self._children: dict[str | None, list[Row]] | None = None
         self.parsed: dict[int, Any] = {}
         """Context messages already parsed, by ``id(row)``; rows are immutable."""
+        self.damaged = False
+        """Lines of the file could not be read: a missing parent is explained by the
+        damage, so path walks end there instead of failing (the readable path)."""
 
     def add(self, row: Row) -> None:
         self.rows.append(row)
@@ -362,6 +395,7 @@ class Tree:
         path = [row]
         by_id = self.by_id
         limit = len(by_id)
+        lenient = lenient or self.damaged
         while row.parent_id:
             parent = by_id.get(row.parent_id)
             if parent is None:
