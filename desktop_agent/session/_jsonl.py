@@ -600,11 +600,11 @@ class JsonlStorage(Storage):
         self._dirty = False
 
     def _write(self, rows: list[Row]) -> None:
-        if self._fd is None:
-            raise OSError(9, "the session file is not open for writing")
         if self._rewrite:
             self._rewrite_file()
             return
+        if self._fd is None:
+            raise OSError(9, "the session file is not open for writing")
         data = lines_of(rows)
         if self._needs_newline:
             data = b"\n" + data
@@ -621,12 +621,11 @@ class JsonlStorage(Storage):
         self._needs_newline = False
 
     def _fsync(self) -> None:
-        if self._fd is None:
-            return
         if self._rewrite:
             self._rewrite_file()
             return
-        self._ops.fsync(self._fd)
+        if self._fd is not None:
+            self._ops.fsync(self._fd)
 
     def _on_fsync_failed(self) -> None:
         # Linux may drop dirty pages after a failed fsync and report success next time,
@@ -637,8 +636,8 @@ class JsonlStorage(Storage):
         """Write header + every entry to a temp file, fsync, rename over, fsync the dir.
 
         The temp file is locked before the rename, so the lock moves with the content.
+        If the rename or the directory fsync fails, the next write or sync rewrites again.
         """
-        assert self._fd is not None
         ops = self._ops
         directory = os.path.dirname(self.path)
         tmp = f"{self.path}.tmp-{os.getpid()}-{time.monotonic_ns()}"

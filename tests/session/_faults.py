@@ -30,14 +30,17 @@ class Fault:
     nth: int
     error: str
     forever: bool = False
+    after_previous: bool = False
+    """Count calls only once the fault before it in `FaultyOps.faults` has fired."""
     fired: int = 0
+    seen: int = 0
 
 
 @dataclass
 class FaultyOps(FileOps):
     """The real OS with at most one active `Fault`; ``calls`` counts calls per kind."""
 
-    fault: Fault | None = None
+    faults: list[Fault] = field(default_factory=list)
     calls: dict[str, int] = field(default_factory=dict)
     only_under: str | None = None
     """Count and fail only operations on paths under this folder (fds opened there)."""
@@ -52,17 +55,34 @@ class FaultyOps(FileOps):
     def _watched_fd(self, fd: int) -> bool:
         return self.only_under is None or fd in self._fds
 
+    @property
+    def fault(self) -> Fault | None:
+        return self.faults[0] if self.faults else None
+
+    @fault.setter
+    def fault(self, value: Fault | None) -> None:
+        self.faults = [] if value is None else [value]
+
     def _hit(self, kind: str) -> str | None:
         """Count a call of ``kind``; the error name to raise now, if any."""
         self.calls[kind] = self.calls.get(kind, 0) + 1
-        fault = self.fault
-        if fault is None or fault.kind != kind:
-            return None
-        n = self.calls[kind]
-        if n == fault.nth or (fault.forever and n > fault.nth):
-            fault.fired += 1
-            return fault.error
-        return None
+        hit: str | None = None
+        previous: Fault | None = None
+        for fault in self.faults:
+            armed = not fault.after_previous or (previous is not None and previous.fired > 0)
+            previous = fault
+            if fault.kind != kind or not armed:
+                continue
+            fault.seen += 1
+            n = fault.seen
+            if hit is None and (n == fault.nth or (fault.forever and n > fault.nth)):
+                fault.fired += 1
+                hit = fault.error
+        return hit
+
+    @property
+    def forever(self) -> bool:
+        return any(f.forever for f in self.faults)
 
     @staticmethod
     def _raise(name: str) -> None:
@@ -70,7 +90,7 @@ class FaultyOps(FileOps):
         raise OSError(code, f"injected {name}: {os.strerror(code)}")
 
     def clear(self) -> None:
-        self.fault = None
+        self.faults = []
         self._short_pending = False
 
     # ------------------------------------------------------------------ the ops
@@ -93,7 +113,7 @@ class FaultyOps(FileOps):
         if not self._watched_fd(fd):
             return super().write(fd, data)
         if self._short_pending:
-            self._short_pending = bool(self.fault and self.fault.forever)
+            self._short_pending = self.forever
             self._raise("ENOSPC")
         error = self._hit("write")
         if error == "short" and len(data) > 1:
@@ -130,3 +150,17 @@ class FaultyOps(FileOps):
             if error is not None:
                 self._raise("EIO" if error == "short" else error)
         super().ftruncate(fd, size)
+
+
+class NoSyncOps(FileOps):
+    """The real OS without fsync: checking thousands of crash states or fuzzed files
+    stays fast (what is checked there is the content, not its durability)."""
+
+    def fsync(self, fd: int) -> None:
+        pass
+
+    def fsync_dir(self, path: str) -> None:
+        pass
+
+
+NO_SYNC = NoSyncOps()
