@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import gc
 import json
 import os
 import re
@@ -44,22 +43,14 @@ from desktop_agent.session._platform import (
     fsync_fd,
     kind_of,
 )
+from desktop_agent.session._scan import ScanResult, scan
 from desktop_agent.session._storage import (
-    DamagedLine,
     RecoveryReport,
     SessionMetadata,
     Storage,
     describe_os_error,
 )
-from desktop_agent.session._tree import (
-    LineError,
-    Row,
-    Tree,
-    lines_of,
-    loads_js,
-    parse_line,
-    serialize,
-)
+from desktop_agent.session._tree import Tree, loads_js, serialize
 
 _SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _WINDOWS_RESERVED = re.compile(r"^(con|prn|aux|nul|com\d|lpt\d)(\..*)?$", re.IGNORECASE)
@@ -167,152 +158,6 @@ def read_header(path: str, ops: FileOps = OS_FILE_OPS) -> SessionMetadata:
     return header_metadata(parse_header(first.rstrip(b"\r"), path), path)
 
 
-@dataclass
-class _Loaded:
-    header: dict[str, Any]
-    header_raw: bytes
-    tree: Tree
-    damaged: list[DamagedLine]
-    torn_offset: int | None  # where the torn tail starts (None: the file ends cleanly)
-    size: int
-
-
-@dataclass
-class _Line:
-    number: int  # physical, 1-based
-    offset: int
-    raw: bytes  # without "\n" (and without a final "\r")
-    row: Row | None
-    reason: str = ""
-
-
-PAGE = 4096
-
-
-def _load(path: str, data: bytes) -> _Loaded:
-    """Parse a whole file; a torn tail and mid-file damage are reported, not fatal.
-
-    The torn tail is the last line when it has no newline or is not a valid entry, or,
-    after a power cut that kept a later page of unsynced data but not an earlier one,
-    everything from the first damaged line on, when what follows it is damaged too
-    (`_torn_from`). Any other damage is mid-file damage: the session opens read-only.
-    """
-    # Physical lines with their offsets; the piece after the last "\n" is unterminated.
-    pieces = data.split(b"\n")
-    starts: list[int] = []
-    offset = 0
-    for piece in pieces:
-        starts.append(offset)
-        offset += len(piece) + 1
-    terminated = len(pieces) - 1  # pieces[:terminated] ended with "\n"
-
-    # The header: first non-blank line.
-    index = 0
-    while index < len(pieces) and not pieces[index].strip():
-        index += 1
-    if index >= len(pieces):
-        raise _invalid(path, "missing session header")
-    header_raw = pieces[index].rstrip(b"\r")
-    header = parse_header(header_raw, path)
-    index += 1
-
-    # The last non-blank line is a torn-tail candidate when it is unterminated or bad.
-    last = len(pieces) - 1
-    while last >= index and not pieces[last].strip():
-        last -= 1
-
-    # Rows hold no reference cycles: pausing the cyclic GC while 100k of them are made
-    # saves a third of the load time.
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        lines, torn_offset = _parse_lines(pieces, starts, index, last, terminated)
-    finally:
-        if gc_was_enabled:
-            gc.enable()
-    cut = _torn_from(lines, data)
-    if cut is not None:
-        torn_offset = lines[cut].offset
-        lines = lines[:cut]
-    tree = Tree()
-    damaged: list[DamagedLine] = []
-    for line in lines:
-        if line.row is not None:
-            tree.add(line.row)
-        else:
-            damaged.append(
-                DamagedLine(line.number, line.offset, line.reason, pieces[line.number - 1])
-            )
-    tree.damaged = bool(damaged)
-    if torn_offset is None and pieces[-1] and len(pieces) - 1 >= index:
-        # Only whitespace after the last newline: an unterminated run all the same.
-        torn_offset = starts[-1]
-    return _Loaded(header, header_raw, tree, damaged, torn_offset, len(data))
-
-
-def _parse_lines(
-    pieces: list[bytes], starts: list[int], index: int, last: int, terminated: int
-) -> tuple[list[_Line], int | None]:
-    """Parse entry lines ``index..last``; returns them and the torn last line's offset."""
-    lines: list[_Line] = []
-    for i in range(index, last + 1):
-        raw = pieces[i]
-        if not raw.strip():
-            continue
-        if raw.endswith(b"\r"):
-            raw = raw[:-1]
-        if i == last and i >= terminated:
-            return lines, starts[i]
-        try:
-            row = parse_line(raw)
-        except LineError as exc:
-            if i == last:
-                return lines, starts[i]
-            lines.append(_Line(i + 1, starts[i], raw, None, exc.reason))
-            continue
-        lines.append(_Line(i + 1, starts[i], raw, row))
-    return lines, None
-
-
-def _torn_from(lines: list[_Line], data: bytes) -> int | None:
-    """Where a power-cut tail starts among ``lines``, if the first damage is one.
-
-    The first damaged line starts a torn tail (instead of being mid-file damage) when
-    every line after it is damaged too, or when it holds a run of NUL bytes that ends on
-    a 4 KiB page boundary (a page of unsynced data that never reached the disk while a
-    later one did) and no entry after it descends from an entry before it (their parents
-    were in the lost page). A byte flipped in the middle of a file is neither: it stays
-    mid-file damage and the file is not touched.
-    """
-    first = next((i for i, line in enumerate(lines) if line.row is None), None)
-    if first is None:
-        return None
-    after = lines[first + 1 :]
-    if all(line.row is None for line in after):
-        return first
-    if not _holds_lost_page(lines[first], data):
-        return None
-    known = {line.row.id for line in lines[:first] if line.row is not None}
-    for line in after:
-        row = line.row
-        if row is None:
-            continue
-        if row.parent_id is None or row.parent_id in known:
-            return None  # attached to the readable tree: real entries, keep them
-    return first
-
-
-def _holds_lost_page(line: _Line, data: bytes) -> bool:
-    """Whether the line's bytes include a NUL run ending on a page boundary (or EOF)."""
-    start, end = line.offset, line.offset + len(line.raw)
-    boundary = (start // PAGE + 1) * PAGE
-    while boundary <= end:
-        if boundary - 1 >= start and data[boundary - 1 : boundary] == b"\x00":
-            return True
-        boundary += PAGE
-    return end == len(data) and data[end - 1 : end] == b"\x00"
-
-
 class JsonlStorage(Storage):
     """One open JSONL session file.
 
@@ -357,6 +202,35 @@ class JsonlStorage(Storage):
         self._needs_newline = False
         self._torn_unrecovered = False  # a torn tail seen while another process owned it
         self._torn_size: int | None = None  # size with the torn tail, while it waits
+        self.scan: ScanResult | None = None
+        """What opening read (None for a new file)."""
+        tree.source = self
+
+    # ------------------------------------------------------------- reading lines
+
+    def read_span(self, offset: int, length: int) -> bytes:
+        """Bytes of the file for the tree's lines (pread on the read descriptor; after
+        close, on a descriptor opened for this read)."""
+        ops = self._ops
+        try:
+            if self._rfd is not None:
+                return ops.pread(self._rfd, length, offset)
+            fd = ops.open_regular(self.path)
+            try:
+                return ops.pread(fd, length, offset)
+            finally:
+                ops.close(fd)
+        except OSError as exc:
+            raise SessionError(
+                "storage", f"Failed to read session {self.path}: {describe_os_error(exc)}"
+            ) from exc
+
+    def changed_error(self, detail: str) -> SessionError:
+        return SessionError(
+            "storage",
+            f"The session file {self.path} was changed by another program ({detail});"
+            " close the session and open it again",
+        )
 
     # ------------------------------------------------------------------- open
 
@@ -379,12 +253,18 @@ class JsonlStorage(Storage):
         fd: int | None = None
         try:
             locked = lock and ops.try_lock(rfd)
+            tree = Tree()
             try:
                 st = ops.fstat(rfd)
-                data = ops.read_all(rfd, st.size)
+                scanned = scan(ops, rfd, path, tree, size=st.size, header=parse_header)
+                torn = (
+                    ops.pread(rfd, st.size - scanned.torn_offset, scanned.torn_offset)
+                    if scanned.torn_offset is not None
+                    else b""
+                )
             except OSError as exc:
                 raise open_error(path, exc) from exc
-            loaded = _load(path, data)
+            assert scanned.header is not None
             read_only_reason: str | None = None
             read_only_code = "read_only"
             if not lock:
@@ -392,55 +272,55 @@ class JsonlStorage(Storage):
             elif not locked:
                 read_only_reason = "it is open in another Desktop Agent window or process"
                 read_only_code = "locked"
-            elif loaded.damaged:
+            elif scanned.damaged:
                 read_only_reason = "parts of the file are damaged"
             else:
                 fd, read_only_reason = _open_for_append(ops, path, st)
-            size = loaded.size
-            quarantined = 0
+            size = scanned.clean_end  # the whole lines; a torn tail is not ours to write
+            quarantined = len(torn)
             quarantine_path: str | None = None
             quarantine_error: str | None = None
-            if loaded.torn_offset is not None:
-                quarantined = loaded.size - loaded.torn_offset
-                size = loaded.torn_offset  # the whole lines; the tail is not ours to write
-                if fd is not None:
-                    try:
-                        quarantine_path = _quarantine(ops, path, fd, data, loaded.torn_offset)
-                    except _QuarantineError as exc:
-                        quarantine_error = exc.reason
-                        quarantine_path = exc.kept
-                        ops.close(fd)
-                        fd = None
-                        read_only_reason = (
-                            f"an incomplete last line could not be set aside ({exc.reason})"
-                        )
+            if scanned.torn_offset is not None and fd is not None:
+                try:
+                    quarantine_path = _quarantine_tail(ops, path, fd, torn, scanned.torn_offset)
+                except _QuarantineError as exc:
+                    quarantine_error = exc.reason
+                    quarantine_path = exc.kept
+                    ops.close(fd)
+                    fd = None
+                    read_only_reason = (
+                        f"an incomplete last line could not be set aside ({exc.reason})"
+                    )
             recovery = None
-            if quarantined or loaded.damaged:
+            if quarantined or scanned.damaged:
                 recovery = RecoveryReport(
                     quarantined_bytes=quarantined,
                     quarantine_path=quarantine_path,
-                    damaged_lines=tuple(loaded.damaged),
+                    damaged_lines=tuple(scanned.damaged),
                     quarantine_error=quarantine_error,
                 )
             storage = cls(
-                header_metadata(loaded.header, path),
-                loaded.tree,
+                header_metadata(scanned.header, path),
+                tree,
                 ops=ops,
                 rfd=rfd,
                 fd=fd,
                 locked=locked,
                 size=size,
-                header_line=loaded.header_raw + b"\n",
+                header_line=scanned.header_raw + b"\n",
                 read_only_reason=read_only_reason,
                 read_only_code=read_only_code,
                 recovery=recovery,
             )
-            storage._needs_newline = size > 0 and data[size - 1 : size] != b"\n"
-            if loaded.torn_offset is not None and fd is None:
+            storage._needs_newline = size > 0 and (
+                ops.pread(rfd, 1, size - 1) != b"\n" if scanned.torn_offset is None else False
+            )
+            storage.scan = scanned
+            if scanned.torn_offset is not None and fd is None:
                 if read_only_code == "locked":
                     storage._torn_unrecovered = True
                 elif quarantine_error is not None and quarantine_path is None:
-                    storage._torn_size = loaded.size
+                    storage._torn_size = st.size
             return storage
         except BaseException:
             if fd is not None:
@@ -599,25 +479,30 @@ class JsonlStorage(Storage):
                 )
         self._dirty = False
 
-    def _write(self, rows: list[Row]) -> None:
+    def _write(self, indices: list[int]) -> None:
         if self._rewrite:
             self._rewrite_file()
             return
         if self._fd is None:
             raise OSError(9, "the session file is not open for writing")
-        data = lines_of(rows)
-        if self._needs_newline:
-            data = b"\n" + data
+        tree = self.tree
+        lines = [tree.line(i) for i in indices]  # pinned: not in the file yet
+        data = b"".join([raw + b"\n" for raw in lines])
+        lead = b"\n" if self._needs_newline else b""
         self._check_identity()
         try:
-            self._ops.write_all(self._fd, data)
+            self._ops.write_all(self._fd, lead + data)
         except OSError:
             self._dirty = True
             with contextlib.suppress(OSError):
                 self._ops.ftruncate(self._fd, self._good_size)
                 self._dirty = False
             raise
-        self._good_size += len(data)
+        offset = self._good_size + len(lead)
+        for i, raw in zip(indices, lines, strict=True):
+            tree.set_location(i, offset, len(raw))
+            offset += len(raw) + 1
+        self._good_size = offset
         self._needs_newline = False
 
     def _fsync(self) -> None:
@@ -626,6 +511,7 @@ class JsonlStorage(Storage):
             return
         if self._fd is not None:
             self._ops.fsync(self._fd)
+            self.tree.release()  # durable now: the lines are read back from the file
 
     def _on_fsync_failed(self) -> None:
         # Linux may drop dirty pages after a failed fsync and report success next time,
@@ -641,7 +527,9 @@ class JsonlStorage(Storage):
         ops = self._ops
         directory = os.path.dirname(self.path)
         tmp = f"{self.path}.tmp-{os.getpid()}-{time.monotonic_ns()}"
-        data = self._header_line + lines_of(self.tree.rows)
+        tree = self.tree
+        lines = list(tree.lines(range(len(tree))))  # synced ones from the old file
+        data = self._header_line + b"".join([raw + b"\n" for raw in lines])
         rfd = ops.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | O_BINARY | O_CLOEXEC)
         fd: int | None = None
         try:
@@ -663,6 +551,11 @@ class JsonlStorage(Storage):
             self._swap_descriptors(rfd, None)
             raise
         self._swap_descriptors(rfd, fd)
+        offset = len(self._header_line)
+        for i, raw in enumerate(lines):
+            tree.set_location(i, offset, len(raw))
+            offset += len(raw) + 1
+        tree.release()
         self._good_size = len(data)
         self._rewrite = False
         self._dirty = False
@@ -678,7 +571,8 @@ class JsonlStorage(Storage):
 
     def save_copy(self, dest: str) -> None:
         """Write everything in memory (written or not) to a new file at ``dest``."""
-        data = self._header_line + lines_of(self.tree.rows)
+        tree = self.tree
+        data = self._header_line + tree.lines_bytes(range(len(tree)))
         atomic_write(dest, data)
 
     def _close(self) -> None:

@@ -28,7 +28,7 @@ from desktop_agent.session._jsonl import (
 from desktop_agent.session._platform import OS_FILE_OPS, FileOps
 from desktop_agent.session._session import Session
 from desktop_agent.session._storage import SessionMetadata, Storage
-from desktop_agent.session._tree import Row, Tree, lines_of, serialize
+from desktop_agent.session._tree import Entry, Row, Tree, lines_of, serialize
 
 ForkPosition = Literal["before", "at"]
 
@@ -72,7 +72,7 @@ def rows_to_fork(tree: Tree, entry_id: str | None, position: ForkPosition) -> li
         raise SessionError("invalid_fork_target", f"Entry {entry_id} not found")
     if position == "at":
         return tree.path_to_root(entry_id)
-    if target.type != "message" or target.info[0] != "user":
+    if target.type != "message" or target.role != "user":
         raise SessionError("invalid_fork_target", f"Entry {entry_id} is not a user message")
     return tree.path_to_root(target.parent_id) if target.parent_id else []
 
@@ -148,7 +148,7 @@ class InMemorySessionRepo:
         )
         tree = session.get_storage().tree
         for row in rows:
-            tree.add(row)
+            tree.copy_row(row)
         return session
 
 
@@ -248,21 +248,29 @@ class JsonlSessionRepo:
         path = source.path
         if not path:
             raise SessionError("not_found", "Session not found: no path")
-        src = await asyncio.to_thread(JsonlStorage.open, path, lock=False, ops=self.file_ops)
-        try:
-            rows = rows_to_fork(src.tree, entry_id, position)
-        finally:
-            src.force_close()
+        _, copies = await asyncio.to_thread(self._read_entries, path, entry_id, position)
         session = await self.create(
             cwd=cwd,
             id=id,
             parent_session_path=parent_session_path if parent_session_path else path,
         )
         storage = session.get_storage()
-        for row in rows:
-            storage.append(row)  # verbatim: same ids, parents and timestamps
+        for entry, raw in copies:
+            storage.append(entry, raw)  # verbatim: same ids, parents and timestamps
         await session.sync()
         return session
+
+    def _read_entries(
+        self, path: str, entry_id: str | None, position: ForkPosition
+    ) -> tuple[SessionMetadata, builtins.list[tuple[Entry, bytes]]]:
+        """The readable entries a fork (or a repair: ``entry_id`` None) copies, verbatim."""
+        src = JsonlStorage.open(path, lock=False, ops=self.file_ops)
+        try:
+            rows = rows_to_fork(src.tree, entry_id, position)
+            lines = src.tree.lines(r.index for r in rows)
+            return src.metadata, [(r.entry(), raw) for r, raw in zip(rows, lines, strict=True)]
+        finally:
+            src.force_close()
 
     async def repair(self, metadata: SessionMetadata) -> SessionMetadata:
         """Write the readable entries of a damaged session to a new file beside it.
@@ -272,12 +280,7 @@ class JsonlSessionRepo:
         path = metadata.path
         if not path:
             raise SessionError("not_found", "Session not found: no path")
-        src = await asyncio.to_thread(JsonlStorage.open, path, lock=False, ops=self.file_ops)
-        try:
-            rows = list(src.tree.rows)
-            meta = src.metadata
-        finally:
-            src.force_close()
+        meta, copies = await asyncio.to_thread(self._read_entries, path, None, "before")
         base = path[: -len(".jsonl")] if path.endswith(".jsonl") else path
         dest = f"{base}.repaired-{now_iso().replace(':', '-').replace('.', '-')}.jsonl"
         header = new_header(
@@ -289,9 +292,8 @@ class JsonlSessionRepo:
         header["timestamp"] = meta.created_at
         storage = await asyncio.to_thread(JsonlStorage.create, dest, header, ops=self.file_ops)
         try:
-            for row in rows:
-                storage.tree.add(row)
-                storage.pending.append(row)
+            for entry, raw in copies:
+                storage.pending.append(storage.tree.add(entry, raw))
             await asyncio.to_thread(storage.sync)
         finally:
             storage.force_close()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -22,7 +22,7 @@ from desktop_agent.session._entries import SessionEntry, parse_entry
 from desktop_agent.session._errors import SessionError
 from desktop_agent.session._ids import iso_to_ms, new_entry_id, now_iso
 from desktop_agent.session._storage import RecoveryReport, SessionMetadata, Storage
-from desktop_agent.session._tree import Row, row_from_obj, serialize
+from desktop_agent.session._tree import Row, Tree, decode_entry, entry_from_obj, serialize
 
 
 class _Unset:
@@ -128,80 +128,98 @@ def _text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-def _cached_projector(cache: dict[int, Any]) -> Callable[[Row], AgentMessage | None]:
-    def project(row: Row) -> AgentMessage | None:
-        key = id(row)
-        if key in cache:
-            cached: AgentMessage | None = cache[key]
+def _cached_projector(tree: Tree) -> Callable[[int], AgentMessage | None]:
+    cache = tree.parsed
+
+    def project(index: int) -> AgentMessage | None:
+        if index in cache:
+            cached: AgentMessage | None = cache[index]
             return cached
-        msg = _project(row)
-        cache[key] = msg
+        msg = _project(Row(tree, index))
+        cache[index] = msg
         return msg
 
     return project
 
 
-def build_context_from_path(
-    path: Sequence[Row], cache: dict[int, Any] | None = None
-) -> SessionContext:
-    """`buildSessionContext` of a root-first path, exactly as Pi 0.74.2 plus active tools.
+def _assistant_model(tree: Tree, index: int) -> tuple[str, str] | None:
+    """(provider, model) of an assistant message entry, read from its line."""
+    message = Row(tree, index).obj().get("message")
+    if isinstance(message, dict):
+        provider, model = message.get("provider"), message.get("model")
+        if isinstance(provider, str) and isinstance(model, str):
+            return provider, model
+    return None
 
-    ``cache`` keeps parsed messages between calls (the harness rebuilds the context every
-    turn); the messages are shared, so treat them as read-only.
+
+def build_context_from_path(tree: Tree, path: Sequence[int]) -> SessionContext:
+    """`buildSessionContext` of a root-first path of row indices, exactly as Pi 0.74.2
+    plus active tools.
+
+    The settings are found walking back from the leaf (the last one on the path wins, so
+    the nearest one decides), which reads one assistant line for the model, not every
+    message. Parsed messages are cached in ``tree.parsed`` between calls (the harness
+    rebuilds the context every turn); they are shared, so treat them as read-only.
     """
-    project = _project if cache is None else _cached_projector(cache)
-    thinking = "off"
+    project = _cached_projector(tree)
+    types, roles, extra = tree.types, tree.roles, tree.extra
+    thinking: str | None = None
     model_key: tuple[str, str] | None = None
+    model_found = False
     active: list[str] | None = None
-    compaction_index: int | None = None
-    for i, row in enumerate(path):
-        kind = row.type
-        if kind == "message":
-            role, provider, model_id = row.info
-            if role == "assistant" and isinstance(provider, str) and isinstance(model_id, str):
-                model_key = (provider, model_id)
+    active_found = False
+    compaction_at: int | None = None
+    for pos in range(len(path) - 1, -1, -1):
+        i = path[pos]
+        kind = types[i]
+        if kind == "message" and not model_found and roles[i] == "assistant":
+            model_key = _assistant_model(tree, i)
+            model_found = model_key is not None
         elif kind == "thinking_level_change":
-            if isinstance(row.info, str):
-                thinking = row.info
+            if thinking is None and isinstance(extra[i], str):
+                thinking = extra[i]
         elif kind == "model_change":
-            provider, model_id = row.info
-            if isinstance(provider, str) and isinstance(model_id, str):
-                model_key = (provider, model_id)
+            if not model_found:
+                provider, model_id = extra[i]
+                if isinstance(provider, str) and isinstance(model_id, str):
+                    model_key = (provider, model_id)
+                    model_found = True
         elif kind == "compaction":
-            compaction_index = i
-        elif kind == "active_tools_change" and row.info is not None:
-            active = list(row.info)
+            if compaction_at is None:
+                compaction_at = pos
+        elif kind == "active_tools_change" and not active_found and extra[i] is not None:
+            active = list(extra[i])
+            active_found = True
 
     messages: list[AgentMessage] = []
-    if compaction_index is None:
-        for row in path:
-            msg = project(row)
-            if msg is not None:
-                messages.append(msg)
+    if compaction_at is None:
+        kept: Sequence[int] = path
     else:
-        comp = path[compaction_index].obj()
+        comp_row = Row(tree, path[compaction_at])
+        comp = comp_row.obj()
         messages.append(
             CompactionSummaryMessage(
                 summary=_text(comp.get("summary", "")),
                 tokens_before=_number(comp.get("tokensBefore")),
-                timestamp=iso_to_ms(path[compaction_index].timestamp) or 0,
+                timestamp=iso_to_ms(comp_row.timestamp) or 0,
             )
         )
         first_kept = comp.get("firstKeptEntryId")
-        keeping = False
-        for row in path[:compaction_index]:
-            if row.id == first_kept:
-                keeping = True
-            if keeping:
-                msg = project(row)
-                if msg is not None:
-                    messages.append(msg)
-        for row in path[compaction_index + 1 :]:
-            msg = project(row)
+        ids = tree.ids
+        start = next(
+            (pos for pos in range(compaction_at) if ids[path[pos]] == first_kept), compaction_at
+        )
+        kept = [*path[start:compaction_at], *path[compaction_at + 1 :]]
+    for i in kept:
+        if types[i] in _PROJECTED:
+            msg = project(i)
             if msg is not None:
                 messages.append(msg)
     model = ModelRef(*model_key) if model_key is not None else None
-    return SessionContext(messages, thinking, model, active)
+    return SessionContext(messages, thinking or "off", model, active)
+
+
+_PROJECTED = frozenset(("message", "custom_message", "branch_summary"))
 
 
 def _json_value(value: Any) -> Any:
@@ -268,16 +286,21 @@ class Session:
         row = self._storage.tree.get(entry_id)
         return parse_entry(row.obj()) if row is not None else None
 
+    def _entries(self, indices: Iterable[int]) -> list[SessionEntry]:
+        """Typed entries of ``indices``, their lines read in runs of the file."""
+        return [parse_entry(decode_entry(raw)) for raw in self._storage.tree.lines(indices)]
+
     async def get_entries(self) -> list[SessionEntry]:
-        return [parse_entry(r.obj()) for r in self._storage.tree.rows]
+        return self._entries(range(len(self._storage.tree)))
 
     async def find_entries(self, entry_type: str) -> list[SessionEntry]:
-        return [parse_entry(r.obj()) for r in self._storage.tree.rows if r.type == entry_type]
+        types = self._storage.tree.types
+        return self._entries(i for i, kind in enumerate(types) if kind == entry_type)
 
     async def get_branch(self, from_id: str | None = None) -> list[SessionEntry]:
         tree = self._storage.tree
         start = from_id if from_id is not None else tree.current_leaf()
-        return [parse_entry(r.obj()) for r in tree.path_to_root(start)]
+        return self._entries(tree.path_indices(start))
 
     def branch_ids(self, from_id: str | None = None, *, lenient: bool = False) -> list[str]:
         """Root-first ids of the path to ``from_id`` (default: the leaf), cheaply.
@@ -293,7 +316,8 @@ class Session:
                 if not lenient:
                     raise
                 return []
-        return [r.id for r in tree.path_to_root(from_id, lenient=lenient)]
+        ids = tree.ids
+        return [ids[i] for i in tree.path_indices(from_id, lenient=lenient)]
 
     async def build_context(self, *, lenient: bool = False) -> SessionContext:
         """The context of the current branch (SESSION_FORMAT §7).
@@ -303,30 +327,33 @@ class Session:
         """
         tree = self._storage.tree
         if lenient:
-            rows = [tree.require(i) for i in self.branch_ids(lenient=True)]
-            return build_context_from_path(rows, tree.parsed)
-        return build_context_from_path(tree.path_to_root(tree.current_leaf()), tree.parsed)
+            try:
+                leaf = tree.current_leaf()
+            except SessionError:
+                return build_context_from_path(tree, [])
+            return build_context_from_path(tree, tree.path_indices(leaf, lenient=True))
+        return build_context_from_path(tree, tree.path_indices(tree.current_leaf()))
 
     # Cheap synchronous views for UI code (no entry parsing).
 
     def entry_kind(self, entry_id: str) -> tuple[str, str | None]:
         """(entry type, message role or None) of an entry."""
-        row = self._storage.tree.require(entry_id)
-        role = row.info[0] if row.type == "message" else None
-        return row.type, role if isinstance(role, str) else None
+        tree = self._storage.tree
+        i = tree.require_index(entry_id)
+        return tree.types[i], tree.roles[i]
 
     def parent_of(self, entry_id: str) -> str | None:
         return self._storage.tree.require(entry_id).parent_id or None
 
     def child_ids(self, entry_id: str | None) -> list[str]:
         """Children of ``entry_id`` (None: roots), oldest first, without parsing them."""
-        return [r.id for r in self._sorted_children(entry_id)]
+        ids = self._storage.tree.ids
+        return [ids[i] for i in self._sorted_children(entry_id)]
 
     def get_message(self, entry_id: str) -> AgentMessage | None:
         """The context message an entry contributes (cached; treat it as read-only)."""
         tree = self._storage.tree
-        row = tree.require(entry_id)
-        return _cached_projector(tree.parsed)(row)
+        return _cached_projector(tree)(tree.require_index(entry_id))
 
     def raw_entries(self) -> list[tuple[str, str | None, str, str, bytes]]:
         """(id, parent id, type, timestamp, exact JSON line) of every entry, file order.
@@ -334,9 +361,18 @@ class Session:
         For views that need a light read of many entries (the branch tree): decoding the
         lines they need is much cheaper than building typed entries for all of them.
         """
-        return [
-            (r.id, r.parent_id or None, r.type, r.timestamp, r.raw) for r in self._storage.tree.rows
-        ]
+        tree = self._storage.tree
+        n = len(tree)
+        return list(
+            zip(
+                tree.ids,
+                [p or None for p in tree.parents],
+                tree.types,
+                tree.timestamps,
+                tree.lines(range(n)),
+                strict=True,
+            )
+        )
 
     def label_of(self, entry_id: str) -> str | None:
         return self._storage.tree.labels.get(entry_id)
@@ -349,40 +385,43 @@ class Session:
 
     async def get_children(self, entry_id: str | None) -> list[SessionEntry]:
         """Children of ``entry_id`` (None: the roots), oldest first."""
-        return [parse_entry(r.obj()) for r in self._sorted_children(entry_id)]
+        return self._entries(self._sorted_children(entry_id))
 
-    def _sorted_children(self, entry_id: str | None) -> list[Row]:
+    def _sorted_children(self, entry_id: str | None) -> list[int]:
         tree = self._storage.tree
         children = tree.children_map().get(entry_id, [])
         if entry_id is None:
             # Orphans (parent missing) and self-parented entries are roots too.
+            by_id, ids = tree.by_id, tree.ids
             children = children + [
-                r
-                for r in tree.rows
-                if r.parent_id and (r.parent_id not in tree.by_id or r.parent_id == r.id)
+                i
+                for i, parent in enumerate(tree.parents)
+                if parent and (parent not in by_id or parent == ids[i])
             ]
         if len(children) < 2:
             return list(children)
-        return sorted(children, key=lambda r: r.timestamp)
+        timestamps = tree.timestamps
+        return sorted(children, key=lambda i: timestamps[i])
 
     async def get_tree(self) -> list[TreeNode]:
         """The whole forest (iterative, so deep sessions do not hit the recursion limit)."""
         tree = self._storage.tree
         children_map = tree.children_map()
         roots = self._sorted_children(None)
-        labels = tree.labels
+        labels, ids, timestamps = tree.labels, tree.ids, tree.timestamps
         seen: set[str] = set()
         out: list[TreeNode] = []
-        stack: list[tuple[Row, list[TreeNode]]] = [(r, out) for r in reversed(roots)]
+        stack: list[tuple[int, list[TreeNode]]] = [(i, out) for i in reversed(roots)]
         while stack:
-            row, siblings = stack.pop()
-            if row.id in seen:
+            i, siblings = stack.pop()
+            entry_id = ids[i]
+            if entry_id in seen:
                 continue
-            seen.add(row.id)
-            node = TreeNode(parse_entry(row.obj()), [], labels.get(row.id))
+            seen.add(entry_id)
+            node = TreeNode(parse_entry(Row(tree, i).obj()), [], labels.get(entry_id))
             siblings.append(node)
-            kids = sorted(children_map.get(row.id, []), key=lambda r: r.timestamp)
-            stack.extend((k, node.children) for k in reversed(kids) if k.id != row.id)
+            kids = sorted(children_map.get(entry_id, []), key=lambda k: timestamps[k])
+            stack.extend((k, node.children) for k in reversed(kids) if ids[k] != entry_id)
         return out
 
     # ------------------------------------------------------------- writing
@@ -399,9 +438,8 @@ class Session:
                 "timestamp": now_iso(),
             }
             obj.update(fields)
-            row = row_from_obj(obj, serialize(obj))
-            storage.append(row)
-            return row.id
+            storage.append(entry_from_obj(obj), serialize(obj))
+            return str(obj["id"])
 
     async def append_message(self, message: AgentMessage | Mapping[str, Any]) -> str:
         if isinstance(message, Mapping):
@@ -491,7 +529,7 @@ class Session:
                 "timestamp": now_iso(),
                 "targetId": entry_id,
             }
-            storage.append(row_from_obj(leaf_obj, serialize(leaf_obj)))
+            storage.append(entry_from_obj(leaf_obj), serialize(leaf_obj))
             if summary is None:
                 return None
             if isinstance(summary, str):
@@ -514,9 +552,8 @@ class Session:
                 obj["details"] = _json_value(summary.details)
             if summary.from_hook is not None:
                 obj["fromHook"] = summary.from_hook
-            row = row_from_obj(obj, serialize(obj))
-            storage.append(row)
-            return row.id
+            storage.append(entry_from_obj(obj), serialize(obj))
+            return str(obj["id"])
 
     # ------------------------------------------------------------- durability
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from desktop_agent.session._errors import SessionError, SessionErrorCode, SessionWriteError
-from desktop_agent.session._tree import Row, Tree
+from desktop_agent.session._tree import Entry, Tree
 
 
 @dataclass(frozen=True)
@@ -115,7 +115,8 @@ class Storage:
         self.read_only_reason = read_only_reason
         self.read_only_code = read_only_code
         self.recovery = recovery
-        self.pending: list[Row] = []
+        self.pending: list[int] = []
+        """Indices (in `tree`) of the entries that are in memory but not written yet."""
         self.closed = False
         self._needs_sync = False
 
@@ -129,18 +130,20 @@ class Storage:
         if self.closed:
             raise SessionError("storage", "The session is closed")
 
-    def append(self, row: Row) -> None:
-        """Add ``row`` to the tree, then write every unwritten entry in order.
+    def append(self, entry: Entry, raw: bytes) -> int:
+        """Add the entry (its line ``raw``) to the tree, then write every unwritten entry
+        in order. Returns its index in the tree.
 
         On a read-only session the entry is kept in memory and queued, and a
         `SessionWriteError` with code ``read_only``/``locked`` says it was not written.
         """
         self.check_open()
-        self.tree.add(row)
-        self.pending.append(row)
+        index = self.tree.add(entry, raw)
+        self.pending.append(index)
         if self.read_only_reason is not None and not self._try_become_writable():
             raise self._read_only_error("append")
         self._flush("append")
+        return index
 
     def _read_only_error(self, operation: str) -> SessionWriteError:
         count = len(self.pending)
@@ -227,8 +230,9 @@ class Storage:
 
     # Backends override these.
 
-    def _write(self, rows: list[Row]) -> None:
-        """Write ``rows`` (all or nothing as far as the file's content is concerned)."""
+    def _write(self, indices: list[int]) -> None:
+        """Write the entries ``indices`` (all or nothing as far as the file's content is
+        concerned)."""
 
     def _fsync(self) -> None:
         """Make written rows durable."""
