@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from desktop_agent.session._entryindex import EntryIndex
 from desktop_agent.session._errors import SessionError
 from desktop_agent.session._ids import iso_to_ms, now_iso, uuidv7
 from desktop_agent.session._platform import (
@@ -45,6 +46,7 @@ from desktop_agent.session._platform import (
 )
 from desktop_agent.session._scan import ScanResult, scan
 from desktop_agent.session._storage import (
+    DamagedLine,
     RecoveryReport,
     SessionMetadata,
     Storage,
@@ -204,6 +206,10 @@ class JsonlStorage(Storage):
         self._torn_size: int | None = None  # size with the torn tail, while it waits
         self.scan: ScanResult | None = None
         """What opening read (None for a new file)."""
+        self._index: EntryIndex | None = None
+        self._indexed: tuple[int, int] = (0, 0)  # (entries, bytes) the index holds
+        self._lines = 1  # physical lines in the first _good_size bytes
+        self._discard = False  # force_close: nothing is saved
         tree.source = self
 
     # ------------------------------------------------------------- reading lines
@@ -235,7 +241,14 @@ class JsonlStorage(Storage):
     # ------------------------------------------------------------------- open
 
     @classmethod
-    def open(cls, path: str, *, lock: bool = True, ops: FileOps = OS_FILE_OPS) -> JsonlStorage:
+    def open(
+        cls,
+        path: str,
+        *,
+        lock: bool = True,
+        ops: FileOps = OS_FILE_OPS,
+        index: EntryIndex | None = None,
+    ) -> JsonlStorage:
         """Open a session file (section 3.1 plus our recovery rules).
 
         Raises only `SessionError`: ``not_found`` (missing, or a folder), ``invalid_session``
@@ -244,7 +257,8 @@ class JsonlStorage(Storage):
         safely, with ``read_only_reason`` and `RecoveryReport` saying why. Opening changes
         no byte of the file, except cutting a torn tail that was first copied to a synced
         ``.corrupt-*`` sidecar. ``lock=False`` opens for reading only (never locks or
-        writes, a torn tail is left in place).
+        writes, a torn tail is left in place). With an `EntryIndex`, an unchanged file is
+        not read again and a grown one only from where it grew.
         """
         try:
             rfd = ops.open_regular(path)
@@ -253,10 +267,9 @@ class JsonlStorage(Storage):
         fd: int | None = None
         try:
             locked = lock and ops.try_lock(rfd)
-            tree = Tree()
             try:
                 st = ops.fstat(rfd)
-                scanned = scan(ops, rfd, path, tree, size=st.size, header=parse_header)
+                tree, scanned, fresh = _read_tree(ops, rfd, path, st, index)
                 torn = (
                     ops.pread(rfd, st.size - scanned.torn_offset, scanned.torn_offset)
                     if scanned.torn_offset is not None
@@ -316,6 +329,11 @@ class JsonlStorage(Storage):
                 ops.pread(rfd, 1, size - 1) != b"\n" if scanned.torn_offset is None else False
             )
             storage.scan = scanned
+            storage._index = index
+            storage._lines = scanned.lines
+            if index is not None and (fresh or quarantine_path is not None):
+                storage._save_index()
+            storage._indexed = (len(tree), storage._good_size)
             if scanned.torn_offset is not None and fd is None:
                 if read_only_code == "locked":
                     storage._torn_unrecovered = True
@@ -503,6 +521,7 @@ class JsonlStorage(Storage):
             tree.set_location(i, offset, len(raw))
             offset += len(raw) + 1
         self._good_size = offset
+        self._lines += len(indices)
         self._needs_newline = False
 
     def _fsync(self) -> None:
@@ -557,6 +576,7 @@ class JsonlStorage(Storage):
             offset += len(raw) + 1
         tree.release()
         self._good_size = len(data)
+        self._lines = 1 + len(lines)
         self._rewrite = False
         self._dirty = False
         self._needs_newline = False
@@ -575,8 +595,36 @@ class JsonlStorage(Storage):
         data = self._header_line + tree.lines_bytes(range(len(tree)))
         atomic_write(dest, data)
 
+    def attach_index(self, index: EntryIndex | None) -> None:
+        """Keep ``index`` up to date when this (new) session closes."""
+        self._index = index
+
+    def _save_index(self) -> None:
+        """Write the entry index for what the file holds now (never raises)."""
+        index, tree = self._index, self.tree
+        if index is None or self._rfd is None or self.pending:
+            return
+        damaged = list(self.recovery.damaged_lines) if self.recovery is not None else []
+        saved = index.save(
+            self.path,
+            self._rfd,
+            tree,
+            header=self._header_line[:-1],
+            clean_end=self._good_size,
+            lines=self._lines,
+            damaged=damaged,
+        )
+        if saved:
+            self._indexed = (len(tree), self._good_size)
+
+    def force_close(self) -> None:
+        self._discard = True
+        super().force_close()
+
     def _close(self) -> None:
         ops = self._ops
+        if not self._discard and self._indexed != (len(self.tree), self._good_size):
+            self._save_index()
         if self._fd is not None:
             with contextlib.suppress(OSError):
                 ops.close(self._fd)
@@ -588,6 +636,37 @@ class JsonlStorage(Storage):
                 ops.close(self._rfd)
             self._rfd = None
         self._locked = False
+
+
+def _read_tree(
+    ops: FileOps, fd: int, path: str, st: FileStat, index: EntryIndex | None
+) -> tuple[Tree, ScanResult, bool]:
+    """The file's tree: from its entry index when valid (scanning only what grew), else
+    from a full scan. Returns (tree, what was found, whether anything was scanned)."""
+    cached = index.load(path, fd, st) if index is not None else None
+    if cached is None:
+        tree = Tree()
+        return tree, scan(ops, fd, path, tree, size=st.size, header=parse_header), True
+    header = parse_header(cached.header, path)
+    if cached.complete:
+        damaged = [
+            DamagedLine(number, offset, reason, ops.pread(fd, length, offset))
+            for number, offset, length, reason in cached.damaged
+        ]
+        cached.tree.damaged = bool(damaged)
+        result = ScanResult(
+            size=st.size,
+            clean_end=cached.clean_end,
+            lines=cached.lines,
+            torn_offset=cached.clean_end if st.size > cached.clean_end else None,
+            damaged=damaged,
+        )
+    else:
+        result = scan(
+            ops, fd, path, cached.tree, size=st.size, start=cached.clean_end, lines=cached.lines
+        )
+    result.header, result.header_raw = header, cached.header
+    return cached.tree, result, not cached.complete
 
 
 def _open_for_append(ops: FileOps, path: str, st: FileStat) -> tuple[int | None, str | None]:

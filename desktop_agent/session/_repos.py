@@ -7,6 +7,7 @@ import builtins
 import os
 from typing import Any, Literal, Protocol
 
+from desktop_agent.session._entryindex import EntryIndex
 from desktop_agent.session._errors import SessionError
 from desktop_agent.session._ids import now_iso, uuidv7
 from desktop_agent.session._jsonl import (
@@ -164,11 +165,17 @@ class JsonlSessionRepo:
         sessions_root: str | os.PathLike[str],
         trash_root: str | None = None,
         *,
+        entry_index_dir: str | os.PathLike[str] | None = None,
         file_ops: FileOps = OS_FILE_OPS,
     ):
         self.sessions_root = os.path.abspath(os.fspath(sessions_root))
         self.trash_root = trash_root or os.path.join(os.path.dirname(self.sessions_root), "trash")
         self.file_ops = file_ops
+        self.entry_index = (
+            EntryIndex(entry_index_dir, file_ops) if entry_index_dir is not None else None
+        )
+        """Persisted entry indexes (issue 12): in the app's data dir, never beside the
+        session files; None: every open scans the file."""
 
     def path_for(self, cwd: str, created_at: str, session_id: str) -> str:
         check_session_id(session_id)
@@ -196,6 +203,7 @@ class JsonlSessionRepo:
         )
         path = self.path_for(cwd, now_iso(), header["id"])
         storage = await asyncio.to_thread(JsonlStorage.create, path, header, ops=self.file_ops)
+        storage.attach_index(self.entry_index)
         return Session(storage)
 
     async def open(self, metadata: SessionMetadata | str) -> Session:
@@ -209,7 +217,9 @@ class JsonlSessionRepo:
         path = metadata if isinstance(metadata, str) else metadata.path
         if not path:
             raise SessionError("not_found", "Session not found: no path")
-        storage = await asyncio.to_thread(JsonlStorage.open, path, ops=self.file_ops)
+        storage = await asyncio.to_thread(
+            JsonlStorage.open, path, ops=self.file_ops, index=self.entry_index
+        )
         return Session(storage)
 
     async def list(self, cwd: str | None = None) -> SessionList:
@@ -226,7 +236,10 @@ class JsonlSessionRepo:
             raise SessionError(
                 "locked", f"Cannot delete {path}: it is open in another window or process"
             )
-        return await asyncio.to_thread(move_to_trash, path, self.trash_root)
+        item = await asyncio.to_thread(move_to_trash, path, self.trash_root)
+        if self.entry_index is not None:
+            self.entry_index.forget(path)
+        return item
 
     async def list_trash(self) -> builtins.list[TrashItem]:
         return await asyncio.to_thread(list_trash, self.trash_root)
@@ -264,7 +277,7 @@ class JsonlSessionRepo:
         self, path: str, entry_id: str | None, position: ForkPosition
     ) -> tuple[SessionMetadata, builtins.list[tuple[Entry, bytes]]]:
         """The readable entries a fork (or a repair: ``entry_id`` None) copies, verbatim."""
-        src = JsonlStorage.open(path, lock=False, ops=self.file_ops)
+        src = JsonlStorage.open(path, lock=False, ops=self.file_ops, index=self.entry_index)
         try:
             rows = rows_to_fork(src.tree, entry_id, position)
             lines = src.tree.lines(r.index for r in rows)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -72,11 +72,10 @@ class BranchSummary:
     from_hook: bool | None = None
 
 
-def _project(row: Row) -> AgentMessage | None:
+def _project(kind: str, timestamp: str, raw: bytes) -> AgentMessage | None:
     """The context message an entry contributes (SESSION_FORMAT §7 step 2), if any."""
-    kind = row.type
     if kind == "message":
-        obj = row.obj().get("message")
+        obj = decode_entry(raw).get("message")
         if not isinstance(obj, dict):
             return None
         try:
@@ -85,7 +84,7 @@ def _project(row: Row) -> AgentMessage | None:
             # Kept as read; convert_to_llm drops it, so a provider never sees it.
             return UnknownMessage.model_construct(**{"role": str(obj.get("role")), **obj})
     if kind == "custom_message":
-        obj = row.obj()
+        obj = decode_entry(raw)
         data: dict[str, Any] = {
             "role": "custom",
             "customType": obj.get("customType"),
@@ -94,20 +93,20 @@ def _project(row: Row) -> AgentMessage | None:
         }
         if "details" in obj:
             data["details"] = obj["details"]
-        data["timestamp"] = iso_to_ms(row.timestamp) or 0
+        data["timestamp"] = iso_to_ms(timestamp) or 0
         try:
             return CustomMessage.model_validate(data)
         except ValueError:
             return UnknownMessage.model_construct(**data)
     if kind == "branch_summary":
-        obj = row.obj()
+        obj = decode_entry(raw)
         summary = obj.get("summary")
         if not isinstance(summary, str) or not summary:
             return None
         return BranchSummaryMessage(
             summary=summary,
             from_id=_text(obj.get("fromId")),
-            timestamp=iso_to_ms(row.timestamp) or 0,
+            timestamp=iso_to_ms(timestamp) or 0,
         )
     return None
 
@@ -128,18 +127,15 @@ def _text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-def _cached_projector(tree: Tree) -> Callable[[int], AgentMessage | None]:
+def _projected(tree: Tree, indices: Sequence[int]) -> list[AgentMessage | None]:
+    """The context message of each entry (cached in ``tree.parsed``); the lines that are
+    needed are read in runs of the file, not one by one."""
     cache = tree.parsed
-
-    def project(index: int) -> AgentMessage | None:
-        if index in cache:
-            cached: AgentMessage | None = cache[index]
-            return cached
-        msg = _project(Row(tree, index))
-        cache[index] = msg
-        return msg
-
-    return project
+    types, stamps = tree.types, tree.timestamps
+    missing = [i for i in indices if i not in cache]
+    for i, raw in zip(missing, tree.lines(missing), strict=True):
+        cache[i] = _project(types[i], stamps[i], raw)
+    return [cache[i] for i in indices]
 
 
 def _assistant_model(tree: Tree, index: int) -> tuple[str, str] | None:
@@ -161,7 +157,6 @@ def build_context_from_path(tree: Tree, path: Sequence[int]) -> SessionContext:
     message. Parsed messages are cached in ``tree.parsed`` between calls (the harness
     rebuilds the context every turn); they are shared, so treat them as read-only.
     """
-    project = _cached_projector(tree)
     types, roles, extra = tree.types, tree.roles, tree.extra
     thinking: str | None = None
     model_key: tuple[str, str] | None = None
@@ -210,11 +205,8 @@ def build_context_from_path(tree: Tree, path: Sequence[int]) -> SessionContext:
             (pos for pos in range(compaction_at) if ids[path[pos]] == first_kept), compaction_at
         )
         kept = [*path[start:compaction_at], *path[compaction_at + 1 :]]
-    for i in kept:
-        if types[i] in _PROJECTED:
-            msg = project(i)
-            if msg is not None:
-                messages.append(msg)
+    wanted = [i for i in kept if types[i] in _PROJECTED]
+    messages.extend(m for m in _projected(tree, wanted) if m is not None)
     model = ModelRef(*model_key) if model_key is not None else None
     return SessionContext(messages, thinking or "off", model, active)
 
@@ -353,7 +345,7 @@ class Session:
     def get_message(self, entry_id: str) -> AgentMessage | None:
         """The context message an entry contributes (cached; treat it as read-only)."""
         tree = self._storage.tree
-        return _cached_projector(tree)(tree.require_index(entry_id))
+        return _projected(tree, [tree.require_index(entry_id)])[0]
 
     def raw_entries(self) -> list[tuple[str, str | None, str, str, bytes]]:
         """(id, parent id, type, timestamp, exact JSON line) of every entry, file order.

@@ -443,10 +443,8 @@ class Tree:
 
     def finish_bulk(self, start: int) -> None:
         """Index rows ``start..`` that a loader appended to the columns directly."""
-        by_id = self.by_id
         ids = self.ids
-        for i in range(start, len(ids)):
-            by_id[ids[i]] = i
+        self.by_id.update(zip(ids[start:] if start else ids, range(start, len(ids)), strict=True))
         extra = self.extra
         for i in sorted(k for k in extra if k >= start):
             self._apply(i)
