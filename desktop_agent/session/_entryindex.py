@@ -34,9 +34,10 @@ from typing import Any
 
 import msgspec
 
+from desktop_agent.session._errors import SessionError
 from desktop_agent.session._platform import O_BINARY, O_CLOEXEC, FileOps, FileStat
 from desktop_agent.session._storage import DamagedLine
-from desktop_agent.session._tree import Tree
+from desktop_agent.session._tree import PackedStrings, Tree, intern_text
 
 FORMAT = 1
 MAGIC = b"DAEI"
@@ -56,17 +57,19 @@ class _Payload(msgspec.Struct, array_like=True):
     tail: bytes
     header: bytes
     ids: list[str]
-    parents: list[str | None]
+    parents: tuple[bytes, bytes, bytes]
+    parent_index: bytes
     type_names: list[str]
     types: bytes
     role_names: list[str]
     roles: bytes
-    timestamps: list[str]
+    timestamps: tuple[bytes, bytes, bytes]
     offsets: bytes
     lengths: bytes
     extra_at: bytes
     extra_values: list[Any]
     damaged: list[tuple[int, int, int, str]]
+    leaf_path: bytes
 
 
 _ENCODE = msgspec.msgpack.Encoder().encode
@@ -117,8 +120,8 @@ def _codes(values: list[str | None]) -> tuple[list[str], bytes]:
 def _decode_codes(names: list[str], raw: bytes) -> list[str | None]:
     codes = array("H")
     codes.frombytes(raw)
-    table: list[str | None] = [None, *names]
-    return [table[c] for c in codes]
+    table: list[str | None] = [None, *(intern_text(n) for n in names)]
+    return list(map(table.__getitem__, codes))
 
 
 class EntryIndex:
@@ -151,8 +154,12 @@ class EntryIndex:
         complete = st.size == payload.size and st.mtime_ns == payload.mtime_ns
         if not complete and (payload.damaged or st.size <= payload.size):
             return None  # edited in place, or grew after damage: scan it all again
+        try:
+            tree = _tree_of(payload)
+        except (ValueError, UnicodeDecodeError):
+            return None
         return Cached(
-            _tree_of(payload),
+            tree,
             payload.header,
             end,
             payload.lines,
@@ -180,8 +187,9 @@ class EntryIndex:
         if payload.path != os.path.realpath(session_path):
             return None
         n = len(payload.ids)
-        sizes = (len(payload.parents), len(payload.timestamps))
-        if sizes != (n, n) or len(payload.types) != 2 * n or len(payload.roles) != 2 * n:
+        if len(payload.types) != 2 * n or len(payload.roles) != 2 * n:
+            return None
+        if len(payload.parent_index) not in (0, 4 * n):
             return None
         if len(payload.offsets) != 8 * n or len(payload.lengths) != 8 * n:
             return None
@@ -265,31 +273,54 @@ def _payload(
         tail=b"",
         header=header,
         ids=tree.ids,
-        parents=tree.parents,
+        parents=PackedStrings.pack([tree.parent_at(i) for i in range(n)]).to_bytes(),
+        parent_index=tree.parent_index()[:n].tobytes(),
         type_names=type_names,
         types=types,
         role_names=role_names,
         roles=roles,
-        timestamps=tree.timestamps,
+        timestamps=PackedStrings.pack([tree.timestamp_at(i) for i in range(n)]).to_bytes(),
         offsets=offsets.tobytes(),
         lengths=tree.lengths[:n].tobytes(),
         extra_at=array("i", keys).tobytes(),
         extra_values=[tree.extra[k] for k in keys],
         damaged=[(d.line_number, d.byte_offset, len(d.raw), d.reason) for d in damaged],
+        leaf_path=array("i", _leaf_path(tree)).tobytes(),
     )
+
+
+def _leaf_path(tree: Tree) -> list[int]:
+    """The current branch's path when it is known whole (else nothing is kept)."""
+    try:
+        leaf = tree.current_leaf()
+        return tree.known_path(leaf) or tree.path_indices(leaf)
+    except SessionError:
+        return []
 
 
 def _tree_of(payload: _Payload) -> Tree:
     tree = Tree()
+    n = len(payload.ids)
+    parents = PackedStrings.from_bytes(*payload.parents)
+    stamps = PackedStrings.from_bytes(*payload.timestamps)
+    if len(parents) != n or len(stamps) != n:
+        raise ValueError("columns of different lengths")
+    pidx: array[int] | None = None
+    if payload.parent_index:
+        pidx = array("i")
+        pidx.frombytes(payload.parent_index)
     tree.ids = payload.ids
-    tree.parents = payload.parents
+    tree.restore_packed(parents, stamps, pidx)
     tree.types = [t or "" for t in _decode_codes(payload.type_names, payload.types)]
     tree.roles = _decode_codes(payload.role_names, payload.roles)
-    tree.timestamps = payload.timestamps
     tree.offsets.frombytes(payload.offsets)
     tree.lengths.frombytes(payload.lengths)
     keys = array("i")
     keys.frombytes(payload.extra_at)
     tree.extra = dict(zip(keys, payload.extra_values, strict=True))
     tree.finish_bulk(0)
+    path = array("i")
+    path.frombytes(payload.leaf_path)
+    if path and path[-1] == tree.by_id.get(tree.leaf_id or "") and max(path) < n:
+        tree.keep_path(path.tolist())
     return tree

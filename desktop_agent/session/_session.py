@@ -6,6 +6,7 @@ import asyncio
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any, Final
 
 from desktop_agent.ai import (
@@ -131,10 +132,10 @@ def _projected(tree: Tree, indices: Sequence[int]) -> list[AgentMessage | None]:
     """The context message of each entry (cached in ``tree.parsed``); the lines that are
     needed are read in runs of the file, not one by one."""
     cache = tree.parsed
-    types, stamps = tree.types, tree.timestamps
+    types = tree.types
     missing = [i for i in indices if i not in cache]
     for i, raw in zip(missing, tree.lines(missing), strict=True):
-        cache[i] = _project(types[i], stamps[i], raw)
+        cache[i] = _project(types[i], tree.timestamp_at(i), raw)
     return [cache[i] for i in indices]
 
 
@@ -157,34 +158,46 @@ def build_context_from_path(tree: Tree, path: Sequence[int]) -> SessionContext:
     message. Parsed messages are cached in ``tree.parsed`` between calls (the harness
     rebuilds the context every turn); they are shared, so treat them as read-only.
     """
-    types, roles, extra = tree.types, tree.roles, tree.extra
+    extra = tree.extra
+    kinds = _along(tree.types, path)[::-1]  # leaf first
+    roles = _along(tree.roles, path)[::-1]
+    n = len(kinds)
+
+    def nearest(column: list[Any], value: Any, start: int) -> int:
+        """Position (leaf first) of the first ``value`` at or after ``start``, or n."""
+        try:
+            return column.index(value, start)
+        except ValueError:
+            return n
+
     thinking: str | None = None
+    pos = nearest(kinds, "thinking_level_change", 0)
+    while pos < n and thinking is None:
+        value = extra[path[n - 1 - pos]]
+        thinking = value if isinstance(value, str) else None
+        pos = nearest(kinds, "thinking_level_change", pos + 1)
+
     model_key: tuple[str, str] | None = None
-    model_found = False
+    by_message, by_change = nearest(roles, "assistant", 0), nearest(kinds, "model_change", 0)
+    while model_key is None and min(by_message, by_change) < n:
+        if by_message < by_change:
+            model_key = _assistant_model(tree, path[n - 1 - by_message])
+            by_message = nearest(roles, "assistant", by_message + 1)
+        else:
+            provider, model_id = extra[path[n - 1 - by_change]]
+            if isinstance(provider, str) and isinstance(model_id, str):
+                model_key = (provider, model_id)
+            by_change = nearest(kinds, "model_change", by_change + 1)
+
     active: list[str] | None = None
-    active_found = False
-    compaction_at: int | None = None
-    for pos in range(len(path) - 1, -1, -1):
-        i = path[pos]
-        kind = types[i]
-        if kind == "message" and not model_found and roles[i] == "assistant":
-            model_key = _assistant_model(tree, i)
-            model_found = model_key is not None
-        elif kind == "thinking_level_change":
-            if thinking is None and isinstance(extra[i], str):
-                thinking = extra[i]
-        elif kind == "model_change":
-            if not model_found:
-                provider, model_id = extra[i]
-                if isinstance(provider, str) and isinstance(model_id, str):
-                    model_key = (provider, model_id)
-                    model_found = True
-        elif kind == "compaction":
-            if compaction_at is None:
-                compaction_at = pos
-        elif kind == "active_tools_change" and not active_found and extra[i] is not None:
-            active = list(extra[i])
-            active_found = True
+    pos = nearest(kinds, "active_tools_change", 0)
+    while pos < n and active is None:
+        value = extra[path[n - 1 - pos]]
+        active = list(value) if value is not None else None
+        pos = nearest(kinds, "active_tools_change", pos + 1)
+
+    last = nearest(kinds, "compaction", 0)
+    compaction_at = n - 1 - last if last < n else None
 
     messages: list[AgentMessage] = []
     if compaction_at is None:
@@ -205,6 +218,7 @@ def build_context_from_path(tree: Tree, path: Sequence[int]) -> SessionContext:
             (pos for pos in range(compaction_at) if ids[path[pos]] == first_kept), compaction_at
         )
         kept = [*path[start:compaction_at], *path[compaction_at + 1 :]]
+    types = tree.types
     wanted = [i for i in kept if types[i] in _PROJECTED]
     messages.extend(m for m in _projected(tree, wanted) if m is not None)
     model = ModelRef(*model_key) if model_key is not None else None
@@ -212,6 +226,13 @@ def build_context_from_path(tree: Tree, path: Sequence[int]) -> SessionContext:
 
 
 _PROJECTED = frozenset(("message", "custom_message", "branch_summary"))
+
+
+def _along(column: Sequence[Any], path: Sequence[int]) -> list[Any]:
+    """``column[i]`` for every ``i`` of ``path`` (at C speed)."""
+    if len(path) > 1:
+        return list(itemgetter(*path)(column))
+    return [column[i] for i in path]
 
 
 def _json_value(value: Any) -> Any:

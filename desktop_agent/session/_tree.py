@@ -22,6 +22,7 @@ import sys
 from array import array
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import accumulate
 from typing import Any, NamedTuple, Protocol, overload
 
 import msgspec
@@ -289,7 +290,7 @@ class Row:
 
     @property
     def parent_id(self) -> str | None:
-        return self._tree.parents[self.index]
+        return self._tree.parent_at(self.index)
 
     @property
     def type(self) -> str:
@@ -297,7 +298,7 @@ class Row:
 
     @property
     def timestamp(self) -> str:
-        return self._tree.timestamps[self.index]
+        return self._tree.timestamp_at(self.index)
 
     @property
     def role(self) -> str | None:
@@ -355,6 +356,51 @@ class _Rows(Sequence[Row]):
         return (Row(tree, i) for i in range(len(tree.ids)))
 
 
+class PackedStrings:
+    """Many short strings (or None) in one text with end positions: a column restored
+    from the entry index stays packed until something needs the whole list, and one
+    element is read without unpacking the rest."""
+
+    __slots__ = ("_ends", "_none", "_text")
+
+    def __init__(self, text: str, ends: array[int], none: bytes) -> None:
+        self._text = text
+        self._ends = ends
+        self._none = none  # one byte per element: 1 = None
+
+    @classmethod
+    def pack(cls, values: Sequence[str | None]) -> PackedStrings:
+        ends = array("q", accumulate(len(v) if v is not None else 0 for v in values))
+        none = bytes(v is None for v in values)
+        return cls("".join([v for v in values if v is not None]), ends, none)
+
+    def to_bytes(self) -> tuple[bytes, bytes, bytes]:
+        return self._text.encode("utf-8", "surrogatepass"), self._ends.tobytes(), self._none
+
+    @classmethod
+    def from_bytes(cls, text: bytes, ends: bytes, none: bytes) -> PackedStrings:
+        positions = array("q")
+        positions.frombytes(ends)
+        if len(positions) != len(none):
+            raise ValueError("packed column of the wrong length")
+        return cls(text.decode("utf-8", "surrogatepass"), positions, none)
+
+    def __len__(self) -> int:
+        return len(self._none)
+
+    def __getitem__(self, i: int) -> str | None:
+        if self._none[i]:
+            return None
+        start = self._ends[i - 1] if i else 0
+        return self._text[start : self._ends[i]]
+
+    def unpack(self) -> list[str | None]:
+        text, none = self._text, self._none
+        starts = [0, *self._ends[:-1]] if len(self._ends) else []
+        pairs = zip(starts, self._ends, strict=True)
+        return [None if none[i] else text[a:b] for i, (a, b) in enumerate(pairs)]
+
+
 _INTERNED: dict[str, str] = {}
 
 
@@ -375,9 +421,11 @@ class Tree:
 
     def __init__(self) -> None:
         self.ids: list[str] = []
-        self.parents: list[str | None] = []
+        self._parents: list[str | None] | None = []
         self.types: list[str] = []
-        self.timestamps: list[str] = []
+        self._timestamps: list[str] | None = []
+        self._packed: dict[str, PackedStrings] = {}
+        """Columns restored from the entry index and not unpacked yet."""
         self.roles: list[str | None] = []
         self.offsets = array("q")
         """Byte offset of each entry's line in the file; -1 when it is in no file."""
@@ -404,8 +452,68 @@ class Tree:
         self._cache: OrderedDict[int, bytes] = OrderedDict()
         self._cache_bytes = 0
         self._children: dict[str | None, list[int]] | None = None
+        self._pidx: array[int] | None = array("i")
+        """Row index of each entry's parent: -1 root, -2 missing (None: to rebuild)."""
+        self._paths: dict[int, list[int]] = {}
+        self._orphans = False  # some parent id named no entry when _pidx was built
         self.lines_read = 0
         """Lines read back from the source (for tests and benchmarks)."""
+
+    # ------------------------------------------------------------------ columns
+
+    @property
+    def parents(self) -> list[str | None]:
+        if self._parents is None:
+            self._parents = self._packed.pop("parents").unpack()
+        return self._parents
+
+    @parents.setter
+    def parents(self, values: list[str | None]) -> None:
+        self._parents = values
+
+    @property
+    def timestamps(self) -> list[str]:
+        if self._timestamps is None:
+            self._timestamps = [t or "" for t in self._packed.pop("timestamps").unpack()]
+        return self._timestamps
+
+    @timestamps.setter
+    def timestamps(self, values: list[str]) -> None:
+        self._timestamps = values
+
+    def parent_at(self, i: int) -> str | None:
+        if self._parents is None:
+            return self._packed["parents"][i]
+        return self._parents[i]
+
+    def timestamp_at(self, i: int) -> str:
+        if self._timestamps is None:
+            return self._packed["timestamps"][i] or ""
+        return self._timestamps[i]
+
+    def restore_packed(
+        self, parents: PackedStrings, timestamps: PackedStrings, pidx: array[int] | None
+    ) -> None:
+        """Use columns from the entry index (unpacked when first needed in full)."""
+        self._parents, self._timestamps = None, None
+        self._packed = {"parents": parents, "timestamps": timestamps}
+        self._pidx = pidx
+        self._orphans = pidx is not None and -2 in pidx
+
+    def parent_index(self) -> array[int]:
+        """`_pidx`, extended to the new rows (or rebuilt after a duplicate id)."""
+        pidx = self._pidx
+        n = len(self.ids)
+        if pidx is None:
+            pidx = self._pidx = array("i")
+        if len(pidx) < n:
+            by_id = self.by_id
+            start = len(pidx)
+            parents = [self.parent_at(k) for k in range(start, n)]
+            pidx.extend(by_id.get(p, -2) if p else -1 for p in parents)
+            if -2 in pidx[start:]:
+                self._orphans = True
+        return pidx
 
     # ------------------------------------------------------------------ building
 
@@ -427,6 +535,8 @@ class Tree:
         self.lengths.append(length)
         if entry.type in BOOKKEEPING:
             self.extra[i] = entry.extra
+        if self._orphans or entry.id in self.by_id:
+            self._duplicate()  # this id may be a parent that was missing so far
         self.by_id[entry.id] = i
         self._apply(i)
         if self._children is not None:
@@ -444,7 +554,11 @@ class Tree:
     def finish_bulk(self, start: int) -> None:
         """Index rows ``start..`` that a loader appended to the columns directly."""
         ids = self.ids
-        self.by_id.update(zip(ids[start:] if start else ids, range(start, len(ids)), strict=True))
+        by_id = self.by_id
+        before = len(by_id)
+        by_id.update(zip(ids[start:] if start else ids, range(start, len(ids)), strict=True))
+        if len(by_id) != before + len(ids) - start or (self._orphans and len(ids) > start):
+            self._duplicate()
         extra = self.extra
         for i in sorted(k for k in extra if k >= start):
             self._apply(i)
@@ -452,6 +566,13 @@ class Tree:
             last = len(ids) - 1
             self.leaf_id = extra.get(last) if self.types[last] == "leaf" else ids[last]
         self._children = None
+
+    def _duplicate(self) -> None:
+        """An id appears twice (the later row wins lookups), or a missing parent may have
+        appeared: parent links may change, so they are worked out again."""
+        self._pidx = None
+        self._orphans = False
+        self._paths.clear()
 
     def _apply(self, i: int) -> None:
         kind = self.types[i]
@@ -485,9 +606,9 @@ class Tree:
     def entry(self, i: int) -> Entry:
         return Entry(
             self.ids[i],
-            self.parents[i],
+            self.parent_at(i),
             self.types[i],
-            self.timestamps[i],
+            self.timestamp_at(i),
             self.roles[i],
             self.extra.get(i),
         )
@@ -599,7 +720,7 @@ class Tree:
 
     def path_indices(self, entry_id: str | None, *, lenient: bool = False) -> list[int]:
         """Root-first indices of the path ending at ``entry_id``: O(path length),
-        cycle-safe.
+        cycle-safe, and O(1) more per appended entry (the last paths are kept).
 
         ``lenient``: a missing parent ends the path (the orphan becomes a root, as the
         coding-agent reads damaged files) instead of raising ``invalid_session``; a tree
@@ -608,26 +729,47 @@ class Tree:
         if entry_id is None:
             return []
         i = self.require_index(entry_id)
-        path = [i]
-        by_id = self.by_id
-        parents = self.parents
-        limit = len(by_id)
         lenient = lenient or self.damaged
-        parent = parents[i]
-        while parent:
-            j = by_id.get(parent)
-            if j is None:
-                if lenient:
-                    break
-                raise SessionError("invalid_session", f"Entry {parent} not found")
-            path.append(j)
-            if len(path) > limit:
-                raise SessionError(
-                    "invalid_session", f"Parent cycle: entry {parent} is its own ancestor"
-                )
-            parent = parents[j]
+        pidx = self.parent_index()
+        cached = self._paths.get(i)
+        if cached is None:
+            parent = pidx[i]
+            above = self._paths.get(parent) if parent >= 0 else None
+            cached = [*above, i] if above is not None else self._walk(i, pidx, lenient)
+            if len(self._paths) >= 4:
+                self._paths.clear()
+            self._paths[i] = cached
+        if not lenient and cached and pidx[cached[0]] == -2:
+            raise SessionError("invalid_session", f"Entry {self.parent_at(cached[0])} not found")
+        return list(cached)
+
+    def _walk(self, i: int, pidx: array[int], lenient: bool) -> list[int]:
+        path = [i]
+        append = path.append
+        j = pidx[i]
+        for _ in range(len(pidx)):
+            if j < 0:
+                break
+            append(j)
+            j = pidx[j]
+        else:
+            raise SessionError(
+                "invalid_session", f"Parent cycle: entry {self.ids[j]} is its own ancestor"
+            )
+        if j == -2 and not lenient:
+            raise SessionError("invalid_session", f"Entry {self.parent_at(path[-1])} not found")
         path.reverse()
         return path
+
+    def known_path(self, entry_id: str | None) -> list[int] | None:
+        """The kept path to ``entry_id`` if one is kept (for the entry index)."""
+        i = self.by_id.get(entry_id) if entry_id is not None else None
+        return self._paths.get(i) if i is not None else None
+
+    def keep_path(self, path: list[int]) -> None:
+        """Keep a path restored from the entry index (its last entry is the leaf)."""
+        if path:
+            self._paths[path[-1]] = path
 
     def path_to_root(self, entry_id: str | None, *, lenient: bool = False) -> list[Row]:
         """`path_indices` as `Row` views."""
