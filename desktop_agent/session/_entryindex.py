@@ -70,6 +70,8 @@ class _Payload(msgspec.Struct, array_like=True):
     extra_values: list[Any]
     damaged: list[tuple[int, int, int, str]]
     leaf_path: bytes
+    previews_at: bytes
+    previews: list[str]
 
 
 _ENCODE = msgspec.msgpack.Encoder().encode
@@ -136,6 +138,10 @@ class EntryIndex:
     def file_for(self, session_path: str) -> str:
         key = os.path.realpath(session_path).encode("utf-8", "surrogatepass")
         return os.path.join(self.folder, hashlib.sha256(key).hexdigest()[:32] + ".idx")
+
+    def has(self, session_path: str) -> bool:
+        """Whether an index file exists for the session (valid or not)."""
+        return os.path.exists(self.file_for(session_path))
 
     # ------------------------------------------------------------------ reading
 
@@ -261,6 +267,7 @@ def _payload(
     type_names, types = _codes(list(tree.types))
     role_names, roles = _codes(tree.roles)
     keys = sorted(tree.extra)
+    preview_keys = sorted(k for k in tree.previews if k < n)
     return _Payload(
         format=FORMAT,
         byteorder=sys.byteorder,
@@ -286,6 +293,8 @@ def _payload(
         extra_values=[tree.extra[k] for k in keys],
         damaged=[(d.line_number, d.byte_offset, len(d.raw), d.reason) for d in damaged],
         leaf_path=array("i", _leaf_path(tree)).tobytes(),
+        previews_at=array("i", preview_keys).tobytes(),
+        previews=[tree.previews[k] for k in preview_keys],
     )
 
 
@@ -323,4 +332,8 @@ def _tree_of(payload: _Payload) -> Tree:
     path.frombytes(payload.leaf_path)
     if path and path[-1] == tree.by_id.get(tree.leaf_id or "") and max(path) < n:
         tree.keep_path(path.tolist())
+    at = array("i")
+    at.frombytes(payload.previews_at)
+    if len(at) == len(payload.previews) and (not at or max(at) < n):
+        tree.previews = dict(zip(at, payload.previews, strict=True))
     return tree

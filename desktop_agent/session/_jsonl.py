@@ -24,6 +24,7 @@ import re
 import shutil
 import stat
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -207,7 +208,7 @@ class JsonlStorage(Storage):
         self.scan: ScanResult | None = None
         """What opening read (None for a new file)."""
         self._index: EntryIndex | None = None
-        self._indexed: tuple[int, int] = (0, 0)  # (entries, bytes) the index holds
+        self._indexed: tuple[int, int, int] = (0, 0, 0)  # entries, bytes, previews indexed
         self._lines = 1  # physical lines in the first _good_size bytes
         self._discard = False  # force_close: nothing is saved
         tree.source = self
@@ -248,6 +249,7 @@ class JsonlStorage(Storage):
         lock: bool = True,
         ops: FileOps = OS_FILE_OPS,
         index: EntryIndex | None = None,
+        progress: Callable[[int, int], None] | None = None,
     ) -> JsonlStorage:
         """Open a session file (section 3.1 plus our recovery rules).
 
@@ -269,7 +271,7 @@ class JsonlStorage(Storage):
             locked = lock and ops.try_lock(rfd)
             try:
                 st = ops.fstat(rfd)
-                tree, scanned, fresh = _read_tree(ops, rfd, path, st, index)
+                tree, scanned, fresh = _read_tree(ops, rfd, path, st, index, progress)
                 torn = (
                     ops.pread(rfd, st.size - scanned.torn_offset, scanned.torn_offset)
                     if scanned.torn_offset is not None
@@ -333,7 +335,7 @@ class JsonlStorage(Storage):
             storage._lines = scanned.lines
             if index is not None and (fresh or quarantine_path is not None):
                 storage._save_index()
-            storage._indexed = (len(tree), storage._good_size)
+            storage._indexed = storage._index_state()
             if scanned.torn_offset is not None and fd is None:
                 if read_only_code == "locked":
                     storage._torn_unrecovered = True
@@ -615,7 +617,10 @@ class JsonlStorage(Storage):
             damaged=damaged,
         )
         if saved:
-            self._indexed = (len(tree), self._good_size)
+            self._indexed = self._index_state()
+
+    def _index_state(self) -> tuple[int, int, int]:
+        return (len(self.tree), self._good_size, len(self.tree.previews))
 
     def force_close(self) -> None:
         self._discard = True
@@ -623,7 +628,7 @@ class JsonlStorage(Storage):
 
     def _close(self) -> None:
         ops = self._ops
-        if not self._discard and self._indexed != (len(self.tree), self._good_size):
+        if not self._discard and self._indexed != self._index_state():
             self._save_index()
         if self._fd is not None:
             with contextlib.suppress(OSError):
@@ -639,14 +644,20 @@ class JsonlStorage(Storage):
 
 
 def _read_tree(
-    ops: FileOps, fd: int, path: str, st: FileStat, index: EntryIndex | None
+    ops: FileOps,
+    fd: int,
+    path: str,
+    st: FileStat,
+    index: EntryIndex | None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> tuple[Tree, ScanResult, bool]:
     """The file's tree: from its entry index when valid (scanning only what grew), else
     from a full scan. Returns (tree, what was found, whether anything was scanned)."""
     cached = index.load(path, fd, st) if index is not None else None
     if cached is None:
         tree = Tree()
-        return tree, scan(ops, fd, path, tree, size=st.size, header=parse_header), True
+        found = scan(ops, fd, path, tree, size=st.size, header=parse_header, progress=progress)
+        return tree, found, True
     header = parse_header(cached.header, path)
     if cached.complete:
         damaged = [
@@ -663,7 +674,14 @@ def _read_tree(
         )
     else:
         result = scan(
-            ops, fd, path, cached.tree, size=st.size, start=cached.clean_end, lines=cached.lines
+            ops,
+            fd,
+            path,
+            cached.tree,
+            size=st.size,
+            start=cached.clean_end,
+            lines=cached.lines,
+            progress=progress,
         )
     result.header, result.header_raw = header, cached.header
     return cached.tree, result, not cached.complete

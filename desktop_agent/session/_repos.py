@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import os
+from collections.abc import Callable
 from typing import Any, Literal, Protocol
 
 from desktop_agent.session._entryindex import EntryIndex
@@ -27,6 +28,7 @@ from desktop_agent.session._jsonl import (
     session_file_name,
 )
 from desktop_agent.session._platform import OS_FILE_OPS, FileOps
+from desktop_agent.session._progressive import SessionOpening, open_progressive
 from desktop_agent.session._session import Session
 from desktop_agent.session._storage import SessionMetadata, Storage
 from desktop_agent.session._tree import Entry, Row, Tree, lines_of, serialize
@@ -221,6 +223,25 @@ class JsonlSessionRepo:
             JsonlStorage.open, path, ops=self.file_ops, index=self.entry_index
         )
         return Session(storage)
+
+    async def open_progressive(
+        self, metadata: SessionMetadata | str, *, tail: int = 50
+    ) -> SessionOpening:
+        """Open showing the end first: returns once the last ``tail`` messages of the
+        current branch are known (`SessionOpening.tail`), while the rest of a file never
+        seen before is read off the loop (``await opening.session()``)."""
+        path = metadata if isinstance(metadata, str) else metadata.path
+        if not path:
+            raise SessionError("not_found", "Session not found: no path")
+        index = self.entry_index
+
+        def opener(progress: Callable[[int, int], None]) -> JsonlStorage:
+            return JsonlStorage.open(path, ops=self.file_ops, index=index, progress=progress)
+
+        indexed = index is not None and await asyncio.to_thread(index.has, path)
+        return await open_progressive(
+            path, ops=self.file_ops, opener=opener, indexed=indexed, limit=tail
+        )
 
     async def list(self, cwd: str | None = None) -> SessionList:
         """Every readable session (newest first); unreadable files are in ``.problems``."""

@@ -91,13 +91,15 @@ def scan(
     start: int = 0,
     lines: int = 0,
     header: HeaderParser | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> ScanResult:
     """Scan ``[start, size)`` of the file into ``tree`` (see the module doc).
 
     ``header``: the scan starts at the beginning of the file and must find the header
     first, and validate it with this parser (`SessionError` ``invalid_session`` if there
     is none). Without it ``start`` is the end of an indexed clean prefix that holds
-    ``lines`` physical lines.
+    ``lines`` physical lines. ``progress(bytes done, total)`` is called per chunk (from
+    the scanning thread).
     """
     result = ScanResult(size=size)
     state = _State(lines, [])
@@ -113,6 +115,8 @@ def scan(
             chunk = ops.pread(fd, min(CHUNK, size - read_at), read_at) if read_at < size else b""
             result.bytes_read += len(chunk)
             read_at += len(chunk)
+            if progress is not None:
+                progress(read_at, size)
             eof = not chunk
             data = buf + chunk if buf else chunk
             if header is not None and need_header:

@@ -21,6 +21,7 @@ from desktop_agent.ai import (
 )
 from desktop_agent.session._entries import SessionEntry, parse_entry
 from desktop_agent.session._errors import SessionError
+from desktop_agent.session._facts import BranchPage, EntryFacts, preview_of
 from desktop_agent.session._ids import iso_to_ms, new_entry_id, now_iso
 from desktop_agent.session._storage import RecoveryReport, SessionMetadata, Storage
 from desktop_agent.session._tree import Row, Tree, decode_entry, entry_from_obj, serialize
@@ -73,7 +74,7 @@ class BranchSummary:
     from_hook: bool | None = None
 
 
-def _project(kind: str, timestamp: str, raw: bytes) -> AgentMessage | None:
+def project_line(kind: str, timestamp: str, raw: bytes) -> AgentMessage | None:
     """The context message an entry contributes (SESSION_FORMAT §7 step 2), if any."""
     if kind == "message":
         obj = decode_entry(raw).get("message")
@@ -135,7 +136,7 @@ def _projected(tree: Tree, indices: Sequence[int]) -> list[AgentMessage | None]:
     types = tree.types
     missing = [i for i in indices if i not in cache]
     for i, raw in zip(missing, tree.lines(missing), strict=True):
-        cache[i] = _project(types[i], tree.timestamp_at(i), raw)
+        cache[i] = project_line(types[i], tree.timestamp_at(i), raw)
     return [cache[i] for i in indices]
 
 
@@ -226,6 +227,15 @@ def build_context_from_path(tree: Tree, path: Sequence[int]) -> SessionContext:
 
 
 _PROJECTED = frozenset(("message", "custom_message", "branch_summary"))
+
+
+def _make_previews(tree: Tree, indices: Sequence[int]) -> None:
+    types = tree.types
+    for i, raw in zip(indices, tree.lines(indices), strict=True):
+        try:
+            tree.previews[i] = preview_of(types[i], decode_entry(raw))
+        except SessionError:
+            tree.previews[i] = types[i]
 
 
 def _along(column: Sequence[Any], path: Sequence[int]) -> list[Any]:
@@ -386,6 +396,75 @@ class Session:
                 strict=True,
             )
         )
+
+    # Lazy views (issue 12 item 2): facts from the tree's columns, lines on demand.
+
+    def entry_facts(self, entry_id: str) -> EntryFacts:
+        """The cheap facts of one entry (no line is read; see `previews`)."""
+        tree = self._storage.tree
+        return self._facts(tree, tree.require_index(entry_id))
+
+    def facts(self, entry_ids: Iterable[str]) -> list[EntryFacts]:
+        """`entry_facts` of many entries (unknown ids raise ``not_found``)."""
+        tree = self._storage.tree
+        return [self._facts(tree, tree.require_index(i)) for i in entry_ids]
+
+    @staticmethod
+    def _facts(tree: Tree, i: int) -> EntryFacts:
+        entry_id = tree.ids[i]
+        return EntryFacts(
+            id=entry_id,
+            parent_id=tree.parent_at(i) or None,
+            type=tree.types[i],
+            role=tree.roles[i],
+            timestamp=tree.timestamp_at(i),
+            label=tree.labels.get(entry_id),
+            children=len(tree.children_map().get(entry_id, ())),
+            preview=tree.previews.get(i),
+            offset=tree.offsets[i],
+        )
+
+    async def previews(self, entry_ids: Iterable[str]) -> dict[str, str]:
+        """Short previews of entries; lines not previewed before are read off the loop
+        (in runs of the file) and the previews kept, also in the entry index."""
+        tree = self._storage.tree
+        indices = [tree.require_index(i) for i in entry_ids]
+        missing = [i for i in indices if i not in tree.previews]
+        if missing:
+            await asyncio.to_thread(_make_previews, tree, missing)
+        return {tree.ids[i]: tree.previews[i] for i in indices}
+
+    async def branch_page(
+        self, *, before: str | None = None, limit: int = 50, leaf: str | None = None
+    ) -> BranchPage:
+        """A page of a branch with its messages decoded, read off the event loop.
+
+        The branch ends at ``leaf`` (default: the current leaf); the page ends just
+        before ``before`` (default: at the end) and goes back until it holds ``limit``
+        entries that show a message (with the bookkeeping entries between them), so a
+        view shows the end of a long branch at once and loads older pages as it scrolls.
+        Damaged sessions are walked leniently.
+        """
+        tree = self._storage.tree
+        try:
+            end = leaf if leaf is not None else tree.current_leaf()
+        except SessionError:
+            return BranchPage([])
+        path = tree.path_indices(end, lenient=True)
+        stop = len(path)
+        if before is not None:
+            at = tree.require_index(before)
+            stop = path.index(at) if at in path else 0
+        types = tree.types
+        start, shown = stop, 0
+        while start > 0 and shown < limit:
+            start -= 1
+            shown += types[path[start]] in _PROJECTED
+        chunk = path[start:stop]
+        messages = await asyncio.to_thread(_projected, tree, chunk)
+        entries = [self._facts(tree, i) for i in chunk]
+        decoded = {tree.ids[i]: m for i, m in zip(chunk, messages, strict=True) if m is not None}
+        return BranchPage(entries, decoded, has_more=start > 0)
 
     def label_of(self, entry_id: str) -> str | None:
         return self._storage.tree.labels.get(entry_id)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from array import array
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -446,10 +447,13 @@ class Tree:
         damage, so path walks end there instead of failing (the readable path)."""
         self.parsed: dict[int, Any] = {}
         """Context messages already parsed, by row index; rows are immutable."""
+        self.previews: dict[int, str] = {}
+        """Short previews already made (`_facts.preview_of`), by row index."""
         self.source: LineSource | None = None
         self.rows = _Rows(self)
         self._pinned: dict[int, bytes] = {}
         self._cache: OrderedDict[int, bytes] = OrderedDict()
+        self._cache_lock = threading.Lock()
         self._cache_bytes = 0
         self._children: dict[str | None, list[int]] | None = None
         self._pidx: array[int] | None = array("i")
@@ -630,18 +634,19 @@ class Tree:
         raw = self._pinned.get(i)
         if raw is not None:
             return raw
-        cache = self._cache
-        raw = cache.get(i)
-        if raw is not None:
-            cache.move_to_end(i)
+        with self._cache_lock:  # views read from the loop and from worker threads
+            cache = self._cache
+            raw = cache.get(i)
+            if raw is not None:
+                cache.move_to_end(i)
+                return raw
+            raw = self._read(i, i)[0]
+            cache[i] = raw
+            self._cache_bytes += len(raw)
+            while len(cache) > CACHE_LINES or (self._cache_bytes > CACHE_BYTES and len(cache) > 1):
+                _, old = cache.popitem(last=False)
+                self._cache_bytes -= len(old)
             return raw
-        raw = self._read(i, i)[0]
-        cache[i] = raw
-        self._cache_bytes += len(raw)
-        while len(cache) > CACHE_LINES or (self._cache_bytes > CACHE_BYTES and len(cache) > 1):
-            _, old = cache.popitem(last=False)
-            self._cache_bytes -= len(old)
-        return raw
 
     def lines(self, indices: Iterable[int]) -> Iterator[bytes]:
         """The lines of ``indices`` (in that order), reading runs of the file at once."""
