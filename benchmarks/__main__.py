@@ -29,8 +29,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--only",
-        choices=("session", "gui"),
-        help="run only the session-layer or only the GUI benchmarks",
+        choices=("session", "pi", "gui"),
+        help="run only the session layer (with Pi), only the comparison with Pi, or only the GUI",
     )
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="data set seed")
     args = parser.parse_args(argv)

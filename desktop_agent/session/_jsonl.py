@@ -333,9 +333,10 @@ class JsonlStorage(Storage):
             storage.scan = scanned
             storage._index = index
             storage._lines = scanned.lines
-            if index is not None and (fresh or quarantine_path is not None):
-                storage._save_index()
-            storage._indexed = storage._index_state()
+            # The index is written when the session closes (not while opening, which
+            # someone waits for) if the file or what is known of it changed.
+            if not (fresh or quarantine_path is not None):
+                storage._indexed = storage._index_state()
             if scanned.torn_offset is not None and fd is None:
                 if read_only_code == "locked":
                     storage._torn_unrecovered = True

@@ -304,7 +304,7 @@ class JsonlSessionRepo:
             lines = src.tree.lines(r.index for r in rows)
             return src.metadata, [(r.entry(), raw) for r, raw in zip(rows, lines, strict=True)]
         finally:
-            src.force_close()
+            src.close()  # read-only: writes nothing but the entry index
 
     async def repair(self, metadata: SessionMetadata) -> SessionMetadata:
         """Write the readable entries of a damaged session to a new file beside it.

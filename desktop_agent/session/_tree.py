@@ -738,9 +738,7 @@ class Tree:
         pidx = self.parent_index()
         cached = self._paths.get(i)
         if cached is None:
-            parent = pidx[i]
-            above = self._paths.get(parent) if parent >= 0 else None
-            cached = [*above, i] if above is not None else self._walk(i, pidx, lenient)
+            cached = self._walk(i, pidx, lenient)
             if len(self._paths) >= 4:
                 self._paths.clear()
             self._paths[i] = cached
@@ -749,12 +747,18 @@ class Tree:
         return list(cached)
 
     def _walk(self, i: int, pidx: array[int], lenient: bool) -> list[int]:
+        """Walk up from ``i`` until the root, or until a kept path (a branch that grew)."""
         path = [i]
         append = path.append
+        kept = self._paths
         j = pidx[i]
         for _ in range(len(pidx)):
             if j < 0:
                 break
+            above = kept.get(j)
+            if above is not None:
+                path.reverse()
+                return [*above, *path]
             append(j)
             j = pidx[j]
         else:
