@@ -26,6 +26,7 @@ import errno
 import os
 import stat
 import sys
+import threading
 from typing import NamedTuple
 
 O_BINARY = getattr(os, "O_BINARY", 0)
@@ -198,11 +199,14 @@ class FileOps:
 if hasattr(os, "pread"):
     _pread = os.pread
 else:  # pragma: no cover - Windows
+    _SEEK_LOCK = threading.Lock()
 
     def _pread(fd: int, size: int, offset: int) -> bytes:
-        # Windows has no pread; the store's descriptors are used by one thread at a time.
-        os.lseek(fd, offset, os.SEEK_SET)
-        return os.read(fd, size)
+        # Windows has no pread: seek + read, under a lock since views read a session's
+        # lines from the event loop and from worker threads.
+        with _SEEK_LOCK:
+            os.lseek(fd, offset, os.SEEK_SET)
+            return os.read(fd, size)
 
 
 OS_FILE_OPS = FileOps()
