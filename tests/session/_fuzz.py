@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop_agent.session import Session, SessionError
+from desktop_agent.session._entryindex import EntryIndex
 from desktop_agent.session._index import read_facts
 from desktop_agent.session._jsonl import JsonlStorage, list_dir_sessions
 from tests.session._faults import NO_SYNC
@@ -103,6 +104,11 @@ async def check_file(data: bytes, work: Path) -> None:
     started = time.perf_counter()
     try:
         await _check(path, data)
+        if path.exists():
+            try:
+                _check_index(path, work / "cache")
+            except SessionError:
+                pass  # refused, as the plain open was
         listed = list_dir_sessions(str(work / "sessions"), None)
         assert len(listed) + len(listed.problems) >= 1 or not data.strip()
         facts = read_facts(str(path))
@@ -118,6 +124,37 @@ async def check_file(data: bytes, work: Path) -> None:
     elapsed = time.perf_counter() - started
     if elapsed > TIME_LIMIT_S:
         raise FuzzFailure(f"too slow: {elapsed:.2f} s")
+
+
+def _snapshot(storage: JsonlStorage) -> tuple[Any, ...]:
+    tree = storage.tree
+    report = storage.recovery
+    return (
+        list(tree.ids),
+        list(tree.parents),
+        list(tree.types),
+        list(tree.roles),
+        list(tree.offsets),
+        tree.leaf_id,
+        dict(tree.labels),
+        tree.name,
+        report.describe() if report is not None else None,
+        [d.line_number for d in report.damaged_lines] if report is not None else [],
+        storage.read_only_reason,
+    )
+
+
+def _check_index(path: Path, cache: Path) -> None:
+    """Opening through the entry index (built, then used) sees what a scan sees."""
+    plain = JsonlStorage.open(str(path), lock=False, ops=NO_SYNC)
+    expected = _snapshot(plain)
+    plain.force_close()
+    index = EntryIndex(cache, NO_SYNC)
+    for _ in range(2):  # the first open writes the index on close, the second uses it
+        storage = JsonlStorage.open(str(path), lock=False, ops=NO_SYNC, index=index)
+        got = _snapshot(storage)
+        storage.close()
+        assert got == expected, "the entry index disagrees with a scan"
 
 
 async def _check(path: Path, data: bytes) -> None:
