@@ -101,9 +101,8 @@ async def check_file(data: bytes, work: Path) -> None:
     folder.mkdir(parents=True)
     path = folder / "2026-01-01T00-00-00-000Z_fuzz.jsonl"
     path.write_bytes(data)
-    started = time.perf_counter()
     try:
-        await _check(path, data)
+        elapsed = await _check(path, data)
         if path.exists():
             try:
                 _check_index(path, work / "cache")
@@ -121,9 +120,8 @@ async def check_file(data: bytes, work: Path) -> None:
         raise
     except Exception as exc:
         raise FuzzFailure(f"crash: {exc!r}\n{traceback.format_exc()}") from exc
-    elapsed = time.perf_counter() - started
     if elapsed > TIME_LIMIT_S:
-        raise FuzzFailure(f"too slow: {elapsed:.2f} s")
+        raise FuzzFailure(f"too slow: opening took {elapsed:.2f} s")
 
 
 def _snapshot(storage: JsonlStorage) -> tuple[Any, ...]:
@@ -157,15 +155,22 @@ def _check_index(path: Path, cache: Path) -> None:
         assert got == expected, "the entry index disagrees with a scan"
 
 
-async def _check(path: Path, data: bytes) -> None:
+async def _check(path: Path, data: bytes) -> float:
+    """Open and exercise the file; returns how long opening (+ build_context) took."""
+    started = time.perf_counter()
     try:
         storage = JsonlStorage.open(str(path), ops=NO_SYNC)
     except SessionError as exc:
         assert exc.code in ("not_found", "invalid_session", "storage"), exc.code  # noqa: PT017 - one allowed outcome
         assert path.read_bytes() == data, "a refused file was changed"
-        return
+        return time.perf_counter() - started
     session = Session(storage)
     try:
+        try:
+            await session.build_context()
+        except SessionError:
+            pass
+        elapsed = time.perf_counter() - started
         after = path.read_bytes()
         report = storage.recovery
         if report is not None and report.quarantine_path is not None:
@@ -177,7 +182,7 @@ async def _check(path: Path, data: bytes) -> None:
             report.describe()
         await _exercise(session)
         if storage.read_only:
-            return
+            return elapsed
         count = len(storage.tree)
         try:
             await session.append_message(
@@ -186,7 +191,7 @@ async def _check(path: Path, data: bytes) -> None:
         except SessionError as exc:
             assert exc.code == "invalid_session", exc  # e.g. the leaf names no entry  # noqa: PT017 - one allowed outcome
             assert path.read_bytes() == after
-            return
+            return elapsed
         await session.close()
         again = JsonlStorage.open(str(path), lock=False, ops=NO_SYNC)
         try:
@@ -194,6 +199,7 @@ async def _check(path: Path, data: bytes) -> None:
             assert len(again.tree) == count + 1
         finally:
             again.force_close()
+        return elapsed
     finally:
         storage.force_close()
 
