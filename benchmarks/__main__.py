@@ -29,8 +29,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--only",
-        choices=("session", "gui", "safety"),
-        help="run only the session-layer, the GUI or the safety (redaction, writes) benchmarks",
+        choices=("session", "pi", "gui", "safety"),
+        help="run only the session layer (with Pi), only the comparison with Pi, only the GUI,"
+        " or only the safety benchmarks (redaction, contained writes)",
     )
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="data set seed")
     args = parser.parse_args(argv)

@@ -55,7 +55,7 @@ class Options:
     regenerate: bool = False
     check: bool = False
     profile: bool = False
-    only: str | None = None  # "session", "gui" or "safety": run only that part
+    only: str | None = None  # "session", "pi", "gui" or "safety": run only that part
     open_runs: int = 3
     list_runs: int = 5
     appends: int = 5_000
@@ -675,6 +675,11 @@ def run(opts: Options) -> int:
         if opts.profile:
             step(lambda: _profile_open(data.big.path))
             step(lambda: _profile_append(data, opts))
+    if opts.only in (None, "session", "pi"):
+        from benchmarks._vs_pi import bench_vs_pi
+
+        assert data is not None
+        bench_vs_pi(data, report, out_dir=OUT_DIR, seed=opts.seed)
     if opts.only in (None, "gui"):
         from benchmarks._gui import bench_startup, bench_stream
 

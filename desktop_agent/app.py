@@ -190,7 +190,9 @@ def run(argv: list[str]) -> int:
                 window.show_notice(f"Settings could not be saved: {exc.strerror}")
 
         return AppServices(
-            repo=JsonlSessionRepo(dirs.sessions, str(dirs.trash)),
+            repo=JsonlSessionRepo(
+                dirs.sessions, str(dirs.trash), entry_index_dir=dirs.data / "cache" / "entries"
+            ),
             registry=registry,
             get_api_key=get_api_key,
             has_key=has_key,

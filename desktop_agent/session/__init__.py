@@ -19,9 +19,11 @@ from desktop_agent.session._entries import (
     parse_entry,
 )
 from desktop_agent.session._errors import SessionError, SessionErrorCode, SessionWriteError
+from desktop_agent.session._facts import BranchPage, BranchTail, EntryFacts
 from desktop_agent.session._ids import new_entry_id, uuidv7
 from desktop_agent.session._index import IndexedSession, ReconcileReport, SessionIndex
 from desktop_agent.session._jsonl import ListProblem, SessionList, TrashItem, encode_cwd
+from desktop_agent.session._progressive import SessionOpening
 from desktop_agent.session._reload import ReloadLeaf, ReloadReport
 from desktop_agent.session._repos import (
     ForkPosition,
@@ -55,13 +57,16 @@ from desktop_agent.session._storage import (
 __all__ = [
     "UNSET",
     "ActiveToolsChangeEntry",
+    "BranchPage",
     "BranchSummary",
     "BranchSummaryEntry",
+    "BranchTail",
     "CompactionEntry",
     "CustomEntry",
     "CustomMessageEntry",
     "DamagedLine",
     "EntryBase",
+    "EntryFacts",
     "ForkPosition",
     "InMemorySessionRepo",
     "IndexedSession",
@@ -86,6 +91,7 @@ __all__ = [
     "SessionInfoEntry",
     "SessionList",
     "SessionMetadata",
+    "SessionOpening",
     "SessionRepo",
     "SessionSource",
     "SessionSources",

@@ -17,6 +17,7 @@ import contextlib
 import os
 import re
 import sqlite3
+import stat
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields
@@ -25,8 +26,9 @@ from typing import Any, TypeVar
 import msgspec
 
 from desktop_agent.session._errors import SessionError
-from desktop_agent.session._jsonl import header_metadata, parse_header
+from desktop_agent.session._jsonl import header_metadata, open_error, parse_header
 from desktop_agent.session._migrate import migrated_if_legacy
+from desktop_agent.session._platform import OS_FILE_OPS
 from desktop_agent.session._repos import JsonlSessionRepo
 from desktop_agent.session._storage import SessionMetadata, describe_os_error
 
@@ -222,14 +224,22 @@ def read_facts(path: str) -> _Facts:
         parent_session_path=None,
         body="",
     )
+    ops = OS_FILE_OPS
     try:
-        with open(path, "rb") as fh:
-            st = os.fstat(fh.fileno())  # before reading: a later append changes it
-            facts.size, facts.mtime_ns = st.st_size, st.st_mtime_ns
-            data = fh.read()
+        # Only a regular file, opened without blocking: a FIFO named *.jsonl is refused.
+        fd = ops.open_regular(path)
+    except OSError as exc:
+        facts.problem = f"cannot be read: {open_error(path, exc).message}"
+        return facts
+    try:
+        st = ops.fstat(fd)  # before reading: a later append changes it
+        facts.size, facts.mtime_ns = st.size, st.mtime_ns
+        data = ops.read_all(fd, st.size)
     except OSError as exc:
         facts.problem = f"cannot be read: {describe_os_error(exc)}"
         return facts
+    finally:
+        ops.close(fd)
     _scan(migrated_if_legacy(path, data), facts)  # v1/v2: what the read-only view shows
     return facts
 
@@ -448,10 +458,10 @@ class SessionIndex:
                         if not entry.name.endswith(".jsonl"):
                             continue
                         try:
-                            st = entry.stat()
+                            st = entry.stat()  # follows symlinks; a loop fails: skipped
                         except OSError:
                             continue
-                        if not entry.is_dir():
+                        if stat.S_ISREG(st.st_mode):  # never a FIFO, device or folder
                             found[entry.path] = (st.st_size, st.st_mtime_ns)
             except OSError:
                 continue

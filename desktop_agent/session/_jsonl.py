@@ -5,30 +5,49 @@ Layout: ``<root>/--<encoded cwd>--/<createdAt with ':' '.' -> '-'>_<id>.jsonl``.
 Guarantees:
 - one ``os.write`` of whole lines per append on an ``O_APPEND`` descriptor kept open;
   ``fsync`` at ``sync()`` and close; a failed write is cut back before the next one;
-- one writer per file (advisory lock on ``<file>.lock``); another opener is read-only;
+- one writer per file: a lock on the session file's own descriptor (`_platform`), so a
+  symlink or hard link to it is refused as a second writer and no sidecar is left beside
+  Pi's files; another opener is read-only;
 - a torn last line is moved byte-for-byte to ``<file>.corrupt-<timestamp>`` (synced
   first) and cut; damage anywhere else opens the session read-only, never rewrites it;
+- every disk operation goes through a `FileOps` (tests inject faults and power cuts);
 - ``delete()`` moves the file into a trash folder it can be restored from.
 """
 
 from __future__ import annotations
 
 import contextlib
-import gc
+import errno
 import json
 import os
 import re
 import shutil
+import stat
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from desktop_agent.session._entryindex import EntryIndex
 from desktop_agent.session._errors import SessionError, SessionWriteError
 from desktop_agent.session._ids import iso_to_ms, new_entry_id, now_iso, uuidv7
 from desktop_agent.session._migrate import legacy_version, migrate_legacy
-from desktop_agent.session._platform import fsync_dir, fsync_fd, try_lock, unlock
-from desktop_agent.session._reload import ReloadLeaf, ReloadReport, rows_to_keep
+from desktop_agent.session._platform import (
+    APPEND_FLAGS,
+    CREATE_FLAGS,
+    O_BINARY,
+    O_CLOEXEC,
+    OS_FILE_OPS,
+    FileOps,
+    FileStat,
+    NotRegularFileError,
+    fsync_dir,
+    fsync_fd,
+    kind_of,
+)
+from desktop_agent.session._reload import ReloadLeaf, ReloadReport, entries_to_keep
+from desktop_agent.session._scan import ScanResult, scan
 from desktop_agent.session._storage import (
     ChangedOnDiskError,
     DamagedLine,
@@ -37,18 +56,8 @@ from desktop_agent.session._storage import (
     Storage,
     describe_os_error,
 )
-from desktop_agent.session._tree import (
-    LineError,
-    Row,
-    Tree,
-    lines_of,
-    parse_line,
-    row_from_obj,
-    serialize,
-)
+from desktop_agent.session._tree import LineError, Tree, entry_from_obj, loads_js, serialize
 
-_O_BINARY = getattr(os, "O_BINARY", 0)
-_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _WINDOWS_RESERVED = re.compile(r"^(con|prn|aux|nul|com\d|lpt\d)(\..*)?$", re.IGNORECASE)
 
@@ -79,7 +88,7 @@ def parse_header(line: bytes, path: str, *, allow_legacy: bool = False) -> dict[
     ``allow_legacy``: accept the v1/v2 headers the Pi CLI migrates (`legacy_version`).
     """
     try:
-        obj = json.loads(line)
+        obj = loads_js(line)
     except (ValueError, RecursionError) as exc:
         raise _invalid(path, "first line is not a valid session header") from exc
     if not isinstance(obj, dict) or obj.get("type") != "session":
@@ -112,133 +121,100 @@ def header_metadata(
     )
 
 
-def read_header(path: str) -> SessionMetadata:
+class _LegacyFile(Exception):
+    """The header is a v1/v2 one: the file is read through Pi's migration instead."""
+
+
+def _v3_header(line: bytes, path: str) -> dict[str, Any]:
+    """The header parser of a scan: a v1/v2 header raises `_LegacyFile`."""
+    obj = parse_header(line, path, allow_legacy=True)
+    if legacy_version(obj) is not None:
+        raise _LegacyFile()
+    return obj
+
+
+def _read_all(ops: FileOps, fd: int, size: int) -> bytes:
+    """The first ``size`` bytes of the file (fewer if it is shorter)."""
+    parts: list[bytes] = []
+    offset = 0
+    while offset < size:
+        chunk = ops.pread(fd, min(8 << 20, size - offset), offset)
+        if not chunk:
+            break
+        parts.append(chunk)
+        offset += len(chunk)
+    return b"".join(parts)
+
+
+def _read_first_line(ops: FileOps, fd: int, limit: int = 1 << 20) -> bytes:
+    """The first physical line (without its newline), reading at most ``limit`` bytes."""
+    data = b""
+    offset = 0
+    while len(data) < limit:
+        chunk = ops.pread(fd, 1 << 16, offset)
+        if not chunk:
+            break
+        cut = chunk.find(b"\n")
+        if cut >= 0:
+            return data + chunk[:cut]
+        data += chunk
+        offset += len(chunk)
+    return data
+
+
+def open_error(path: str, exc: OSError) -> SessionError:
+    """The documented `SessionError` for a session file that cannot be opened for reading."""
+    if isinstance(exc, NotRegularFileError):
+        if stat.S_ISDIR(exc.mode):
+            return SessionError("not_found", f"Session not found: {path} is a folder")
+        return _invalid(path, f"it is {kind_of(exc.mode)}, not a regular file")
+    if isinstance(exc, FileNotFoundError):
+        return SessionError("not_found", f"Session not found: {path}")
+    if exc.errno == errno.ELOOP:
+        return _invalid(path, "it is a symbolic link that loops")
+    return SessionError("storage", f"Failed to read session {path}: {describe_os_error(exc)}")
+
+
+def read_header(path: str, ops: FileOps = OS_FILE_OPS) -> SessionMetadata:
     """Read only the first line (as Pi's listing does: a blank first line is no header).
 
     v1/v2 files (which the Pi CLI migrates) are listed too, with their `format_version`.
+    Only a regular file is read, opened without blocking (a FIFO or device named
+    ``*.jsonl`` is refused, never waited on). Raises `SessionError` only.
     """
-    with open(path, "rb") as fh:
-        first = fh.readline(1 << 20)
+    try:
+        fd = ops.open_regular(path)
+    except OSError as exc:
+        raise open_error(path, exc) from exc
+    try:
+        first = _read_first_line(ops, fd)
+    except OSError as exc:
+        raise open_error(path, exc) from exc
+    finally:
+        ops.close(fd)
     if not first.strip():
         raise _invalid(path, "missing session header")
-    return header_metadata(parse_header(first.rstrip(b"\r\n"), path, allow_legacy=True), path)
-
-
-@dataclass
-class _Loaded:
-    header: dict[str, Any]
-    header_raw: bytes
-    tree: Tree
-    damaged: list[DamagedLine]
-    torn_offset: int | None  # where the torn last line starts
-    size: int
-    legacy_version: int | None = None  # 1 or 2: migrated in memory (never written)
-
-
-def _load(path: str, data: bytes) -> _Loaded:
-    """Parse a whole file; a torn last line and mid-file damage are reported, not fatal."""
-    # Physical lines with their offsets; the piece after the last "\n" is unterminated.
-    starts: list[int] = []
-    pieces = data.split(b"\n")
-    offset = 0
-    for piece in pieces:
-        starts.append(offset)
-        offset += len(piece) + 1
-    terminated = len(pieces) - 1  # pieces[:terminated] ended with "\n"
-
-    # The header: first non-blank line.
-    index = 0
-    while index < len(pieces) and not pieces[index].strip():
-        index += 1
-    if index >= len(pieces):
-        raise _invalid(path, "missing session header")
-    header_raw = pieces[index].rstrip(b"\r")
-    header = parse_header(header_raw, path, allow_legacy=True)
-    if legacy_version(header) is not None:
-        migrated = migrate_legacy(path, data)
-        loaded = _load(path, migrated.data)
-        if loaded.torn_offset is not None:  # the migrated file ends whole: a bad last entry
-            raw = migrated.data[loaded.torn_offset :].split(b"\n", 1)[0]
-            try:
-                parse_line(raw)
-                reason = "is not a valid session entry"
-            except LineError as exc:
-                reason = exc.reason
-            number = migrated.data.count(b"\n", 0, loaded.torn_offset) + 1
-            loaded.damaged.append(DamagedLine(number, loaded.torn_offset, reason, raw))
-            loaded.torn_offset = None
-        loaded.damaged = migrated.original_damage(loaded.damaged)
-        loaded.legacy_version = migrated.version
-        loaded.size = len(data)
-        return loaded
-    index += 1
-
-    # The last non-blank line is a torn-tail candidate when it is unterminated or bad.
-    last = len(pieces) - 1
-    while last >= index and not pieces[last].strip():
-        last -= 1
-
-    tree = Tree()
-    damaged: list[DamagedLine] = []
-    torn_offset: int | None = None
-    # Rows hold no reference cycles: pausing the cyclic GC while 100k of them are made
-    # saves a third of the load time.
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        torn_offset = _load_rows(pieces, starts, index, last, terminated, tree, damaged)
-    finally:
-        if gc_was_enabled:
-            gc.enable()
-    if torn_offset is None and pieces[-1] and len(pieces) - 1 >= index:
-        # Only whitespace after the last newline: an unterminated run all the same.
-        torn_offset = starts[-1]
-    return _Loaded(header, header_raw, tree, damaged, torn_offset, len(data))
-
-
-def _load_rows(
-    pieces: list[bytes],
-    starts: list[int],
-    index: int,
-    last: int,
-    terminated: int,
-    tree: Tree,
-    damaged: list[DamagedLine],
-) -> int | None:
-    """Parse entry lines ``index..last`` into ``tree``; returns the torn tail's offset."""
-    torn_offset: int | None = None
-    for i in range(index, last + 1):
-        raw = pieces[i]
-        if not raw.strip():
-            continue
-        if raw.endswith(b"\r"):
-            raw = raw[:-1]
-        if i == last and i >= terminated:
-            torn_offset = starts[i]
-            break
-        try:
-            row = parse_line(raw)
-        except LineError as exc:
-            if i == last:
-                torn_offset = starts[i]
-                break
-            damaged.append(DamagedLine(i + 1, starts[i], exc.reason, pieces[i]))
-            continue
-        tree.add(row)
-    return torn_offset
+    return header_metadata(parse_header(first.rstrip(b"\r"), path, allow_legacy=True), path)
 
 
 class JsonlStorage(Storage):
-    """One open JSONL session file."""
+    """One open JSONL session file.
+
+    Two descriptors: ``_rfd`` (read-only, held while the session is open; it carries the
+    writer lock) and ``_fd`` (``O_APPEND``, only while this process is the writer).
+    """
 
     def __init__(
         self,
         metadata: SessionMetadata,
         tree: Tree,
         *,
+        ops: FileOps,
+        rfd: int,
         fd: int | None,
-        lock_fd: int | None,
+        locked: bool,
         size: int,
+        header_line: bytes,
         read_only_reason: str | None,
         read_only_code: str = "read_only",
         recovery: RecoveryReport | None = None,
@@ -251,126 +227,248 @@ class JsonlStorage(Storage):
             recovery=recovery,
         )
         self.path = metadata.path or ""
+        self._ops = ops
+        self._rfd: int | None = rfd
         self._fd = fd
-        self._lock_fd = lock_fd
-        self._good_size = size  # bytes known to be whole lines
+        self._locked = locked  # we hold the writer lock (on _rfd)
+        self._good_size = size  # bytes known to be whole lines (or the header)
         self._dirty = False  # a write failed part-way: cut back before writing again
         self._rewrite = False  # an fsync failed: rewrite the whole file on retry
-        self._identity = os.fstat(fd)[1:3] if fd is not None else None  # (ino, dev)
-        self._header_line: bytes | None = None
+        self._identity = ops.fstat(rfd).identity
+        self._header_line = header_line
+        # The file does not end with "\n" (a header written without it): the first
+        # write starts with one, so opening never has to change a byte.
+        self._needs_newline = False
+        self._torn_unrecovered = False  # a torn tail seen while another process owned it
+        self._torn_size: int | None = None  # size with the torn tail, while it waits
+        self.scan: ScanResult | None = None
+        """What opening read (None for a new file)."""
         self.header: dict[str, Any] = {}
         """The header as read (v1/v2: as Pi's migration leaves it)."""
-        self._torn_unrecovered = False  # a torn tail seen while another process owned it
+        self._index: EntryIndex | None = None
+        self._indexed: tuple[int, int, int] = (0, 0, 0)  # entries, bytes, previews indexed
+        self._lines = 1  # physical lines in the first _good_size bytes
+        self._discard = False  # force_close: nothing is saved
+        tree.source = self
+
+    # ------------------------------------------------------------- reading lines
+
+    def read_span(self, offset: int, length: int) -> bytes:
+        """Bytes of the file for the tree's lines (pread on the read descriptor; after
+        close, on a descriptor opened for this read)."""
+        ops = self._ops
+        try:
+            if self._rfd is not None:
+                return ops.pread(self._rfd, length, offset)
+            fd = ops.open_regular(self.path)
+            try:
+                return ops.pread(fd, length, offset)
+            finally:
+                ops.close(fd)
+        except OSError as exc:
+            raise SessionError(
+                "storage", f"Failed to read session {self.path}: {describe_os_error(exc)}"
+            ) from exc
+
+    def changed_error(self, detail: str) -> SessionError:
+        return SessionError(
+            "changed_on_disk",
+            f"The session file {self.path} was changed by another program ({detail});"
+            " reload the session to take in what it wrote",
+        )
 
     # ------------------------------------------------------------------- open
 
     @classmethod
-    def open(cls, path: str, *, lock: bool = True) -> JsonlStorage:
-        """Open a session file (section 3.1 plus our recovery rules)."""
-        lock_fd = None
-        read_only_reason: str | None = None
-        read_only_code = "read_only"
-        if lock:
-            lock_fd, held = _acquire_lock(path)
-            if not held:
+    def open(
+        cls,
+        path: str,
+        *,
+        lock: bool = True,
+        ops: FileOps = OS_FILE_OPS,
+        index: EntryIndex | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> JsonlStorage:
+        """Open a session file (section 3.1 plus our recovery rules).
+
+        Raises only `SessionError`: ``not_found`` (missing, or a folder), ``invalid_session``
+        (no valid header; not a regular file; a symlink loop), ``storage`` (the disk failed
+        while reading). Anything else opens, read-only when the file cannot be written
+        safely, with ``read_only_reason`` and `RecoveryReport` saying why. Opening changes
+        no byte of the file, except cutting a torn tail that was first copied to a synced
+        ``.corrupt-*`` sidecar. ``lock=False`` opens for reading only (never locks or
+        writes, a torn tail is left in place). With an `EntryIndex`, an unchanged file is
+        not read again and a grown one only from where it grew.
+        """
+        try:
+            rfd = ops.open_regular(path)
+        except OSError as exc:
+            raise open_error(path, exc) from exc
+        fd: int | None = None
+        try:
+            locked = lock and ops.try_lock(rfd)
+            try:
+                st = ops.fstat(rfd)
+                try:
+                    tree, scanned, fresh = _read_tree(ops, rfd, path, st, index, progress)
+                except _LegacyFile:
+                    return cls._open_legacy(path, ops, rfd, st, locked)
+                torn = (
+                    ops.pread(rfd, st.size - scanned.torn_offset, scanned.torn_offset)
+                    if scanned.torn_offset is not None
+                    else b""
+                )
+            except OSError as exc:
+                raise open_error(path, exc) from exc
+            assert scanned.header is not None
+            read_only_reason: str | None = None
+            read_only_code = "read_only"
+            if not lock:
+                read_only_reason = "it was opened for reading only"
+            elif not locked:
                 read_only_reason = "it is open in another Desktop Agent window or process"
                 read_only_code = "locked"
-        try:
-            try:
-                with open(path, "rb") as fh:
-                    data = fh.read()
-            except FileNotFoundError as exc:
-                raise SessionError("not_found", f"Session not found: {path}") from exc
-            except IsADirectoryError as exc:
-                raise SessionError("not_found", f"Session not found: {path}") from exc
-            except OSError as exc:
-                raise SessionError(
-                    "storage", f"Failed to read session {path}: {describe_os_error(exc)}"
-                ) from exc
-            loaded = _load(path, data)
-            metadata = header_metadata(loaded.header, path, loaded.legacy_version)
-            quarantine_path: str | None = None
-            quarantined = 0
-            size = loaded.size
-            if loaded.legacy_version is not None:
-                # Never rewritten (the Pi CLI would migrate it in place): read-only until
-                # converted into a new file (`JsonlSessionRepo.convert`).
-                read_only_reason = (
-                    f"it is in an older Pi format (version {loaded.legacy_version}); convert it"
-                    " to the current format to continue it"
-                )
-                read_only_code = "read_only"
-            if loaded.damaged and read_only_reason is None:
+            elif scanned.damaged:
                 read_only_reason = "parts of the file are damaged"
-            if loaded.torn_offset is not None:
-                quarantined = loaded.size - loaded.torn_offset
-                if read_only_reason is None:
-                    quarantine_path = _quarantine(path, data, loaded.torn_offset)
-                    size = loaded.torn_offset
+            else:
+                fd, read_only_reason = _open_for_append(ops, path, st)
+            size = scanned.clean_end  # the whole lines; a torn tail is not ours to write
+            quarantined = len(torn)
+            quarantine_path: str | None = None
+            quarantine_error: str | None = None
+            if scanned.torn_offset is not None and fd is not None:
+                try:
+                    quarantine_path = _quarantine_tail(ops, path, fd, torn, scanned.torn_offset)
+                except _QuarantineError as exc:
+                    quarantine_error = exc.reason
+                    quarantine_path = exc.kept
+                    ops.close(fd)
+                    fd = None
+                    read_only_reason = (
+                        f"an incomplete last line could not be set aside ({exc.reason})"
+                    )
             recovery = None
-            if quarantined or loaded.damaged:
+            if quarantined or scanned.damaged:
                 recovery = RecoveryReport(
                     quarantined_bytes=quarantined,
                     quarantine_path=quarantine_path,
-                    damaged_lines=tuple(loaded.damaged),
+                    damaged_lines=tuple(scanned.damaged),
+                    quarantine_error=quarantine_error,
                 )
-            fd = None
-            if read_only_reason is None:
-                fd = os.open(path, os.O_WRONLY | os.O_APPEND | _O_BINARY | _O_CLOEXEC)
-                if data and not data[:size].endswith(b"\n"):
-                    # A header or last line without its newline (written by another
-                    # tool): terminate it so our first line does not join it.
-                    os.write(fd, b"\n")
-                    size += 1
             storage = cls(
-                metadata,
-                loaded.tree,
+                header_metadata(scanned.header, path),
+                tree,
+                ops=ops,
+                rfd=rfd,
                 fd=fd,
-                lock_fd=lock_fd,
+                locked=locked,
                 size=size,
+                header_line=scanned.header_raw + b"\n",
                 read_only_reason=read_only_reason,
                 read_only_code=read_only_code,
                 recovery=recovery,
             )
-            storage._header_line = loaded.header_raw + b"\n"
-            storage.header = loaded.header
-            storage._torn_unrecovered = loaded.torn_offset is not None and fd is None
+            storage._needs_newline = size > 0 and (
+                ops.pread(rfd, 1, size - 1) != b"\n" if scanned.torn_offset is None else False
+            )
+            storage.scan = scanned
+            storage.header = scanned.header
+            storage._index = index
+            storage._lines = scanned.lines
+            # The index is written when the session closes (not while opening, which
+            # someone waits for) if the file or what is known of it changed.
+            if not (fresh or quarantine_path is not None):
+                storage._indexed = storage._index_state()
+            if scanned.torn_offset is not None and fd is None:
+                if read_only_code == "locked":
+                    storage._torn_unrecovered = True
+                elif quarantine_error is not None and quarantine_path is None:
+                    storage._torn_size = st.size
             return storage
         except BaseException:
-            if lock_fd is not None:
-                unlock(lock_fd)
-                os.close(lock_fd)
+            if fd is not None:
+                ops.close(fd)
+            ops.unlock(rfd)
+            ops.close(rfd)
             raise
 
     @classmethod
-    def create(cls, path: str, header: dict[str, Any]) -> JsonlStorage:
+    def _open_legacy(
+        cls, path: str, ops: FileOps, rfd: int, st: FileStat, locked: bool
+    ) -> JsonlStorage:
+        """A v1/v2 file (an older Pi format), read through Pi's migration in memory.
+
+        Never rewritten (the Pi CLI would migrate it in place): it opens read-only, its
+        migrated lines stay in memory, and it gets no entry index;
+        `JsonlSessionRepo.convert` writes a v3 copy beside it.
+        """
+        data = _read_all(ops, rfd, st.size)
+        migrated = migrate_legacy(path, data)
+        pieces = migrated.data.split(b"\n")
+        header_raw = pieces[0]
+        header = parse_header(header_raw, path, allow_legacy=True)
+        tree = Tree()
+        damaged: list[DamagedLine] = []
+        offset = len(header_raw) + 1
+        for number, raw in enumerate(pieces[1:], start=2):
+            if raw.strip():
+                try:
+                    tree.add_line(raw)
+                except LineError as exc:
+                    damaged.append(DamagedLine(number, offset, exc.reason, raw))
+            offset += len(raw) + 1
+        damaged = migrated.original_damage(damaged)
+        tree.damaged = bool(damaged)
+        storage = cls(
+            header_metadata(header, path, migrated.version),
+            tree,
+            ops=ops,
+            rfd=rfd,
+            fd=None,
+            locked=locked,
+            size=st.size,
+            header_line=header_raw + b"\n",
+            read_only_reason=(
+                f"it is in an older Pi format (version {migrated.version}); convert it to"
+                " the current format to continue it"
+            ),
+            recovery=RecoveryReport(damaged_lines=tuple(damaged)) if damaged else None,
+        )
+        storage.header = header
+        storage._indexed = storage._index_state()
+        return storage
+
+    @classmethod
+    def create(
+        cls, path: str, header: dict[str, Any], *, ops: FileOps = OS_FILE_OPS
+    ) -> JsonlStorage:
         """Write a new file holding just the header; never overwrites an existing file."""
         directory = os.path.dirname(path)
         try:
-            os.makedirs(directory, exist_ok=True)
+            ops.makedirs(directory)
         except OSError as exc:
             raise SessionError(
                 "storage", f"Failed to create {directory}: {describe_os_error(exc)}"
             ) from exc
-        lock_fd, held = _acquire_lock(path)
-        if not held:
-            os.close(lock_fd)
-            raise SessionError("locked", f"Session file {path} is locked by another process")
         line = serialize(header) + b"\n"
-        fd = None
+        rfd: int | None = None
+        fd: int | None = None
         try:
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | _O_BINARY | _O_CLOEXEC
-            fd = os.open(path, flags, 0o644)
-            _write_all(fd, line)
-            fsync_fd(fd)
-            fsync_dir(directory)
+            rfd = ops.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | O_BINARY | O_CLOEXEC)
+            if not ops.try_lock(rfd):  # pragma: no cover - nobody else knows the name yet
+                raise OSError(errno.EAGAIN, "the new session file is locked by another process")
+            ops.write_all(rfd, line)
+            ops.fsync(rfd)
+            ops.fsync_dir(directory)
+            fd = ops.open(path, APPEND_FLAGS)
         except OSError as exc:
-            if fd is not None:
-                os.close(fd)
+            for handle in (fd, rfd):
+                if handle is not None:
+                    with contextlib.suppress(OSError):
+                        ops.close(handle)
+            if rfd is not None:
                 with contextlib.suppress(OSError):
-                    os.unlink(path)
-            unlock(lock_fd)
-            os.close(lock_fd)
+                    ops.unlink(path)
             if isinstance(exc, FileExistsError):
                 raise SessionError("storage", f"Session file {path} already exists") from exc
             raise SessionError(
@@ -379,62 +477,113 @@ class JsonlStorage(Storage):
         storage = cls(
             header_metadata(header, path),
             Tree(),
+            ops=ops,
+            rfd=rfd,
             fd=fd,
-            lock_fd=lock_fd,
+            locked=True,
             size=len(line),
+            header_line=line,
             read_only_reason=None,
         )
-        storage._header_line = line
         storage.header = dict(header)
         return storage
 
     # ------------------------------------------------------------- writing
 
     def _try_become_writable(self) -> bool:
-        """A session that was locked by another process becomes ours once it lets go,
-        provided the file is still exactly what we read (nobody appended meanwhile)."""
-        if self.read_only_code != "locked" or self._torn_unrecovered:
+        """Leave read-only mode when what caused it is gone.
+
+        A session locked by another process becomes ours once it lets go, provided the
+        file is still exactly what we read (nobody appended meanwhile). A torn tail that
+        could not be set aside (full disk) is set aside now, if the file is unchanged.
+        """
+        if self.read_only_code == "locked":
+            return self._take_over()
+        if self._torn_size is not None:
+            return self._retry_quarantine()
+        return False
+
+    def _take_over(self) -> bool:
+        ops = self._ops
+        if self._torn_unrecovered or self._rfd is None:
             return False
-        if self._lock_fd is None:
-            return False
-        if not try_lock(self._lock_fd):
+        if not ops.try_lock(self._rfd):
             return False
         try:
-            st = os.stat(self.path)
-            if st.st_size != self._good_size:
-                unlock(self._lock_fd)
+            st = ops.fstat(self._rfd)
+            on_disk = ops.stat(self.path)
+            if st.size != self._good_size or on_disk.identity != st.identity:
+                ops.unlock(self._rfd)
                 self.read_only_reason = "another process changed it while it was open here"
                 self.read_only_code = "changed_on_disk"
                 return False
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | _O_BINARY | _O_CLOEXEC)
+            fd, reason = _open_for_append(ops, self.path, st)
         except OSError:
-            unlock(self._lock_fd)
+            ops.unlock(self._rfd)
             return False
-        self._identity = os.fstat(self._fd)[1:3]
+        if fd is None:
+            ops.unlock(self._rfd)
+            self.read_only_reason = reason
+            self.read_only_code = "read_only"
+            return False
+        self._fd = fd
+        self._locked = True
         self.read_only_reason = None
         self.read_only_code = "read_only"
         return True
 
+    def _retry_quarantine(self) -> bool:
+        ops = self._ops
+        assert self._rfd is not None and self._torn_size is not None
+        try:
+            st = ops.fstat(self._rfd)
+            if st.size != self._torn_size:
+                return False
+            fd, reason = _open_for_append(ops, self.path, st)
+            if fd is None:
+                self.read_only_reason = reason
+                return False
+            data = ops.pread(self._rfd, st.size - self._good_size, self._good_size)
+        except OSError:
+            return False
+        try:
+            sidecar = _quarantine_tail(ops, self.path, fd, data, self._good_size)
+        except _QuarantineError as exc:
+            ops.close(fd)
+            self.read_only_reason = f"an incomplete last line could not be set aside ({exc.reason})"
+            return False
+        report = self.recovery or RecoveryReport()
+        self.recovery = RecoveryReport(
+            quarantined_bytes=report.quarantined_bytes,
+            quarantine_path=sidecar,
+            damaged_lines=report.damaged_lines,
+        )
+        self._fd = fd
+        self._torn_size = None
+        self.read_only_reason = None
+        return True
+
     def _check_identity(self) -> None:
         assert self._fd is not None
-        st = os.fstat(self._fd)
-        if st.st_nlink == 0:
+        ops = self._ops
+        st = ops.fstat(self._fd)
+        if st.nlink == 0:
             raise FileNotFoundError(
                 2, "the session file was deleted while it was open; not recreating it"
             )
         try:
-            on_disk = os.stat(self.path)
+            on_disk = ops.stat(self.path)
         except FileNotFoundError as exc:
             raise FileNotFoundError(
                 2, "the session file was moved or deleted while it was open"
             ) from exc
-        if (on_disk.st_ino, on_disk.st_dev) != (st.st_ino, st.st_dev):
+        if on_disk.identity != st.identity:
             raise ChangedOnDiskError("the file was replaced by another file")
-        if st.st_size != self._good_size:
-            if st.st_size > self._good_size and self._dirty:
-                os.ftruncate(self._fd, self._good_size)
+        if st.size != self._good_size:
+            if st.size > self._good_size and self._dirty:
+                ops.ftruncate(self._fd, self._good_size)
             else:
-                grown = st.st_size - self._good_size
+                grown = st.size - self._good_size
                 raise ChangedOnDiskError(
                     f"{grown} bytes were added to it"
                     if grown > 0
@@ -442,31 +591,40 @@ class JsonlStorage(Storage):
                 )
         self._dirty = False
 
-    def _write(self, rows: list[Row]) -> None:
-        if self._fd is None:
-            raise OSError(9, "the session file is not open for writing")
+    def _write(self, indices: list[int]) -> None:
         if self._rewrite:
             self._rewrite_file()
             return
-        data = lines_of(rows)
+        if self._fd is None:
+            raise OSError(9, "the session file is not open for writing")
+        tree = self.tree
+        lines = [tree.line(i) for i in indices]  # pinned: not in the file yet
+        data = b"".join([raw + b"\n" for raw in lines])
+        lead = b"\n" if self._needs_newline else b""
         self._check_identity()
         try:
-            _write_all(self._fd, data)
+            self._ops.write_all(self._fd, lead + data)
         except OSError:
             self._dirty = True
             with contextlib.suppress(OSError):
-                os.ftruncate(self._fd, self._good_size)
+                self._ops.ftruncate(self._fd, self._good_size)
                 self._dirty = False
             raise
-        self._good_size += len(data)
+        offset = self._good_size + len(lead)
+        for i, raw in zip(indices, lines, strict=True):
+            tree.set_location(i, offset, len(raw))
+            offset += len(raw) + 1
+        self._good_size = offset
+        self._lines += len(indices)
+        self._needs_newline = False
 
     def _fsync(self) -> None:
-        if self._fd is None:
-            return
         if self._rewrite:
             self._rewrite_file()
             return
-        fsync_fd(self._fd)
+        if self._fd is not None:
+            self._ops.fsync(self._fd)
+            self.tree.release()  # durable now: the lines are read back from the file
 
     def _on_fsync_failed(self) -> None:
         # Linux may drop dirty pages after a failed fsync and report success next time,
@@ -474,183 +632,383 @@ class JsonlStorage(Storage):
         self._rewrite = True
 
     def _rewrite_file(self) -> None:
-        """Write header + every entry to a temp file, fsync, rename over, fsync the dir."""
-        assert self._fd is not None
+        """Write header + every entry to a temp file, fsync, rename over, fsync the dir.
+
+        The temp file is locked before the rename, so the lock moves with the content.
+        If the rename or the directory fsync fails, the next write or sync rewrites again.
+        """
+        ops = self._ops
         directory = os.path.dirname(self.path)
-        header = self._header_line or b""
-        tmp = f"{self.path}.tmp-{os.getpid()}"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _O_BINARY | _O_CLOEXEC, 0o644)
+        tmp = f"{self.path}.tmp-{os.getpid()}-{time.monotonic_ns()}"
+        tree = self.tree
+        lines = list(tree.lines(range(len(tree))))  # synced ones from the old file
+        data = self._header_line + b"".join([raw + b"\n" for raw in lines])
+        rfd = ops.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | O_BINARY | O_CLOEXEC)
+        fd: int | None = None
         try:
-            data = header + lines_of(self.tree.rows)
-            _write_all(fd, data)
-            fsync_fd(fd)
+            ops.write_all(rfd, data)
+            ops.fsync(rfd)
+            if not ops.try_lock(rfd):  # pragma: no cover - a fresh private file
+                raise OSError(errno.EAGAIN, "cannot lock the rewritten session file")
+            ops.replace(tmp, self.path)
         except OSError:
-            os.close(fd)
+            ops.close(rfd)
             with contextlib.suppress(OSError):
-                os.unlink(tmp)
+                ops.unlink(tmp)
             raise
-        os.close(fd)
-        os.replace(tmp, self.path)
-        fsync_dir(directory)
-        os.close(self._fd)
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | _O_BINARY | _O_CLOEXEC)
+        try:
+            ops.fsync_dir(directory)
+            fd = ops.open(self.path, APPEND_FLAGS)
+        except OSError:
+            # The new content is in place and locked; the old descriptors are stale.
+            self._swap_descriptors(rfd, None)
+            raise
+        self._swap_descriptors(rfd, fd)
+        offset = len(self._header_line)
+        for i, raw in enumerate(lines):
+            tree.set_location(i, offset, len(raw))
+            offset += len(raw) + 1
+        tree.release()
         self._good_size = len(data)
-        self._identity = os.fstat(self._fd)[1:3]
+        self._lines = 1 + len(lines)
         self._rewrite = False
         self._dirty = False
+        self._needs_newline = False
+
+    def _swap_descriptors(self, rfd: int, fd: int | None) -> None:
+        for old in (self._fd, self._rfd):
+            if old is not None:
+                with contextlib.suppress(OSError):
+                    self._ops.close(old)
+        self._rfd, self._fd = rfd, fd
+        self._identity = self._ops.fstat(rfd).identity
 
     def reload_from_disk(self, leaf: ReloadLeaf = "theirs") -> ReloadReport:
         """Take in the file as another program left it; keep ours as a branch
         (`desktop_agent.session._reload`). Our kept entries are queued and written; a
         failed write is reported in the result, the entries staying queued."""
         self.check_open()
-        path = self.path
-        try:
-            with open(path, "rb") as fh:
-                data = fh.read()
-        except OSError as exc:
-            raise SessionError(
-                "storage", f"Failed to read session {path}: {describe_os_error(exc)}"
-            ) from exc
-        loaded = _load(path, data)
+        ops, path = self._ops, self.path
         where = "Cannot reload the session: "
-        if loaded.header.get("id") != self.metadata.id:
-            raise SessionError(
-                "changed_on_disk",
-                f"{where}{path} now holds another session ({loaded.header.get('id')});"
-                " save a copy elsewhere to keep this one",
+        try:
+            rfd = ops.open_regular(path)
+        except OSError as exc:
+            raise open_error(path, exc) from exc
+        fd: int | None = None
+        try:
+            st = ops.fstat(rfd)
+            disk = Tree()
+            try:
+                found = scan(ops, rfd, path, disk, size=st.size, header=_v3_header)
+            except _LegacyFile:
+                raise SessionError(
+                    "changed_on_disk",
+                    f"{where}{path} is now in an older Pi format; save a copy elsewhere",
+                ) from None
+            assert found.header is not None
+            if found.header.get("id") != self.metadata.id:
+                raise SessionError(
+                    "changed_on_disk",
+                    f"{where}{path} now holds another session ({found.header.get('id')});"
+                    " save a copy elsewhere to keep this one",
+                )
+            if found.damaged:
+                raise SessionError(
+                    "changed_on_disk",
+                    f"{where}{path} now has lines this app cannot read; save a copy elsewhere",
+                )
+            same_file = self._rfd is not None and ops.fstat(self._rfd).identity == st.identity
+            if not (self._locked and same_file) and not ops.try_lock(rfd):
+                raise SessionError(
+                    "locked", f"{where}{path} is open in another Desktop Agent window or process"
+                )
+            fd, reason = _open_for_append(ops, path, st)
+            if fd is None:
+                raise SessionError("storage", f"{where}{path} {reason}")
+            if found.torn_offset is not None:
+                torn = ops.pread(rfd, st.size - found.torn_offset, found.torn_offset)
+                try:
+                    _quarantine_tail(ops, path, fd, torn, found.torn_offset)
+                except _QuarantineError as exc:
+                    raise SessionError(
+                        "storage", f"{where}an incomplete last line of {path}: {exc.reason}"
+                    ) from None
+            disk.source = _FdLines(ops, rfd, path)
+            old = self.tree
+            our_leaf = old.leaf_id
+            their_leaf = disk.leaf_id
+            kept, renamed = entries_to_keep(disk, old)
+            taken_in = tuple(
+                disk.ids[j]
+                for j, raw in enumerate(disk.lines(range(len(disk))))
+                if (i := old.by_id.get(disk.ids[j])) is None or old.line(i) != raw
             )
-        if loaded.legacy_version is not None or loaded.damaged:
-            raise SessionError(
-                "changed_on_disk",
-                f"{where}{path} now has lines this app cannot read; save a copy elsewhere",
-            )
-        if self._fd is None and (self._lock_fd is None or not try_lock(self._lock_fd)):
-            raise SessionError(
-                "locked", f"{where}{path} is open in another Desktop Agent window or process"
-            )
-        size = loaded.size
-        if loaded.torn_offset is not None:
-            _quarantine(path, data, loaded.torn_offset)
-            size = loaded.torn_offset
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | _O_BINARY | _O_CLOEXEC)
-        if data[:size] and not data[:size].endswith(b"\n"):
-            os.write(fd, b"\n")
-            size += 1
-        old_tree = self.tree
-        our_leaf = old_tree.leaf_id
-        their_leaf = loaded.tree.leaf_id
-        known = old_tree.by_id
-        taken_in = tuple(
-            r.id for r in loaded.tree.rows if r.id not in known or known[r.id].raw != r.raw
-        )
-        kept, renamed = rows_to_keep(loaded.tree, old_tree.rows)
-        if self._fd is not None:
+            needs_newline = found.clean_end > 0 and ops.pread(rfd, 1, found.clean_end - 1) != b"\n"
+        except BaseException:
+            if fd is not None:
+                ops.close(fd)
             with contextlib.suppress(OSError):
-                os.close(self._fd)
-        self._fd = fd
-        self._identity = os.fstat(fd)[1:3]
-        self._good_size = size
+                ops.close(rfd)
+            raise
+        # The file as it is now becomes this session's; then ours go after it.
+        if self._locked and same_file:
+            # Our read descriptor holds the writer lock on this very file: keep it.
+            ops.close(rfd)
+            if self._fd is not None:
+                with contextlib.suppress(OSError):
+                    ops.close(self._fd)
+            self._fd = fd
+        else:
+            if self._locked and self._rfd is not None:
+                ops.unlock(self._rfd)
+            self._swap_descriptors(rfd, fd)
+        self._locked = True
+        disk.source = self
+        self.tree = disk
+        self._good_size = found.clean_end
+        self._lines = found.lines
+        self._needs_newline = needs_newline
         self._dirty = self._rewrite = self._torn_unrecovered = False
-        self._header_line = loaded.header_raw + b"\n"
-        self.header = loaded.header
+        self._torn_size = None
+        assert found.header is not None
+        self._header_line = found.header_raw + b"\n"
+        self.header = found.header
+        self.scan = found
+        self._indexed = (0, 0, 0)  # the entry index is written again at close
         self.read_only_reason = None
         self.read_only_code = "read_only"
-        self.tree = loaded.tree
         self.pending = []
-        for row in kept:
-            self.tree.add(row)
-            self.pending.append(row)
-        our_leaf = renamed.get(our_leaf, our_leaf) if our_leaf is not None else None
+        for entry, raw in kept:
+            self.pending.append(disk.add(entry, raw))
+        if our_leaf is not None:
+            our_leaf = renamed.get(our_leaf, our_leaf)
         want = their_leaf if leaf == "theirs" or not kept else our_leaf
-        if self.tree.leaf_id != want:
+        if disk.leaf_id != want:
             obj = {
                 "type": "leaf",
-                "id": new_entry_id(self.tree.by_id),
+                "id": new_entry_id(disk.by_id),
                 "parentId": want,
                 "timestamp": now_iso(),
                 "targetId": want,
             }
-            row = row_from_obj(obj, serialize(obj))
-            self.tree.add(row)
-            self.pending.append(row)
+            line = serialize(obj)
+            self.pending.append(disk.add(entry_from_obj(obj), line))
         error: SessionWriteError | None = None
         try:
             self.sync()
         except SessionWriteError as exc:
             error = exc
-        first_parent = kept[0].parent_id if kept else None
+        first_parent = kept[0][0].parent_id if kept else None
         return ReloadReport(
             taken_in=taken_in,
-            kept=tuple(r.id for r in kept),
+            kept=tuple(e.id for e, _ in kept),
             renamed=renamed,
             branch_point=first_parent or None,
             our_leaf=our_leaf,
             their_leaf=their_leaf,
-            leaf=self.tree.leaf_id,
+            leaf=disk.leaf_id,
             error=error,
         )
 
     def save_copy(self, dest: str) -> None:
         """Write everything in memory (written or not) to a new file at ``dest``."""
-        header = self._header_line or b""
-        data = header + lines_of(self.tree.rows)
+        tree = self.tree
+        data = self._header_line + tree.lines_bytes(range(len(tree)))
         atomic_write(dest, data)
 
+    def attach_index(self, index: EntryIndex | None) -> None:
+        """Keep ``index`` up to date when this (new) session closes."""
+        self._index = index
+
+    def _save_index(self) -> None:
+        """Write the entry index for what the file holds now (never raises)."""
+        index, tree = self._index, self.tree
+        if index is None or self._rfd is None or self.pending:
+            return
+        damaged = list(self.recovery.damaged_lines) if self.recovery is not None else []
+        saved = index.save(
+            self.path,
+            self._rfd,
+            tree,
+            header=self._header_line[:-1],
+            clean_end=self._good_size,
+            lines=self._lines,
+            damaged=damaged,
+        )
+        if saved:
+            self._indexed = self._index_state()
+
+    def _index_state(self) -> tuple[int, int, int]:
+        return (len(self.tree), self._good_size, len(self.tree.previews))
+
+    def force_close(self) -> None:
+        self._discard = True
+        super().force_close()
+
     def _close(self) -> None:
+        ops = self._ops
+        if not self._discard and self._indexed != self._index_state():
+            self._save_index()
         if self._fd is not None:
             with contextlib.suppress(OSError):
-                os.close(self._fd)
+                ops.close(self._fd)
             self._fd = None
-        if self._lock_fd is not None:
-            unlock(self._lock_fd)
+        if self._rfd is not None:
+            if self._locked:
+                ops.unlock(self._rfd)
             with contextlib.suppress(OSError):
-                os.close(self._lock_fd)
-            self._lock_fd = None
+                ops.close(self._rfd)
+            self._rfd = None
+        self._locked = False
+
+
+class _FdLines:
+    """Reads a tree's lines from a descriptor (a reload's new file, before it is ours)."""
+
+    def __init__(self, ops: FileOps, fd: int, path: str) -> None:
+        self._ops, self._fd, self._path = ops, fd, path
+
+    def read_span(self, offset: int, length: int) -> bytes:
+        try:
+            return self._ops.pread(self._fd, length, offset)
+        except OSError as exc:
+            raise SessionError(
+                "storage", f"Failed to read session {self._path}: {describe_os_error(exc)}"
+            ) from exc
+
+    def changed_error(self, detail: str) -> SessionError:
+        return SessionError(
+            "changed_on_disk", f"The session file {self._path} changed again ({detail})"
+        )
+
+
+def _read_tree(
+    ops: FileOps,
+    fd: int,
+    path: str,
+    st: FileStat,
+    index: EntryIndex | None,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[Tree, ScanResult, bool]:
+    """The file's tree: from its entry index when valid (scanning only what grew), else
+    from a full scan. Returns (tree, what was found, whether anything was scanned)."""
+    cached = index.load(path, fd, st) if index is not None else None
+    if cached is None:
+        tree = Tree()
+        found = scan(ops, fd, path, tree, size=st.size, header=_v3_header, progress=progress)
+        return tree, found, True
+    header = parse_header(cached.header, path)
+    if cached.complete:
+        damaged = [
+            DamagedLine(number, offset, reason, ops.pread(fd, length, offset))
+            for number, offset, length, reason in cached.damaged
+        ]
+        cached.tree.damaged = bool(damaged)
+        result = ScanResult(
+            size=st.size,
+            clean_end=cached.clean_end,
+            lines=cached.lines,
+            torn_offset=cached.clean_end if st.size > cached.clean_end else None,
+            damaged=damaged,
+        )
+    else:
+        result = scan(
+            ops,
+            fd,
+            path,
+            cached.tree,
+            size=st.size,
+            start=cached.clean_end,
+            lines=cached.lines,
+            progress=progress,
+        )
+    result.header, result.header_raw = header, cached.header
+    return cached.tree, result, not cached.complete
+
+
+def _open_for_append(ops: FileOps, path: str, st: FileStat) -> tuple[int | None, str | None]:
+    """The append descriptor of the file ``st`` describes, or None and why not."""
+    try:
+        fd = ops.open(path, APPEND_FLAGS)
+    except OSError as exc:
+        return None, f"it cannot be written: {describe_os_error(exc)}"
+    try:
+        same = ops.fstat(fd).identity == st.identity
+    except OSError as exc:
+        ops.close(fd)
+        return None, f"it cannot be written: {describe_os_error(exc)}"
+    if not same:
+        ops.close(fd)
+        return None, "the file was replaced while it was being opened"
+    return fd, None
 
 
 def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        if written <= 0:
-            raise OSError(5, "short write")
-        view = view[written:]
+    OS_FILE_OPS.write_all(fd, data)
 
 
-def _acquire_lock(path: str) -> tuple[int, bool]:
-    lock_path = path + ".lock"
+def is_locked_elsewhere(path: str, ops: FileOps = OS_FILE_OPS) -> bool:
+    """Whether another open session (this process or another) holds the file's lock."""
     try:
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | _O_CLOEXEC, 0o644)
+        fd = ops.open_regular(path)
     except OSError:
-        # A read-only folder: nobody can write the session, so no lock is needed to
-        # read it; the storage will report its write failures.
-        fd = os.open(os.devnull, os.O_RDONLY)
-        return fd, True
-    return fd, try_lock(fd)
+        return False
+    try:
+        if ops.try_lock(fd):
+            ops.unlock(fd)
+            return False
+        return True
+    finally:
+        ops.close(fd)
 
 
-def _quarantine(path: str, data: bytes, offset: int) -> str:
-    """Move the torn tail to a synced sidecar, then cut the file back to ``offset``."""
+class _QuarantineError(Exception):
+    def __init__(self, reason: str, kept: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.kept = kept  # a sidecar that holds the tail all the same
+
+
+def _quarantine(ops: FileOps, path: str, fd: int, data: bytes, offset: int) -> str:
+    return _quarantine_tail(ops, path, fd, data[offset:], offset)
+
+
+def _quarantine_tail(ops: FileOps, path: str, fd: int, tail: bytes, offset: int) -> str:
+    """Move the torn tail to a synced sidecar, then cut the file back to ``offset``.
+
+    All or nothing as far as the user can tell: when the sidecar cannot be written and
+    synced (full disk, read-only or failing disk), or the file cannot be cut, the sidecar
+    is removed again, the file is left exactly as it was, and `_QuarantineError` says why.
+    """
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
     sidecar = f"{path}.corrupt-{stamp}"
     n = 1
-    while os.path.exists(sidecar):
+    while ops.exists(sidecar):
         n += 1
         sidecar = f"{path}.corrupt-{stamp}-{n}"
-    fd = os.open(sidecar, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY | _O_CLOEXEC, 0o644)
+    created = False
     try:
-        _write_all(fd, data[offset:])
-        fsync_fd(fd)
-    finally:
-        os.close(fd)
-    fsync_dir(os.path.dirname(path) or ".")
-    fd = os.open(path, os.O_WRONLY | _O_BINARY | _O_CLOEXEC)
+        side_fd = ops.open(sidecar, CREATE_FLAGS)
+        created = True
+        try:
+            ops.write_all(side_fd, tail)
+            ops.fsync(side_fd)
+        finally:
+            ops.close(side_fd)
+        ops.fsync_dir(os.path.dirname(path) or ".")
+        ops.ftruncate(fd, offset)
+    except OSError as exc:
+        if created:
+            with contextlib.suppress(OSError):
+                ops.unlink(sidecar)
+        raise _QuarantineError(describe_os_error(exc)) from exc
     try:
-        os.ftruncate(fd, offset)
-        fsync_fd(fd)
-    finally:
-        os.close(fd)
+        ops.fsync(fd)
+    except OSError as exc:
+        # The tail is safe in the synced sidecar; the cut may not be durable yet.
+        raise _QuarantineError(
+            f"{describe_os_error(exc)}; the incomplete line is kept in {sidecar}", sidecar
+        ) from exc
     return sidecar
 
 
@@ -659,7 +1017,7 @@ def atomic_write(dest: str, data: bytes) -> None:
     directory = os.path.dirname(os.path.abspath(dest))
     os.makedirs(directory, exist_ok=True)
     tmp = f"{dest}.tmp-{os.getpid()}-{time.monotonic_ns()}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY | _O_CLOEXEC, 0o644)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_BINARY | O_CLOEXEC, 0o644)
     try:
         _write_all(fd, data)
         fsync_fd(fd)
@@ -722,10 +1080,13 @@ def list_dir_sessions(root: str, cwd: str | None) -> SessionList:
     for directory in dirs:
         try:
             with os.scandir(directory) as it:
+                # Real folders named *.jsonl are skipped as Pi does; anything else with
+                # the name (symlinks too) is opened by `read_header`, which reads only
+                # regular files and never blocks.
                 files = [
                     e.path
                     for e in it
-                    if e.name.endswith(".jsonl") and not e.is_dir(follow_symlinks=True)
+                    if e.name.endswith(".jsonl") and not e.is_dir(follow_symlinks=False)
                 ]
         except FileNotFoundError:
             continue
@@ -736,9 +1097,9 @@ def list_dir_sessions(root: str, cwd: str | None) -> SessionList:
             try:
                 items.append(read_header(path))
             except SessionError as exc:
-                problems.append(ListProblem(path, exc.message))
-            except OSError as exc:
-                problems.append(ListProblem(path, describe_os_error(exc)))
+                # not_found: vanished meanwhile, or a symlink to a folder (as in Pi).
+                if exc.code != "not_found":
+                    problems.append(ListProblem(path, exc.message))
     keyed = [(iso_to_ms(m.created_at), i, m) for i, m in enumerate(items)]
     keyed.sort(key=lambda k: (k[0] is not None, k[0] or 0, -k[1]), reverse=True)
     return SessionList([m for _, _, m in keyed], problems)
@@ -786,9 +1147,17 @@ def move_to_trash(path: str, trash_root: str) -> TrashItem | None:
     shutil.move(path, dest)
     fsync_dir(folder)
     fsync_dir(os.path.dirname(path))
-    with contextlib.suppress(OSError):
-        os.unlink(path + ".lock")
+    _remove_legacy_lock(path)
     return TrashItem(dest, path, deleted_at, session_id)
+
+
+def _remove_legacy_lock(path: str) -> None:
+    """Delete the empty ``<file>.lock`` sidecar that older versions left beside a file."""
+    legacy = path + ".lock"
+    with contextlib.suppress(OSError):
+        st = os.lstat(legacy)
+        if stat.S_ISREG(st.st_mode) and st.st_size == 0:
+            os.unlink(legacy)
 
 
 def list_trash(trash_root: str) -> list[TrashItem]:

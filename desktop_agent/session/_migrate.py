@@ -17,14 +17,13 @@ lines that are not JSON objects are reported as damaged instead of being kept.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from desktop_agent.session._errors import SessionError
 from desktop_agent.session._storage import DamagedLine
-from desktop_agent.session._tree import serialize
+from desktop_agent.session._tree import loads_js, serialize
 
 CURRENT_VERSION = 3
 
@@ -145,7 +144,7 @@ def migrate_legacy(path: str, data: bytes) -> MigratedFile:
         if not piece.strip():
             continue
         try:
-            obj = json.loads(piece)
+            obj = loads_js(piece)
         except (ValueError, RecursionError):
             obj = None
             reason = "is not valid JSON"
@@ -174,12 +173,25 @@ def migrate_legacy(path: str, data: bytes) -> MigratedFile:
     if version < 2:
         _migrate_v1_to_v2(entries)
     _migrate_v2_to_v3(entries)
-    lines = [serialize(entries[0])]
+    try:
+        lines = [serialize(entries[0])]
+    except SessionError as exc:
+        raise SessionError(
+            "invalid_session",
+            f"Invalid JSONL session file {path}: first line is not a valid session header",
+        ) from exc
     kept: list[tuple[int, int, bytes]] = []
     for entry, origin in zip(entries[1:], origins[1:], strict=True):
         if entry.get("type") == "session":
             continue  # a second header: Pi keeps it out of the entries as well
-        lines.append(serialize(entry))
+        try:
+            line = serialize(entry)
+        except SessionError:
+            # A number JSON cannot hold (1e999): reported, like a line that is not JSON.
+            number, offset, raw = origin
+            skipped.append(DamagedLine(number, offset, "is not a valid session entry", raw))
+            continue
+        lines.append(line)
         kept.append(origin)
     return MigratedFile(
         version=version,
@@ -200,7 +212,7 @@ def migrated_if_legacy(path: str, data: bytes) -> bytes:
         if not piece.strip():
             continue
         try:
-            header = json.loads(piece)
+            header = loads_js(piece)
         except (ValueError, RecursionError):
             return data
         legacy = (

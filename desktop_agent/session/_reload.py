@@ -10,13 +10,12 @@ other program also used gets a new id (and references to it follow).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from desktop_agent.session._errors import SessionWriteError
 from desktop_agent.session._ids import new_entry_id
-from desktop_agent.session._tree import Row, Tree, row_from_obj, serialize
+from desktop_agent.session._tree import Entry, Tree, decode_entry, entry_from_obj, serialize
 
 ReloadLeaf: TypeAlias = Literal["theirs", "ours"]
 """Where the leaf is after a reload: where the other program left it, or on our branch."""
@@ -46,8 +45,8 @@ class ReloadReport:
     """Writing our kept entries failed (they stay in memory; retry writes them)."""
 
 
-def _rewrite(row: Row, renamed: dict[str, str]) -> Row:
-    obj: dict[str, Any] = row.obj()
+def _rewrite(entry: Entry, raw: bytes, renamed: dict[str, str]) -> tuple[Entry, bytes]:
+    obj: dict[str, Any] = decode_entry(raw)
     changed = False
     if obj.get("id") in renamed:
         obj["id"] = renamed[obj["id"]]
@@ -57,25 +56,31 @@ def _rewrite(row: Row, renamed: dict[str, str]) -> Row:
         if isinstance(value, str) and value in renamed:
             obj[key] = renamed[value]
             changed = True
-    return row_from_obj(obj, serialize(obj)) if changed else row
+    if not changed:
+        return entry, raw
+    line = serialize(obj)
+    return entry_from_obj(obj), line
 
 
-def rows_to_keep(disk: Tree, ours: Sequence[Row]) -> tuple[list[Row], dict[str, str]]:
-    """Our rows that ``disk`` lacks (same id and same content counts as present), with
-    new ids where the id is taken on disk by another entry."""
-    missing: list[Row] = []
-    for row in ours:
-        theirs = disk.by_id.get(row.id)
-        if theirs is not None and (theirs.raw == row.raw or theirs.obj() == row.obj()):
-            continue
-        missing.append(row)
-    taken: set[str] = set(disk.by_id) | {r.id for r in missing}
+def entries_to_keep(disk: Tree, ours: Tree) -> tuple[list[tuple[Entry, bytes]], dict[str, str]]:
+    """Our entries (with their lines) that ``disk`` lacks (same id and same content
+    counts as present), with new ids where the id is taken on disk by another entry."""
+    missing: list[tuple[Entry, bytes]] = []
+    our_lines = ours.lines(range(len(ours)))
+    for i, raw in enumerate(our_lines):
+        j = disk.by_id.get(ours.ids[i])
+        if j is not None:
+            theirs = disk.line(j)
+            if theirs == raw or decode_entry(theirs) == decode_entry(raw):
+                continue
+        missing.append((ours.entry(i), raw))
+    taken: set[str] = set(disk.by_id) | {e.id for e, _ in missing}
     renamed: dict[str, str] = {}
-    for row in missing:
-        if row.id in disk.by_id:
+    for entry, _ in missing:
+        if entry.id in disk.by_id:
             new = new_entry_id(taken)
             taken.add(new)
-            renamed[row.id] = new
+            renamed[entry.id] = new
     if not renamed:
         return missing, renamed
-    return [_rewrite(r, renamed) for r in missing], renamed
+    return [_rewrite(e, raw, renamed) for e, raw in missing], renamed

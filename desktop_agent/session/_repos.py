@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 import builtins
 import os
+from collections.abc import Callable
 from typing import Any, Literal, Protocol
 
+from desktop_agent.session._entryindex import EntryIndex
 from desktop_agent.session._errors import SessionError
 from desktop_agent.session._ids import now_iso, uuidv7
 from desktop_agent.session._jsonl import (
@@ -16,6 +18,7 @@ from desktop_agent.session._jsonl import (
     atomic_write,
     check_session_id,
     encode_cwd,
+    is_locked_elsewhere,
     list_dir_sessions,
     list_trash,
     move_to_trash,
@@ -24,10 +27,11 @@ from desktop_agent.session._jsonl import (
     restore_from_trash,
     session_file_name,
 )
-from desktop_agent.session._platform import try_lock, unlock
+from desktop_agent.session._platform import OS_FILE_OPS, FileOps
+from desktop_agent.session._progressive import SessionOpening, open_progressive
 from desktop_agent.session._session import Session
 from desktop_agent.session._storage import SessionMetadata, Storage
-from desktop_agent.session._tree import Row, Tree, lines_of, serialize
+from desktop_agent.session._tree import Entry, Row, Tree, lines_of, serialize
 
 ForkPosition = Literal["before", "at"]
 
@@ -71,7 +75,7 @@ def rows_to_fork(tree: Tree, entry_id: str | None, position: ForkPosition) -> li
         raise SessionError("invalid_fork_target", f"Entry {entry_id} not found")
     if position == "at":
         return tree.path_to_root(entry_id)
-    if target.type != "message" or target.info[0] != "user":
+    if target.type != "message" or target.role != "user":
         raise SessionError("invalid_fork_target", f"Entry {entry_id} is not a user message")
     return tree.path_to_root(target.parent_id) if target.parent_id else []
 
@@ -147,7 +151,7 @@ class InMemorySessionRepo:
         )
         tree = session.get_storage().tree
         for row in rows:
-            tree.add(row)
+            tree.copy_row(row)
         return session
 
 
@@ -158,9 +162,22 @@ class JsonlSessionRepo:
     and can be restored from there.
     """
 
-    def __init__(self, sessions_root: str | os.PathLike[str], trash_root: str | None = None):
+    def __init__(
+        self,
+        sessions_root: str | os.PathLike[str],
+        trash_root: str | None = None,
+        *,
+        entry_index_dir: str | os.PathLike[str] | None = None,
+        file_ops: FileOps = OS_FILE_OPS,
+    ):
         self.sessions_root = os.path.abspath(os.fspath(sessions_root))
         self.trash_root = trash_root or os.path.join(os.path.dirname(self.sessions_root), "trash")
+        self.file_ops = file_ops
+        self.entry_index = (
+            EntryIndex(entry_index_dir, file_ops) if entry_index_dir is not None else None
+        )
+        """Persisted entry indexes (issue 12): in the app's data dir, never beside the
+        session files; None: every open scans the file."""
 
     def path_for(self, cwd: str, created_at: str, session_id: str) -> str:
         check_session_id(session_id)
@@ -187,16 +204,44 @@ class JsonlSessionRepo:
             cwd=cwd, session_id=id, parent_session_path=parent_session_path, metadata=metadata
         )
         path = self.path_for(cwd, now_iso(), header["id"])
-        storage = await asyncio.to_thread(JsonlStorage.create, path, header)
+        storage = await asyncio.to_thread(JsonlStorage.create, path, header, ops=self.file_ops)
+        storage.attach_index(self.entry_index)
         return Session(storage)
 
     async def open(self, metadata: SessionMetadata | str) -> Session:
-        """Open by metadata (its ``path``) or by a path."""
+        """Open by metadata (its ``path``) or by a path.
+
+        Every file either opens (read-only, with ``read_only_reason`` and ``recovery``
+        saying why, when it cannot be written safely) or is refused with a `SessionError`
+        of code ``not_found``, ``invalid_session`` or ``storage`` (see `JsonlStorage.open`);
+        opening never changes a byte except setting a torn tail aside.
+        """
         path = metadata if isinstance(metadata, str) else metadata.path
         if not path:
             raise SessionError("not_found", "Session not found: no path")
-        storage = await asyncio.to_thread(JsonlStorage.open, path)
+        storage = await asyncio.to_thread(
+            JsonlStorage.open, path, ops=self.file_ops, index=self.entry_index
+        )
         return Session(storage)
+
+    async def open_progressive(
+        self, metadata: SessionMetadata | str, *, tail: int = 50
+    ) -> SessionOpening:
+        """Open showing the end first: returns once the last ``tail`` messages of the
+        current branch are known (`SessionOpening.tail`), while the rest of a file never
+        seen before is read off the loop (``await opening.session()``)."""
+        path = metadata if isinstance(metadata, str) else metadata.path
+        if not path:
+            raise SessionError("not_found", "Session not found: no path")
+        index = self.entry_index
+
+        def opener(progress: Callable[[int, int], None]) -> JsonlStorage:
+            return JsonlStorage.open(path, ops=self.file_ops, index=index, progress=progress)
+
+        indexed = index is not None and await asyncio.to_thread(index.has, path)
+        return await open_progressive(
+            path, ops=self.file_ops, opener=opener, indexed=indexed, limit=tail
+        )
 
     async def list(self, cwd: str | None = None) -> SessionList:
         """Every readable session (newest first); unreadable files are in ``.problems``."""
@@ -207,12 +252,15 @@ class JsonlSessionRepo:
         path = metadata.path
         if not path:
             return None
-        probe = await asyncio.to_thread(_is_locked_elsewhere, path)
+        probe = await asyncio.to_thread(is_locked_elsewhere, path, self.file_ops)
         if probe:
             raise SessionError(
                 "locked", f"Cannot delete {path}: it is open in another window or process"
             )
-        return await asyncio.to_thread(move_to_trash, path, self.trash_root)
+        item = await asyncio.to_thread(move_to_trash, path, self.trash_root)
+        if self.entry_index is not None:
+            self.entry_index.forget(path)
+        return item
 
     async def list_trash(self) -> builtins.list[TrashItem]:
         return await asyncio.to_thread(list_trash, self.trash_root)
@@ -234,21 +282,37 @@ class JsonlSessionRepo:
         path = source.path
         if not path:
             raise SessionError("not_found", "Session not found: no path")
-        src = await asyncio.to_thread(JsonlStorage.open, path, lock=False)
-        try:
-            rows = rows_to_fork(src.tree, entry_id, position)
-        finally:
-            src.force_close()
+        _, copies = await asyncio.to_thread(self._read_entries, path, entry_id, position)
         session = await self.create(
             cwd=cwd,
             id=id,
             parent_session_path=parent_session_path if parent_session_path else path,
         )
         storage = session.get_storage()
-        for row in rows:
-            storage.append(row)  # verbatim: same ids, parents and timestamps
+        for entry, raw in copies:
+            storage.append(entry, raw)  # verbatim: same ids, parents and timestamps
         await session.sync()
         return session
+
+    def _read_entries(
+        self, path: str, entry_id: str | None, position: ForkPosition
+    ) -> tuple[SessionMetadata, builtins.list[tuple[Entry, bytes]]]:
+        """The readable entries a fork (or a repair: ``entry_id`` None) copies, verbatim."""
+        meta, _, copies = self._read_source(path, entry_id, position)
+        return meta, copies
+
+    def _read_source(
+        self, path: str, entry_id: str | None, position: ForkPosition
+    ) -> tuple[SessionMetadata, dict[str, Any], builtins.list[tuple[Entry, bytes]]]:
+        """`_read_entries` plus the header as read (v1/v2: as Pi's migration leaves it)."""
+        src = JsonlStorage.open(path, lock=False, ops=self.file_ops, index=self.entry_index)
+        try:
+            rows = rows_to_fork(src.tree, entry_id, position)
+            lines = src.tree.lines(r.index for r in rows)
+            copies = [(r.entry(), raw) for r, raw in zip(rows, lines, strict=True)]
+            return src.metadata, dict(src.header), copies
+        finally:
+            src.close()  # read-only: writes nothing but the entry index
 
     async def repair(self, metadata: SessionMetadata) -> SessionMetadata:
         """Write the readable entries of a damaged session to a new file beside it.
@@ -258,8 +322,7 @@ class JsonlSessionRepo:
         path = metadata.path
         if not path:
             raise SessionError("not_found", "Session not found: no path")
-        src = await _read_whole(path)
-        meta = src.metadata
+        meta, copies = await asyncio.to_thread(self._read_entries, path, None, "before")
         header = new_header(
             cwd=meta.cwd or "",
             session_id=meta.id,
@@ -267,7 +330,7 @@ class JsonlSessionRepo:
             metadata={**(meta.metadata or {}), "repairedFrom": path},
         )
         header["timestamp"] = meta.created_at
-        return await _write_beside(path, "repaired", header, src.tree.rows)
+        return await asyncio.to_thread(self._write_beside, path, "repaired", header, copies)
 
     async def convert(self, metadata: SessionMetadata | str) -> SessionMetadata:
         """ "Convert to the current format": a v1/v2 session (an older Pi format) as a new
@@ -282,55 +345,35 @@ class JsonlSessionRepo:
         path = metadata if isinstance(metadata, str) else metadata.path
         if not path:
             raise SessionError("not_found", "Session not found: no path")
-        src = await _read_whole(path)
-        version = src.metadata.format_version
+        meta, header, copies = await asyncio.to_thread(self._read_source, path, None, "before")
+        version = meta.format_version
         if version >= 3:
             raise SessionError(
                 "invalid_argument", f"{path} is already in the current session format"
             )
-        header = dict(src.header)
         extra = header.get("metadata")
         header["metadata"] = {
             **(extra if isinstance(extra, dict) else {}),
             "convertedFrom": {"path": path, "version": version},
         }
-        return await _write_beside(path, "converted", header, src.tree.rows)
+        return await asyncio.to_thread(self._write_beside, path, "converted", header, copies)
 
-
-async def _read_whole(path: str) -> JsonlStorage:
-    """A session file read without its lock (released at once: for copying from)."""
-    src = await asyncio.to_thread(JsonlStorage.open, path, lock=False)
-    src.force_close()
-    return src
-
-
-async def _write_beside(
-    path: str, kind: str, header: dict[str, Any], rows: list[Row]
-) -> SessionMetadata:
-    """A new file ``<path without .jsonl>.<kind>-<time>.jsonl`` with ``header`` and
-    ``rows``, synced; the file at ``path`` is not touched."""
-    base = path[: -len(".jsonl")] if path.endswith(".jsonl") else path
-    dest = f"{base}.{kind}-{now_iso().replace(':', '-').replace('.', '-')}.jsonl"
-    storage = await asyncio.to_thread(JsonlStorage.create, dest, header)
-    try:
-        for row in rows:
-            storage.tree.add(row)
-            storage.pending.append(row)
-        await asyncio.to_thread(storage.sync)
-    finally:
-        storage.force_close()
-    return storage.metadata
-
-
-def _is_locked_elsewhere(path: str) -> bool:
-    try:
-        fd = os.open(path + ".lock", os.O_RDWR)
-    except OSError:
-        return False
-    try:
-        if try_lock(fd):
-            unlock(fd)
-            return False
-        return True
-    finally:
-        os.close(fd)
+    def _write_beside(
+        self,
+        path: str,
+        kind: str,
+        header: dict[str, Any],
+        copies: builtins.list[tuple[Entry, bytes]],
+    ) -> SessionMetadata:
+        """A new file ``<path without .jsonl>.<kind>-<time>.jsonl`` with ``header`` and
+        the entries, synced; the file at ``path`` is not touched."""
+        base = path[: -len(".jsonl")] if path.endswith(".jsonl") else path
+        dest = f"{base}.{kind}-{now_iso().replace(':', '-').replace('.', '-')}.jsonl"
+        storage = JsonlStorage.create(dest, header, ops=self.file_ops)
+        try:
+            for entry, raw in copies:
+                storage.pending.append(storage.tree.add(entry, raw))
+            storage.sync()
+        finally:
+            storage.force_close()
+        return storage.metadata

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+import json
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any, Final
 
 from desktop_agent.ai import (
@@ -19,10 +21,11 @@ from desktop_agent.ai import (
 )
 from desktop_agent.session._entries import SessionEntry, parse_entry
 from desktop_agent.session._errors import SessionError
+from desktop_agent.session._facts import BranchPage, EntryFacts, preview_of
 from desktop_agent.session._ids import iso_to_ms, new_entry_id, now_iso
 from desktop_agent.session._reload import ReloadLeaf, ReloadReport
 from desktop_agent.session._storage import RecoveryReport, SessionMetadata, Storage
-from desktop_agent.session._tree import Row, row_from_obj, serialize
+from desktop_agent.session._tree import Row, Tree, decode_entry, entry_from_obj, serialize
 
 
 class _Unset:
@@ -72,11 +75,10 @@ class BranchSummary:
     from_hook: bool | None = None
 
 
-def _project(row: Row) -> AgentMessage | None:
+def project_line(kind: str, timestamp: str, raw: bytes) -> AgentMessage | None:
     """The context message an entry contributes (SESSION_FORMAT §7 step 2), if any."""
-    kind = row.type
     if kind == "message":
-        obj = row.obj().get("message")
+        obj = decode_entry(raw).get("message")
         if not isinstance(obj, dict):
             return None
         try:
@@ -85,7 +87,7 @@ def _project(row: Row) -> AgentMessage | None:
             # Kept as read; convert_to_llm drops it, so a provider never sees it.
             return UnknownMessage.model_construct(**{"role": str(obj.get("role")), **obj})
     if kind == "custom_message":
-        obj = row.obj()
+        obj = decode_entry(raw)
         data: dict[str, Any] = {
             "role": "custom",
             "customType": obj.get("customType"),
@@ -94,98 +96,154 @@ def _project(row: Row) -> AgentMessage | None:
         }
         if "details" in obj:
             data["details"] = obj["details"]
-        data["timestamp"] = iso_to_ms(row.timestamp) or 0
+        data["timestamp"] = iso_to_ms(timestamp) or 0
         try:
             return CustomMessage.model_validate(data)
         except ValueError:
             return UnknownMessage.model_construct(**data)
     if kind == "branch_summary":
-        obj = row.obj()
+        obj = decode_entry(raw)
         summary = obj.get("summary")
         if not isinstance(summary, str) or not summary:
             return None
         return BranchSummaryMessage(
             summary=summary,
-            from_id=str(obj.get("fromId")),
-            timestamp=iso_to_ms(row.timestamp) or 0,
+            from_id=_text(obj.get("fromId")),
+            timestamp=iso_to_ms(timestamp) or 0,
         )
     return None
 
 
-def _cached_projector(cache: dict[int, Any]) -> Callable[[Row], AgentMessage | None]:
-    def project(row: Row) -> AgentMessage | None:
-        key = id(row)
-        if key in cache:
-            cached: AgentMessage | None = cache[key]
-            return cached
-        msg = _project(row)
-        cache[key] = msg
-        return msg
-
-    return project
+def _number(value: Any) -> int | float:
+    """A number field as read: anything else a buggy writer left (null, text, a list)
+    counts as 0 instead of failing the whole context."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return value
+    return 0
 
 
-def build_context_from_path(
-    path: Sequence[Row], cache: dict[int, Any] | None = None
-) -> SessionContext:
-    """`buildSessionContext` of a root-first path, exactly as Pi 0.74.2 plus active tools.
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    return json.dumps(value, ensure_ascii=False, default=str)
 
-    ``cache`` keeps parsed messages between calls (the harness rebuilds the context every
-    turn); the messages are shared, so treat them as read-only.
+
+def _projected(tree: Tree, indices: Sequence[int]) -> list[AgentMessage | None]:
+    """The context message of each entry (cached in ``tree.parsed``); the lines that are
+    needed are read in runs of the file, not one by one."""
+    cache = tree.parsed
+    types = tree.types
+    missing = [i for i in indices if i not in cache]
+    for i, raw in zip(missing, tree.lines(missing), strict=True):
+        cache[i] = project_line(types[i], tree.timestamp_at(i), raw)
+    return [cache[i] for i in indices]
+
+
+def _assistant_model(tree: Tree, index: int) -> tuple[str, str] | None:
+    """(provider, model) of an assistant message entry, read from its line."""
+    message = Row(tree, index).obj().get("message")
+    if isinstance(message, dict):
+        provider, model = message.get("provider"), message.get("model")
+        if isinstance(provider, str) and isinstance(model, str):
+            return provider, model
+    return None
+
+
+def build_context_from_path(tree: Tree, path: Sequence[int]) -> SessionContext:
+    """`buildSessionContext` of a root-first path of row indices, exactly as Pi 0.74.2
+    plus active tools.
+
+    The settings are found walking back from the leaf (the last one on the path wins, so
+    the nearest one decides), which reads one assistant line for the model, not every
+    message. Parsed messages are cached in ``tree.parsed`` between calls (the harness
+    rebuilds the context every turn); they are shared, so treat them as read-only.
     """
-    project = _project if cache is None else _cached_projector(cache)
-    thinking = "off"
+    extra = tree.extra
+    kinds = _along(tree.types, path)[::-1]  # leaf first
+    roles = _along(tree.roles, path)[::-1]
+    n = len(kinds)
+
+    def nearest(column: list[Any], value: Any, start: int) -> int:
+        """Position (leaf first) of the first ``value`` at or after ``start``, or n."""
+        try:
+            return column.index(value, start)
+        except ValueError:
+            return n
+
+    thinking: str | None = None
+    pos = nearest(kinds, "thinking_level_change", 0)
+    while pos < n and thinking is None:
+        value = extra[path[n - 1 - pos]]
+        thinking = value if isinstance(value, str) else None
+        pos = nearest(kinds, "thinking_level_change", pos + 1)
+
     model_key: tuple[str, str] | None = None
-    active: list[str] | None = None
-    compaction_index: int | None = None
-    for i, row in enumerate(path):
-        kind = row.type
-        if kind == "message":
-            role, provider, model_id = row.info
-            if role == "assistant" and isinstance(provider, str) and isinstance(model_id, str):
-                model_key = (provider, model_id)
-        elif kind == "thinking_level_change":
-            if isinstance(row.info, str):
-                thinking = row.info
-        elif kind == "model_change":
-            provider, model_id = row.info
+    by_message, by_change = nearest(roles, "assistant", 0), nearest(kinds, "model_change", 0)
+    while model_key is None and min(by_message, by_change) < n:
+        if by_message < by_change:
+            model_key = _assistant_model(tree, path[n - 1 - by_message])
+            by_message = nearest(roles, "assistant", by_message + 1)
+        else:
+            provider, model_id = extra[path[n - 1 - by_change]]
             if isinstance(provider, str) and isinstance(model_id, str):
                 model_key = (provider, model_id)
-        elif kind == "compaction":
-            compaction_index = i
-        elif kind == "active_tools_change" and row.info is not None:
-            active = list(row.info)
+            by_change = nearest(kinds, "model_change", by_change + 1)
+
+    active: list[str] | None = None
+    pos = nearest(kinds, "active_tools_change", 0)
+    while pos < n and active is None:
+        value = extra[path[n - 1 - pos]]
+        active = list(value) if value is not None else None
+        pos = nearest(kinds, "active_tools_change", pos + 1)
+
+    last = nearest(kinds, "compaction", 0)
+    compaction_at = n - 1 - last if last < n else None
 
     messages: list[AgentMessage] = []
-    if compaction_index is None:
-        for row in path:
-            msg = project(row)
-            if msg is not None:
-                messages.append(msg)
+    if compaction_at is None:
+        kept: Sequence[int] = path
     else:
-        comp = path[compaction_index].obj()
+        comp_row = Row(tree, path[compaction_at])
+        comp = comp_row.obj()
         messages.append(
             CompactionSummaryMessage(
-                summary=str(comp.get("summary", "")),
-                tokens_before=comp.get("tokensBefore", 0),
-                timestamp=iso_to_ms(path[compaction_index].timestamp) or 0,
+                summary=_text(comp.get("summary", "")),
+                tokens_before=_number(comp.get("tokensBefore")),
+                timestamp=iso_to_ms(comp_row.timestamp) or 0,
             )
         )
         first_kept = comp.get("firstKeptEntryId")
-        keeping = False
-        for row in path[:compaction_index]:
-            if row.id == first_kept:
-                keeping = True
-            if keeping:
-                msg = project(row)
-                if msg is not None:
-                    messages.append(msg)
-        for row in path[compaction_index + 1 :]:
-            msg = project(row)
-            if msg is not None:
-                messages.append(msg)
+        ids = tree.ids
+        start = next(
+            (pos for pos in range(compaction_at) if ids[path[pos]] == first_kept), compaction_at
+        )
+        kept = [*path[start:compaction_at], *path[compaction_at + 1 :]]
+    types = tree.types
+    wanted = [i for i in kept if types[i] in _PROJECTED]
+    messages.extend(m for m in _projected(tree, wanted) if m is not None)
     model = ModelRef(*model_key) if model_key is not None else None
-    return SessionContext(messages, thinking, model, active)
+    return SessionContext(messages, thinking or "off", model, active)
+
+
+_PROJECTED = frozenset(("message", "custom_message", "branch_summary"))
+
+
+def _make_previews(tree: Tree, indices: Sequence[int]) -> None:
+    types = tree.types
+    for i, raw in zip(indices, tree.lines(indices), strict=True):
+        try:
+            tree.previews[i] = preview_of(types[i], decode_entry(raw))
+        except SessionError:
+            tree.previews[i] = types[i]
+
+
+def _along(column: Sequence[Any], path: Sequence[int]) -> list[Any]:
+    """``column[i]`` for every ``i`` of ``path`` (at C speed)."""
+    if len(path) > 1:
+        return list(itemgetter(*path)(column))
+    return [column[i] for i in path]
 
 
 def _json_value(value: Any) -> Any:
@@ -258,16 +316,21 @@ class Session:
         row = self._storage.tree.get(entry_id)
         return parse_entry(row.obj()) if row is not None else None
 
+    def _entries(self, indices: Iterable[int]) -> list[SessionEntry]:
+        """Typed entries of ``indices``, their lines read in runs of the file."""
+        return [parse_entry(decode_entry(raw)) for raw in self._storage.tree.lines(indices)]
+
     async def get_entries(self) -> list[SessionEntry]:
-        return [parse_entry(r.obj()) for r in self._storage.tree.rows]
+        return self._entries(range(len(self._storage.tree)))
 
     async def find_entries(self, entry_type: str) -> list[SessionEntry]:
-        return [parse_entry(r.obj()) for r in self._storage.tree.rows if r.type == entry_type]
+        types = self._storage.tree.types
+        return self._entries(i for i, kind in enumerate(types) if kind == entry_type)
 
     async def get_branch(self, from_id: str | None = None) -> list[SessionEntry]:
         tree = self._storage.tree
         start = from_id if from_id is not None else tree.current_leaf()
-        return [parse_entry(r.obj()) for r in tree.path_to_root(start)]
+        return self._entries(tree.path_indices(start))
 
     def branch_ids(self, from_id: str | None = None, *, lenient: bool = False) -> list[str]:
         """Root-first ids of the path to ``from_id`` (default: the leaf), cheaply.
@@ -283,7 +346,8 @@ class Session:
                 if not lenient:
                     raise
                 return []
-        return [r.id for r in tree.path_to_root(from_id, lenient=lenient)]
+        ids = tree.ids
+        return [ids[i] for i in tree.path_indices(from_id, lenient=lenient)]
 
     async def build_context(self, *, lenient: bool = False) -> SessionContext:
         """The context of the current branch (SESSION_FORMAT §7).
@@ -293,30 +357,33 @@ class Session:
         """
         tree = self._storage.tree
         if lenient:
-            rows = [tree.require(i) for i in self.branch_ids(lenient=True)]
-            return build_context_from_path(rows, tree.parsed)
-        return build_context_from_path(tree.path_to_root(tree.current_leaf()), tree.parsed)
+            try:
+                leaf = tree.current_leaf()
+            except SessionError:
+                return build_context_from_path(tree, [])
+            return build_context_from_path(tree, tree.path_indices(leaf, lenient=True))
+        return build_context_from_path(tree, tree.path_indices(tree.current_leaf()))
 
     # Cheap synchronous views for UI code (no entry parsing).
 
     def entry_kind(self, entry_id: str) -> tuple[str, str | None]:
         """(entry type, message role or None) of an entry."""
-        row = self._storage.tree.require(entry_id)
-        role = row.info[0] if row.type == "message" else None
-        return row.type, role if isinstance(role, str) else None
+        tree = self._storage.tree
+        i = tree.require_index(entry_id)
+        return tree.types[i], tree.roles[i]
 
     def parent_of(self, entry_id: str) -> str | None:
         return self._storage.tree.require(entry_id).parent_id or None
 
     def child_ids(self, entry_id: str | None) -> list[str]:
         """Children of ``entry_id`` (None: roots), oldest first, without parsing them."""
-        return [r.id for r in self._sorted_children(entry_id)]
+        ids = self._storage.tree.ids
+        return [ids[i] for i in self._sorted_children(entry_id)]
 
     def get_message(self, entry_id: str) -> AgentMessage | None:
         """The context message an entry contributes (cached; treat it as read-only)."""
         tree = self._storage.tree
-        row = tree.require(entry_id)
-        return _cached_projector(tree.parsed)(row)
+        return _projected(tree, [tree.require_index(entry_id)])[0]
 
     def raw_entries(self) -> list[tuple[str, str | None, str, str, bytes]]:
         """(id, parent id, type, timestamp, exact JSON line) of every entry, file order.
@@ -324,9 +391,87 @@ class Session:
         For views that need a light read of many entries (the branch tree): decoding the
         lines they need is much cheaper than building typed entries for all of them.
         """
-        return [
-            (r.id, r.parent_id or None, r.type, r.timestamp, r.raw) for r in self._storage.tree.rows
-        ]
+        tree = self._storage.tree
+        n = len(tree)
+        return list(
+            zip(
+                tree.ids,
+                [p or None for p in tree.parents],
+                tree.types,
+                tree.timestamps,
+                tree.lines(range(n)),
+                strict=True,
+            )
+        )
+
+    # Lazy views (issue 12 item 2): facts from the tree's columns, lines on demand.
+
+    def entry_facts(self, entry_id: str) -> EntryFacts:
+        """The cheap facts of one entry (no line is read; see `previews`)."""
+        tree = self._storage.tree
+        return self._facts(tree, tree.require_index(entry_id))
+
+    def facts(self, entry_ids: Iterable[str]) -> list[EntryFacts]:
+        """`entry_facts` of many entries (unknown ids raise ``not_found``)."""
+        tree = self._storage.tree
+        return [self._facts(tree, tree.require_index(i)) for i in entry_ids]
+
+    @staticmethod
+    def _facts(tree: Tree, i: int) -> EntryFacts:
+        entry_id = tree.ids[i]
+        return EntryFacts(
+            id=entry_id,
+            parent_id=tree.parent_at(i) or None,
+            type=tree.types[i],
+            role=tree.roles[i],
+            timestamp=tree.timestamp_at(i),
+            label=tree.labels.get(entry_id),
+            children=len(tree.children_map().get(entry_id, ())),
+            preview=tree.previews.get(i),
+            offset=tree.offsets[i],
+        )
+
+    async def previews(self, entry_ids: Iterable[str]) -> dict[str, str]:
+        """Short previews of entries; lines not previewed before are read off the loop
+        (in runs of the file) and the previews kept, also in the entry index."""
+        tree = self._storage.tree
+        indices = [tree.require_index(i) for i in entry_ids]
+        missing = [i for i in indices if i not in tree.previews]
+        if missing:
+            await asyncio.to_thread(_make_previews, tree, missing)
+        return {tree.ids[i]: tree.previews[i] for i in indices}
+
+    async def branch_page(
+        self, *, before: str | None = None, limit: int = 50, leaf: str | None = None
+    ) -> BranchPage:
+        """A page of a branch with its messages decoded, read off the event loop.
+
+        The branch ends at ``leaf`` (default: the current leaf); the page ends just
+        before ``before`` (default: at the end) and goes back until it holds ``limit``
+        entries that show a message (with the bookkeeping entries between them), so a
+        view shows the end of a long branch at once and loads older pages as it scrolls.
+        Damaged sessions are walked leniently.
+        """
+        tree = self._storage.tree
+        try:
+            end = leaf if leaf is not None else tree.current_leaf()
+        except SessionError:
+            return BranchPage([])
+        path = tree.path_indices(end, lenient=True)
+        stop = len(path)
+        if before is not None:
+            at = tree.require_index(before)
+            stop = path.index(at) if at in path else 0
+        types = tree.types
+        start, shown = stop, 0
+        while start > 0 and shown < limit:
+            start -= 1
+            shown += types[path[start]] in _PROJECTED
+        chunk = path[start:stop]
+        messages = await asyncio.to_thread(_projected, tree, chunk)
+        entries = [self._facts(tree, i) for i in chunk]
+        decoded = {tree.ids[i]: m for i, m in zip(chunk, messages, strict=True) if m is not None}
+        return BranchPage(entries, decoded, has_more=start > 0)
 
     def label_of(self, entry_id: str) -> str | None:
         return self._storage.tree.labels.get(entry_id)
@@ -339,40 +484,43 @@ class Session:
 
     async def get_children(self, entry_id: str | None) -> list[SessionEntry]:
         """Children of ``entry_id`` (None: the roots), oldest first."""
-        return [parse_entry(r.obj()) for r in self._sorted_children(entry_id)]
+        return self._entries(self._sorted_children(entry_id))
 
-    def _sorted_children(self, entry_id: str | None) -> list[Row]:
+    def _sorted_children(self, entry_id: str | None) -> list[int]:
         tree = self._storage.tree
         children = tree.children_map().get(entry_id, [])
         if entry_id is None:
             # Orphans (parent missing) and self-parented entries are roots too.
+            by_id, ids = tree.by_id, tree.ids
             children = children + [
-                r
-                for r in tree.rows
-                if r.parent_id and (r.parent_id not in tree.by_id or r.parent_id == r.id)
+                i
+                for i, parent in enumerate(tree.parents)
+                if parent and (parent not in by_id or parent == ids[i])
             ]
         if len(children) < 2:
             return list(children)
-        return sorted(children, key=lambda r: r.timestamp)
+        timestamps = tree.timestamps
+        return sorted(children, key=lambda i: timestamps[i])
 
     async def get_tree(self) -> list[TreeNode]:
         """The whole forest (iterative, so deep sessions do not hit the recursion limit)."""
         tree = self._storage.tree
         children_map = tree.children_map()
         roots = self._sorted_children(None)
-        labels = tree.labels
+        labels, ids, timestamps = tree.labels, tree.ids, tree.timestamps
         seen: set[str] = set()
         out: list[TreeNode] = []
-        stack: list[tuple[Row, list[TreeNode]]] = [(r, out) for r in reversed(roots)]
+        stack: list[tuple[int, list[TreeNode]]] = [(i, out) for i in reversed(roots)]
         while stack:
-            row, siblings = stack.pop()
-            if row.id in seen:
+            i, siblings = stack.pop()
+            entry_id = ids[i]
+            if entry_id in seen:
                 continue
-            seen.add(row.id)
-            node = TreeNode(parse_entry(row.obj()), [], labels.get(row.id))
+            seen.add(entry_id)
+            node = TreeNode(parse_entry(Row(tree, i).obj()), [], labels.get(entry_id))
             siblings.append(node)
-            kids = sorted(children_map.get(row.id, []), key=lambda r: r.timestamp)
-            stack.extend((k, node.children) for k in reversed(kids) if k.id != row.id)
+            kids = sorted(children_map.get(entry_id, []), key=lambda k: timestamps[k])
+            stack.extend((k, node.children) for k in reversed(kids) if ids[k] != entry_id)
         return out
 
     # ------------------------------------------------------------- writing
@@ -389,9 +537,8 @@ class Session:
                 "timestamp": now_iso(),
             }
             obj.update(fields)
-            row = row_from_obj(obj, serialize(obj))
-            storage.append(row)
-            return row.id
+            storage.append(entry_from_obj(obj), serialize(obj))
+            return str(obj["id"])
 
     async def append_message(self, message: AgentMessage | Mapping[str, Any]) -> str:
         if isinstance(message, Mapping):
@@ -486,7 +633,7 @@ class Session:
                 "timestamp": now_iso(),
                 "targetId": entry_id,
             }
-            storage.append(row_from_obj(leaf_obj, serialize(leaf_obj)))
+            storage.append(entry_from_obj(leaf_obj), serialize(leaf_obj))
             if summary is None:
                 return None
             if isinstance(summary, str):
@@ -509,9 +656,8 @@ class Session:
                 obj["details"] = _json_value(summary.details)
             if summary.from_hook is not None:
                 obj["fromHook"] = summary.from_hook
-            row = row_from_obj(obj, serialize(obj))
-            storage.append(row)
-            return row.id
+            storage.append(entry_from_obj(obj), serialize(obj))
+            return str(obj["id"])
 
     # ------------------------------------------------------------- durability
 

@@ -29,7 +29,7 @@ from desktop_agent.session._storage import (
     Storage,
     describe_os_error,
 )
-from desktop_agent.session._tree import LineError, Row, Tree, parse_line
+from desktop_agent.session._tree import LineError, Row, Tree
 
 SCHEMA_MAJOR = 1
 SCHEMA_MINOR = 0
@@ -157,10 +157,11 @@ class SqliteStorage(Storage):
         self._sid = sid
         self._written = written
 
-    def _write(self, rows: list[Row]) -> None:
+    def _write(self, indices: list[int]) -> None:
         db = self._database.db
         start = self._written
-        params = [(self._sid, start + i, r.raw.decode("utf-8")) for i, r in enumerate(rows)]
+        lines = self.tree.lines(indices)
+        params = [(self._sid, start + n, raw.decode("utf-8")) for n, raw in enumerate(lines)]
         with self._database.lock:
             try:
                 db.execute("BEGIN IMMEDIATE")
@@ -173,7 +174,7 @@ class SqliteStorage(Storage):
                     except sqlite3.Error:
                         pass
                 raise _as_os_error(exc) from exc
-        self._written += len(rows)
+        self._written += len(indices)
 
     def _fsync(self) -> None:
         """Every commit is already durable (synchronous=FULL)."""
@@ -205,6 +206,8 @@ class SqliteSessionRepo:
         rows: list[Row],
     ) -> Session:
         database = self._db()
+        entries = [r.entry() for r in rows]
+        lines = [r.raw for r in rows]
         meta = SessionMetadata(
             id=session_id or uuidv7(),
             created_at=now_iso(),
@@ -231,7 +234,7 @@ class SqliteSessionRepo:
                 sid = int(cur.lastrowid or 0)
                 db.executemany(
                     "INSERT INTO entries (sid, seq, line) VALUES (?, ?, ?)",
-                    [(sid, i, r.raw.decode("utf-8")) for i, r in enumerate(rows)],
+                    [(sid, i, raw.decode("utf-8")) for i, raw in enumerate(lines)],
                 )
                 db.execute("COMMIT")
             except sqlite3.IntegrityError as exc:
@@ -244,9 +247,9 @@ class SqliteSessionRepo:
                     "storage", f"Cannot create session: {describe_os_error(_as_os_error(exc))}"
                 ) from exc
         tree = Tree()
-        for row in rows:
-            tree.add(row)
-        return Session(SqliteStorage(database, sid, meta, tree, len(rows)))
+        for entry, raw in zip(entries, lines, strict=True):
+            tree.add(entry, raw)
+        return Session(SqliteStorage(database, sid, meta, tree, len(lines)))
 
     async def create(
         self,
@@ -291,7 +294,7 @@ class SqliteSessionRepo:
         for seq, line in lines:
             raw = line.encode("utf-8", "surrogatepass")
             try:
-                tree.add(parse_line(raw))
+                tree.add_line(raw)
             except LineError as exc:
                 damaged.append(DamagedLine(int(seq) + 2, 0, exc.reason, raw))
         return tree, damaged, len(lines)

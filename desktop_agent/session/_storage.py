@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from desktop_agent.session._errors import SessionError, SessionErrorCode, SessionWriteError
-from desktop_agent.session._tree import Row, Tree
+from desktop_agent.session._tree import Entry, Tree
 
 if TYPE_CHECKING:
     from desktop_agent.session._reload import ReloadLeaf, ReloadReport
@@ -51,6 +51,9 @@ class RecoveryReport:
     quarantined_bytes: int = 0
     quarantine_path: str | None = None
     damaged_lines: tuple[DamagedLine, ...] = ()
+    quarantine_error: str | None = None
+    """Why the torn tail could not be set aside (full or read-only disk); the session is
+    then read-only and the file unchanged, and `Session.retry_persistence` tries again."""
 
     @property
     def damaged(self) -> bool:
@@ -58,10 +61,22 @@ class RecoveryReport:
 
     def describe(self) -> str:
         parts: list[str] = []
-        if self.quarantined_bytes:
-            where = f" to {self.quarantine_path}" if self.quarantine_path else ""
+        if self.quarantined_bytes and self.quarantine_error is not None:
+            kept = f"; it is kept in {self.quarantine_path}" if self.quarantine_path else ""
             parts.append(
-                f"an incomplete last line ({self.quarantined_bytes} bytes) was set aside{where}"
+                f"an incomplete last line ({self.quarantined_bytes} bytes) could not be set"
+                f" aside: {self.quarantine_error}{kept}. The session is open read-only;"
+                " free some space and retry saving to continue it"
+            )
+        elif self.quarantined_bytes and self.quarantine_path is None:
+            parts.append(
+                f"an incomplete last line ({self.quarantined_bytes} bytes) is not shown;"
+                " the file was not changed"
+            )
+        elif self.quarantined_bytes:
+            parts.append(
+                f"an incomplete last line ({self.quarantined_bytes} bytes) was set aside"
+                f" to {self.quarantine_path}"
             )
         if self.damaged_lines:
             lines = ", ".join(str(d.line_number) for d in self.damaged_lines[:10])
@@ -129,7 +144,8 @@ class Storage:
         self.read_only_reason = read_only_reason
         self.read_only_code = read_only_code
         self.recovery = recovery
-        self.pending: list[Row] = []
+        self.pending: list[int] = []
+        """Indices (in `tree`) of the entries that are in memory but not written yet."""
         self.closed = False
         self._needs_sync = False
 
@@ -143,18 +159,20 @@ class Storage:
         if self.closed:
             raise SessionError("storage", "The session is closed")
 
-    def append(self, row: Row) -> None:
-        """Add ``row`` to the tree, then write every unwritten entry in order.
+    def append(self, entry: Entry, raw: bytes) -> int:
+        """Add the entry (its line ``raw``) to the tree, then write every unwritten entry
+        in order. Returns its index in the tree.
 
         On a read-only session the entry is kept in memory and queued, and a
         `SessionWriteError` with code ``read_only``/``locked`` says it was not written.
         """
         self.check_open()
-        self.tree.add(row)
-        self.pending.append(row)
+        index = self.tree.add(entry, raw)
+        self.pending.append(index)
         if self.read_only_reason is not None and not self._try_become_writable():
             raise self._read_only_error("append")
         self._flush("append")
+        return index
 
     def _read_only_error(self, operation: str) -> SessionWriteError:
         count = len(self.pending)
@@ -251,8 +269,9 @@ class Storage:
 
     # Backends override these.
 
-    def _write(self, rows: list[Row]) -> None:
-        """Write ``rows`` (all or nothing as far as the file's content is concerned)."""
+    def _write(self, indices: list[int]) -> None:
+        """Write the entries ``indices`` (all or nothing as far as the file's content is
+        concerned)."""
 
     def _fsync(self) -> None:
         """Make written rows durable."""

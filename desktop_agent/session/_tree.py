@@ -1,62 +1,78 @@
-"""The in-memory tree every storage shares: rows, lookups, labels, leaf, path walks.
+"""The in-memory tree every storage shares: a compact record per entry, lines on demand.
 
-A row keeps an entry's JSON line (bytes) plus the few fields the tree and
-`build_context` need; the typed model is parsed from the line on demand. That keeps an
-open 100 MB session close to 1x its size in memory and opening it one ``json.loads`` per
-line.
+Per entry the tree keeps, in columns, only what the tree's shape, the context builder
+and cheap views need: id, parent id, type, timestamp, message role, the byte offset and
+length of its line in the file, and for the few bookkeeping types (label, leaf, name,
+model, thinking level, active tools) their one value. The JSON line itself stays in the
+file and is read back by offset when an entry is needed (`Tree.line`: ``pread`` on the
+storage's read descriptor, checked against the entry's id, with a small cache). So an
+open 100 MB session holds a few MB plus what is shown, and a persisted entry index
+(`_entryindex`) rebuilds the tree without reading the file. Lines that are in no file
+yet, or whose write is not durable yet, and every line of the memory and SQLite
+storages, are kept in memory.
+
+`Row` is a light view of one entry (``tree.rows[i]``, ``tree.get(id)``); rows are
+immutable, so an index names an entry for the life of the tree.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+import sys
+import threading
+from array import array
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import accumulate
+from typing import Any, NamedTuple, Protocol, overload
 
 import msgspec
 
 from desktop_agent.session._errors import SessionError
 
+BOOKKEEPING = frozenset(
+    (
+        "label",
+        "leaf",
+        "session_info",
+        "model_change",
+        "thinking_level_change",
+        "active_tools_change",
+    )
+)
+"""Entry types whose one value the tree keeps (`Tree.extra`)."""
 
-class Row:
-    """One entry: its line and the fields the tree and context builder use."""
+CACHE_LINES = 512
+CACHE_BYTES = 8 << 20
+"""The cache of lines read back from the file: at most this many lines / bytes."""
 
-    __slots__ = ("id", "info", "parent_id", "raw", "timestamp", "type")
-
-    def __init__(
-        self,
-        id: str,
-        parent_id: str | None,
-        type: str,
-        timestamp: str,
-        raw: bytes,
-        info: Any,
-    ) -> None:
-        self.id = id
-        self.parent_id = parent_id
-        self.type = type
-        self.timestamp = timestamp
-        self.raw = raw
-        # type-specific: message -> (role, provider, model); model_change -> (provider, id);
-        # thinking_level_change -> level; label -> (target, label); leaf -> target;
-        # session_info -> name; active_tools_change -> tuple of names; else None.
-        self.info = info
-
-    def obj(self) -> dict[str, Any]:
-        """The entry as a JSON object (parsed from the line each time)."""
-        try:
-            value = _DECODE(self.raw)
-        except (msgspec.DecodeError, RecursionError):
-            value = json.loads(self.raw)  # what the line validator accepted
-        assert isinstance(value, dict)
-        return value
+SPAN_BYTES = 16 << 20
+"""Reading many lines in file order reads runs of up to this many bytes at once."""
 
 
-_DECODE = msgspec.json.Decoder().decode
+class LineSource(Protocol):
+    """Where a tree reads entry lines back from (the storage's read descriptor)."""
+
+    def read_span(self, offset: int, length: int) -> bytes:
+        """Exactly ``length`` bytes at ``offset`` (fewer only if the file shrank)."""
+        ...
+
+    def changed_error(self, detail: str) -> SessionError:
+        """The error to raise when the file no longer holds what was indexed."""
+        ...
 
 
-def lines_of(rows: Iterable[Row]) -> bytes:
-    """The rows as file content: each entry's line followed by a newline."""
-    return b"".join([r.raw + b"\n" for r in rows])
+class Entry(NamedTuple):
+    """What the tree keeps of one entry (besides where its line is)."""
+
+    id: str
+    parent_id: str | None
+    type: str
+    timestamp: str
+    role: str | None
+    """``message.role`` of a ``message`` entry when it is a string, else None."""
+    extra: Any
+    """The bookkeeping value (see `Tree.extra`), else None."""
 
 
 class LineError(ValueError):
@@ -67,26 +83,59 @@ class LineError(ValueError):
         self.reason = reason
 
 
-def _info_for(obj: Mapping[str, Any]) -> Any:
-    kind = obj["type"]
-    if kind == "message":
-        msg = obj.get("message")
-        if isinstance(msg, dict):
-            role = msg.get("role")
-            if role == "assistant":
-                return (role, msg.get("provider"), msg.get("model"))
-            return (role, None, None)
-        return (None, None, None)
-    if kind == "model_change":
-        return (obj.get("provider"), obj.get("modelId"))
-    if kind == "thinking_level_change":
-        return obj.get("thinkingLevel")
+_DECODE = msgspec.json.Decoder().decode
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _js_int(text: str) -> int | float:
+    # JSON.parse reads every number as a double; Python refuses int() of > 4300 digits.
+    return int(text) if len(text) <= 4000 else float(text)
+
+
+def loads_js(raw: bytes) -> Any:
+    """``JSON.parse`` of a line as Pi reads it: invalid UTF-8 becomes U+FFFD (Node's
+    UTF-8 decoding), NaN/Infinity and a BOM are refused, huge integers become floats.
+
+    Raises ``ValueError`` or ``RecursionError`` (nesting deeper than the interpreter's
+    recursion limit) when the line is not readable JSON.
+    """
+    text = bytes(raw).decode("utf-8", "replace")
+    return json.loads(text, parse_constant=_reject_constant, parse_int=_js_int)
+
+
+def decode_entry(raw: bytes) -> dict[str, Any]:
+    """The JSON object of an entry line the line validator accepted.
+
+    msgspec first (fast); the JSON fallback reads what it refuses (lone surrogate
+    escapes, numbers out of its range, invalid UTF-8). If even that fails the line has
+    changed under us: `SessionError` ``invalid_entry``, never another exception.
+    """
+    try:
+        value = _DECODE(raw)
+    except (msgspec.DecodeError, RecursionError):
+        try:
+            value = loads_js(raw)
+        except (ValueError, RecursionError) as exc:
+            raise SessionError("invalid_entry", f"An entry line is not valid JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise SessionError("invalid_entry", "An entry line is not a JSON object")
+    return value
+
+
+def _extra_of(kind: str, obj: Mapping[str, Any]) -> Any:
     if kind == "label":
         return (obj.get("targetId"), obj.get("label"))
     if kind == "leaf":
         return obj.get("targetId")
     if kind == "session_info":
         return obj.get("name")
+    if kind == "model_change":
+        return (obj.get("provider"), obj.get("modelId"))
+    if kind == "thinking_level_change":
+        return obj.get("thinkingLevel")
     if kind == "active_tools_change":
         names = obj.get("activeToolNames")
         if isinstance(names, list):
@@ -95,8 +144,8 @@ def _info_for(obj: Mapping[str, Any]) -> Any:
     return None
 
 
-def row_from_obj(obj: Any, raw: bytes) -> Row:
-    """Validate one entry object exactly as Pi's line validator does and make its row."""
+def entry_from_obj(obj: Any) -> Entry:
+    """Validate one entry object exactly as Pi's line validator does."""
     if not isinstance(obj, dict):
         raise LineError("is not a valid session entry")
     kind = obj.get("type")
@@ -119,24 +168,30 @@ def row_from_obj(obj: Any, raw: bytes) -> Row:
         target = obj["targetId"]
         if target is not None and not isinstance(target, str):
             raise LineError("has invalid targetId")
-    return Row(entry_id, parent, kind, timestamp, raw, _info_for(obj))
+    role = None
+    if kind == "message":
+        message = obj.get("message")
+        if isinstance(message, dict) and isinstance(message.get("role"), str):
+            role = message["role"]
+    extra = _extra_of(kind, obj) if kind in BOOKKEEPING else None
+    return Entry(entry_id, parent, kind, timestamp, role, extra)
 
 
 class _MessageHead(msgspec.Struct):
     role: Any = None
-    provider: Any = None
-    model: Any = None
 
 
 class _Envelope(msgspec.Struct):
     """The fields of an entry line the tree needs; everything else is skipped unbuilt.
 
-    Attribute names are the JSON field names (camelCase)."""
+    Attribute names are the JSON field names (camelCase). The four base fields are
+    typed, so msgspec checks them in C; anything unusual goes to the full parser.
+    """
 
-    type: Any = msgspec.UNSET
-    id: Any = msgspec.UNSET
-    parentId: Any = msgspec.UNSET
-    timestamp: Any = msgspec.UNSET
+    type: str
+    id: str
+    parentId: str | None
+    timestamp: str
     targetId: Any = msgspec.UNSET
     label: Any = msgspec.UNSET
     name: Any = msgspec.UNSET
@@ -147,49 +202,610 @@ class _Envelope(msgspec.Struct):
     message: _MessageHead | msgspec.UnsetType = msgspec.UNSET
 
 
-_ENVELOPE_DECODER = msgspec.json.Decoder(_Envelope)
-_ENVELOPE_FIELDS = tuple(f for f in _Envelope.__struct_fields__ if f != "message")
+_ENVELOPE = msgspec.json.Decoder(_Envelope).decode
+_UNSET = msgspec.UNSET
 
 
-def _parse_envelope(raw: bytes) -> Row | None:
-    """Fast path: decode only the envelope (the whole line's syntax is still checked).
+def _envelope_extra(env: _Envelope) -> Any:
+    kind = env.type
+    if kind == "label":
+        target = None if env.targetId is _UNSET else env.targetId
+        return (target, None if env.label is _UNSET else env.label)
+    if kind == "leaf":
+        return env.targetId
+    if kind == "session_info":
+        return None if env.name is _UNSET else env.name
+    if kind == "model_change":
+        provider = None if env.provider is _UNSET else env.provider
+        return (provider, None if env.modelId is _UNSET else env.modelId)
+    if kind == "thinking_level_change":
+        return None if env.thinkingLevel is _UNSET else env.thinkingLevel
+    names = env.activeToolNames
+    if isinstance(names, list):
+        return tuple(n for n in names if isinstance(n, str))
+    return None
 
-    Returns None when the line needs the full parser (any doubt: the full parser decides,
-    so error reasons keep Pi's wording).
+
+def parse_line(raw: bytes | memoryview) -> Entry:
+    """Parse and validate one entry line (without its newline).
+
+    Fast path: msgspec decodes only the envelope (the whole line's syntax is still
+    checked; invalid UTF-8 in strings it skips is not, as Pi reads such bytes as U+FFFD
+    and `decode_entry` does the same). Anything unusual goes to the full parser, so
+    error reasons keep Pi's wording.
     """
-    if not raw.isascii():
-        try:
-            raw.decode("utf-8")  # msgspec does not check strings it skips
-        except UnicodeDecodeError:
-            return None
     try:
-        env = _ENVELOPE_DECODER.decode(raw)
+        env = _ENVELOPE(raw)
     except (msgspec.DecodeError, RecursionError):
-        return None
-    obj: dict[str, Any] = {}
-    for name in _ENVELOPE_FIELDS:
-        value = getattr(env, name)
-        if value is not msgspec.UNSET:
-            obj[name] = value
-    head = env.message
-    if not isinstance(head, msgspec.UnsetType):
-        obj["message"] = {"role": head.role, "provider": head.provider, "model": head.model}
-    return row_from_obj(obj, raw)
-
-
-def parse_line(raw: bytes) -> Row:
-    """Parse and validate one entry line (without its newline)."""
+        env = None
+    if env is not None and env.id and env.timestamp:
+        kind = env.type
+        if kind == "message":
+            head = env.message
+            role = head.role if not isinstance(head, msgspec.UnsetType) else None
+            return Entry(
+                env.id, env.parentId, kind, env.timestamp, role if type(role) is str else None, None
+            )
+        if kind not in BOOKKEEPING:
+            return Entry(env.id, env.parentId, kind, env.timestamp, None, None)
+        if kind != "leaf" or env.targetId is None or isinstance(env.targetId, str):
+            return Entry(env.id, env.parentId, kind, env.timestamp, None, _envelope_extra(env))
     try:
-        row = _parse_envelope(raw)
-    except LineError:
-        row = None
-    if row is not None:
-        return row
-    try:
-        obj = json.loads(raw)
+        obj = loads_js(bytes(raw))
     except (ValueError, RecursionError) as exc:
         raise LineError("is not valid JSON") from exc
-    return row_from_obj(obj, raw)
+    return entry_from_obj(obj)
+
+
+class _IdOnly(msgspec.Struct):
+    id: Any = None
+
+
+_ID_ONLY = msgspec.json.Decoder(_IdOnly).decode
+
+
+def line_id(raw: bytes) -> Any:
+    """The ``id`` field of a line (None if it has none or is not JSON)."""
+    try:
+        return _ID_ONLY(raw).id
+    except (msgspec.DecodeError, RecursionError):
+        try:
+            obj = loads_js(raw)
+        except (ValueError, RecursionError):
+            return None
+        return obj.get("id") if isinstance(obj, dict) else None
+
+
+class Row:
+    """A view of one entry of a `Tree` (cheap to make; the tree holds the data)."""
+
+    __slots__ = ("_tree", "index")
+
+    def __init__(self, tree: Tree, index: int) -> None:
+        self._tree = tree
+        self.index = index
+
+    @property
+    def id(self) -> str:
+        return self._tree.ids[self.index]
+
+    @property
+    def parent_id(self) -> str | None:
+        return self._tree.parent_at(self.index)
+
+    @property
+    def type(self) -> str:
+        return self._tree.types[self.index]
+
+    @property
+    def timestamp(self) -> str:
+        return self._tree.timestamp_at(self.index)
+
+    @property
+    def role(self) -> str | None:
+        return self._tree.roles[self.index]
+
+    @property
+    def extra(self) -> Any:
+        return self._tree.extra.get(self.index)
+
+    @property
+    def raw(self) -> bytes:
+        """The entry's exact JSON line (read back from the file when not in memory)."""
+        return self._tree.line(self.index)
+
+    def obj(self) -> dict[str, Any]:
+        """The entry as a JSON object (parsed from the line each time)."""
+        return decode_entry(self.raw)
+
+    def entry(self) -> Entry:
+        return self._tree.entry(self.index)
+
+    def __repr__(self) -> str:
+        return f"Row({self.index}, {self.type} {self.id})"
+
+
+class _Rows(Sequence[Row]):
+    """``tree.rows``: every entry in file order, as `Row` views."""
+
+    __slots__ = ("_tree",)
+
+    def __init__(self, tree: Tree) -> None:
+        self._tree = tree
+
+    def __len__(self) -> int:
+        return len(self._tree.ids)
+
+    @overload
+    def __getitem__(self, index: int) -> Row: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Row]: ...
+
+    def __getitem__(self, index: int | slice) -> Row | list[Row]:
+        n = len(self._tree.ids)
+        if isinstance(index, slice):
+            return [Row(self._tree, i) for i in range(n)[index]]
+        if index < 0:
+            index += n
+        if not 0 <= index < n:
+            raise IndexError(index)
+        return Row(self._tree, index)
+
+    def __iter__(self) -> Iterator[Row]:
+        tree = self._tree
+        return (Row(tree, i) for i in range(len(tree.ids)))
+
+
+class PackedStrings:
+    """Many short strings (or None) in one text with end positions: a column restored
+    from the entry index stays packed until something needs the whole list, and one
+    element is read without unpacking the rest."""
+
+    __slots__ = ("_ends", "_none", "_text")
+
+    def __init__(self, text: str, ends: array[int], none: bytes) -> None:
+        self._text = text
+        self._ends = ends
+        self._none = none  # one byte per element: 1 = None
+
+    @classmethod
+    def pack(cls, values: Sequence[str | None]) -> PackedStrings:
+        ends = array("q", accumulate(len(v) if v is not None else 0 for v in values))
+        none = bytes(v is None for v in values)
+        return cls("".join([v for v in values if v is not None]), ends, none)
+
+    def to_bytes(self) -> tuple[bytes, bytes, bytes]:
+        return self._text.encode("utf-8", "surrogatepass"), self._ends.tobytes(), self._none
+
+    @classmethod
+    def from_bytes(cls, text: bytes, ends: bytes, none: bytes) -> PackedStrings:
+        positions = array("q")
+        positions.frombytes(ends)
+        if len(positions) != len(none):
+            raise ValueError("packed column of the wrong length")
+        return cls(text.decode("utf-8", "surrogatepass"), positions, none)
+
+    def __len__(self) -> int:
+        return len(self._none)
+
+    def __getitem__(self, i: int) -> str | None:
+        if self._none[i]:
+            return None
+        start = self._ends[i - 1] if i else 0
+        return self._text[start : self._ends[i]]
+
+    def unpack(self) -> list[str | None]:
+        text, none = self._text, self._none
+        starts = [0, *self._ends[:-1]] if len(self._ends) else []
+        pairs = zip(starts, self._ends, strict=True)
+        return [None if none[i] else text[a:b] for i, (a, b) in enumerate(pairs)]
+
+
+_INTERNED: dict[str, str] = {}
+
+
+def intern_text(text: str) -> str:
+    """One shared object per type or role name (a few distinct values, 100k uses)."""
+    if len(text) > 64:
+        return text
+    shared = _INTERNED.get(text)
+    if shared is None:
+        if len(_INTERNED) > 4096:
+            return text
+        _INTERNED[text] = shared = text
+    return shared
+
+
+class Tree:
+    """Entries in file order with lookups, labels, leaf recovery and path walks."""
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+        self._parents: list[str | None] | None = []
+        self.types: list[str] = []
+        self._timestamps: list[str] | None = []
+        self._packed: dict[str, PackedStrings] = {}
+        """Columns restored from the entry index and not unpacked yet."""
+        self.roles: list[str | None] = []
+        self.offsets = array("q")
+        """Byte offset of each entry's line in the file; -1 when it is in no file."""
+        self.lengths = array("q")
+        """Length of each line without its line end."""
+        self.extra: dict[int, Any] = {}
+        """The one value of each bookkeeping entry (`BOOKKEEPING`): label ->
+        (targetId, label); leaf -> targetId; session_info -> name; model_change ->
+        (provider, modelId); thinking_level_change -> level; active_tools_change ->
+        tuple of names or None."""
+        self.by_id: dict[str, int] = {}
+        """Row index of each id (a later duplicate wins, as in Pi)."""
+        self.labels: dict[str, str] = {}
+        self.leaf_id: str | None = None
+        self.name: str | None = None
+        self.damaged = False
+        """Lines of the file could not be read: a missing parent is explained by the
+        damage, so path walks end there instead of failing (the readable path)."""
+        self.parsed: dict[int, Any] = {}
+        """Context messages already parsed, by row index; rows are immutable."""
+        self.previews: dict[int, str] = {}
+        """Short previews already made (`_facts.preview_of`), by row index."""
+        self.source: LineSource | None = None
+        self.rows = _Rows(self)
+        self._pinned: dict[int, bytes] = {}
+        self._cache: OrderedDict[int, bytes] = OrderedDict()
+        self._cache_lock = threading.Lock()
+        self._cache_bytes = 0
+        self._children: dict[str | None, list[int]] | None = None
+        self._pidx: array[int] | None = array("i")
+        """Row index of each entry's parent: -1 root, -2 missing (None: to rebuild)."""
+        self._paths: dict[int, list[int]] = {}
+        self._orphans = False  # some parent id named no entry when _pidx was built
+        self.lines_read = 0
+        """Lines read back from the source (for tests and benchmarks)."""
+
+    # ------------------------------------------------------------------ columns
+
+    @property
+    def parents(self) -> list[str | None]:
+        if self._parents is None:
+            self._parents = self._packed.pop("parents").unpack()
+        return self._parents
+
+    @parents.setter
+    def parents(self, values: list[str | None]) -> None:
+        self._parents = values
+
+    @property
+    def timestamps(self) -> list[str]:
+        if self._timestamps is None:
+            self._timestamps = [t or "" for t in self._packed.pop("timestamps").unpack()]
+        return self._timestamps
+
+    @timestamps.setter
+    def timestamps(self, values: list[str]) -> None:
+        self._timestamps = values
+
+    def parent_at(self, i: int) -> str | None:
+        if self._parents is None:
+            return self._packed["parents"][i]
+        return self._parents[i]
+
+    def timestamp_at(self, i: int) -> str:
+        if self._timestamps is None:
+            return self._packed["timestamps"][i] or ""
+        return self._timestamps[i]
+
+    def restore_packed(
+        self, parents: PackedStrings, timestamps: PackedStrings, pidx: array[int] | None
+    ) -> None:
+        """Use columns from the entry index (unpacked when first needed in full)."""
+        self._parents, self._timestamps = None, None
+        self._packed = {"parents": parents, "timestamps": timestamps}
+        self._pidx = pidx
+        self._orphans = pidx is not None and -2 in pidx
+
+    def parent_index(self) -> array[int]:
+        """`_pidx`, extended to the new rows (or rebuilt after a duplicate id)."""
+        pidx = self._pidx
+        n = len(self.ids)
+        if pidx is None:
+            pidx = self._pidx = array("i")
+        if len(pidx) < n:
+            by_id = self.by_id
+            start = len(pidx)
+            parents = [self.parent_at(k) for k in range(start, n)]
+            pidx.extend(by_id.get(p, -2) if p else -1 for p in parents)
+            if -2 in pidx[start:]:
+                self._orphans = True
+        return pidx
+
+    # ------------------------------------------------------------------ building
+
+    def add(
+        self, entry: Entry, raw: bytes | None = None, offset: int = -1, length: int = -1
+    ) -> int:
+        """Append one entry; ``raw`` keeps its line in memory (pinned). Returns its index."""
+        i = len(self.ids)
+        self.ids.append(entry.id)
+        self.parents.append(entry.parent_id)
+        self.types.append(intern_text(entry.type))
+        self.timestamps.append(entry.timestamp)
+        self.roles.append(intern_text(entry.role) if entry.role is not None else None)
+        if raw is not None:
+            self._pinned[i] = raw
+            if length < 0:
+                length = len(raw)
+        self.offsets.append(offset)
+        self.lengths.append(length)
+        if entry.type in BOOKKEEPING:
+            self.extra[i] = entry.extra
+        if self._orphans or entry.id in self.by_id:
+            self._duplicate()  # this id may be a parent that was missing so far
+        self.by_id[entry.id] = i
+        self._apply(i)
+        if self._children is not None:
+            self._children.setdefault(entry.parent_id or None, []).append(i)
+        return i
+
+    def add_line(self, raw: bytes) -> int:
+        """Parse, validate and append one line kept in memory (`LineError` if bad)."""
+        return self.add(parse_line(raw), raw)
+
+    def copy_row(self, row: Row) -> int:
+        """Append an entry of another tree, keeping its exact line in memory."""
+        return self.add(row.entry(), row.raw)
+
+    def finish_bulk(self, start: int) -> None:
+        """Index rows ``start..`` that a loader appended to the columns directly."""
+        ids = self.ids
+        by_id = self.by_id
+        before = len(by_id)
+        by_id.update(zip(ids[start:] if start else ids, range(start, len(ids)), strict=True))
+        if len(by_id) != before + len(ids) - start or (self._orphans and len(ids) > start):
+            self._duplicate()
+        extra = self.extra
+        for i in sorted(k for k in extra if k >= start):
+            self._apply(i)
+        if len(ids) > start:
+            last = len(ids) - 1
+            self.leaf_id = extra.get(last) if self.types[last] == "leaf" else ids[last]
+        self._children = None
+
+    def _duplicate(self) -> None:
+        """An id appears twice (the later row wins lookups), or a missing parent may have
+        appeared: parent links may change, so they are worked out again."""
+        self._pidx = None
+        self._orphans = False
+        self._paths.clear()
+
+    def _apply(self, i: int) -> None:
+        kind = self.types[i]
+        if kind == "label":
+            target, label = self.extra[i]
+            text = label.strip() if isinstance(label, str) else ""
+            if isinstance(target, str):
+                if text:
+                    self.labels[target] = text
+                else:
+                    self.labels.pop(target, None)
+        elif kind == "session_info":
+            name = self.extra[i]
+            self.name = name.strip() or None if isinstance(name, str) else None
+        self.leaf_id = self.extra[i] if kind == "leaf" else self.ids[i]
+
+    def truncate(self, count: int) -> None:
+        """Drop every entry from index ``count`` on (a loader's torn-tail cut)."""
+        if count >= len(self.ids):
+            return
+        kept = Tree()
+        for i in range(count):
+            kept.add(self.entry(i), self._pinned.get(i), self.offsets[i], self.lengths[i])
+        source, damaged = self.source, self.damaged
+        self.__dict__.update(kept.__dict__)
+        self.rows = _Rows(self)
+        self.source, self.damaged = source, damaged
+
+    # ------------------------------------------------------------------ lines
+
+    def entry(self, i: int) -> Entry:
+        return Entry(
+            self.ids[i],
+            self.parent_at(i),
+            self.types[i],
+            self.timestamp_at(i),
+            self.roles[i],
+            self.extra.get(i),
+        )
+
+    def set_location(self, i: int, offset: int, length: int) -> None:
+        self.offsets[i] = offset
+        self.lengths[i] = length
+
+    def release(self) -> None:
+        """Forget the in-memory copy of every line that is in the file (durably)."""
+        offsets = self.offsets
+        self._pinned = {i: raw for i, raw in self._pinned.items() if offsets[i] < 0}
+
+    def pinned(self, i: int) -> bool:
+        return i in self._pinned
+
+    def line(self, i: int) -> bytes:
+        """The exact JSON line of entry ``i`` (without its newline)."""
+        raw = self._pinned.get(i)
+        if raw is not None:
+            return raw
+        with self._cache_lock:  # views read from the loop and from worker threads
+            cache = self._cache
+            raw = cache.get(i)
+            if raw is not None:
+                cache.move_to_end(i)
+                return raw
+            raw = self._read(i, i)[0]
+            cache[i] = raw
+            self._cache_bytes += len(raw)
+            while len(cache) > CACHE_LINES or (self._cache_bytes > CACHE_BYTES and len(cache) > 1):
+                _, old = cache.popitem(last=False)
+                self._cache_bytes -= len(old)
+            return raw
+
+    def lines(self, indices: Iterable[int]) -> Iterator[bytes]:
+        """The lines of ``indices`` (in that order), reading runs of the file at once."""
+        run: list[int] = []
+        for i in indices:
+            if i in self._pinned:
+                yield from self._run_lines(run)
+                run = []
+                yield self._pinned[i]
+                continue
+            if run and (i != run[-1] + 1 or self.offsets[i] - self.offsets[run[0]] > SPAN_BYTES):
+                yield from self._run_lines(run)
+                run = []
+            run.append(i)
+        yield from self._run_lines(run)
+
+    def _run_lines(self, run: list[int]) -> list[bytes]:
+        return self._read(run[0], run[-1]) if run else []
+
+    def _read(self, first: int, last: int) -> list[bytes]:
+        """Lines ``first..last`` (consecutive, not pinned) from the source, checked."""
+        source = self.source
+        offsets, lengths = self.offsets, self.lengths
+        if source is None or offsets[first] < 0:
+            raise SessionError("storage", f"The line of entry {self.ids[first]} is not available")
+        start = offsets[first]
+        end = offsets[last] + lengths[last]
+        span = source.read_span(start, end - start)
+        if len(span) != end - start:
+            raise source.changed_error("it is shorter than when it was read")
+        out = [
+            span[offsets[i] - start : offsets[i] - start + lengths[i]]
+            for i in range(first, last + 1)
+        ]
+        self.lines_read += len(out)
+        # The first and last line of every run must still be the entries indexed there.
+        for i in {first, last}:
+            if line_id(out[i - first]) != self.ids[i]:
+                raise source.changed_error(f"entry {self.ids[i]} is no longer where it was")
+        return out
+
+    def lines_bytes(self, indices: Iterable[int]) -> bytes:
+        """The lines as file content: each followed by a newline."""
+        return b"".join([raw + b"\n" for raw in self.lines(indices)])
+
+    # ------------------------------------------------------------------ lookups
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __iter__(self) -> Iterator[Row]:
+        return iter(self.rows)
+
+    def index_of(self, entry_id: str) -> int | None:
+        return self.by_id.get(entry_id)
+
+    def get(self, entry_id: str) -> Row | None:
+        i = self.by_id.get(entry_id)
+        return Row(self, i) if i is not None else None
+
+    def require_index(self, entry_id: str) -> int:
+        i = self.by_id.get(entry_id)
+        if i is None:
+            raise SessionError("not_found", f"Entry {entry_id} not found")
+        return i
+
+    def require(self, entry_id: str) -> Row:
+        return Row(self, self.require_index(entry_id))
+
+    def current_leaf(self) -> str | None:
+        """The leaf id; `invalid_session` if it names an entry that does not exist."""
+        leaf = self.leaf_id
+        if leaf is not None and leaf not in self.by_id:
+            raise SessionError("invalid_session", f"Entry {leaf} not found")
+        return leaf
+
+    def path_indices(self, entry_id: str | None, *, lenient: bool = False) -> list[int]:
+        """Root-first indices of the path ending at ``entry_id``: O(path length),
+        cycle-safe, and O(1) more per appended entry (the last paths are kept).
+
+        ``lenient``: a missing parent ends the path (the orphan becomes a root, as the
+        coding-agent reads damaged files) instead of raising ``invalid_session``; a tree
+        with damaged lines is always walked so.
+        """
+        if entry_id is None:
+            return []
+        i = self.require_index(entry_id)
+        lenient = lenient or self.damaged
+        pidx = self.parent_index()
+        cached = self._paths.get(i)
+        if cached is None:
+            cached = self._walk(i, pidx, lenient)
+            if len(self._paths) >= 4:
+                self._paths.clear()
+            self._paths[i] = cached
+        if not lenient and cached and pidx[cached[0]] == -2:
+            raise SessionError("invalid_session", f"Entry {self.parent_at(cached[0])} not found")
+        return list(cached)
+
+    def _walk(self, i: int, pidx: array[int], lenient: bool) -> list[int]:
+        """Walk up from ``i`` until the root, or until a kept path (a branch that grew)."""
+        path = [i]
+        append = path.append
+        kept = self._paths
+        j = pidx[i]
+        for _ in range(len(pidx)):
+            if j < 0:
+                break
+            above = kept.get(j)
+            if above is not None:
+                path.reverse()
+                return [*above, *path]
+            append(j)
+            j = pidx[j]
+        else:
+            raise SessionError(
+                "invalid_session", f"Parent cycle: entry {self.ids[j]} is its own ancestor"
+            )
+        if j == -2 and not lenient:
+            raise SessionError("invalid_session", f"Entry {self.parent_at(path[-1])} not found")
+        path.reverse()
+        return path
+
+    def known_path(self, entry_id: str | None) -> list[int] | None:
+        """The kept path to ``entry_id`` if one is kept (for the entry index)."""
+        i = self.by_id.get(entry_id) if entry_id is not None else None
+        return self._paths.get(i) if i is not None else None
+
+    def keep_path(self, path: list[int]) -> None:
+        """Keep a path restored from the entry index (its last entry is the leaf)."""
+        if path:
+            self._paths[path[-1]] = path
+
+    def path_to_root(self, entry_id: str | None, *, lenient: bool = False) -> list[Row]:
+        """`path_indices` as `Row` views."""
+        return [Row(self, i) for i in self.path_indices(entry_id, lenient=lenient)]
+
+    def children_map(self) -> dict[str | None, list[int]]:
+        """Children indices of every entry (key None = roots), in file order; built once."""
+        if self._children is None:
+            children: dict[str | None, list[int]] = {}
+            for i, parent in enumerate(self.parents):
+                children.setdefault(parent or None, []).append(i)
+            self._children = children
+        return self._children
+
+    def memory_bytes(self) -> int:
+        """About how much memory the per-entry records take (for benchmarks)."""
+        size = sys.getsizeof
+        total = sum(size(c) for c in (self.ids, self.parents, self.types, self.timestamps))
+        total += sum(size(s) for s in self.ids) + sum(size(s) for s in self.timestamps)
+        total += self.offsets.itemsize * len(self.offsets) * 2
+        total += sum(len(v) for v in self._pinned.values()) + self._cache_bytes
+        return total
+
+
+def lines_of(rows: Iterable[Row]) -> bytes:
+    """The rows as file content: each entry's line followed by a newline."""
+    return b"".join([r.raw + b"\n" for r in rows])
 
 
 def js_number(value: float) -> str:
@@ -295,93 +911,3 @@ def serialize(obj: Mapping[str, Any]) -> bytes:
         return text.encode("utf-8")
     except UnicodeEncodeError:
         return _dumps(obj, ensure_ascii=True).encode("ascii")
-
-
-class Tree:
-    """Rows in file order with lookups, labels, leaf recovery and path walks."""
-
-    def __init__(self) -> None:
-        self.rows: list[Row] = []
-        self.by_id: dict[str, Row] = {}
-        self.labels: dict[str, str] = {}
-        self.leaf_id: str | None = None
-        self.name: str | None = None
-        self._children: dict[str | None, list[Row]] | None = None
-        self.parsed: dict[int, Any] = {}
-        """Context messages already parsed, by ``id(row)``; rows are immutable."""
-
-    def add(self, row: Row) -> None:
-        self.rows.append(row)
-        self.by_id[row.id] = row
-        if row.type == "label":
-            target, label = row.info
-            text = label.strip() if isinstance(label, str) else ""
-            if isinstance(target, str):
-                if text:
-                    self.labels[target] = text
-                else:
-                    self.labels.pop(target, None)
-        elif row.type == "session_info":
-            name = row.info
-            self.name = name.strip() or None if isinstance(name, str) else None
-        self.leaf_id = row.info if row.type == "leaf" else row.id
-        if self._children is not None:
-            self._children.setdefault(row.parent_id or None, []).append(row)
-
-    def __len__(self) -> int:
-        return len(self.rows)
-
-    def __iter__(self) -> Iterator[Row]:
-        return iter(self.rows)
-
-    def get(self, entry_id: str) -> Row | None:
-        return self.by_id.get(entry_id)
-
-    def require(self, entry_id: str) -> Row:
-        row = self.by_id.get(entry_id)
-        if row is None:
-            raise SessionError("not_found", f"Entry {entry_id} not found")
-        return row
-
-    def current_leaf(self) -> str | None:
-        """The leaf id; `invalid_session` if it names an entry that does not exist."""
-        leaf = self.leaf_id
-        if leaf is not None and leaf not in self.by_id:
-            raise SessionError("invalid_session", f"Entry {leaf} not found")
-        return leaf
-
-    def path_to_root(self, entry_id: str | None, *, lenient: bool = False) -> list[Row]:
-        """Root-first path ending at ``entry_id``: O(path length), cycle-safe.
-
-        ``lenient``: a missing parent ends the path (the orphan becomes a root, as the
-        coding-agent reads damaged files) instead of raising ``invalid_session``.
-        """
-        if entry_id is None:
-            return []
-        row = self.require(entry_id)
-        path = [row]
-        by_id = self.by_id
-        limit = len(by_id)
-        while row.parent_id:
-            parent = by_id.get(row.parent_id)
-            if parent is None:
-                if lenient:
-                    break
-                raise SessionError("invalid_session", f"Entry {row.parent_id} not found")
-            path.append(parent)
-            if len(path) > limit:
-                raise SessionError(
-                    "invalid_session", f"Parent cycle: entry {parent.id} is its own ancestor"
-                )
-            row = parent
-        path.reverse()
-        return path
-
-    def children_map(self) -> dict[str | None, list[Row]]:
-        """Children of every entry (key None = roots), in file order; built once."""
-        if self._children is None:
-            children: dict[str | None, list[Row]] = {}
-            for row in self.rows:
-                children.setdefault(row.parent_id or None, []).append(row)
-            self._children = children
-        return self._children

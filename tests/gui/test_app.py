@@ -20,7 +20,7 @@ from desktop_agent.ai import AssistantMessage, TextContent, UserMessage
 from desktop_agent.gui import MainWindow
 from desktop_agent.harness import PersistenceErrorEvent
 from desktop_agent.session import JsonlSessionRepo, RecoveryReport, Session
-from desktop_agent.session import _jsonl as jsonl_module
+from desktop_agent.session._platform import OS_FILE_OPS
 from tests.ai.provider_server import ProviderServer, Reply
 from tests.gui.conftest import make_services
 
@@ -276,7 +276,7 @@ def test_persistence_error_dialog_once_then_retry_saves_exactly_once(
         retry_callbacks.append(on_retry)
 
     monkeypatch.setattr(window.dialogs, "persistence_error", fake_dialog)
-    real = jsonl_module._write_all
+    real = OS_FILE_OPS.write_all
     broken = {"on": True}
 
     def write_all(fd: int, payload: bytes) -> None:
@@ -284,7 +284,7 @@ def test_persistence_error_dialog_once_then_retry_saves_exactly_once(
             raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
         real(fd, payload)
 
-    monkeypatch.setattr(jsonl_module, "_write_all", write_all)
+    monkeypatch.setattr(OS_FILE_OPS, "write_all", write_all)
     provider.script(Reply(text="the answer still shows"))
     run(qtbot, window, window.send("save me"))
     assert window.chat.item_count() == 2

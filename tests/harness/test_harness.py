@@ -33,7 +33,7 @@ from desktop_agent.harness import (
     PersistenceErrorEvent,
 )
 from desktop_agent.session import CompactionEntry, JsonlSessionRepo, MessageEntry, Session
-from desktop_agent.session import _jsonl as jsonl_module
+from desktop_agent.session._platform import OS_FILE_OPS
 from tests.ai.provider_server import HttpError, ProviderServer, Reply, ToolCallSpec
 from tests.interop._pi import Pi
 
@@ -362,14 +362,14 @@ class FailingWrites:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.active = False
-        real = jsonl_module._write_all
+        real = OS_FILE_OPS.write_all
 
         def write_all(fd: int, data: bytes) -> None:
             if self.active:
                 raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
             real(fd, data)
 
-        monkeypatch.setattr(jsonl_module, "_write_all", write_all)
+        monkeypatch.setattr(OS_FILE_OPS, "write_all", write_all)
 
 
 @pytest.mark.asyncio

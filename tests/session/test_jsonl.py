@@ -21,7 +21,8 @@ from desktop_agent.session import (
     SessionWriteError,
     encode_cwd,
 )
-from desktop_agent.session import _jsonl as jsonl_module
+from desktop_agent.session._platform import OS_FILE_OPS
+from tests.session._faults import Fault, FaultyOps
 
 CWD = "/home/demo/project"
 HEADER = {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00.000Z"}
@@ -415,35 +416,17 @@ async def test_hostile_session_ids_refused(tmp_path: Path, bad_id: str) -> None:
 # ------------------------------------------------------------------ disk failures
 
 
-class FlakyWrites:
-    """Fault layer for `os.write` of the JSONL store: fail with ``err`` while active."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch, err: int, partial: bool) -> None:
-        self.active = True
-        self.calls = 0
-        real = jsonl_module._write_all
-
-        def write_all(fd: int, data: bytes) -> None:
-            self.calls += 1
-            if self.active:
-                if partial:
-                    os.write(fd, data[: max(1, len(data) // 2)])
-                raise OSError(err, os.strerror(err))
-            real(fd, data)
-
-        monkeypatch.setattr(jsonl_module, "_write_all", write_all)
-
-
-@pytest.mark.parametrize("err", [errno.ENOSPC, errno.EIO, errno.EACCES, errno.EROFS])
-@pytest.mark.parametrize("partial", [False, True])
+@pytest.mark.parametrize("err", ["ENOSPC", "EIO", "EACCES", "EROFS", "short"])
 @pytest.mark.asyncio
 async def test_write_failure_keeps_entries_and_retry_writes_exactly_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, err: int, partial: bool
+    tmp_path: Path, err: str
 ) -> None:
-    repo = JsonlSessionRepo(tmp_path)
+    ops = FaultyOps()
+    repo = JsonlSessionRepo(tmp_path, file_ops=ops)
     s = await repo.create(cwd=CWD)
     await s.append_message(user("before"))
-    faults = FlakyWrites(monkeypatch, err, partial)
+    ops.calls.clear()
+    ops.fault = Fault("write", 1, err, forever=True)
     with pytest.raises(SessionWriteError) as failure:
         await s.append_message(user("during 1"))
     assert failure.value.pending_count == 1 and failure.value.os_error is not None
@@ -455,7 +438,7 @@ async def test_write_failure_keeps_entries_and_retry_writes_exactly_once(
     assert len((await s.build_context()).messages) == 3  # memory has everything
     on_disk = (Path(s.metadata.path or "")).read_bytes()
     assert on_disk.endswith(b"\n") and on_disk.count(b"\n") == 2  # no partial line left
-    faults.active = False
+    ops.clear()
     assert await s.retry_persistence() == 2
     await s.append_message(user("after"))
     await s.close()
@@ -466,27 +449,26 @@ async def test_write_failure_keeps_entries_and_retry_writes_exactly_once(
 
 
 @pytest.mark.asyncio
-async def test_fsync_failure_rewrites_file_on_retry(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    repo = JsonlSessionRepo(tmp_path)
+async def test_fsync_failure_rewrites_file_on_retry(tmp_path: Path) -> None:
+    ops = FaultyOps()
+    repo = JsonlSessionRepo(tmp_path, file_ops=ops)
     s = await repo.create(cwd=CWD)
     await s.append_message(user("one"))
-
-    def bad_fsync(fd: int) -> None:
-        raise OSError(errno.EIO, "I/O error")
-
-    monkeypatch.setattr(jsonl_module, "fsync_fd", bad_fsync)
+    ops.calls.clear()
+    ops.fault = Fault("fsync", 1, "EIO", forever=True)
     with pytest.raises(SessionWriteError) as failure:
         await s.sync()
     assert failure.value.operation == "sync"
-    monkeypatch.undo()
+    ops.clear()
     await s.append_message(user("two"))
     await s.retry_persistence()
     await s.close()
     again = await repo.open(s.metadata)
     assert len(await again.get_entries()) == 2
     await again.close()
+    assert sorted(p.name for p in Path(s.metadata.path or "").parent.iterdir()) == [
+        Path(s.metadata.path or "").name
+    ]  # no temp file, no lock sidecar
 
 
 @pytest.mark.asyncio
@@ -515,7 +497,7 @@ async def test_real_enospc_from_dev_full() -> None:
     fd = os.open("/dev/full", os.O_WRONLY)
     try:
         with pytest.raises(OSError) as err:
-            jsonl_module._write_all(fd, b"data\n")
+            OS_FILE_OPS.write_all(fd, b"data\n")
         assert err.value.errno == errno.ENOSPC
     finally:
         os.close(fd)

@@ -1,0 +1,208 @@
+"""Issue 12 items 2-3: lazy views of a session and the progressive first open.
+
+Facts come from the tree's columns without reading lines; previews and pages of a branch
+are read off the loop and kept; an open of a file never seen shows the end of the current
+branch before the whole file is read, and the finished session is the same as a plain
+open. Memory: loaded lines are not kept with the entries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from desktop_agent.session import JsonlSessionRepo, Session
+from desktop_agent.session._jsonl import JsonlStorage
+from tests.session._workload import CWD, run_workload
+
+SEED = Path(__file__).resolve().parent.parent / "corpus" / "seeds" / "pi-core-fixture.jsonl"
+
+
+def _repo(tmp_path: Path, *, index: bool = True) -> JsonlSessionRepo:
+    return JsonlSessionRepo(
+        tmp_path / "sessions", entry_index_dir=tmp_path / "cache" if index else None
+    )
+
+
+async def _long_session(tmp_path: Path, turns: int = 40) -> Path:
+    s = await _repo(tmp_path, index=False).create(cwd=CWD)
+    await run_workload(s, turns=turns, big=30_000)
+    await s.close()
+    return Path(s.metadata.path or "")
+
+
+def _texts(messages: Any) -> list[str]:
+    return [json.dumps(m.model_dump(by_alias=True), sort_keys=True) for m in messages]
+
+
+@pytest.mark.asyncio
+async def test_facts_previews_and_pages(tmp_path: Path) -> None:
+    path = await _long_session(tmp_path)
+    repo = _repo(tmp_path)
+    s = await repo.open(str(path))
+    tree = s.get_storage().tree
+    assert not any(tree.pinned(i) for i in range(len(tree)))  # no line kept in memory
+    leaf = s.leaf_id()
+    assert leaf is not None
+    facts = s.entry_facts(leaf)
+    assert facts.preview is None and facts.offset > 0
+    read_before = tree.lines_read
+    branch = s.branch_ids()
+    all_facts = s.facts(branch)
+    assert tree.lines_read == read_before  # facts read no line
+    assert [f.id for f in all_facts] == branch
+    assert all_facts[0].parent_id is None and all_facts[1].parent_id == branch[0]
+    # Pages from the end, then older ones, cover the branch exactly once.
+    context = await s.build_context()
+    pages: list[Any] = []
+    before: str | None = None
+    while True:
+        page = await s.branch_page(before=before, limit=7)
+        pages.insert(0, page)
+        if not page.has_more:
+            break
+        before = page.entries[0].id
+    ids = [f.id for p in pages for f in p.entries]
+    assert ids == branch
+    messages = [p.messages[f.id] for p in pages for f in p.entries if f.id in p.messages]
+    projected = [m for m in messages]
+    assert len(projected) >= len(context.messages) - 1
+    # Previews are made once, kept, and saved in the entry index.
+    shown = await s.previews(branch[-10:])
+    assert all(shown.values())
+    assert shown[branch[-1]] == "and the docs?"
+    assert s.entry_facts(branch[-1]).preview == "and the docs?"
+    await s.close()
+    again = await repo.open(str(path))
+    tree = again.get_storage().tree
+    assert again.entry_facts(branch[-1]).preview == "and the docs?"
+    assert tree.lines_read == 0
+    await again.close()
+
+
+@pytest.mark.asyncio
+async def test_progressive_open_shows_the_end_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = await _long_session(tmp_path)
+    plain = await _repo(tmp_path, index=False).open(str(path))
+    expected_context = _texts((await plain.build_context()).messages)
+    expected_leaf = plain.leaf_id()
+    expected_branch = plain.branch_ids()
+    end = await plain.branch_page(limit=5)
+    expected_tail = _texts(end.messages[f.id] for f in end.entries if f.id in end.messages)
+    await plain.close()
+
+    # Hold the full scan until the tail has been looked at: the tail must not need it.
+    gate = asyncio.Event()
+    started = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    real_open = JsonlStorage.open
+
+    def slow_open(*args: Any, **kwargs: Any) -> Any:
+        loop.call_soon_threadsafe(started.set)
+        asyncio.run_coroutine_threadsafe(gate.wait(), loop).result(timeout=30)
+        return real_open(*args, **kwargs)
+
+    monkeypatch.setattr(JsonlStorage, "open", slow_open)
+    repo = _repo(tmp_path)
+    try:
+        opening = await repo.open_progressive(str(path), tail=5)
+    finally:
+        loop.call_later(5, gate.set)  # never leave the scanning thread waiting
+    tail = opening.tail
+    assert not tail.complete and tail.leaf_id == expected_leaf
+    assert [f.id for f in tail.entries] == expected_branch[-len(tail.entries) :]
+    assert len(tail.messages) == 5 and tail.has_more
+    tail_texts = _texts(tail.messages[f.id] for f in tail.entries if f.id in tail.messages)
+    assert tail_texts == expected_tail
+    await started.wait()
+    assert opening.progress < 1.0
+    gate.set()
+    session = await opening.session()
+    assert opening.progress == 1.0
+    assert session.branch_ids() == expected_branch
+    assert _texts((await session.build_context()).messages) == expected_context
+    await session.close()
+    monkeypatch.undo()
+
+    # Next time the entry index exists: the open is quick and the tail is the finished one.
+    opening = await repo.open_progressive(str(path), tail=5)
+    assert opening.tail.complete and opening.progress == 1.0
+    session = await opening.session()
+    assert [f.id for f in opening.tail.entries] == [f.id for f in tail.entries]
+    await session.close()
+
+
+@pytest.mark.asyncio
+async def test_progressive_open_of_odd_files(tmp_path: Path) -> None:
+    folder = tmp_path / "sessions" / "--pi--"
+    folder.mkdir(parents=True)
+    pi = folder / "pi.jsonl"
+    shutil.copy(SEED, pi)
+    torn = folder / "torn.jsonl"
+    torn.write_bytes(SEED.read_bytes() + b'{"type":"message","id":"zz","par')
+    repo = _repo(tmp_path, index=False)
+    for path in (pi, torn):
+        plain = await repo.open(str(path))
+        leaf = plain.leaf_id()
+        branch = plain.branch_ids()
+        await plain.close()
+        if path == torn:
+            shutil.copy(SEED, torn)
+            torn.write_bytes(SEED.read_bytes() + b'{"type":"message","id":"zz","par')
+        opening = await repo.open_progressive(str(path), tail=100)
+        assert opening.tail.leaf_id == leaf  # a torn last line is not the leaf
+        assert [f.id for f in opening.tail.entries] == branch  # the whole (short) branch
+        assert not opening.tail.has_more
+        session = await opening.session()
+        await session.close()
+    missing = tmp_path / "nope.jsonl"
+    with pytest.raises(Exception) as err:
+        await repo.open_progressive(str(missing))
+    assert getattr(err.value, "code", None) == "not_found"
+
+
+@pytest.mark.asyncio
+async def test_cancelled_progressive_open_lets_the_file_go(tmp_path: Path) -> None:
+    path = await _long_session(tmp_path, turns=8)
+    repo = _repo(tmp_path, index=False)
+    opening = await repo.open_progressive(str(path))
+    opening.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await opening.session()
+    for _ in range(100):  # the scan finishes in its thread, then the file is released
+        await asyncio.sleep(0.02)
+        s = await repo.open(str(path))
+        owner = not s.read_only
+        await s.close()
+        if owner:
+            break
+    assert owner
+
+
+def _bytes_of_lines(session: Session) -> int:
+    tree = session.get_storage().tree
+    return sum(len(tree.line(i)) for i in range(len(tree)))
+
+
+@pytest.mark.asyncio
+async def test_appended_lines_are_released_after_sync(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    s = await repo.create(cwd=CWD)
+    await run_workload(s, turns=2, big=10_000)
+    tree = s.get_storage().tree
+    assert not any(tree.pinned(i) for i in range(len(tree)))  # all synced: read back
+    await s.append_message(
+        {"role": "user", "content": [{"type": "text", "text": "unsynced"}], "timestamp": 1}
+    )
+    assert tree.pinned(len(tree) - 1)  # kept until its fsync
+    await s.sync()
+    assert not tree.pinned(len(tree) - 1)
+    assert _bytes_of_lines(s) > 10_000  # and still readable
+    await s.close()
