@@ -59,6 +59,7 @@ from desktop_agent.ai._registry import (
     CATALOGUE_PATH,
     LOCAL_SERVERS,
     CatalogueError,
+    DiscoveryError,
     ModelRegistry,
     load_catalogue,
 )
@@ -96,6 +97,7 @@ __all__ = [
     "ContentBlock",
     "Cost",
     "CustomMessage",
+    "DiscoveryError",
     "DoneEvent",
     "ErrorEvent",
     "ErrorInfo",

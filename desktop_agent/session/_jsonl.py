@@ -35,6 +35,7 @@ from desktop_agent.session._storage import (
     describe_os_error,
 )
 from desktop_agent.session._tree import LineError, Row, Tree, lines_of, parse_line, serialize
+from desktop_agent.utils.atomic import atomic_write
 
 _O_BINARY = getattr(os, "O_BINARY", 0)
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -422,24 +423,10 @@ class JsonlStorage(Storage):
         self._rewrite = True
 
     def _rewrite_file(self) -> None:
-        """Write header + every entry to a temp file, fsync, rename over, fsync the dir."""
+        """Write header + every entry to a new file that replaces this one atomically."""
         assert self._fd is not None
-        directory = os.path.dirname(self.path)
-        header = self._header_line or b""
-        tmp = f"{self.path}.tmp-{os.getpid()}"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _O_BINARY | _O_CLOEXEC, 0o644)
-        try:
-            data = header + lines_of(self.tree.rows)
-            _write_all(fd, data)
-            fsync_fd(fd)
-        except OSError:
-            os.close(fd)
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-        os.close(fd)
-        os.replace(tmp, self.path)
-        fsync_dir(directory)
+        data = (self._header_line or b"") + lines_of(self.tree.rows)
+        atomic_write(self.path, data, mode=0o644)
         os.close(self._fd)
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | _O_BINARY | _O_CLOEXEC)
         self._good_size = len(data)
@@ -451,7 +438,7 @@ class JsonlStorage(Storage):
         """Write everything in memory (written or not) to a new file at ``dest``."""
         header = self._header_line or b""
         data = header + lines_of(self.tree.rows)
-        atomic_write(dest, data)
+        atomic_write(dest, data, mode=0o644)
 
     def _close(self) -> None:
         if self._fd is not None:
@@ -508,25 +495,6 @@ def _quarantine(path: str, data: bytes, offset: int) -> str:
     finally:
         os.close(fd)
     return sidecar
-
-
-def atomic_write(dest: str, data: bytes) -> None:
-    """Write ``dest`` via a temp file, fsync and rename (the old file survives failures)."""
-    directory = os.path.dirname(os.path.abspath(dest))
-    os.makedirs(directory, exist_ok=True)
-    tmp = f"{dest}.tmp-{os.getpid()}-{time.monotonic_ns()}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY | _O_CLOEXEC, 0o644)
-    try:
-        _write_all(fd, data)
-        fsync_fd(fd)
-    except BaseException:
-        os.close(fd)
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    os.close(fd)
-    os.replace(tmp, dest)
-    fsync_dir(directory)
 
 
 def session_file_name(created_at: str, session_id: str) -> str:
@@ -638,7 +606,7 @@ def move_to_trash(path: str, trash_root: str) -> TrashItem | None:
     except (SessionError, OSError):
         session_id = ""
     manifest = {"originalPath": path, "deletedAt": deleted_at, "sessionId": session_id}
-    atomic_write(os.path.join(folder, "trash.json"), json.dumps(manifest).encode())
+    atomic_write(os.path.join(folder, "trash.json"), json.dumps(manifest).encode(), mode=0o644)
     shutil.move(path, dest)
     fsync_dir(folder)
     fsync_dir(os.path.dirname(path))

@@ -13,7 +13,6 @@ from desktop_agent.session._jsonl import (
     JsonlStorage,
     SessionList,
     TrashItem,
-    atomic_write,
     check_session_id,
     encode_cwd,
     list_dir_sessions,
@@ -28,6 +27,7 @@ from desktop_agent.session._platform import try_lock, unlock
 from desktop_agent.session._session import Session
 from desktop_agent.session._storage import SessionMetadata, Storage
 from desktop_agent.session._tree import Row, Tree, lines_of, serialize
+from desktop_agent.utils.atomic import atomic_write
 
 ForkPosition = Literal["before", "at"]
 
@@ -87,7 +87,7 @@ class InMemorySessionStorage(Storage):
             metadata=self.metadata.metadata,
         )
         data = serialize(header) + b"\n" + lines_of(self.tree.rows)
-        atomic_write(dest, data)
+        atomic_write(dest, data, mode=0o644)
 
 
 class InMemorySessionRepo:

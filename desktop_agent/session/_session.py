@@ -321,6 +321,11 @@ class Session:
             (r.id, r.parent_id or None, r.type, r.timestamp, r.raw) for r in self._storage.tree.rows
         ]
 
+    def raw_entry(self, entry_id: str) -> tuple[str, str | None, str, str, bytes]:
+        """`raw_entries` of one entry."""
+        r = self._storage.tree.require(entry_id)
+        return (r.id, r.parent_id or None, r.type, r.timestamp, r.raw)
+
     def label_of(self, entry_id: str) -> str | None:
         return self._storage.tree.labels.get(entry_id)
 

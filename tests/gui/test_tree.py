@@ -15,15 +15,15 @@ from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
 from desktop_agent.ai import AssistantMessage, ContentBlock, TextContent, ToolCall, UserMessage
-from desktop_agent.gui.tree import (
-    BranchTree,
-    SessionTreeModel,
-    TreeRole,
+from desktop_agent.gui.tree import BranchTree, SessionTreeModel, TreeRole
+from desktop_agent.session import (
+    BranchSummary,
+    InMemorySessionRepo,
     TreeRow,
     preview,
+    rows_for_entries,
     rows_from_session,
 )
-from desktop_agent.session import BranchSummary, InMemorySessionRepo
 
 SCREENSHOTS = Path(__file__).parent / "screenshots"
 
