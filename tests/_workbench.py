@@ -13,7 +13,15 @@ from pathlib import Path
 from typing import Any
 
 from desktop_agent.ai import AssistantMessage, Model, ModelRegistry, TextContent, UserMessage
-from desktop_agent.config import AppState, KeyStore, Settings, load_state, save_state
+from desktop_agent.config import (
+    AppState,
+    KeyStore,
+    Settings,
+    load_settings,
+    load_state,
+    save_settings,
+    save_state,
+)
 from desktop_agent.harness import HarnessSettings
 from desktop_agent.session import JsonlSessionRepo, Session, SessionIndex, SqliteSessionRepo
 from desktop_agent.workbench import JsonlStore, Models, SessionStore, SqliteStore, Workbench
@@ -44,6 +52,9 @@ def make_workbench(
     """A workbench over ``data`` whose registry holds ``models`` (default model: the first)."""
     data.mkdir(parents=True, exist_ok=True)
     listed = models if isinstance(models, list) else [models]
+    settings_file = data / "config" / "settings.json"
+    if settings is None and settings_file.exists():
+        settings = load_settings(settings_file)
     settings = settings or Settings(
         default_model=listed[0].key if listed else None,
         approval={"bash": "allow", "write": "allow", "edit": "allow"},
@@ -56,7 +67,7 @@ def make_workbench(
         models=Models(ModelRegistry(catalogue=listed), keystore, settings),
         settings=settings,
         state=state,
-        save_settings=lambda s: None,
+        save_settings=lambda s: save_settings(settings_file, s),
         save_state=lambda s: save_state(data / "state.json", s),
         forbidden_roots=[data],
         tool_output_dir=data / "tool-output",

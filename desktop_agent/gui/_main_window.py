@@ -146,6 +146,7 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(0, self, self._first_paint_done)
 
     def _first_paint_done(self) -> None:
+        log.info("The window is shown")
         self.presenter.shown()
         self.spawn(self.wb.warm_up())
         self.shown.emit()

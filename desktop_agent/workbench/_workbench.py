@@ -596,11 +596,14 @@ class Workbench:
         harness = self.harness
         if harness is None or not harness.is_idle:
             return NOTHING
-        return await self._run_with(harness.continue_run)
+        return await self._run_with(harness.continue_run, fold=True)
 
-    async def _run_with(self, start: Callable[[], Awaitable[Any]]) -> Changes:
+    async def _run_with(
+        self, start: Callable[[], Awaitable[Any]], *, fold: bool = False
+    ) -> Changes:
+        """Run the harness; ``fold``: the branch ends in a failure that this run retries."""
         self.running = True
-        self._run_failed = False
+        self._run_failed = fold
         self.notify("run", None)
         self._changed(Changes(running=True, draft=True, notices=True))
         task = asyncio.ensure_future(start())

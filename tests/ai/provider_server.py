@@ -211,6 +211,11 @@ class ProviderServer:
         with self._lock:
             self._queue.extend(replies)
 
+    def clear_script(self) -> None:
+        """Forget replies that were scripted but never asked for."""
+        with self._lock:
+            self._queue.clear()
+
     def next_reply(self) -> Reply | HttpError:
         with self._lock:
             if self._queue:

@@ -10,7 +10,7 @@ from typing import Any
 
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from desktop_agent.ai import Model
@@ -43,19 +43,25 @@ def open_window(
     wb = workbench or make_workbench(data, models, store=store)
     run(qtbot, wb.start())
     window = MainWindow(wb, no_err_windows=no_err_windows)
-    qtbot.addWidget(window)
+
+    def before_close(w: MainWindow) -> None:
+        # A failed test leaves a run going: quit without the modal question.
+        w.ask_stop_or_wait = lambda: "stop"  # type: ignore[method-assign]
+
+    qtbot.addWidget(window, before_close_func=before_close)
     window.resize(1200, 760)
     if restore:
         run(qtbot, window.restore(target))
     window.show()
     qtbot.waitUntil(lambda: window._shown_once)
+    run(qtbot, window.settle_tasks())
     settle(qtbot, window)
     return window
 
 
 def settle(qtbot: QtBot, window: MainWindow, timeout: int = 20_000) -> None:
-    """Wait until the window's tasks and redraws are done and Qt has painted."""
-    run(qtbot, window.settle_tasks(), timeout)
+    """Wait until the window's redraws are done and Qt has painted (a run may go on)."""
+    run(qtbot, window.presenter.settled(), timeout)
     QApplication.processEvents()
     window.chat.view.viewport().repaint()
 
@@ -112,8 +118,21 @@ def click_button(qtbot: QtBot, window: MainWindow, row: int, text: str) -> None:
     view = window.chat.view
     top = view.visualRect(window.chat.model.index(row, 0)).topLeft()
     pos = top + button.rect.center()
-    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(pos))
+    QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(pos))
 
 
-def focused(window: QWidget) -> QWidget | None:
-    return QApplication.focusWidget()
+def find_index(model: Any, entry_id: str) -> Any:
+    """The tree model index of an entry (any depth), or None."""
+    from PySide6.QtCore import QModelIndex
+
+    from desktop_agent.gui.tree import TreeRole
+
+    stack = [QModelIndex()]
+    while stack:
+        parent = stack.pop()
+        for row in range(model.rowCount(parent)):
+            index = model.index(row, 0, parent)
+            if model.data(index, TreeRole.ID) == entry_id:
+                return index
+            stack.append(index)
+    return None

@@ -61,9 +61,16 @@ def running_qloop(
 
 
 @pytest.fixture(scope="module")
-def provider() -> Iterator[ProviderServer]:
+def _provider_server() -> Iterator[ProviderServer]:
     with ProviderServer() as server:
         yield server
+
+
+@pytest.fixture
+def provider(_provider_server: ProviderServer) -> ProviderServer:
+    """The module's provider test server, with nothing left scripted by an earlier test."""
+    _provider_server.clear_script()
+    return _provider_server
 
 
 @pytest.fixture(params=STORES)

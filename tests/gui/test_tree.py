@@ -21,7 +21,6 @@ from desktop_agent.session import (
     InMemorySessionRepo,
     TreeRow,
     preview,
-    rows_for_entries,
     rows_from_session,
 )
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop_agent.utils.atomic import atomic_file, atomic_write
+from desktop_agent.utils.atomic import atomic_write
 
 
 def test_writes_and_replaces(tmp_path: Path) -> None:

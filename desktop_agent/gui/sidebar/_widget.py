@@ -186,7 +186,7 @@ class SessionSidebar(QWidget):
     def set_sessions(self, rows: list[SessionRowData], current_path: str | None) -> None:
         """Show ``rows`` (one model reset), keeping the selection, folds and scroll."""
         scroll = self.view.verticalScrollBar().value()
-        moved = current_path != self._model.current()
+        moved = current_path is not None and current_path != self._model.current()
         selected = current_path or self._selected_path(self.view)
         self._model.set_rows(rows, self._local_query())
         self._model.set_current(current_path)
