@@ -204,6 +204,9 @@ class ModelRegistry:
             for list_url, model_url in candidates:
                 try:
                     response = await client.get(list_url)
+                except httpx.TimeoutException:
+                    problem = f"it did not answer within {timeout_s:g} s"
+                    continue
                 except httpx.HTTPError as exc:
                     problem = f"it could not be reached ({type(exc).__name__})"
                     continue

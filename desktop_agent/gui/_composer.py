@@ -77,6 +77,7 @@ class Composer(QWidget):
         self.send_button.setObjectName("sendButton")
         self.send_button.clicked.connect(self._submit)
         self.follow_button = QPushButton("Queue", self)
+        self.follow_button.setMinimumWidth(0)
         self.follow_button.setObjectName("followUpButton")
         self.follow_button.setToolTip("Send after the agent has finished (follow-up)")
         self.follow_button.clicked.connect(self._follow_up)
@@ -88,7 +89,10 @@ class Composer(QWidget):
         self.stop_button.setEnabled(False)
         self.model_picker = QComboBox(self)
         self.model_picker.setObjectName("modelPicker")
-        self.model_picker.setMinimumContentsLength(18)
+        self.model_picker.setMinimumContentsLength(12)
+        self.model_picker.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
         self.model_picker.activated.connect(self._model_activated)
         self.thinking_picker = QComboBox(self)
         self.thinking_picker.setObjectName("thinkingPicker")

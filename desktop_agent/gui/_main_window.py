@@ -172,11 +172,11 @@ class MainWindow(QMainWindow):
 
     def _restore_geometry(self) -> None:
         state = self.wb.state
-        if state.window_geometry:
-            self.restoreGeometry(QByteArray(base64.b64decode(state.window_geometry)))
+        self.tree.setVisible(state.tree_visible)
         if state.splitter_state:
             self.splitter.restoreState(QByteArray(base64.b64decode(state.splitter_state)))
-        self.tree.setVisible(state.tree_visible)
+        if state.window_geometry:
+            self.restoreGeometry(QByteArray(base64.b64decode(state.window_geometry)))
 
     def _remember_geometry(self) -> None:
         def b64(data: QByteArray) -> str:

@@ -49,7 +49,8 @@ def open_window(
         w.ask_stop_or_wait = lambda: "stop"  # type: ignore[method-assign]
 
     qtbot.addWidget(window, before_close_func=before_close)
-    window.resize(1200, 760)
+    if wb.state.window_geometry is None:
+        window.resize(1200, 760)
     if restore:
         run(qtbot, window.restore(target))
     window.show()
@@ -64,6 +65,12 @@ def settle(qtbot: QtBot, window: MainWindow, timeout: int = 20_000) -> None:
     run(qtbot, window.presenter.settled(), timeout)
     QApplication.processEvents()
     window.chat.view.viewport().repaint()
+
+
+def idle(qtbot: QtBot, window: MainWindow, timeout: int = 20_000) -> None:
+    """Wait for what the last key press or click started (e.g. a run) to finish."""
+    run(qtbot, window.settle_tasks(), timeout)
+    settle(qtbot, window)
 
 
 def close(qtbot: QtBot, window: MainWindow, timeout: int = 20_000) -> None:

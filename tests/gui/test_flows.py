@@ -24,6 +24,7 @@ from tests.gui._window import (
     click_button,
     close,
     find_index,
+    idle,
     on_screen,
     open_window,
     painted,
@@ -69,12 +70,6 @@ def ctrl(qtbot: QtBot, widget: object, key: Qt.Key) -> None:
     QTest.keyClick(widget, key, Qt.KeyboardModifier.ControlModifier)  # type: ignore[call-overload]
 
 
-def wait_idle(qtbot: QtBot, window: MainWindow, timeout: int = 15_000) -> None:
-    """Wait for what the last key press or click started (e.g. a run) to finish."""
-    run(qtbot, window.settle_tasks(), timeout)
-    settle(qtbot, window)
-
-
 def test_launch_ctrl_n_type_enter_sends_and_the_end_of_the_reply_is_drawn(
     qtbot: QtBot,
     running_qloop: asyncio.AbstractEventLoop,
@@ -91,7 +86,7 @@ def test_launch_ctrl_n_type_enter_sends_and_the_end_of_the_reply_is_drawn(
     assert QApplication.focusWidget() is window.composer.input  # not the session search
     provider.script(Reply(text=long_reply(), delay_s=0.002))
     type_and_send(qtbot, window, "Explain at length")
-    wait_idle(qtbot, window)
+    idle(qtbot, window)
     last = window.chat.model.last_row()
     assert last == 1
     shown = painted_text(painted(window, last))
@@ -117,7 +112,7 @@ def test_edit_button_and_versions_come_at_once_and_focus_returns_to_the_composer
     run(qtbot, window.new_session())
     provider.script(Reply(text="answer one"), Reply(text="answer two"))
     type_and_send(qtbot, window, "question one")
-    wait_idle(qtbot, window)
+    idle(qtbot, window)
     assert "Edit" in painted_text(painted(window, 0))  # at once, without reopening
     click_button(qtbot, window, 0, "Edit")
     editor = window.chat.view.findChild(QPlainTextEdit, "chatEditText")
@@ -127,7 +122,7 @@ def test_edit_button_and_versions_come_at_once_and_focus_returns_to_the_composer
     QTest.keyClicks(editor, "question one, edited")
     QTest.keyClick(editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
     qtbot.waitUntil(lambda: window.wb.running or window.chat.item_count() == 2)
-    wait_idle(qtbot, window)
+    idle(qtbot, window)
     assert QApplication.focusWidget() is window.composer.input
     card = painted_text(painted(window, 0))
     assert "question one, edited" in card and "2/2" in card and "‹" in card
@@ -149,14 +144,14 @@ def test_retries_do_not_pile_up_and_fold_after_a_successful_retry(
     run(qtbot, window.new_session())
     provider.script(*[HttpError(500, "the server is busy")] * 4)
     type_and_send(qtbot, window, "please answer")
-    wait_idle(qtbot, window)
+    idle(qtbot, window)
     assert window.chat.item_count() == 2  # one card for the prompt's four attempts
     card = painted_text(painted(window, 1))
     assert "Error · 4 attempts" in card and provider.url in card and "Retry" in card
     provider.script(Reply(text="here it is"))
     click_button(qtbot, window, 1, "Retry")
     qtbot.waitUntil(lambda: window.wb.running, timeout=5000)
-    wait_idle(qtbot, window)
+    idle(qtbot, window)
     assert window.chat.item_count() == 2
     card = painted_text(painted(window, 1))
     assert "here it is" in card and "After 4 failed attempts" in card and "Error" not in card
@@ -201,7 +196,7 @@ def test_tool_card_waits_for_approval_and_the_dialog_shows_the_quoted_command(
     settle(qtbot, window)
     assert "waiting for approval" in painted_text(painted(window, 1))
     answer_now.set()
-    wait_idle(qtbot, window)
+    idle(qtbot, window)
     shown = painted_text(painted(window, 1))
     assert "waiting for approval" not in shown and "it works" in shown
     from desktop_agent.gui._dialogs import ApprovalDialog, approval_text
@@ -242,7 +237,7 @@ def test_sending_scrolls_to_the_new_message_even_when_scrolled_up(
     provider.script(Reply(text="the newest answer"))
     window.composer.input.setFocus()
     type_and_send(qtbot, window, "one more")
-    wait_idle(qtbot, window)
+    idle(qtbot, window)
     last = window.chat.model.last_row()
     assert on_screen(window, last) and on_screen(window, last - 1)
     assert "the newest answer" in painted_text(painted(window, last))
@@ -268,7 +263,7 @@ def test_stop_a_run_with_the_stop_button(
     )
     assert window.composer.stop_button.isEnabled()
     QTest.mouseClick(window.composer.stop_button, Qt.MouseButton.LeftButton)
-    wait_idle(qtbot, window)
+    idle(qtbot, window)
     assert "Aborted" in painted_text(painted(window, 1))
     assert not window.composer.stop_button.isEnabled()
     close(qtbot, window)

@@ -120,16 +120,19 @@ class BranchTree(QWidget):
         self._path: list[str] = []
 
         self.user_only_box = QCheckBox("User messages only")
+        self.user_only_box.setToolTip("Show only your messages")
         self.user_only_box.setObjectName("branchTreeUserOnly")
         self.user_only_box.toggled.connect(self._on_user_only)
         self.expand_button = QToolButton()
         self.expand_button.setObjectName("branchTreeExpandAll")
-        self.expand_button.setText("Expand all")
+        self.expand_button.setText("⊞")
+        self.expand_button.setToolTip("Expand all")
         self.expand_button.setAutoRaise(True)
         self.expand_button.clicked.connect(self.expand_all)
         self.collapse_button = QToolButton()
         self.collapse_button.setObjectName("branchTreeCollapseAll")
-        self.collapse_button.setText("Collapse all")
+        self.collapse_button.setText("⊟")
+        self.collapse_button.setToolTip("Collapse all")
         self.collapse_button.setAutoRaise(True)
         self.collapse_button.clicked.connect(self.collapse_all)
 
