@@ -459,7 +459,7 @@ def test_a_damaged_session_says_so_and_repair_opens_a_new_one(
     wb = make_workbench(data, provider.model("anthropic-messages"))
     window = open_window(qtbot, data, [], workbench=wb, restore=False)
     repairs: list[object] = []
-    window.dialogs.damaged_session = (  # type: ignore[method-assign,assignment]
+    window.dialogs.damaged_session = (  # type: ignore[method-assign]
         lambda path, report, on_repair: repairs.append(on_repair)
     )
     run(qtbot, window.open_session(path))
