@@ -385,7 +385,10 @@ class Workbench:
         self, target: str | None = None, *, new: bool = False, workspace: str | None = None
     ) -> Changes:
         """At launch: ``target``, else a new session when asked, else the last session
-        (of the last workspace), else nothing (the start page)."""
+        (of the last workspace), else nothing (the start page). ``workspace`` (given on
+        the command line) becomes the folder of new sessions."""
+        if workspace:
+            self.state.last_workspace = workspace
         if target is not None:
             ref = await self.store.find(target)
             if ref is None:

@@ -296,7 +296,9 @@ class SessionTreeModel(QAbstractItemModel):
             else:
                 dp = _NO_PARENT if vp == _NO_PARENT else self._cont[vp]
                 kids = self._dchildren.get(dp, [])
-                if vp != _NO_PARENT and (not kids or kids[-1] != vp):
+                # The line continues at the end of its container only if it ends at vp
+                # (a side branch's head holds its own line: anything new goes last).
+                if vp not in (_NO_PARENT, dp) and (not kids or kids[-1] != vp):
                     return False
                 self._continued.add(vp)
                 cont = dp
