@@ -89,8 +89,9 @@ class Presenter:
         if changes.session:
             w.center.setCurrentWidget(w.chat_box if wb.session is not None else w.start_page)
             w.tree.set_rows([], [])
-            w.setWindowTitle(self._title())
             self._report_recovery()
+        if changes.session or changes.sessions:
+            w.setWindowTitle(self._title())
         if changes.session or changes.branch:
             self._branch = True
         if changes.session or changes.tree:
