@@ -146,14 +146,19 @@ class Presenter:
 
     # ------------------------------------------------------------ redraws off the loop
 
+    def _tree_due(self) -> bool:
+        """Tree work waits for the first paint, and for the end of a run: a tree change
+        re-lays out the whole view, which must not stall a reply as it streams."""
+        return self._shown and not self.wb.running and bool(self._tree_full or self._tree_new)
+
     def _schedule(self) -> None:
         idle = self._task is None or self._task.done()
-        if idle and (self._branch or self._tree_full or self._tree_new):
+        if idle and (self._branch or self._tree_due()):
             self._task = asyncio.ensure_future(self._redraw())
 
     async def _redraw(self) -> None:
         w, wb = self.window, self.wb
-        while self._branch or (self._shown and (self._tree_full or self._tree_new)):
+        while self._branch or self._tree_due():
             if self._branch:
                 self._branch = False
                 items = await wb.branch()

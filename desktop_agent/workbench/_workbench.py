@@ -203,6 +203,7 @@ class Workbench:
         self._saved_model_key: str | None = None
         self._run: asyncio.Task[Any] | None = None
         self._run_failed = False
+        self._run_failures = 0
         self._tasks: set[asyncio.Task[Any]] = set()
         self._draft_timer: asyncio.TimerHandle | None = None
         models.changed = self._on_models_changed
@@ -607,6 +608,7 @@ class Workbench:
         """Run the harness; ``fold``: the branch ends in a failure that this run retries."""
         self.running = True
         self._run_failed = fold
+        self._run_failures = 0
         self.notify("run", None)
         self._changed(Changes(running=True, draft=True, notices=True))
         task = asyncio.ensure_future(start())
@@ -657,7 +659,11 @@ class Workbench:
             if isinstance(message, AssistantMessage):
                 self.usage = self.usage.add(message)
                 changes = Changes(usage=True)
-                self._run_failed |= message.stop_reason == "error"
+                # Failed attempts fold into one card: the chat redraws the branch when a
+                # failure was retried (a second failure, or an answer after one).
+                failed = message.stop_reason == "error"
+                self._run_failed |= self._run_failures > 0
+                self._run_failures += failed
             item = self._item_for(event.entry_id)
             if item is not None:
                 changes = changes | Changes(saved_items=(item,))
