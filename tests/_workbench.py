@@ -125,3 +125,13 @@ def seed(
     """`seed_async` from a thread of its own (a GUI test's qasync loop is running here)."""
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         return pool.submit(asyncio.run, seed_async(data, workspace, build, store)).result()
+
+
+def damage_second_entry(path: str) -> bytes:
+    """Break the JSON of a session file's second entry (mid-file damage); returns the
+    damaged bytes, which opening must leave exactly as they are."""
+    lines = Path(path).read_bytes().split(b"\n")
+    lines[2] = b"#" + lines[2][1:]
+    damaged = b"\n".join(lines)
+    Path(path).write_bytes(damaged)
+    return damaged

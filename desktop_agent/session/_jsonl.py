@@ -35,7 +35,7 @@ from desktop_agent.session._storage import (
     describe_os_error,
 )
 from desktop_agent.session._tree import LineError, Row, Tree, lines_of, parse_line, serialize
-from desktop_agent.utils.atomic import atomic_write
+from desktop_agent.utils.atomic import atomic_write, write_all
 
 _O_BINARY = getattr(os, "O_BINARY", 0)
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -452,15 +452,6 @@ class JsonlStorage(Storage):
             self._lock_fd = None
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        if written <= 0:
-            raise OSError(5, "short write")
-        view = view[written:]
-
-
 def _acquire_lock(path: str) -> tuple[int, bool]:
     lock_path = path + ".lock"
     try:
@@ -495,6 +486,9 @@ def _quarantine(path: str, data: bytes, offset: int) -> str:
     finally:
         os.close(fd)
     return sidecar
+
+
+_write_all = write_all  # the one write loop; a module global, so tests can inject faults
 
 
 def session_file_name(created_at: str, session_id: str) -> str:

@@ -119,13 +119,13 @@ class _StatusError(Exception):
 @pytest.mark.parametrize(
     ("status", "body", "text", "kind", "retryable", "message"),
     [
-        (401, {"error": {"type": "api_error", "message": "x"}}, "", "authentication", False, "401 api_error: x"),
-        (403, {"error": {"type": "overloaded_error", "message": "no"}}, "", "permission", False, None),
-        (400, {"error": {"type": "api_error", "message": "bad"}}, "", "invalid_request", False, None),
-        (500, {"error": {"type": "overloaded_error", "message": "busy"}}, "", "overloaded", True, None),
+        (401, {"error": {"type": "api_error", "message": "x"}}, "", "authentication", False, "401 api_error: x"),  # noqa: E501
+        (403, {"error": {"type": "overloaded_error", "message": "no"}}, "", "permission", False, None),  # noqa: E501
+        (400, {"error": {"type": "api_error", "message": "bad"}}, "", "invalid_request", False, None),  # noqa: E501
+        (500, {"error": {"type": "overloaded_error", "message": "busy"}}, "", "overloaded", True, None),  # noqa: E501
         (502, "<html>Bad gateway</html>", "", "server", True, "502 <html>Bad gateway</html>"),
-        (400, None, "Error code: 400 - {'detail': 'x'}", "invalid_request", False, "400 {'detail': 'x'}"),
-        (400, {"error": {"message": "400: model not loaded"}}, "", "invalid_request", False, "400 model not loaded"),
+        (400, None, "Error code: 400 - {'detail': 'x'}", "invalid_request", False, "400 {'detail': 'x'}"),  # noqa: E501
+        (400, {"error": {"message": "400: model not loaded"}}, "", "invalid_request", False, "400 model not loaded"),  # noqa: E501
         (200, {"error": {"message": "quota", "code": "429"}}, "", "rate_limit", True, "429 quota"),
     ],
 )  # fmt: skip

@@ -70,9 +70,7 @@ def _settings_with_server(data_dir: Path, url: str) -> None:
     config = data_dir / "config"
     config.mkdir(parents=True, exist_ok=True)
     (config / "settings.json").write_text(
-        json.dumps(
-            {"providers": {"local": {"base_url": url}}, "discover_local_servers": False}
-        )
+        json.dumps({"providers": {"local": {"base_url": url}}, "discover_local_servers": False})
     )
 
 

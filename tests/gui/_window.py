@@ -18,6 +18,7 @@ from desktop_agent.gui import MainWindow
 from desktop_agent.gui.chat._parts import ButtonPart, CardLayout, DocPart, TextPart
 from desktop_agent.workbench import Workbench
 from tests._workbench import make_workbench
+from tests.ai.provider_server import ProviderServer
 
 SCREENSHOTS = Path(__file__).parent / "screenshots"
 
@@ -57,6 +58,17 @@ def open_window(
     qtbot.waitUntil(lambda: window._shown_once)
     run(qtbot, window.settle_tasks())
     settle(qtbot, window)
+    return window
+
+
+def new_window(
+    qtbot: QtBot, tmp_path: Path, provider: ProviderServer, store: str, workspace: Path
+) -> MainWindow:
+    """A window on ``tmp_path/data`` whose new sessions go to ``workspace``, active."""
+    model = provider.model("anthropic-messages")
+    window = open_window(qtbot, tmp_path / "data", model, store=store)
+    window.wb.state.last_workspace = str(workspace)
+    window.activateWindow()
     return window
 
 

@@ -14,7 +14,6 @@ from PySide6.QtWidgets import QApplication, QPlainTextEdit
 from pytestqt.qtbot import QtBot
 
 from desktop_agent.ai import AssistantMessage
-from desktop_agent.gui import MainWindow
 from desktop_agent.session import Session
 from desktop_agent.tools import ApprovalDecision, ApprovalRequest
 from tests._workbench import answer, seed, user
@@ -25,6 +24,7 @@ from tests.gui._window import (
     close,
     find_index,
     idle,
+    new_window,
     on_screen,
     open_window,
     painted,
@@ -53,17 +53,6 @@ def workspace(tmp_path: Path) -> Path:
     folder = tmp_path / "project"
     folder.mkdir()
     return folder
-
-
-def new_window(
-    qtbot: QtBot, tmp_path: Path, provider: ProviderServer, store: str, ws: Path
-) -> MainWindow:
-    window = open_window(
-        qtbot, tmp_path / "data", provider.model("anthropic-messages"), store=store
-    )
-    window.wb.state.last_workspace = str(ws)
-    window.activateWindow()
-    return window
 
 
 def ctrl(qtbot: QtBot, widget: object, key: Qt.Key) -> None:

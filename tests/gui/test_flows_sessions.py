@@ -23,12 +23,13 @@ from desktop_agent.gui._dialogs import PersistenceErrorDialog, SettingsDialog
 from desktop_agent.session import Session
 from desktop_agent.workbench import SettingsForm
 from desktop_agent.workbench import _models as models_module
-from tests._workbench import answer, make_workbench, seed, user
+from tests._workbench import answer, damage_second_entry, make_workbench, seed, user
 from tests.ai.provider_server import ProviderServer, Reply
 from tests.gui._window import (
     SCREENSHOTS,
     close,
     idle,
+    new_window,
     open_window,
     run,
     settle,
@@ -41,17 +42,6 @@ def workspace(tmp_path: Path) -> Path:
     folder = tmp_path / "project"
     folder.mkdir()
     return folder
-
-
-def window_for(
-    qtbot: QtBot, tmp_path: Path, provider: ProviderServer, store: str, ws: Path
-) -> MainWindow:
-    window = open_window(
-        qtbot, tmp_path / "data", provider.model("anthropic-messages"), store=store
-    )
-    window.wb.state.last_workspace = str(ws)
-    window.activateWindow()
-    return window
 
 
 def send(qtbot: QtBot, window: MainWindow, text: str) -> None:
@@ -103,7 +93,7 @@ def test_the_sidebar_follows_the_open_session_and_forks_are_titled(
     store: str,
     workspace: Path,
 ) -> None:
-    window = window_for(qtbot, tmp_path, provider, store, workspace)
+    window = new_window(qtbot, tmp_path, provider, store, workspace)
     QTest.keyClick(window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
     idle(qtbot, window)
     assert highlighted(window) == window.wb.ref
@@ -142,7 +132,7 @@ def test_delete_opens_the_next_undo_brings_it_back_and_the_trash_lists_it(
     store: str,
     workspace: Path,
 ) -> None:
-    window = window_for(qtbot, tmp_path, provider, store, workspace)
+    window = new_window(qtbot, tmp_path, provider, store, workspace)
     provider.script(Reply(text="one"), Reply(text="two"))
     run(qtbot, window.new_session())
     send(qtbot, window, "older session")
@@ -320,7 +310,7 @@ def test_quitting_with_unsaved_entries_asks_and_retry_saves_them(
     workspace: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    window = window_for(qtbot, tmp_path, provider, store, workspace)
+    window = new_window(qtbot, tmp_path, provider, store, workspace)
     run(qtbot, window.new_session())
     opened: list[PersistenceErrorDialog] = []
     real_keep = window.dialogs._keep
@@ -392,7 +382,7 @@ def test_window_size_splitter_and_tree_pane_are_restored(
     store: str,
     workspace: Path,
 ) -> None:
-    window = window_for(qtbot, tmp_path, provider, store, workspace)
+    window = new_window(qtbot, tmp_path, provider, store, workspace)
     window.resize(780, 530)  # within the offscreen screen (800x600) and not the default
     window.splitter.setSizes([300, 500, 200])
     QTest.keyClick(window, Qt.Key.Key_T, Qt.KeyboardModifier.ControlModifier)
@@ -402,7 +392,7 @@ def test_window_size_splitter_and_tree_pane_are_restored(
     size = (window.width(), window.height())
     assert size[1] == 530
     close(qtbot, window)
-    again = window_for(qtbot, tmp_path, provider, store, workspace)
+    again = new_window(qtbot, tmp_path, provider, store, workspace)
     assert (again.width(), again.height()) == size
     assert again.tree.isHidden() and again.splitter.sizes()[:2] == sizes[:2]
     QTest.keyClick(again, Qt.Key.Key_T, Qt.KeyboardModifier.ControlModifier)
@@ -418,7 +408,7 @@ def test_markdown_export_from_the_sidebar_says_where_the_file_is(
     store: str,
     workspace: Path,
 ) -> None:
-    window = window_for(qtbot, tmp_path, provider, store, workspace)
+    window = new_window(qtbot, tmp_path, provider, store, workspace)
     run(qtbot, window.new_session())
     provider.script(Reply(text="## Result\n\nDone."))
     send(qtbot, window, "export me")
@@ -453,9 +443,7 @@ def test_a_damaged_session_says_so_and_repair_opens_a_new_one(
         await s.append_message(user("three"))
 
     path = seed(data, workspace, build)
-    lines = Path(path).read_bytes().split(b"\n")
-    lines[2] = b"#" + lines[2][1:]
-    Path(path).write_bytes(b"\n".join(lines))
+    damage_second_entry(path)
     wb = make_workbench(data, provider.model("anthropic-messages"))
     window = open_window(qtbot, data, [], workbench=wb, restore=False)
     repairs: list[object] = []

@@ -79,9 +79,14 @@ def test_real_enospc_from_dev_full(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 def test_atomic_file_streams_and_keeps_the_old_file_on_error(tmp_path: Path) -> None:
     target = tmp_path / "archive.zip"
     atomic_write(target, b"old")
-    with pytest.raises(RuntimeError), atomic_file(target) as fh:
-        fh.write(b"half of the new")
-        raise RuntimeError("the zip writer failed")
+
+    def write_half() -> None:
+        with atomic_file(target) as fh:
+            fh.write(b"half of the new")
+            raise RuntimeError("the zip writer failed")
+
+    with pytest.raises(RuntimeError):
+        write_half()
     assert target.read_bytes() == b"old"
     assert os.listdir(tmp_path) == ["archive.zip"]
     with atomic_file(target, mode=0o644) as fh:

@@ -7,6 +7,7 @@ import msgspec
 from desktop_agent.ai import (
     AssistantMessage,
     BranchSummaryMessage,
+    ContentBlock,
     ImageContent,
     TextContent,
     ThinkingContent,
@@ -17,7 +18,7 @@ from desktop_agent.utils.text import content_text, message_text
 
 
 def test_typed_messages_dicts_and_structs_agree() -> None:
-    blocks = [
+    blocks: list[ContentBlock] = [
         TextContent(text="first"),
         ThinkingContent(thinking="hidden"),
         ToolCall(id="c1", name="read", arguments={}),

@@ -12,7 +12,7 @@ import pytest
 from desktop_agent.ai import AssistantMessage, UserMessage
 from desktop_agent.session import JsonlSessionRepo, Session
 from desktop_agent.workbench import Workbench, WorkbenchError
-from tests._workbench import answer, make_workbench, seed_async, user
+from tests._workbench import answer, damage_second_entry, make_workbench, seed_async, user
 from tests.ai.provider_server import ProviderServer, Reply, ToolCallSpec
 from tests.workbench.conftest import Recorder
 
@@ -232,10 +232,7 @@ async def test_repair_a_damaged_session(
         await s.append_message(user("three"))
 
     path = await seed_async(data, workspace, build)
-    lines = Path(path).read_bytes().split(b"\n")
-    lines[2] = b"#" + lines[2][1:]
-    damaged = b"\n".join(lines)
-    Path(path).write_bytes(damaged)
+    damaged = damage_second_entry(path)
     wb = make_workbench(data, provider.model("anthropic-messages"))
     await wb.start()
     await wb.open(path)
