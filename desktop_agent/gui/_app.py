@@ -89,15 +89,16 @@ def _qt_message(mode: QtMsgType, context: QMessageLogContext, message: str) -> N
     logging.getLogger("qt").log(level, "%s", message)
 
 
-def smoke_payload(window: MainWindow, started: float) -> dict[str, Any]:
-    """The one JSON line of ``--smoke``: what was restored, and how fast it was drawn."""
+async def smoke_payload(window: MainWindow, startup_ms: int) -> dict[str, Any]:
+    """The one JSON line of ``--smoke``: what was restored (``messages_shown``: the
+    messages of its context), how fast it was drawn, its model and the notices."""
     wb = window.wb
     session = wb.session
     return {
         "restored_session": session.metadata.id if session else None,
         "leaf": session.leaf_id() if session else None,
-        "messages_shown": window.messages_shown,
-        "startup_ms": round((time.perf_counter() - started) * 1000),
+        "messages_shown": await wb.context_size(),
+        "startup_ms": startup_ms,
         "model": wb.model_key(),
         "notices": wb.notice_texts(),
     }
@@ -133,8 +134,7 @@ def run_gui(
         # The model a restored session uses may come from a server still being listed.
         await window.wb.models.settled()
         await window.settle_tasks()
-        payload = smoke_payload(window, started)
-        payload["startup_ms"] = painted_ms
+        payload = await smoke_payload(window, painted_ms)
         sys.stdout.write(json.dumps(payload) + "\n")
         sys.stdout.flush()
         window.request_quit(ask=False)

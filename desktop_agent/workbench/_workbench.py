@@ -278,6 +278,12 @@ class Workbench:
             return []
         return await branch_items(self.session, self._loader)
 
+    async def context_size(self) -> int:
+        """How many messages the model would see now (Pi's ``buildSessionContext``)."""
+        if self.session is None:
+            return 0
+        return len((await self.session.build_context(lenient=True)).messages)
+
     def current_path(self) -> list[str]:
         """Root-first entry ids of the current branch."""
         return self.session.branch_ids(lenient=True) if self.session is not None else []
