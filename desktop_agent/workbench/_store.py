@@ -110,6 +110,7 @@ class JsonlStore:
     def __init__(self, repo: JsonlSessionRepo, index: SessionIndex | None) -> None:
         self.repo = repo
         self.index = index
+        self._trash: list[SidebarRow] | None = None  # read again after a move in or out
 
     async def start(self) -> None:
         if self.index is None:
@@ -154,6 +155,8 @@ class JsonlStore:
         return rows
 
     async def trash(self) -> list[SidebarRow]:
+        if self._trash is not None:
+            return list(self._trash)
         rows: list[SidebarRow] = []
         for item in await self.repo.list_trash():
             facts = await asyncio.to_thread(session_facts, item.trash_path)
@@ -170,7 +173,8 @@ class JsonlStore:
                 )
             )
         rows.sort(key=lambda r: r.last_activity, reverse=True)
-        return rows
+        self._trash = rows
+        return list(rows)
 
     async def create(self, cwd: str) -> Session:
         return await self.repo.create(cwd=cwd)
@@ -196,6 +200,7 @@ class JsonlStore:
 
     async def move_to_trash(self, ref: str) -> str | None:
         item = await self.repo.delete(_meta(ref))
+        self._trash = None
         if self.index is not None:
             await self.index.forget(ref)
         return item.trash_path if item is not None else None
@@ -204,6 +209,7 @@ class JsonlStore:
         for item in await self.repo.list_trash():
             if item.trash_path == trash_ref:
                 meta = await self.repo.restore(item)
+                self._trash = None
                 path = meta.path or item.original_path
                 await self.changed(path)
                 return path

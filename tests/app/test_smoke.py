@@ -147,3 +147,19 @@ async def test_sigterm_and_sigint_quit_like_closing_the_window(
     assert state["last_session_path"] == s.metadata.path
     assert Path(s.metadata.path or "").read_bytes().endswith(b"\n")
     assert "Traceback" not in log.read_text()
+
+
+@pytest.mark.asyncio
+async def test_the_whole_app_runs_on_the_sqlite_store(tmp_path: Path) -> None:
+    from desktop_agent.session import SqliteSessionRepo
+
+    repo = SqliteSessionRepo(tmp_path / "sessions.sqlite")
+    s = await repo.create(cwd=str(tmp_path))
+    first = await s.append_message(UserMessage(content=[TextContent(text="q1")], timestamp=1))
+    await s.append_message(UserMessage(content=[TextContent(text="q2")], timestamp=2))
+    await s.move_to(first)
+    await s.close()
+    await repo.close()
+    result = run_smoke(tmp_path, "--store", "sqlite")
+    assert result["restored_session"] == s.metadata.id
+    assert result["leaf"] == first and result["messages_shown"] == 1

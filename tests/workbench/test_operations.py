@@ -3,6 +3,7 @@ trash and undo, restore from the trash, repair, export, back up, drafts, quittin
 
 from __future__ import annotations
 
+import asyncio
 import json
 import zipfile
 from pathlib import Path
@@ -352,3 +353,54 @@ async def test_retries_fold_into_one_item_and_401_is_never_retried(
     assert "401 401" not in (last.message.error_message or "")
     user_items = [i for i in await wb.branch() if isinstance(i.message, UserMessage)]
     assert len(user_items) == 2
+
+
+async def test_a_key_typed_in_settings_takes_effect_for_the_open_session(
+    tmp_path: Path, workspace: Path, provider: ProviderServer
+) -> None:
+    from desktop_agent.config import Settings
+    from desktop_agent.workbench import SettingsForm
+
+    remote = provider.model("anthropic-messages", base_url="https://api.anthropic.test")
+    settings = Settings(default_model=remote.key, discover_local_servers=False)
+    wb = make_workbench(tmp_path / "data", remote, settings=settings)
+    await wb.start()
+    await wb.new_session(str(workspace))
+    assert wb.model_key() is None and "No model is available" in wb.notices["model"].text
+    assert not wb.settings_form().models  # nothing usable is offered as the default
+    await wb.apply_settings(SettingsForm(keys={"anthropic": "sk-ant-typed-in-settings"}))
+    for _ in range(100):
+        if wb.model_key() is not None:
+            break
+        await asyncio.sleep(0.01)
+    assert wb.model_key() == remote.key and "model" not in wb.notices
+    assert wb.models.get_api_key(remote) == "sk-ant-typed-in-settings"
+    await wb.shutdown(stop=True)
+    await wb.aclose()
+
+
+async def test_repair_a_damaged_sqlite_session(
+    tmp_path: Path, workspace: Path, provider: ProviderServer
+) -> None:
+    import sqlite3
+
+    data = tmp_path / "data"
+
+    async def build(s: Session) -> None:
+        await s.append_message(user("one"))
+        await s.append_message(answer("two"))
+
+    ref = await seed_async(data, workspace, build, "sqlite")
+    db = sqlite3.connect(data / "sessions.sqlite")
+    db.execute("UPDATE entries SET line = '#not json' WHERE seq = 1")
+    db.commit()
+    db.close()
+    wb = make_workbench(data, provider.model("anthropic-messages"), store="sqlite")
+    await wb.start()
+    await wb.open(ref)
+    assert wb.read_only
+    await wb.repair(ref)
+    assert wb.ref != ref and wb.session is not None and not wb.session.read_only
+    assert [i.role for i in await wb.branch()] == ["user"]
+    await wb.shutdown(stop=True)
+    await wb.aclose()
