@@ -121,7 +121,9 @@ class MainWindow(QMainWindow):
         try:
             changes = await op
         except (WorkbenchError, HarnessError, SessionError) as exc:
-            self.presenter.apply(self.wb.notify("error", getattr(exc, "message", str(exc))))
+            text = getattr(exc, "message", str(exc))
+            if text not in self.wb.notice_texts():  # e.g. "no model", already said
+                self.presenter.apply(self.wb.notify("error", text))
             changes = None
         await self.presenter.settled()
         return changes
@@ -216,11 +218,16 @@ class MainWindow(QMainWindow):
             await self.new_session(folder)
 
     async def send(self, text: str, attachments: list[Attachment] | None = None) -> None:
-        await self.do(self.wb.send(text, attachments or []))
+        if (
+            await self.do(self.wb.send(text, attachments or [])) is None
+            and not self.composer.text()
+        ):
+            self.set_composer_text(text)  # not sent (e.g. no model yet): nothing typed is lost
 
     async def edit_resend(self, entry_id: str, text: str) -> None:
         self.focus_composer()
-        await self.do(self.wb.edit_resend(entry_id, text))
+        if await self.do(self.wb.edit_resend(entry_id, text)) is None and not self.composer.text():
+            self.set_composer_text(text)
 
     async def settings(self) -> None:
         form = await self.dialogs.settings(self.wb.settings_form())

@@ -616,6 +616,7 @@ class Workbench:
         self._run_failed = fold
         self._run_failures = 0
         self.notify("run", None)
+        self.notify("error", None)
         self._changed(Changes(running=True, draft=True, notices=True))
         task = asyncio.ensure_future(start())
         self._run = task

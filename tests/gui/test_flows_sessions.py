@@ -193,6 +193,9 @@ def test_settings_are_in_the_menu_and_a_local_server_takes_effect_at_once(
     run(qtbot, window.new_session(str(workspace)))
     settle(qtbot, window)
     assert any("No model is available" in t for t in window.notices.texts())
+    send(qtbot, window, "typed before any model")
+    assert window.composer.text() == "typed before any model"  # not sent, not lost
+    window.composer.input.clear()
     action = window.findChild(QAction, "settingsAction")
     assert action is not None and action.isEnabled() and action.shortcut().toString() == "Ctrl+,"
     forms: list[SettingsForm] = []
