@@ -707,8 +707,6 @@ class AgentHarness:
             raise HarnessError("busy", "The agent is running")
         model = self._require_model() if summarize else None
         old_leaf = await self.session.get_leaf_id()
-        if target_id == old_leaf:
-            return NavigateResult(cancelled=False)
         target = await self.session.get_entry(target_id) if target_id is not None else None
         if target_id is not None and target is None:
             raise HarnessError("invalid_argument", f"Entry {target_id} not found")
@@ -722,6 +720,9 @@ class AgentHarness:
         elif isinstance(target, CustomMessageEntry):
             new_leaf = target.parent_id
             editor_text = _content_text(target.content)
+        if new_leaf == old_leaf:
+            # Already there (a prompt that is the leaf still goes back to the editor).
+            return NavigateResult(cancelled=False, editor_text=editor_text)
         summary: dict[str, Any] | None = None
         if model is not None and old_leaf is not None:
             self.phase = "branch_summary"
