@@ -330,7 +330,7 @@ async def measure_reply(window: Any, probe: Probe, label: str, freeze: bool) -> 
     if freeze:
         gc.freeze()
     marks = _Marks()
-    unsubscribe = window.harness.subscribe(marks)
+    unsubscribe = window.wb.harness.subscribe(marks)
     await _settle(0.2)
     probe.start()
     await _settle(0.05)
@@ -425,26 +425,35 @@ def _run_window(data: Path, model: Any, path: str) -> dict[str, Any]:
     from PySide6.QtWidgets import QApplication
 
     from desktop_agent.ai import ModelRegistry
-    from desktop_agent.gui import AppServices, MainWindow
+    from desktop_agent.config import AppState, KeyStore, Settings
+    from desktop_agent.gui import MainWindow
     from desktop_agent.session import JsonlSessionRepo
+    from desktop_agent.workbench import JsonlStore, Models, Workbench
 
     app = QApplication.instance() or QApplication(["desktop-agent-bench"])
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
-    services = AppServices(
-        repo=JsonlSessionRepo(str(data / "sessions"), str(data / "trash")),
-        registry=ModelRegistry(catalogue=[model]),
-        get_api_key=lambda m: "sk-bench-not-a-key",
-        has_key=lambda m: True,
-        forbidden_roots=[data],
-        tool_output_dir=data / "tool-output",
+    settings = Settings(
         default_model=model.key,
-        approval_rules={"bash": "allow", "write": "allow", "edit": "allow"},
+        approval={"bash": "allow", "write": "allow", "edit": "allow"},
+        discover_local_servers=False,
     )
     out: dict[str, Any] = {}
 
     async def go() -> None:
-        window = MainWindow(services, no_err_windows=True)
+        keystore = KeyStore(environ={"ANTHROPIC_API_KEY": "sk-bench-not-a-key"})
+        workbench = Workbench(
+            store=JsonlStore(JsonlSessionRepo(str(data / "sessions"), str(data / "trash")), None),
+            models=Models(ModelRegistry(catalogue=[model]), keystore, settings),
+            settings=settings,
+            state=AppState(),
+            save_settings=lambda s: None,
+            save_state=lambda s: None,
+            forbidden_roots=[data],
+            tool_output_dir=data / "tool-output",
+        )
+        await workbench.start()
+        window = MainWindow(workbench, no_err_windows=True)
         window.resize(1280, 800)
         window.show()
         t = time.perf_counter()
@@ -465,8 +474,9 @@ def _run_window(data: Path, model: Any, path: str) -> dict[str, Any]:
         gc.unfreeze()
         out["runs"] = runs
         out["items_after"] = window.chat.item_count()
-        await window._shutdown(stop=True)
+        window.request_quit(ask=False)
         await window.settle_tasks()
+        await workbench.aclose()
 
     with loop:
         loop.run_until_complete(go())

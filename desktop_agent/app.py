@@ -3,7 +3,8 @@
 Read top to bottom, this is everything that exists at start-up and in which order
 (STYLE.md habit 2): command line -> directories -> logging with secret redaction ->
 excepthooks -> settings and state -> the Qt application and loop (gui.run_gui) ->
-keys, model registry, session repo and index -> the main window.
+model registry, keys, the session store -> the workbench (keys loaded, store ready,
+model discovery started in the background) -> the main window, given the workbench.
 """
 
 from __future__ import annotations
@@ -18,13 +19,11 @@ import threading
 import time
 from pathlib import Path
 from types import TracebackType
-from typing import Any
 
-from desktop_agent.ai import Model, ModelRegistry
+from desktop_agent.ai import ModelRegistry
 from desktop_agent.config import (
     AppDirs,
     KeyStore,
-    ProviderSettings,
     Settings,
     load_settings,
     load_state,
@@ -32,8 +31,9 @@ from desktop_agent.config import (
     save_settings,
     save_state,
 )
-from desktop_agent.session import JsonlSessionRepo
+from desktop_agent.session import JsonlSessionRepo, SessionIndex, SqliteSessionRepo
 from desktop_agent.utils import RedactingFilter
+from desktop_agent.workbench import JsonlStore, Models, SessionStore, SqliteStore, Workbench
 
 log = logging.getLogger("desktop_agent")
 
@@ -44,6 +44,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--workspace", type=Path, help="the project folder to work in")
     parser.add_argument("--session", help="open this session (id or .jsonl path)")
     parser.add_argument("--new", action="store_true", help="start a new session")
+    parser.add_argument(
+        "--store",
+        choices=("jsonl", "sqlite"),
+        help="keep sessions as Pi-compatible JSONL files (default) or in one SQLite database",
+    )
     parser.add_argument(
         "--no-err-windows", action="store_true", help="report errors on stderr, not in dialogs"
     )
@@ -93,6 +98,24 @@ def _print_line(text: str) -> None:
     sys.stdout.flush()
 
 
+def make_store(kind: str, dirs: AppDirs) -> SessionStore:
+    """The session store: JSONL files with their index, or one SQLite database."""
+    if kind == "sqlite":
+        return SqliteStore(
+            SqliteSessionRepo(dirs.data / "sessions.sqlite"), dirs.trash / "sqlite.json"
+        )
+    repo = JsonlSessionRepo(
+        dirs.sessions, str(dirs.trash), entry_index_dir=dirs.data / "cache" / "entries"
+    )
+    index: SessionIndex | None
+    try:
+        index = SessionIndex(dirs.index, repo)
+    except Exception:
+        log.exception("session index unavailable")
+        index = None
+    return JsonlStore(repo, index)
+
+
 def run(argv: list[str]) -> int:
     started = time.perf_counter()
     args = parse_args(argv)
@@ -112,111 +135,35 @@ def run(argv: list[str]) -> int:
     settings = load_settings(dirs.settings)
     state = load_state(dirs.state)
     workspace = str(args.workspace.resolve()) if args.workspace else None
-    session_arg: str | None = args.session
-    if session_arg and not session_arg.endswith(".jsonl"):
-        session_arg = _find_session_by_id(dirs, session_arg)
 
-    async def make_services() -> Any:
-        from desktop_agent.gui import AppServices
-
-        keystore = KeyStore()
+    async def make_workbench() -> Workbench:
         registry = ModelRegistry()
         _add_user_models(registry, settings)
-        providers = sorted({m.provider for m in registry.all()})
-        await keystore.load(providers)
-        keys: dict[str, str | None] = {p: await keystore.get(p) for p in providers}
-        redactor.add_secrets(keys.values())
-        if settings.discover_local_servers:
-            try:
-                await registry.discover_local()
-            except Exception:
-                log.exception("local server discovery failed")
-
-        def get_api_key(model: Model) -> str | None:
-            if not KeyStore.needs_key(model.provider, model.base_url):
-                return "local"
-            return keys.get(model.provider)
-
-        def has_key(model: Model) -> bool:
-            return get_api_key(model) is not None
-
-        index = None
-        try:
-            from desktop_agent.session import SessionIndex
-
-            index = SessionIndex(dirs.index, JsonlSessionRepo(dirs.sessions, str(dirs.trash)))
-            await index.reconcile()
-        except Exception:
-            log.exception("session index unavailable")
-            index = None
-
-        def persist_state(values: dict[str, Any]) -> None:
-            save_state(dirs.state, state.model_validate(values))
-
-        async def open_settings(window: Any) -> None:
-            values = settings.model_dump()
-            models = [(m.key, f"{m.name} ({m.provider})") for m in registry.all()]
-            result = await window.dialogs.settings(values, keystore.problem, models)
-            if result is None:
-                return
-            for provider, field in (("openai", "openai_key"), ("anthropic", "anthropic_key")):
-                key = result.get(field)
-                if key:
-                    keys[provider] = key
-                    redactor.add_secrets([key])
-                    try:
-                        await keystore.set(provider, key)
-                    except Exception as exc:  # noqa: BLE001 - kept for this run
-                        window.show_notice(f"The key is used for this run only: {exc}")
-            updated = settings.model_copy(
-                update={
-                    "default_model": result.get("default_model") or settings.default_model,
-                    "send_key": result.get("send_key") or settings.send_key,
-                    "approval": {**settings.approval, **(result.get("approval") or {})},
-                    "discover_local_servers": bool(result.get("discover_local_servers")),
-                }
-            )
-            local_url = result.get("local_base_url")
-            if local_url:
-                updated.providers["local"] = ProviderSettings(base_url=local_url)
-                await _discover_at(registry, local_url)
-                window._fill_pickers(
-                    window.harness.model if window.harness else None,
-                    window.harness.thinking_level if window.harness else "off",
-                )
-            try:
-                save_settings(dirs.settings, updated)
-            except OSError as exc:
-                window.show_notice(f"Settings could not be saved: {exc.strerror}")
-
-        return AppServices(
-            repo=JsonlSessionRepo(
-                dirs.sessions, str(dirs.trash), entry_index_dir=dirs.data / "cache" / "entries"
-            ),
-            registry=registry,
-            get_api_key=get_api_key,
-            has_key=has_key,
-            forbidden_roots=list(dirs.forbidden_roots()),
+        models = Models(
+            registry, KeyStore(), settings, on_secret=lambda key: redactor.add_secrets([key])
+        )
+        workbench = Workbench(
+            store=make_store(args.store or settings.store, dirs),
+            models=models,
+            settings=settings,
+            state=state,
+            save_settings=lambda s: save_settings(dirs.settings, s),
+            save_state=lambda s: save_state(dirs.state, s),
+            forbidden_roots=dirs.forbidden_roots(),
             tool_output_dir=dirs.tool_output,
-            default_model=settings.default_model,
-            default_thinking_level=settings.default_thinking_level,
-            approval_rules=dict(settings.approval),
-            send_key=settings.send_key,
-            index=index,
-            save_state=persist_state,
-            state=state.model_dump(),
-            open_settings=open_settings,
-            keystore_problem=keystore.problem,
+            recovery_dir=dirs.data.parent / f"{dirs.data.name}-recovery",
             redactor=redactor.redactor,
         )
+        await workbench.start()
+        return workbench
 
     # Qt is imported only here and in gui/ (import-linter contract).
     from desktop_agent.gui import run_gui
 
     return run_gui(
-        make_services=make_services,
+        make_workbench=make_workbench,
         data_dir=str(dirs.data),
-        session=session_arg,
+        session=args.session,
         new=args.new,
         workspace=workspace,
         smoke=args.smoke,
@@ -224,22 +171,6 @@ def run(argv: list[str]) -> int:
         started=started,
         logs_dir=str(dirs.logs),
     )
-
-
-async def _discover_at(registry: ModelRegistry, base_url: str) -> None:
-    """Models of a local OpenAI-compatible server the user pointed us at."""
-    from urllib.parse import urlparse
-
-    parsed = urlparse(base_url)
-    if not parsed.hostname or not parsed.port:
-        log.warning("local server URL without host and port: %s", base_url)
-        return
-    try:
-        await registry.discover_local(
-            host=parsed.hostname, servers={"local": parsed.port}, timeout_s=1.0
-        )
-    except Exception:
-        log.exception("could not list the models of %s", base_url)
 
 
 def _add_user_models(registry: ModelRegistry, settings: Settings) -> None:
@@ -258,14 +189,6 @@ def _add_user_models(registry: ModelRegistry, settings: Settings) -> None:
             )
         except (KeyError, ValueError, TypeError) as exc:
             log.warning("ignoring a custom model in settings: %s", exc)
-
-
-def _find_session_by_id(dirs: AppDirs, session_id: str) -> str | None:
-    for folder in dirs.sessions.glob("*"):
-        for file in folder.glob(f"*_{session_id}.jsonl"):
-            return str(file)
-    _print_line(f"desktop-agent: no session with id {session_id}")
-    return None
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -61,6 +61,7 @@ from desktop_agent.ai._registry import (
     CATALOGUE_PATH,
     LOCAL_SERVERS,
     CatalogueError,
+    DiscoveryError,
     ModelRegistry,
     load_catalogue,
 )
@@ -99,6 +100,7 @@ __all__ = [
     "ContentBlock",
     "Cost",
     "CustomMessage",
+    "DiscoveryError",
     "DoneEvent",
     "ErrorEvent",
     "ErrorInfo",

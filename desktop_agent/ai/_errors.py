@@ -76,6 +76,8 @@ class ErrorInfo:
     api: str | None = None
     name: str | None = None
     """Name of the exception class that reported the failure, if any."""
+    url: str | None = None
+    """The base URL of the server that failed (so a message can name it)."""
 
     def to_diagnostic(self, timestamp: int | None = None) -> dict[str, Any]:
         error: dict[str, Any] = {"name": self.name or "ProviderError", "message": self.message}
@@ -94,6 +96,7 @@ class ErrorInfo:
                 "errorType": self.error_type,
                 "provider": self.provider,
                 "api": self.api,
+                "url": self.url,
             },
         }
 
@@ -118,6 +121,7 @@ class ErrorInfo:
             error_type=_str_or_none(details.get("errorType")),
             provider=_str_or_none(details.get("provider")),
             api=_str_or_none(details.get("api")),
+            url=_str_or_none(details.get("url")),
             name=_str_or_none(error.get("name")) if isinstance(error, Mapping) else None,
         )
 
@@ -217,26 +221,62 @@ def parse_retry_after(headers: Mapping[str, str] | Any) -> int | None:
     return max(0, int((when.timestamp() - time.time()) * 1000))
 
 
-def _body_error(body: Any) -> tuple[str | None, str | None]:
-    """(error type or code, message) from an API error body."""
+def _body_error(body: Any) -> tuple[str | None, str | None, int | None]:
+    """(error type or code, message, HTTP status named by the body) of an error body."""
+    if isinstance(body, bytes | bytearray):
+        body = bytes(body).decode("utf-8", "replace")
     if isinstance(body, str):
         try:
             body = json.loads(body)
         except ValueError:
-            return None, body or None
+            text = body.strip()
+            return None, (text[:_MAX_BODY_TEXT] or None), None
     if not isinstance(body, Mapping):
-        return None, None
+        return None, None, None
     err = body.get("error", body)
     if isinstance(err, str):
-        return None, err
+        return None, err, None
     if not isinstance(err, Mapping):
-        return None, None
+        return None, None, None
     etype = err.get("type") or err.get("code")
     code = err.get("code")
-    if isinstance(code, str) and etype in (None, "invalid_request_error", "server_error"):
+    status = _status_of(code) or _status_of(err.get("status")) or _status_of(body.get("status"))
+    if (
+        isinstance(code, str)
+        and not code.isdigit()
+        and etype in (None, "invalid_request_error", "server_error")
+    ):
         etype = code
+    if isinstance(etype, str) and etype.isdigit():
+        etype = None
     msg = err.get("message")
-    return (etype if isinstance(etype, str) else None), (msg if isinstance(msg, str) else None)
+    return (
+        (etype if isinstance(etype, str) else None),
+        (msg if isinstance(msg, str) else None),
+        status,
+    )
+
+
+_MAX_BODY_TEXT = 500
+
+
+def _status_of(value: Any) -> int | None:
+    """An HTTP error status given as a number or a numeric string (LiteLLM: "400")."""
+    if isinstance(value, str) and value.isdigit():
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and 400 <= value <= 599:
+        return value
+    return None
+
+
+_STATUS_ECHO = re.compile(r"^\s*(?:error code:\s*)?(\d{3})\b\s*[-:]?\s*", re.IGNORECASE)
+
+
+def _without_status(text: str, status: int) -> str:
+    """``text`` without a leading echo of ``status`` ("Error code: 400 - ", "400: ")."""
+    while (m := _STATUS_ECHO.match(text)) and int(m.group(1)) == status:
+        text = text[m.end() :]
+    return text
 
 
 def _kind_from_status(status: int) -> ErrorKind:
@@ -277,6 +317,27 @@ _TYPE_KINDS: dict[str, ErrorKind] = {
 }
 
 
+def _classify_status(
+    status: int | None, error_type: str | None, body_message: str | None
+) -> ErrorKind:
+    """The kind of an HTTP error: by status first; the body's error type only refines it
+    within the same class, so a 4xx is never retried (whatever its body says, e.g. a 401
+    whose type is ``api_error``) and a 5xx always is."""
+    by_type = _TYPE_KINDS.get(error_type or "")
+    if status is None:
+        if by_type is not None:
+            return by_type
+        return _kind_from_text(f"{error_type} {body_message}")[0]
+    kind = _kind_from_status(status)
+    if (
+        kind in ("invalid_request", "server")
+        and by_type is not None
+        and (by_type in _RETRYABLE_KINDS) == (kind in _RETRYABLE_KINDS)
+    ):
+        return by_type
+    return kind
+
+
 def classify_exception(exc: BaseException, *, provider: str, api: str) -> ErrorInfo:
     """Classification of an exception raised by an SDK, the HTTP stack or a parser."""
     if isinstance(exc, ProviderError):
@@ -284,32 +345,28 @@ def classify_exception(exc: BaseException, *, provider: str, api: str) -> ErrorI
     name = type(exc).__name__
     module = type(exc).__module__ or ""
     base: dict[str, Any] = {"provider": provider, "api": api, "name": name}
-    status = getattr(exc, "status_code", None)
-    status = status if isinstance(status, int) else None
+    raw_status = getattr(exc, "status_code", None)
     body = getattr(exc, "body", None)
-    error_type, body_message = _body_error(body)
+    error_type, body_message, body_status = _body_error(body)
+    status = raw_status if isinstance(raw_status, int) and raw_status != 200 else body_status
     message = str(exc) or name
     if status is not None or error_type is not None:
         response = getattr(exc, "response", None)
         headers = getattr(response, "headers", None)
         retry_after = parse_retry_after(headers) if headers is not None else None
-        kind: ErrorKind = "unknown"
-        if error_type in _TYPE_KINDS:
-            kind = _TYPE_KINDS[error_type]
-        elif status is not None and status != 200:
-            kind = _kind_from_status(status)
-        else:
-            kind = _kind_from_text(f"{error_type} {body_message}")[0]
+        kind = _classify_status(status, error_type, body_message)
         text = f"{error_type or ''} {body_message or message}"
         overflow = kind == "context_overflow" or (
             kind == "invalid_request" and _kind_from_text(text)[1]
         )
         if overflow:
             kind = "context_overflow"
-        prefix = f"{status} " if status and status != 200 else ""
         readable = body_message or message
+        if status is not None:
+            readable = _without_status(readable, status)
         if error_type and error_type not in readable:
-            readable = f"{error_type}: {readable}"
+            readable = f"{error_type}: {readable}" if readable else error_type
+        prefix = f"{status} " if status is not None else ""
         return ErrorInfo(
             kind=kind,
             message=f"{prefix}{readable}".strip(),
@@ -364,13 +421,17 @@ def classify_exception(exc: BaseException, *, provider: str, api: str) -> ErrorI
 
 def info_from_error_body(body: Any, default_message: str) -> ErrorInfo:
     """Classification of an error object sent inside a stream (no HTTP status)."""
-    error_type, message = _body_error(body)
+    error_type, message, status = _body_error(body)
     kind: ErrorKind = "server"
-    if error_type in _TYPE_KINDS:
+    if status is not None:
+        kind = _classify_status(status, error_type, message)
+    elif error_type in _TYPE_KINDS:
         kind = _TYPE_KINDS[error_type]
     elif error_type or message:
         guessed = _kind_from_text(f"{error_type} {message}")[0]
         kind = guessed if guessed != "unknown" else "server"
+    if message and status is not None:
+        message = _without_status(message, status)
     return ErrorInfo(
         kind=kind,
         message=f"{error_type}: {message}"
@@ -378,5 +439,6 @@ def info_from_error_body(body: Any, default_message: str) -> ErrorInfo:
         else message or default_message,
         retryable=kind in _RETRYABLE_KINDS,
         overflow=kind == "context_overflow",
+        status=status,
         error_type=error_type,
     )

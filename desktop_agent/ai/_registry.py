@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 from pydantic import ValidationError
 
-from desktop_agent.ai._models import Model, ModelCompat
+from desktop_agent.ai._models import Api, Model, ModelCompat
 from desktop_agent.resources import MODELS, resource
 
 _log = logging.getLogger("desktop_agent.ai.registry")
@@ -61,6 +61,7 @@ class ModelRegistry:
     ) -> None:
         models = list(catalogue) if catalogue is not None else load_catalogue(catalogue_path)
         self._catalogue: dict[tuple[str, str], Model] = {(m.provider, m.id): m for m in models}
+        self._sources: dict[str, dict[tuple[str, str], Model]] = {}
         self._discovered: dict[tuple[str, str], Model] = {}
         self._user: dict[tuple[str, str], Model] = {}
         for model in user_models:
@@ -139,6 +140,14 @@ class ModelRegistry:
 
     # -- discovery -------------------------------------------------------------------
 
+    def set_discovered(self, source: str, models: Iterable[Model]) -> None:
+        """Replace the models found by one discovery ``source`` (a server or a scan)."""
+        self._sources[source] = {(m.provider, m.id): m for m in models}
+        merged: dict[tuple[str, str], Model] = {}
+        for found in self._sources.values():
+            merged.update(found)
+        self._discovered = merged
+
     async def discover_local(
         self,
         *,
@@ -149,61 +158,146 @@ class ModelRegistry:
         """Ask the usual local servers for their models (``GET /v1/models``).
 
         Servers that are not running (or answer garbage) are skipped silently. The result
-        replaces the previously discovered models and is returned.
+        replaces the models an earlier scan found and is returned.
         """
         servers = LOCAL_SERVERS if servers is None else servers
         timeout = httpx.Timeout(timeout_s)
         async with httpx.AsyncClient(timeout=timeout, trust_env=False) as client:
             results = await asyncio.gather(
-                *(self._probe(client, host, name, port) for name, port in servers.items())
+                *(
+                    self._probe(client, name, f"http://{host}:{port}/v1")
+                    for name, port in servers.items()
+                )
             )
         found = [model for models in results for model in models]
-        self._discovered = {(m.provider, m.id): m for m in found}
+        self.set_discovered("local-scan", found)
         return found
 
+    async def discover_server(
+        self,
+        provider: str,
+        base_url: str,
+        *,
+        api: Api = "openai-completions",
+        api_key: str | None = None,
+        timeout_s: float = 3.0,
+    ) -> list[Model]:
+        """The models of a server the user set up, at ``base_url`` exactly as typed.
+
+        OpenAI-compatible servers are asked at ``<url>/models``, then ``<url>/v1/models``
+        (the URL the models get is the one that answered); Anthropic-compatible ones at
+        ``<url without /v1>/v1/models``. ``api_key`` is sent as a bearer token and as
+        ``x-api-key`` (LiteLLM and others need one). Raises `DiscoveryError` with a
+        sentence for the user when the server cannot be listed.
+        """
+        url = base_url.strip().rstrip("/")
+        headers = {"x-api-key": api_key, "authorization": f"Bearer {api_key}"} if api_key else {}
+        if api == "anthropic-messages":
+            root = url[: -len("/v1")] if url.endswith("/v1") else url
+            candidates = [(f"{root}/v1/models", url)]
+        else:
+            candidates = [(f"{url}/models", url)]
+            if not url.endswith("/v1"):
+                candidates.append((f"{url}/v1/models", f"{url}/v1"))
+        timeout = httpx.Timeout(timeout_s)
+        problem = "it did not answer"
+        async with httpx.AsyncClient(timeout=timeout, trust_env=False, headers=headers) as client:
+            for list_url, model_url in candidates:
+                try:
+                    response = await client.get(list_url)
+                except httpx.TimeoutException:
+                    problem = f"it did not answer within {timeout_s:g} s"
+                    continue
+                except httpx.HTTPError as exc:
+                    problem = f"it could not be reached ({type(exc).__name__})"
+                    continue
+                if response.status_code in (401, 403):
+                    raise DiscoveryError(
+                        f"The server at {base_url} refused the model list"
+                        f" ({response.status_code}): check its API key in Settings."
+                    )
+                if response.status_code != 200:
+                    problem = f"it answered {response.status_code}"
+                    continue
+                models = _models_from(response, provider, model_url, api)
+                if models is None:
+                    problem = "its answer was not a model list"
+                    continue
+                self.set_discovered(f"server:{provider}", models)
+                return models
+        self.set_discovered(f"server:{provider}", [])
+        raise DiscoveryError(f"Could not list the models of {base_url}: {problem}.")
+
     @staticmethod
-    async def _probe(client: httpx.AsyncClient, host: str, name: str, port: int) -> list[Model]:
-        base_url = f"http://{host}:{port}/v1"
+    async def _probe(client: httpx.AsyncClient, name: str, base_url: str) -> list[Model]:
         try:
             response = await client.get(f"{base_url}/models")
             response.raise_for_status()
-            payload = response.json()
-        except (httpx.HTTPError, ValueError) as exc:
+        except httpx.HTTPError as exc:
             _log.debug("no %s server at %s: %s", name, base_url, type(exc).__name__)
             return []
-        entries = payload.get("data") if isinstance(payload, dict) else None
-        if not isinstance(entries, list):
-            return []
-        models: list[Model] = []
-        for entry in entries:
-            if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
-                continue
-            context = _context_window(entry)
-            models.append(
-                Model(
-                    id=entry["id"],
-                    name=f"{entry['id']} ({name})",
-                    api="openai-completions",
-                    provider=name,
-                    base_url=base_url,
-                    reasoning=False,
-                    context_window=context,
-                    max_tokens=min(8_192, context),
-                    compat=LOCAL_COMPAT,
-                )
+        return _models_from(response, name, base_url, "openai-completions") or []
+
+
+class DiscoveryError(Exception):
+    """A configured server could not be listed; ``str()`` is a sentence for the user."""
+
+
+def _models_from(
+    response: httpx.Response, provider: str, base_url: str, api: Api
+) -> list[Model] | None:
+    """Models of a ``/models`` answer (OpenAI or Anthropic shape); None if it is not one."""
+    try:
+        payload = response.json()
+    except ValueError:
+        return None
+    entries = payload.get("data") if isinstance(payload, dict) else None
+    if not isinstance(entries, list):
+        return None
+    models: list[Model] = []
+    for entry in entries:
+        if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
+            continue
+        context = _context_window(entry)
+        display = entry.get("display_name")
+        models.append(
+            Model(
+                id=entry["id"],
+                name=display if isinstance(display, str) and display else entry["id"],
+                api=api,
+                provider=provider,
+                base_url=base_url,
+                reasoning=False,
+                context_window=context,
+                max_tokens=min(8_192, context),
+                compat=LOCAL_COMPAT if api == "openai-completions" else None,
             )
-        return models
+        )
+    return models
+
+
+_CONTEXT_FIELDS = (
+    "context_window",
+    "context_length",
+    "max_context_length",
+    "max_model_len",
+    "max_input_tokens",
+    "n_ctx",
+    "n_ctx_train",
+)
 
 
 def _context_window(entry: Mapping[str, Any]) -> int:
-    meta = entry.get("meta")
-    candidates = [
-        entry.get("max_model_len"),
-        entry.get("context_length"),
-        entry.get("max_context_length"),
-        meta.get("n_ctx_train") if isinstance(meta, Mapping) else None,
-    ]
-    for value in candidates:
-        if isinstance(value, int) and value > 0:
-            return value
+    """The context window a model list says (vLLM, LM Studio, llama.cpp, OpenRouter,
+    LiteLLM's model info...), else 32,768."""
+    places: list[Any] = [entry]
+    for nested in ("meta", "model_info", "details", "top_provider", "status"):
+        value = entry.get(nested)
+        if isinstance(value, Mapping):
+            places.append(value)
+    for key in _CONTEXT_FIELDS:
+        for place in places:
+            value = place.get(key)
+            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                return value
     return 32_768

@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncGenerator, Sequence
+from dataclasses import replace
 from types import TracebackType
 from typing import Self
 
@@ -180,10 +181,12 @@ class AssistantMessageEventStream:
                     provider=model.provider,
                     api=model.api,
                     name="IncompleteStream",
+                    url=model.base_url,
                 )
                 final = builder.finish_error(info, api_key=options.api_key)
             except Exception as exc:  # noqa: BLE001 - every failure becomes data
                 info = classify_exception(exc, provider=model.provider, api=model.api)
+                info = replace(info, url=info.url or model.base_url)
                 final = builder.finish_error(info, api_key=options.api_key)
             # Generators the failure left behind (kept alive by its traceback until now)
             # are closed by tasks of their own: let them finish before the stream ends.

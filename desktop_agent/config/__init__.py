@@ -3,7 +3,6 @@
 See ARCHITECTURE.md §1, §4 and §6.
 """
 
-from desktop_agent.config._atomic import atomic_write
 from desktop_agent.config._dirs import APP_NAME, AppDirs, resolve_dirs
 from desktop_agent.config._pi import (
     PI_AGENT_DIR_ENV,
@@ -26,11 +25,14 @@ from desktop_agent.config._settings import (
     ProviderSettings,
     RestoreMode,
     SendKey,
+    ServerApi,
     Settings,
+    StoreKind,
     load_settings,
     save_settings,
 )
 from desktop_agent.config._state import AppState, draft_key, load_state, save_state
+from desktop_agent.utils.atomic import atomic_write
 
 __all__ = [
     "APP_NAME",
@@ -48,7 +50,9 @@ __all__ = [
     "ProviderSettings",
     "RestoreMode",
     "SendKey",
+    "ServerApi",
     "Settings",
+    "StoreKind",
     "atomic_write",
     "backend_problem",
     "default_pi_sessions_dir",

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from desktop_agent.config._atomic import atomic_write
+from desktop_agent.utils.atomic import atomic_write
 
 log = logging.getLogger("desktop_agent.config")
 

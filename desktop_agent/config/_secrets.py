@@ -67,10 +67,10 @@ def backend_problem(backend: keyring.backend.KeyringBackend) -> str | None:
     if usable:
         return None
     return (
-        "No system keychain is available (on Linux this needs a Secret Service such as"
-        " GNOME Keyring or KeePassXC, or KWallet). API keys cannot be saved; set"
-        " OPENAI_API_KEY or ANTHROPIC_API_KEY in the environment instead, or use a local"
-        " server, which needs no key."
+        "No system keychain was found (on Linux it takes a Secret Service such as GNOME"
+        " Keyring or KeePassXC, or KWallet), so API keys cannot be saved: a key typed in"
+        " Settings is kept in memory until you quit. To keep one, set OPENAI_API_KEY or"
+        " ANTHROPIC_API_KEY in the environment."
     )
 
 
@@ -140,6 +140,12 @@ class KeyStore:
     def problem(self) -> str | None:
         """A sentence for the user when no usable keychain exists, else None."""
         return self._problem
+
+    def where_kept(self) -> str:
+        """Where a key typed now will be kept (for the key fields of Settings)."""
+        if self.available:
+            return "saved in the system keychain"
+        return "kept in memory until you quit (no system keychain)"
 
     def env_var(self, provider: str) -> str | None:
         """The environment variable read for ``provider``, if any."""

@@ -18,6 +18,8 @@ from desktop_agent.config._pi import PiSessionsSettings
 ApprovalRule: TypeAlias = Literal["allow", "ask", "deny"]
 SendKey: TypeAlias = Literal["enter", "ctrl+enter"]
 RestoreMode: TypeAlias = Literal["last", "new"]
+StoreKind: TypeAlias = Literal["jsonl", "sqlite"]
+ServerApi: TypeAlias = Literal["openai-completions", "openai-responses", "anthropic-messages"]
 
 CUSTOM_MODEL_FIELDS: tuple[str, ...] = (
     "provider",
@@ -67,12 +69,28 @@ CustomModel: TypeAlias = Annotated[dict[str, Any], AfterValidator(_check_custom_
 
 
 class ProviderSettings(BaseModel):
-    """Per-provider options (no key: keys are in the keychain)."""
+    """Per-provider options (no key: keys are in the keychain).
+
+    For a server the user runs (``providers.local`` and other names that are not a
+    built-in provider), ``base_url`` is kept exactly as typed and ``protocol`` says which wire
+    API it speaks; its models are listed from the server at every start.
+    """
 
     model_config = ConfigDict(extra="ignore", validate_assignment=True)
 
     base_url: str | None = None
     enabled: bool = True
+    protocol: ServerApi = "openai-completions"
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        value = value.strip()
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("a server URL starts with http:// or https://")
+        return value
 
 
 def _default_approval() -> dict[str, ApprovalRule]:
@@ -97,6 +115,8 @@ class Settings(BaseModel):
     discover_local_servers: bool = True
     pi_sessions: PiSessionsSettings = Field(default_factory=PiSessionsSettings)
     """The Pi CLI's sessions beside ours (`pi_sessions_dir`)."""
+    store: StoreKind = "jsonl"
+    """Where sessions are kept: Pi-compatible JSONL files, or one SQLite database."""
 
     @field_validator("default_model")
     @classmethod

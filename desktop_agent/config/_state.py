@@ -30,6 +30,9 @@ class AppState(BaseModel):
     """``QWidget.saveGeometry()`` as base64 text."""
     window_state: str | None = None
     """``QMainWindow.saveState()`` as base64 text."""
+    splitter_state: str | None = None
+    """``QSplitter.saveState()`` of sidebar | chat | tree, as base64 text."""
+    tree_visible: bool = True
 
 
 def load_state(path: Path) -> AppState:

@@ -5,7 +5,7 @@ import os
 # qasync picks the Qt binding when it is first imported; make sure it is PySide6.
 os.environ.setdefault("QT_API", "pyside6")
 
-from desktop_agent.gui._app import InstanceServer, hand_over, instance_name, run_gui
-from desktop_agent.gui._main_window import AppServices, MainWindow
+from desktop_agent.gui._app import InstanceServer, hand_over, instance_name, run_gui, smoke_payload
+from desktop_agent.gui._main_window import MainWindow
 
-__all__ = ["AppServices", "InstanceServer", "MainWindow", "hand_over", "instance_name", "run_gui"]
+__all__ = ["InstanceServer", "MainWindow", "hand_over", "instance_name", "run_gui", "smoke_payload"]

@@ -6,6 +6,7 @@ import asyncio
 import hashlib
 import json
 import logging
+import signal
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -18,7 +19,8 @@ from PySide6.QtNetwork import QLocalServer, QLocalSocket
 from PySide6.QtWidgets import QApplication
 
 from desktop_agent.gui._identity import apply_identity, install_help_menu
-from desktop_agent.gui._main_window import AppServices, MainWindow
+from desktop_agent.gui._main_window import MainWindow
+from desktop_agent.workbench import Workbench
 
 log = logging.getLogger("desktop_agent.gui")
 
@@ -89,9 +91,24 @@ def _qt_message(mode: QtMsgType, context: QMessageLogContext, message: str) -> N
     logging.getLogger("qt").log(level, "%s", message)
 
 
+async def smoke_payload(window: MainWindow, startup_ms: int) -> dict[str, Any]:
+    """The one JSON line of ``--smoke``: what was restored (``messages_shown``: the
+    messages of its context), how fast it was drawn, its model and the notices."""
+    wb = window.wb
+    session = wb.session
+    return {
+        "restored_session": session.metadata.id if session else None,
+        "leaf": session.leaf_id() if session else None,
+        "messages_shown": await wb.context_size(),
+        "startup_ms": startup_ms,
+        "model": wb.model_key(),
+        "notices": wb.notice_texts(),
+    }
+
+
 def run_gui(
     *,
-    make_services: Callable[[], Awaitable[AppServices]],
+    make_workbench: Callable[[], Awaitable[Workbench]],
     data_dir: str,
     session: str | None,
     new: bool,
@@ -101,6 +118,7 @@ def run_gui(
     started: float,
     logs_dir: str | None = None,
 ) -> int:
+    """Show the window on a qasync loop until it closes; returns the exit code."""
     qInstallMessageHandler(_qt_message)
     app = QApplication.instance() or QApplication(["desktop-agent"])
     assert isinstance(app, QApplication)
@@ -115,32 +133,28 @@ def run_gui(
     asyncio.set_event_loop(loop)
     holder: dict[str, MainWindow] = {}
 
+    async def report_smoke(window: MainWindow, painted_ms: int) -> None:
+        # The model a restored session uses may come from a server still being listed.
+        await window.wb.models.settled()
+        await window.settle_tasks()
+        payload = await smoke_payload(window, painted_ms)
+        sys.stdout.write(json.dumps(payload) + "\n")
+        sys.stdout.flush()
+        window.request_quit(ask=False)
+
     async def start() -> None:
-        services = await make_services()
-        window = MainWindow(services, no_err_windows=no_err_windows)
+        workbench = await make_workbench()
+        window = MainWindow(workbench, no_err_windows=no_err_windows)
         holder["window"] = window
         if logs_dir is not None:
             install_help_menu(window, Path(logs_dir))
-
-        def shown() -> None:
-            if smoke:
-                session_ = window.session
-                payload = {
-                    "restored_session": session_.metadata.id if session_ else None,
-                    "leaf": session_.leaf_id() if session_ else None,
-                    "messages_shown": window.messages_shown,
-                    "startup_ms": round((time.perf_counter() - started) * 1000),
-                }
-                sys.stdout.write(json.dumps(payload) + "\n")
-                sys.stdout.flush()
-                window.spawn(window._shutdown(stop=True))
-
-        window.shown.connect(shown)
-        window.spawn(window.refresh_sessions())
-        if new:
-            await window.new_session(workspace)
-        else:
-            await window.restore_last(session)
+        if smoke:
+            window.shown.connect(
+                lambda: window.spawn(
+                    report_smoke(window, round((time.perf_counter() - started) * 1000))
+                )
+            )
+        await window.restore(session, new=new, workspace=workspace)
         window.show()
 
     def on_request(req: dict[str, Any]) -> None:
@@ -151,20 +165,35 @@ def run_gui(
         window.raise_()
         window.activateWindow()
         if req.get("session"):
-            window.spawn(window.open_session(str(req["session"])))
+            window.spawn(window.do(window.wb.restore(str(req["session"]))))
         elif req.get("new"):
             window.spawn(window.new_session(req.get("workspace")))
 
-    server = InstanceServer(name, on_request) if not smoke else None
-    with loop:
-        loop.run_until_complete(start())
+    async def main() -> int:
+        await start()
         window = holder["window"]
         closed = asyncio.Event()
         window.closed.connect(closed.set)
-        if window.isHidden() and window._closing:
-            closed.set()
-        loop.run_until_complete(closed.wait())
-        loop.run_until_complete(window.settle_tasks())
+        _quit_on_signals(loop, window)
+        await closed.wait()
+        await window.settle_tasks()
+        await window.wb.aclose()
+        return window.exit_code
+
+    server = InstanceServer(name, on_request) if not smoke else None
+    # One run_until_complete for the whole life of the app: between two of them qasync
+    # runs pending task steps with no running loop (sniffio, httpx and others then fail).
+    with loop:
+        code: int = loop.run_until_complete(main())
     if server is not None:
         server.close()
-    return 0
+    return code
+
+
+def _quit_on_signals(loop: asyncio.AbstractEventLoop, window: MainWindow) -> None:
+    """SIGTERM (logout, shutdown) and SIGINT (Ctrl+C) quit like closing the window."""
+    for number in (signal.SIGTERM, signal.SIGINT):
+        try:
+            loop.add_signal_handler(number, lambda: window.request_quit(ask=False))
+        except (NotImplementedError, RuntimeError, ValueError):  # pragma: no cover - Windows
+            signal.signal(number, lambda *_: window.request_quit(ask=False))

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import base64
 import mimetypes
-from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
@@ -20,24 +18,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_agent.workbench import Attachment
+
 IMAGE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
 MAX_ATTACHMENT_BYTES = 20 * 1024 * 1024
-
-
-@dataclass(frozen=True)
-class Attachment:
-    """A dropped file: images go to the model as images, text files as quoted text."""
-
-    path: str
-    mime_type: str
-    data: bytes
-
-    @property
-    def is_image(self) -> bool:
-        return self.mime_type in IMAGE_TYPES
-
-    def base64(self) -> str:
-        return base64.b64encode(self.data).decode("ascii")
 
 
 class _Input(QPlainTextEdit):
@@ -93,6 +77,7 @@ class Composer(QWidget):
         self.send_button.setObjectName("sendButton")
         self.send_button.clicked.connect(self._submit)
         self.follow_button = QPushButton("Queue", self)
+        self.follow_button.setMinimumWidth(0)
         self.follow_button.setObjectName("followUpButton")
         self.follow_button.setToolTip("Send after the agent has finished (follow-up)")
         self.follow_button.clicked.connect(self._follow_up)
@@ -104,7 +89,10 @@ class Composer(QWidget):
         self.stop_button.setEnabled(False)
         self.model_picker = QComboBox(self)
         self.model_picker.setObjectName("modelPicker")
-        self.model_picker.setMinimumContentsLength(18)
+        self.model_picker.setMinimumContentsLength(12)
+        self.model_picker.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
         self.model_picker.activated.connect(self._model_activated)
         self.thinking_picker = QComboBox(self)
         self.thinking_picker.setObjectName("thinkingPicker")
@@ -154,15 +142,19 @@ class Composer(QWidget):
             "Send now: the agent reads it before its next step" if running else "Send (Enter)"
         )
 
-    def set_models(self, models: list[tuple[str, str]], current: str | None) -> None:
-        """``models``: (key "provider/id", label) pairs."""
+    def set_models(
+        self, models: list[tuple[str, str]], current: str | None, pending: str | None = None
+    ) -> None:
+        """``models``: (key "provider/id", label) pairs; ``pending``: a model whose server
+        has not answered yet (shown as connecting)."""
         self.model_picker.blockSignals(True)
         self.model_picker.clear()
         for key, label in models:
             self.model_picker.addItem(label, key)
         index = self.model_picker.findData(current) if current else -1
         if index < 0 and current:
-            self.model_picker.addItem(f"{current} (unavailable)", current)
+            state = "connecting…" if current == pending else "unavailable"
+            self.model_picker.addItem(f"{current} ({state})", current)
             index = self.model_picker.count() - 1
         self.model_picker.setCurrentIndex(max(index, 0) if self.model_picker.count() else -1)
         self.model_picker.blockSignals(False)
@@ -239,12 +231,12 @@ class Composer(QWidget):
                 data.decode("utf-8")
             except UnicodeDecodeError:
                 return f"Cannot attach {file.name}: not an image or a text file"
-        self.attachments.append(Attachment(str(file), mime, data))
+        self.attachments.append(Attachment(file.name, mime, data))
         self._show_attachments()
         return None
 
     def _show_attachments(self) -> None:
-        names = [Path(a.path).name for a in self.attachments]
+        names = [a.name for a in self.attachments]
         self.attachments_label.setText(("📎 " + ", ".join(names)) if names else "")
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:

@@ -7,16 +7,19 @@ through callbacks or futures. With ``--no-err-windows`` they write to stderr ins
 from __future__ import annotations
 
 import asyncio
+import shlex
 import sys
 from collections.abc import Callable
-from typing import Any
+from dataclasses import replace
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QFontMetrics, QGuiApplication
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
+    QFileDialog,
     QFormLayout,
     QLabel,
     QLineEdit,
@@ -27,9 +30,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_agent.harness import PersistenceErrorEvent
 from desktop_agent.session import RecoveryReport
 from desktop_agent.tools import ApprovalDecision, ApprovalRequest
+from desktop_agent.workbench import PersistenceErrorEvent, SettingsForm, entries_phrase
 
 
 class PersistenceErrorDialog(QDialog):
@@ -46,16 +49,12 @@ class PersistenceErrorDialog(QDialog):
         self.setObjectName("persistenceErrorDialog")
         self.setWindowTitle("The session could not be saved")
         self.setWindowModality(Qt.WindowModality.NonModal)
-        where = event.path or "the session file"
-        why = event.os_error or event.code
-        text = QLabel(
-            f"<b>Desktop Agent could not save this session.</b><br><br>"
-            f"Where: {where}<br>Why: {why}<br><br>"
-            f"<b>Nothing is lost yet.</b> {event.pending_count} unsaved entr"
-            f"{'y is' if event.pending_count == 1 else 'ies are'} kept in memory. Fix the "
-            "problem (free some disk space, check permissions) and press Retry, or save a "
-            "copy of the whole session somewhere else."
-        )
+        self._where = event.path or "the session file"
+        self._why = event.os_error or event.code
+        text = QLabel(self)
+        text.setObjectName("persistenceErrorText")
+        self._text = text
+        self.set_pending(event.pending_count)
         text.setWordWrap(True)
         text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         details = QPlainTextEdit(event.message)
@@ -78,6 +77,17 @@ class PersistenceErrorDialog(QDialog):
         layout.addWidget(details)
         layout.addWidget(buttons)
         self.resize(520, 260)
+
+    def set_pending(self, count: int) -> None:
+        """Say how many entries wait in memory now (it grows while the run goes on)."""
+        waiting = f"{entries_phrase(count)} {'is' if count == 1 else 'are'}"
+        self._text.setText(
+            f"<b>Desktop Agent could not save this session.</b><br><br>"
+            f"Where: {self._where}<br>Why: {self._why}<br><br>"
+            f"<b>Nothing is lost yet.</b> {waiting} kept in memory, unsaved. Fix the "
+            "problem (free some disk space, check permissions) and press Retry, or save a "
+            "copy of the whole session somewhere else."
+        )
 
 
 class DamagedSessionDialog(QDialog):
@@ -120,6 +130,25 @@ class DamagedSessionDialog(QDialog):
         self.resize(520, 220)
 
 
+def approval_text(request: ApprovalRequest) -> str:
+    """The command as the shell will run it (each argument quoted), or the diff."""
+    if request.command:
+        return shlex.join(request.command)
+    return request.diff or request.summary
+
+
+def fitting_size(body: QPlainTextEdit, extra_height: int) -> QSize:
+    """A dialog size that shows ``body``'s text without scrolling when it fits on the
+    screen (between 420x200 and 80 % of the screen)."""
+    fm = QFontMetrics(body.font())
+    lines = body.toPlainText().split("\n")
+    width = max(fm.horizontalAdvance(line) for line in lines[:500]) + 60
+    height = fm.lineSpacing() * min(len(lines), 200) + 24 + extra_height
+    screen = QGuiApplication.primaryScreen()
+    room = screen.availableGeometry().size() * 0.8
+    return QSize(max(420, min(width, room.width())), max(200, min(height, room.height())))
+
+
 class ApprovalDialog(QDialog):
     """Command or diff, working directory; allow once / always for this session / deny."""
 
@@ -131,13 +160,10 @@ class ApprovalDialog(QDialog):
         head = QLabel(f"<b>The agent wants to run {request.tool_name}</b> in {request.cwd}")
         head.setWordWrap(True)
         body = QPlainTextEdit(self)
+        body.setObjectName("approvalText")
         body.setReadOnly(True)
-        if request.command:
-            body.setPlainText(" ".join(request.command))
-        elif request.diff:
-            body.setPlainText(request.diff)
-        else:
-            body.setPlainText(request.summary)
+        body.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        body.setPlainText(approval_text(request))
         buttons = QDialogButtonBox(self)
         for label, decision in (
             ("Allow once", ApprovalDecision.ALLOW_ONCE),
@@ -151,87 +177,137 @@ class ApprovalDialog(QDialog):
         layout.addWidget(head)
         layout.addWidget(body)
         layout.addWidget(buttons)
-        self.resize(640, 360)
+        self.resize(fitting_size(body, head.sizeHint().height() + 90))
 
     def _decide(self, decision: ApprovalDecision) -> None:
         self.decision = decision
         self.accept()
 
 
-class SettingsDialog(QDialog):
-    """Providers and keys, default model, approval policy, Enter behaviour."""
+class QuitUnsavedDialog(QMessageBox):
+    """Quitting while entries are not saved: Retry / Save a copy… / Quit without them."""
 
-    def __init__(
-        self,
-        parent: QWidget | None,
-        values: dict[str, Any],
-        keystore_problem: str | None,
-        models: list[tuple[str, str]],
-    ) -> None:
+    def __init__(self, parent: QWidget | None, count: int) -> None:
+        super().__init__(parent)
+        self.setObjectName("quitUnsavedDialog")
+        self.setIcon(QMessageBox.Icon.Warning)
+        self.setWindowTitle("Entries are not saved")
+        verb = "is" if count == 1 else "are"
+        self.setText(f"{entries_phrase(count)} {verb} not saved.")
+        self.setInformativeText(
+            "Retry saving (after freeing disk space), save a copy of the whole session "
+            "somewhere else, or quit without them."
+        )
+        self.retry = self.addButton("Retry", QMessageBox.ButtonRole.AcceptRole)
+        self.retry.setObjectName("quitRetry")
+        self.copy = self.addButton("Save a copy…", QMessageBox.ButtonRole.ActionRole)
+        self.copy.setObjectName("quitSaveCopy")
+        self.drop = self.addButton("Quit without them", QMessageBox.ButtonRole.DestructiveRole)
+        self.drop.setObjectName("quitWithout")
+        self.addButton(QMessageBox.StandardButton.Cancel)
+
+    def choice(self) -> str:
+        clicked = self.clickedButton()
+        for button, name in ((self.retry, "retry"), (self.copy, "copy"), (self.drop, "quit")):
+            if clicked is button:
+                return name
+        return "cancel"
+
+
+_PROTOCOLS = (
+    ("openai-completions", "OpenAI-compatible (chat completions)"),
+    ("openai-responses", "OpenAI Responses API"),
+    ("anthropic-messages", "Anthropic-compatible (messages)"),
+)
+
+
+class SettingsDialog(QDialog):
+    """Providers and keys, a local or custom server, default model, approvals, Enter."""
+
+    def __init__(self, parent: QWidget | None, form: SettingsForm) -> None:
         super().__init__(parent)
         self.setObjectName("settingsDialog")
         self.setWindowTitle("Settings")
-        form = QFormLayout()
-        self.openai_key = QLineEdit(self)
-        self.openai_key.setEchoMode(QLineEdit.EchoMode.Password)
-        self.openai_key.setPlaceholderText("sk-… (stored in the system keychain)")
-        self.anthropic_key = QLineEdit(self)
-        self.anthropic_key.setEchoMode(QLineEdit.EchoMode.Password)
-        self.anthropic_key.setPlaceholderText("sk-ant-… (stored in the system keychain)")
-        self.local_url = QLineEdit(str(values.get("local_base_url") or ""), self)
-        self.local_url.setPlaceholderText("http://127.0.0.1:11434/v1 (Ollama, LM Studio, …)")
-        self.discover = QCheckBox("Look for local model servers at start", self)
-        self.discover.setChecked(bool(values.get("discover_local_servers", True)))
-        self.default_model = QComboBox(self)
-        for key, label in models:
-            self.default_model.addItem(label, key)
-        index = self.default_model.findData(values.get("default_model"))
-        self.default_model.setCurrentIndex(max(index, 0))
-        self.send_key = QComboBox(self)
-        self.send_key.addItem("Enter sends, Shift+Enter new line", "enter")
-        self.send_key.addItem("Ctrl+Enter sends, Enter new line", "ctrl+enter")
-        self.send_key.setCurrentIndex(max(self.send_key.findData(values.get("send_key")), 0))
-        self.approval: dict[str, QComboBox] = {}
-        form.addRow("OpenAI API key", self.openai_key)
-        form.addRow("Anthropic API key", self.anthropic_key)
-        if keystore_problem:
-            warning = QLabel(
-                f"<i>No system keychain is available: {keystore_problem} Keys typed here are "
-                "kept for this run only; set OPENAI_API_KEY / ANTHROPIC_API_KEY to keep them.</i>"
-            )
+        self._form = form
+        fields = QFormLayout()
+        self.key_fields: dict[str, QLineEdit] = {}
+        for provider, label, shape in (
+            ("openai", "OpenAI API key", "sk-…"),
+            ("anthropic", "Anthropic API key", "sk-ant-…"),
+        ):
+            fields.addRow(label, self._key_field(provider, shape))
+        if form.keychain_problem:
+            warning = QLabel(f"<i>{form.keychain_problem}</i>")
+            warning.setObjectName("keychainProblem")
             warning.setWordWrap(True)
-            form.addRow(warning)
-        form.addRow("Local server URL", self.local_url)
-        form.addRow("", self.discover)
-        form.addRow("Default model", self.default_model)
-        approvals = values.get("approval") or {}
+            fields.addRow(warning)
+        self.local_url = QLineEdit(form.local_url or "", self)
+        self.local_url.setObjectName("localServerUrl")
+        self.local_url.setPlaceholderText("http://127.0.0.1:11434/v1 (kept exactly as typed)")
+        self.protocol = QComboBox(self)
+        self.protocol.setObjectName("localServerProtocol")
+        for value, text in _PROTOCOLS:
+            self.protocol.addItem(text, value)
+        self.protocol.setCurrentIndex(max(self.protocol.findData(form.local_protocol), 0))
+        fields.addRow("Local or custom server", self.local_url)
+        fields.addRow("It speaks", self.protocol)
+        fields.addRow("Its API key (if it needs one)", self._key_field("local", ""))
+        self.discover = QCheckBox("Also look for Ollama, LM Studio, llama.cpp, vLLM", self)
+        self.discover.setChecked(form.discover_local_servers)
+        fields.addRow("", self.discover)
+        self.default_model = QComboBox(self)
+        self.default_model.setObjectName("defaultModel")
+        for key, label in form.models:
+            self.default_model.addItem(label, key)
+        if not form.models:
+            self.default_model.addItem("(add a key or a server first)", None)
+        self.default_model.setCurrentIndex(max(self.default_model.findData(form.default_model), 0))
+        fields.addRow("Default model", self.default_model)
+        self.approval: dict[str, QComboBox] = {}
         for tool in ("bash", "write", "edit"):
             box = QComboBox(self)
             for rule in ("ask", "allow", "deny"):
                 box.addItem(rule, rule)
-            box.setCurrentIndex(max(box.findData(approvals.get(tool, "ask")), 0))
+            box.setCurrentIndex(max(box.findData(form.approval.get(tool, "ask")), 0))
             self.approval[tool] = box
-            form.addRow(f"Before {tool}", box)
-        form.addRow("Send with", self.send_key)
+            fields.addRow(f"Before {tool}", box)
+        self.send_key = QComboBox(self)
+        self.send_key.addItem("Enter sends, Shift+Enter new line", "enter")
+        self.send_key.addItem("Ctrl+Enter sends, Enter new line", "ctrl+enter")
+        self.send_key.setCurrentIndex(max(self.send_key.findData(form.send_key), 0))
+        fields.addRow("Send with", self.send_key)
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self
         )
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
-        layout.addLayout(form)
+        layout.addLayout(fields)
         layout.addWidget(buttons)
 
-    def result_values(self) -> dict[str, Any]:
-        return {
-            "openai_key": self.openai_key.text().strip() or None,
-            "anthropic_key": self.anthropic_key.text().strip() or None,
-            "local_base_url": self.local_url.text().strip() or None,
-            "discover_local_servers": self.discover.isChecked(),
-            "default_model": self.default_model.currentData(),
-            "send_key": self.send_key.currentData(),
-            "approval": {tool: box.currentData() for tool, box in self.approval.items()},
-        }
+    def _key_field(self, provider: str, shape: str) -> QLineEdit:
+        field = QLineEdit(self)
+        field.setObjectName(f"{provider}Key")
+        field.setEchoMode(QLineEdit.EchoMode.Password)
+        state = "a key is set; type to replace it" if self._form.has_key.get(provider) else ""
+        hint = f"{shape} " if shape else ""
+        field.setPlaceholderText(f"{hint}({state or self._form.where_kept})".strip())
+        field.setToolTip(f"A key typed here is {self._form.where_kept}.")
+        self.key_fields[provider] = field
+        return field
+
+    def result_form(self) -> SettingsForm:
+        keys = {p: f.text().strip() for p, f in self.key_fields.items() if f.text().strip()}
+        return replace(
+            self._form,
+            keys=keys,
+            local_url=self.local_url.text().strip() or None,
+            local_protocol=self.protocol.currentData(),
+            discover_local_servers=self.discover.isChecked(),
+            default_model=self.default_model.currentData(),
+            send_key=self.send_key.currentData(),
+            approval={tool: box.currentData() for tool, box in self.approval.items()},
+        )
 
 
 class Dialogs:
@@ -260,6 +336,40 @@ class Dialogs:
             sys.stderr.write(f"desktop-agent: could not save: {event.message}\n")
             return
         self._keep(PersistenceErrorDialog(self.parent, event, on_retry, on_save_copy))
+
+    def set_pending(self, count: int) -> None:
+        """Keep the count of an open "could not save" dialog right."""
+        for dialog in self._open:
+            if isinstance(dialog, PersistenceErrorDialog):
+                dialog.set_pending(count)
+
+    async def quit_unsaved(self, count: int) -> str:
+        """ "retry", "copy", "quit" or "cancel": what to do with unsaved entries."""
+        box = QuitUnsavedDialog(self.parent, count)
+        done: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        box.finished.connect(lambda _r: done.set_result(box.choice()) if not done.done() else None)
+        self._keep(box)
+        return await done
+
+    def stop_or_wait(self) -> str:
+        """ "stop", "wait" or "cancel": quitting while the agent works."""
+        box = QMessageBox(self.parent)
+        box.setWindowTitle("The agent is still working")
+        box.setText("Stop the agent now, or wait until it has finished?")
+        stop = box.addButton("Stop and quit", QMessageBox.ButtonRole.DestructiveRole)
+        wait = box.addButton("Wait, then quit", QMessageBox.ButtonRole.AcceptRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.exec()
+        clicked = box.clickedButton()
+        return "stop" if clicked is stop else "wait" if clicked is wait else "cancel"
+
+    def ask_folder(self, title: str) -> str | None:
+        folder = QFileDialog.getExistingDirectory(self.parent, title)
+        return folder or None
+
+    def ask_save_path(self, title: str, suggested: str, filters: str) -> str | None:
+        path, _ = QFileDialog.getSaveFileName(self.parent, title, suggested, filters)
+        return path or None
 
     def damaged_session(
         self, path: str, report: RecoveryReport, on_repair: Callable[[], object]
@@ -291,12 +401,10 @@ class Dialogs:
         box = QMessageBox(QMessageBox.Icon.Warning, title, text, parent=self.parent)
         self._keep(box)
 
-    async def settings(
-        self, values: dict[str, Any], keystore_problem: str | None, models: list[tuple[str, str]]
-    ) -> dict[str, Any] | None:
-        dialog = SettingsDialog(self.parent, values, keystore_problem, models)
+    async def settings(self, form: SettingsForm) -> SettingsForm | None:
+        dialog = SettingsDialog(self.parent, form)
         done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         dialog.finished.connect(lambda r: done.set_result(r) if not done.done() else None)
         self._keep(dialog)
         result = await done
-        return dialog.result_values() if result == QDialog.DialogCode.Accepted else None
+        return dialog.result_form() if result == QDialog.DialogCode.Accepted else None

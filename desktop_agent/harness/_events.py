@@ -5,8 +5,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
-from desktop_agent.agent import AgentEvent
+from desktop_agent.agent import AgentEvent, MessageEndEvent
 from desktop_agent.ai import Model
+
+
+@dataclass(kw_only=True)
+class MessageSavedEvent(MessageEndEvent):
+    """The harness's ``message_end``: the message was appended to the session first.
+
+    ``entry_id`` is its entry (None only when the append failed; the message then waits
+    in memory, see `PersistenceErrorEvent`). Listeners of `MessageEndEvent` get it too.
+    """
+
+    entry_id: str | None = None
 
 
 @dataclass(kw_only=True)

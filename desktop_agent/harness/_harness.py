@@ -68,6 +68,7 @@ from desktop_agent.harness._events import (
     CompactionEndEvent,
     CompactionStartEvent,
     HarnessEvent,
+    MessageSavedEvent,
     ModelSelectEvent,
     PersistenceErrorEvent,
     PersistenceRestoredEvent,
@@ -92,6 +93,7 @@ from desktop_agent.session import (
 )
 from desktop_agent.tools import ApprovalPolicy, Tool, Workspace
 from desktop_agent.utils import Redactor
+from desktop_agent.utils.text import content_text as _content_text
 
 _log = logging.getLogger("desktop_agent.harness")
 
@@ -163,13 +165,6 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def _content_text(content: Any) -> str:
-    """The text of a message content: the string itself, or its text blocks joined."""
-    if isinstance(content, str):
-        return content
-    return "".join(b.text for b in content or () if isinstance(b, TextContent))
-
-
 def _texts(messages: list[AgentMessage]) -> list[str]:
     """The texts of queued messages (for queue_update / abort events)."""
     return [_content_text(getattr(m, "content", "")) for m in messages]
@@ -186,7 +181,7 @@ class AgentHarness:
         self,
         *,
         session: Session,
-        model: Model,
+        model: Model | None,
         tools: Sequence[AgentTool | Tool[Any]] = (),
         system_prompt: str | None = None,
         thinking_level: str = "off",
@@ -203,6 +198,8 @@ class AgentHarness:
         """``tools`` may be loop tools or `desktop_agent.tools.Tool`s; the latter run in
         ``workspace`` under ``approval_policy`` (decisions are recorded in the session).
 
+        ``model`` may be None (no usable model yet, as Pi allows): the harness then
+        navigates, labels and records settings, and `prompt` raises ``no_model``.
         ``redactor`` (shared with the app's log filter, holding its API keys) redacts
         secrets in everything written to the session and to tool-output files."""
         self.session = session
@@ -253,7 +250,14 @@ class AgentHarness:
     # ------------------------------------------------------------- properties
 
     @property
-    def model(self) -> Model:
+    def model(self) -> Model | None:
+        return self._model
+
+    def _require_model(self) -> Model:
+        if self._model is None:
+            raise HarnessError(
+                "no_model", "No model is available: add an API key or a local server in Settings."
+            )
         return self._model
 
     @property
@@ -463,14 +467,15 @@ class AgentHarness:
 
     async def _prepare_turn(self) -> TurnSetup:
         context = await self.session.build_context()
+        model = self._require_model()
         return TurnSetup(
-            model=self._model,
+            model=model,
             # A tool call cut off by a crash gets an "interrupted" result (context only).
             messages=with_interrupted_results(context.messages),
             system_prompt=self._system_prompt,
             tools=[self._tools[n] for n in self._active if n in self._tools],
             options=StreamOptions(
-                api_key=self._get_api_key(self._model),
+                api_key=self._get_api_key(model),
                 thinking_level=self._thinking_level,  # type: ignore[arg-type]
                 session_id=self.session.metadata.id,
             ),
@@ -483,10 +488,21 @@ class AgentHarness:
             event = await asyncio.to_thread(self._redacted_event, event)
         if isinstance(event, MessageEndEvent):
             message = event.message
-            await self._persist(lambda: self.session.append_message(message))
+            entry_id: str | None = None
+
+            async def append() -> None:
+                nonlocal entry_id
+                try:
+                    entry_id = await self.session.append_message(message)
+                except SessionWriteError:
+                    entry_id = self.session.leaf_id()  # in memory, queued for writing
+                    raise
+
+            await self._persist(append)
             if isinstance(message, UserMessage):
                 # The prompt is durable before the provider is called.
                 await self._persist(self.session.sync)
+            event = MessageSavedEvent(message=message, entry_id=entry_id)
         await self._emit(event)
 
     def _redacted_event(self, event: AgentEvent) -> AgentEvent:
@@ -564,6 +580,7 @@ class AgentHarness:
         return await self._start_run([])
 
     async def _start_run(self, prompts: list[AgentMessage]) -> AssistantMessage | None:
+        self._require_model()
         self.phase = "turn"
         self._abort = asyncio.Event()
         task = asyncio.ensure_future(self._run(prompts))
@@ -587,7 +604,8 @@ class AgentHarness:
                 if last is None or last.stop_reason == "aborted" or self._abort.is_set():
                     break
                 if last.stop_reason == "error":
-                    info = classify_error(last, context_window=self._model.context_window)
+                    model = self._require_model()
+                    info = classify_error(last, context_window=model.context_window)
                     if info.overflow and self.settings.compaction_enabled:
                         if self._overflow_recovered:
                             await self._emit(
@@ -652,7 +670,7 @@ class AgentHarness:
                 self._overflow_recovered = False
                 if self.settings.compaction_enabled and should_compact(
                     last.usage.context_tokens(),
-                    self._model.context_window,
+                    self._require_model().context_window,
                     self.settings.reserve_tokens,
                 ):
                     await self._compact("threshold", None)
@@ -707,6 +725,7 @@ class AgentHarness:
     async def _compact(
         self, reason: Literal["manual", "threshold", "overflow"], instructions: str | None
     ) -> bool:
+        model = self._require_model()
         previous_phase = self.phase
         self.phase = "compaction"
         await self._emit(CompactionStartEvent(reason=reason))
@@ -720,9 +739,9 @@ class AgentHarness:
                 raise CompactionError("nothing_to_compact", "Nothing to compact")
             result = await run_compaction(
                 preparation,
-                model=self._model,
+                model=model,
                 options=StreamOptions(
-                    api_key=self._get_api_key(self._model),
+                    api_key=self._get_api_key(model),
                     thinking_level=self._thinking_level,  # type: ignore[arg-type]
                     abort=self._abort,
                 ),
@@ -789,28 +808,34 @@ class AgentHarness:
         *,
         summarize: bool = False,
         custom_instructions: str | None = None,
+        exact: bool = False,
     ) -> NavigateResult:
         """Move the leaf to ``target_id`` (a ``leaf`` entry is written), optionally leaving a
         summary of the abandoned branch. A user message target moves to its parent and
-        returns its text for editing."""
+        returns its text for editing (Pi's rule), unless ``exact``: then the leaf lands on
+        the target itself (switching to a branch that ends in a prompt)."""
         if self.phase != "idle":
             raise HarnessError("busy", "The agent is running")
+        model = self._require_model() if summarize else None
         old_leaf = await self.session.get_leaf_id()
-        if target_id == old_leaf:
-            return NavigateResult(cancelled=False)
         target = await self.session.get_entry(target_id) if target_id is not None else None
         if target_id is not None and target is None:
             raise HarnessError("invalid_argument", f"Entry {target_id} not found")
         editor_text: str | None = None
         new_leaf = target_id
-        if isinstance(target, MessageEntry) and isinstance(target.message, UserMessage):
+        if exact:
+            pass
+        elif isinstance(target, MessageEntry) and isinstance(target.message, UserMessage):
             new_leaf = target.parent_id
             editor_text = _content_text(target.message.content)
         elif isinstance(target, CustomMessageEntry):
             new_leaf = target.parent_id
             editor_text = _content_text(target.content)
+        if new_leaf == old_leaf:
+            # Already there (a prompt that is the leaf still goes back to the editor).
+            return NavigateResult(cancelled=False, editor_text=editor_text)
         summary: dict[str, Any] | None = None
-        if summarize and old_leaf is not None:
+        if model is not None and old_leaf is not None:
             self.phase = "branch_summary"
             self._abort = asyncio.Event()
             try:
@@ -820,10 +845,8 @@ class AgentHarness:
                 if entries:
                     text, details = await generate_branch_summary(
                         entries,
-                        model=self._model,
-                        options=StreamOptions(
-                            api_key=self._get_api_key(self._model), abort=self._abort
-                        ),
+                        model=model,
+                        options=StreamOptions(api_key=self._get_api_key(model), abort=self._abort),
                         complete=self._complete,
                         reserve_tokens=self.settings.reserve_tokens,
                         custom_instructions=custom_instructions,

@@ -21,8 +21,21 @@ from desktop_agent.session._entries import (
 from desktop_agent.session._errors import SessionError, SessionErrorCode, SessionWriteError
 from desktop_agent.session._facts import BranchPage, BranchTail, EntryFacts
 from desktop_agent.session._ids import new_entry_id, uuidv7
-from desktop_agent.session._index import IndexedSession, ReconcileReport, SessionIndex
+from desktop_agent.session._index import (
+    IndexedSession,
+    ReconcileReport,
+    SessionIndex,
+    session_facts,
+)
 from desktop_agent.session._jsonl import ListProblem, SessionList, TrashItem, encode_cwd
+from desktop_agent.session._previews import (
+    TreeRow,
+    describe_entry,
+    order_rows,
+    preview,
+    rows_for_entries,
+    rows_from_session,
+)
 from desktop_agent.session._progressive import SessionOpening
 from desktop_agent.session._reload import ReloadLeaf, ReloadReport
 from desktop_agent.session._repos import (
@@ -103,10 +116,17 @@ __all__ = [
     "ThinkingLevelChangeEntry",
     "TrashItem",
     "TreeNode",
+    "TreeRow",
     "UnknownEntry",
     "WorkspaceGroup",
+    "describe_entry",
     "encode_cwd",
     "new_entry_id",
+    "order_rows",
     "parse_entry",
+    "preview",
+    "rows_for_entries",
+    "rows_from_session",
+    "session_facts",
     "uuidv7",
 ]

@@ -19,7 +19,7 @@ import re
 import sqlite3
 import stat
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
@@ -31,6 +31,7 @@ from desktop_agent.session._migrate import migrated_if_legacy
 from desktop_agent.session._platform import OS_FILE_OPS
 from desktop_agent.session._repos import JsonlSessionRepo
 from desktop_agent.session._storage import SessionMetadata, describe_os_error
+from desktop_agent.utils.text import content_text
 
 SCHEMA_VERSION = 1
 FIRST_PROMPT_CHARS = 200
@@ -149,26 +150,10 @@ _DECODE_FULL = msgspec.json.Decoder(_Line)
 _DECODE_BARE = msgspec.json.Decoder(_Bare)
 
 
-def _texts(content: Any, *, include_strings: bool) -> Iterator[str]:
-    if isinstance(content, str):
-        if include_strings:
-            yield content
-        return
-    if isinstance(content, list):
-        for block in content:
-            if isinstance(block, dict) and block.get("type") == "text":
-                text = block.get("text")
-                if isinstance(text, str):
-                    yield text
-
-
 def _message_text(message: Any) -> str:
-    role = getattr(message, "role", None)
-    content = getattr(message, "content", None)
-    if role in ("user", "toolResult"):
-        return "\n".join(_texts(content, include_strings=True))
-    if role == "assistant":
-        return "\n".join(_texts(content, include_strings=False))
+    """Searchable text: what Copy copies of user, assistant and tool-result messages."""
+    if getattr(message, "role", None) in ("user", "toolResult", "assistant"):
+        return content_text(getattr(message, "content", None))
     return ""
 
 
@@ -242,6 +227,12 @@ def read_facts(path: str) -> _Facts:
         ops.close(fd)
     _scan(migrated_if_legacy(path, data), facts)  # v1/v2: what the read-only view shows
     return facts
+
+
+def session_facts(path: str) -> IndexedSession:
+    """What the index keeps about one file, read now and never written anywhere (for
+    files outside the indexed folder, e.g. in the trash)."""
+    return IndexedSession(*read_facts(path).row()[:-1])
 
 
 def _scan(data: bytes, facts: _Facts) -> None:

@@ -43,7 +43,6 @@ from desktop_agent.session._platform import (
     FileStat,
     NotRegularFileError,
     fsync_dir,
-    fsync_fd,
     kind_of,
 )
 from desktop_agent.session._reload import ReloadLeaf, ReloadReport, entries_to_keep
@@ -57,6 +56,7 @@ from desktop_agent.session._storage import (
     describe_os_error,
 )
 from desktop_agent.session._tree import LineError, Tree, entry_from_obj, loads_js, serialize
+from desktop_agent.utils.atomic import atomic_write
 
 _SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _WINDOWS_RESERVED = re.compile(r"^(con|prn|aux|nul|com\d|lpt\d)(\..*)?$", re.IGNORECASE)
@@ -814,7 +814,7 @@ class JsonlStorage(Storage):
         """Write everything in memory (written or not) to a new file at ``dest``."""
         tree = self.tree
         data = self._header_line + tree.lines_bytes(range(len(tree)))
-        atomic_write(dest, data)
+        atomic_write(dest, data, mode=0o644)
 
     def attach_index(self, index: EntryIndex | None) -> None:
         """Keep ``index`` up to date when this (new) session closes."""
@@ -943,10 +943,6 @@ def _open_for_append(ops: FileOps, path: str, st: FileStat) -> tuple[int | None,
     return fd, None
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    OS_FILE_OPS.write_all(fd, data)
-
-
 def is_locked_elsewhere(path: str, ops: FileOps = OS_FILE_OPS) -> bool:
     """Whether another open session (this process or another) holds the file's lock."""
     try:
@@ -1010,25 +1006,6 @@ def _quarantine_tail(ops: FileOps, path: str, fd: int, tail: bytes, offset: int)
             f"{describe_os_error(exc)}; the incomplete line is kept in {sidecar}", sidecar
         ) from exc
     return sidecar
-
-
-def atomic_write(dest: str, data: bytes) -> None:
-    """Write ``dest`` via a temp file, fsync and rename (the old file survives failures)."""
-    directory = os.path.dirname(os.path.abspath(dest))
-    os.makedirs(directory, exist_ok=True)
-    tmp = f"{dest}.tmp-{os.getpid()}-{time.monotonic_ns()}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_BINARY | O_CLOEXEC, 0o644)
-    try:
-        _write_all(fd, data)
-        fsync_fd(fd)
-    except BaseException:
-        os.close(fd)
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    os.close(fd)
-    os.replace(tmp, dest)
-    fsync_dir(directory)
 
 
 def session_file_name(created_at: str, session_id: str) -> str:
@@ -1143,7 +1120,7 @@ def move_to_trash(path: str, trash_root: str) -> TrashItem | None:
     except (SessionError, OSError):
         session_id = ""
     manifest = {"originalPath": path, "deletedAt": deleted_at, "sessionId": session_id}
-    atomic_write(os.path.join(folder, "trash.json"), json.dumps(manifest).encode())
+    atomic_write(os.path.join(folder, "trash.json"), json.dumps(manifest).encode(), mode=0o644)
     shutil.move(path, dest)
     fsync_dir(folder)
     fsync_dir(os.path.dirname(path))

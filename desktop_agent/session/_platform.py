@@ -29,6 +29,9 @@ import sys
 import threading
 from typing import NamedTuple
 
+from desktop_agent.utils.atomic import fsync_dir as fsync_dir
+from desktop_agent.utils.atomic import fsync_file as fsync_fd
+
 O_BINARY = getattr(os, "O_BINARY", 0)
 O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
@@ -252,12 +255,6 @@ if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
         ov = _overlapped()
         _kernel32.UnlockFileEx(handle, 0, 1, 0, ctypes.byref(ov))
 
-    def fsync_fd(fd: int) -> None:
-        os.fsync(fd)
-
-    def fsync_dir(path: str) -> None:
-        """Windows cannot open a directory for fsync; NTFS journals the metadata."""
-
 else:
     import fcntl
 
@@ -274,22 +271,3 @@ else:
             fcntl.flock(fd, fcntl.LOCK_UN)
         except OSError:
             pass
-
-    def fsync_fd(fd: int) -> None:
-        """fsync that also flushes the drive's cache on macOS (F_FULLFSYNC)."""
-        full = getattr(fcntl, "F_FULLFSYNC", None)
-        if full is not None:
-            try:
-                fcntl.fcntl(fd, full)
-                return
-            except OSError:
-                pass
-        os.fsync(fd)
-
-    def fsync_dir(path: str) -> None:
-        """fsync a directory so a new or renamed file in it survives a power cut."""
-        fd = os.open(path, os.O_RDONLY | O_DIRECTORY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)

@@ -15,7 +15,6 @@ from desktop_agent.session._jsonl import (
     JsonlStorage,
     SessionList,
     TrashItem,
-    atomic_write,
     check_session_id,
     encode_cwd,
     is_locked_elsewhere,
@@ -32,6 +31,7 @@ from desktop_agent.session._progressive import SessionOpening, open_progressive
 from desktop_agent.session._session import Session
 from desktop_agent.session._storage import SessionMetadata, Storage
 from desktop_agent.session._tree import Entry, Row, Tree, lines_of, serialize
+from desktop_agent.utils.atomic import atomic_write
 
 ForkPosition = Literal["before", "at"]
 
@@ -91,7 +91,7 @@ class InMemorySessionStorage(Storage):
             metadata=self.metadata.metadata,
         )
         data = serialize(header) + b"\n" + lines_of(self.tree.rows)
-        atomic_write(dest, data)
+        atomic_write(dest, data, mode=0o644)
 
 
 class InMemorySessionRepo:

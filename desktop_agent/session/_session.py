@@ -473,6 +473,11 @@ class Session:
         decoded = {tree.ids[i]: m for i, m in zip(chunk, messages, strict=True) if m is not None}
         return BranchPage(entries, decoded, has_more=start > 0)
 
+    def raw_entry(self, entry_id: str) -> tuple[str, str | None, str, str, bytes]:
+        """`raw_entries` of one entry."""
+        r = self._storage.tree.require(entry_id)
+        return (r.id, r.parent_id or None, r.type, r.timestamp, r.raw)
+
     def label_of(self, entry_id: str) -> str | None:
         return self._storage.tree.labels.get(entry_id)
 

@@ -29,7 +29,8 @@ from desktop_agent.session._storage import (
     Storage,
     describe_os_error,
 )
-from desktop_agent.session._tree import LineError, Row, Tree
+from desktop_agent.session._tree import LineError, Row, Tree, serialize
+from desktop_agent.utils.atomic import atomic_write
 
 SCHEMA_MAJOR = 1
 SCHEMA_MINOR = 0
@@ -178,6 +179,24 @@ class SqliteStorage(Storage):
 
     def _fsync(self) -> None:
         """Every commit is already durable (synchronous=FULL)."""
+
+    def save_copy(self, dest: str) -> None:
+        """Everything in memory (written or not) as a Pi v3 JSONL file at ``dest``."""
+        meta = self.metadata
+        header: dict[str, Any] = {
+            "type": "session",
+            "version": 3,
+            "id": meta.id,
+            "timestamp": meta.created_at,
+            "cwd": meta.cwd or "",
+        }
+        if meta.parent_session_path:
+            header["parentSession"] = meta.parent_session_path
+        if meta.metadata is not None:
+            header["metadata"] = meta.metadata
+        tree = self.tree
+        data = serialize(header) + b"\n" + tree.lines_bytes(range(len(tree)))
+        atomic_write(dest, data, mode=0o644)
 
 
 class SqliteSessionRepo:

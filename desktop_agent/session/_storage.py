@@ -255,12 +255,14 @@ class Storage:
     def _write_error(self, operation: str, exc: OSError) -> SessionWriteError:
         where = self.metadata.path or self.metadata.id
         count = len(self.pending)
-        what = f"{count} entr{'y' if count == 1 else 'ies'}" if count else "recent entries"
+        what = (
+            f"{count} entr{'y is' if count == 1 else 'ies are'}" if count else "recent entries are"
+        )
         if isinstance(exc, ChangedOnDiskError):
             return changed_on_disk_error(where, self.metadata.path, count, operation, str(exc))
         return SessionWriteError(
             f"Could not save the session to {where}: {describe_os_error(exc)}. "
-            f"Nothing is lost yet: {what} are kept in memory and will be written on retry.",
+            f"Nothing is lost yet: {what} kept in memory and will be written on retry.",
             path=self.metadata.path,
             os_error=exc,
             pending_count=count,

@@ -152,6 +152,10 @@ class ProviderServer:
         self.requests: list[RecordedRequest] = []
         self.validation_errors: list[str] = []
         self.models: list[str] = ["local-model"]
+        self.model_info: dict[str, dict[str, Any]] = {}
+        """Extra fields of a model's entry in ``GET /v1/models`` (e.g. its context)."""
+        self.prefix = ""
+        """A path prefix the server also answers under (a proxy such as ``/litellm``)."""
         self.default_reply: Reply | HttpError | None = None
         self.release = threading.Event()
         self._stopping = threading.Event()
@@ -210,6 +214,11 @@ class ProviderServer:
         """Queue answers for the next POST requests, in order."""
         with self._lock:
             self._queue.extend(replies)
+
+    def clear_script(self) -> None:
+        """Forget replies that were scripted but never asked for."""
+        with self._lock:
+            self._queue.clear()
 
     def next_reply(self) -> Reply | HttpError:
         with self._lock:
@@ -895,13 +904,20 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {k.lower(): v for k, v in self.headers.items()}
         self.provider.requests.append(RecordedRequest(self.command, self.path, headers, body))
 
+    def _route(self) -> str:
+        path = self.path.split("?")[0]
+        prefix = self.provider.prefix
+        return path[len(prefix) :] if prefix and path.startswith(prefix + "/") else path
+
     def do_GET(self) -> None:
         self._record(None)
-        if self.path.rstrip("/") == "/v1/models":
+        if self._route().rstrip("/") == "/v1/models":
+            info = self.provider.model_info
             payload = {
                 "object": "list",
                 "data": [
-                    {"id": m, "object": "model", "owned_by": "me"} for m in self.provider.models
+                    {"id": m, "object": "model", "owned_by": "me", **info.get(m, {})}
+                    for m in self.provider.models
                 ],
             }
             self._send_json(200, payload)
@@ -916,7 +932,7 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = None
         self._record(body)
-        path = self.path.split("?")[0]
+        path = self._route()
         validators = {
             "/v1/messages": validate_anthropic,
             "/v1/chat/completions": validate_completions,

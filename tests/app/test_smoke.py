@@ -34,6 +34,7 @@ def run_smoke(data_dir: Path, *extra: str) -> dict[str, object]:
 def test_first_launch_has_no_session(tmp_path: Path) -> None:
     result = run_smoke(tmp_path)
     assert result["restored_session"] is None and result["messages_shown"] == 0
+    assert result["model"] is None and result["notices"] == []
     assert (tmp_path / "logs" / "desktop-agent.log").exists()
 
 
@@ -63,3 +64,102 @@ def test_log_filter_redacts_keys() -> None:
     )
     assert RedactingFilter().filter(record)
     assert "CANARY" not in record.getMessage()
+
+
+def _settings_with_server(data_dir: Path, url: str) -> None:
+    config = data_dir / "config"
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "settings.json").write_text(
+        json.dumps({"providers": {"local": {"base_url": url}}, "discover_local_servers": False})
+    )
+
+
+@pytest.mark.asyncio
+async def test_smoke_names_the_model_of_a_local_server_from_settings(tmp_path: Path) -> None:
+    from tests.ai.provider_server import ProviderServer
+
+    repo = JsonlSessionRepo(tmp_path / "sessions")
+    s = await repo.create(cwd=str(tmp_path))
+    await s.append_model_change("local", "local-model")
+    await s.append_message(UserMessage(content=[TextContent(text="hi")], timestamp=1))
+    await s.close()
+    with ProviderServer() as server:
+        _settings_with_server(tmp_path, f"{server.url}/v1")
+        result = run_smoke(tmp_path)
+    assert result["restored_session"] == s.metadata.id
+    assert result["model"] == "local/local-model"
+    assert result["notices"] == []
+
+
+def test_a_server_that_never_answers_does_not_delay_the_first_paint(tmp_path: Path) -> None:
+    import socket
+    import time
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(4)
+    try:
+        _settings_with_server(tmp_path, f"http://127.0.0.1:{silent.getsockname()[1]}/v1")
+        started = time.perf_counter()
+        result = run_smoke(tmp_path)
+        wall_ms = (time.perf_counter() - started) * 1000
+    finally:
+        silent.close()
+    # The JSON line comes once the listing gave up (3 s); the paint did not wait for it.
+    startup_ms = result["startup_ms"]
+    assert isinstance(startup_ms, int) and wall_ms - startup_ms > 2500
+    notices = result["notices"]
+    assert isinstance(notices, list) and any("did not answer" in n for n in notices)
+
+
+@pytest.mark.parametrize("signal_name", ["SIGTERM", "SIGINT"])
+@pytest.mark.asyncio
+async def test_sigterm_and_sigint_quit_like_closing_the_window(
+    tmp_path: Path, signal_name: str
+) -> None:
+    import asyncio
+    import signal
+    import time
+
+    repo = JsonlSessionRepo(tmp_path / "sessions")
+    s = await repo.create(cwd=str(tmp_path))
+    await s.append_message(UserMessage(content=[TextContent(text="q1")], timestamp=1))
+    await s.close()
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    child = subprocess.Popen(
+        [sys.executable, "-m", "desktop_agent", "--data-dir", str(tmp_path), "--no-err-windows"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    log = tmp_path / "logs" / "desktop-agent.log"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if log.exists() and "The window is shown" in log.read_text():
+            break
+        await asyncio.sleep(0.05)
+    child.send_signal(getattr(signal, signal_name))
+    code = await asyncio.to_thread(child.wait, 60)
+    child.communicate()
+    assert code == 0
+    state = json.loads((tmp_path / "state.json").read_text())
+    assert state["last_session_path"] == s.metadata.path
+    assert Path(s.metadata.path or "").read_bytes().endswith(b"\n")
+    assert "Traceback" not in log.read_text()
+
+
+@pytest.mark.asyncio
+async def test_the_whole_app_runs_on_the_sqlite_store(tmp_path: Path) -> None:
+    from desktop_agent.session import SqliteSessionRepo
+
+    repo = SqliteSessionRepo(tmp_path / "sessions.sqlite")
+    s = await repo.create(cwd=str(tmp_path))
+    first = await s.append_message(UserMessage(content=[TextContent(text="q1")], timestamp=1))
+    await s.append_message(UserMessage(content=[TextContent(text="q2")], timestamp=2))
+    await s.move_to(first)
+    await s.close()
+    await repo.close()
+    result = run_smoke(tmp_path, "--store", "sqlite")
+    assert result["restored_session"] == s.metadata.id
+    assert result["leaf"] == first and result["messages_shown"] == 1

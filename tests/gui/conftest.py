@@ -7,19 +7,14 @@ marked as running, and tests wait with ``qtbot.waitUntil`` (never inside a corou
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
 
 import pytest
 import qasync
 from PySide6.QtWidgets import QApplication
 
-from desktop_agent.ai import Model, ModelRegistry
-from desktop_agent.gui import AppServices
-from desktop_agent.session import JsonlSessionRepo
+from tests._workbench import STORES
 from tests.ai.provider_server import ProviderServer
 
 
@@ -66,37 +61,19 @@ def running_qloop(
 
 
 @pytest.fixture(scope="module")
-def provider() -> Iterator[ProviderServer]:
+def _provider_server() -> Iterator[ProviderServer]:
     with ProviderServer() as server:
         yield server
 
 
-def make_services(
-    data: Path, model: Model, *, state: dict[str, Any] | None = None, **extra: Any
-) -> AppServices:
-    data.mkdir(parents=True, exist_ok=True)
-    state_file = data / "state.json"
-    saved = (
-        state
-        if state is not None
-        else (json.loads(state_file.read_text()) if state_file.exists() else {})
-    )
+@pytest.fixture
+def provider(_provider_server: ProviderServer) -> ProviderServer:
+    """The module's provider test server, with nothing left scripted by an earlier test."""
+    _provider_server.clear_script()
+    return _provider_server
 
-    def save_state(values: dict[str, Any]) -> None:
-        state_file.write_text(json.dumps(values))
 
-    services = AppServices(
-        repo=JsonlSessionRepo(data / "sessions", str(data / "trash")),
-        registry=ModelRegistry(catalogue=[model]),
-        get_api_key=lambda m: "sk-test-gui",
-        has_key=lambda m: True,
-        forbidden_roots=[data],
-        tool_output_dir=data / "tool-output",
-        default_model=model.key,
-        approval_rules={"bash": "allow", "write": "allow", "edit": "allow"},
-        save_state=save_state,
-        state=saved,
-    )
-    for key, value in extra.items():
-        setattr(services, key, value)
-    return services
+@pytest.fixture(params=STORES)
+def store(request: pytest.FixtureRequest) -> str:
+    """The session store a window test runs on: every flow runs on both."""
+    return str(request.param)

@@ -75,7 +75,7 @@ def test_persistence_error_dialog_retry(qtbot: QtBot) -> None:
     qtbot.addWidget(dialog)
     shown = " ".join(label.text() for label in dialog.findChildren(QLabel))
     assert "/data/sessions/x.jsonl" in shown and "No space left" in shown
-    assert "Nothing is lost yet" in shown and "3 unsaved entries" in shown
+    assert "Nothing is lost yet" in shown and "3 entries are kept in memory" in shown
     retry = dialog.findChild(QPushButton, "retryButton")
     assert retry is not None
     retry.click()

@@ -15,15 +15,15 @@ from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
 from desktop_agent.ai import AssistantMessage, ContentBlock, TextContent, ToolCall, UserMessage
-from desktop_agent.gui.tree import (
-    BranchTree,
-    SessionTreeModel,
-    TreeRole,
+from desktop_agent.gui.tree import BranchTree, SessionTreeModel, TreeRole
+from desktop_agent.session import (
+    BranchSummary,
+    InMemorySessionRepo,
     TreeRow,
     preview,
+    rows_for_entries,
     rows_from_session,
 )
-from desktop_agent.session import BranchSummary, InMemorySessionRepo
 
 SCREENSHOTS = Path(__file__).parent / "screenshots"
 
@@ -447,3 +447,60 @@ def test_ten_thousand_entries(qtbot: QtBot) -> None:
           f"filter on+off {toggles:.3f}s, paint {paint:.3f}s")  # fmt: skip
     assert tree.view.currentIndex().data(TreeRole.ID) == path[4999]
     assert first < 1.0 and again < 1.0 and toggles < 1.0
+
+
+def _structure(model: SessionTreeModel) -> list[tuple[str, list[str]]]:
+    out: list[tuple[str, list[str]]] = []
+    stack = [QModelIndex()]
+    while stack:
+        parent = stack.pop()
+        key = str(parent.data(TreeRole.ID)) if parent.isValid() else "<root>"
+        kids = [model.index(r, 0, parent) for r in range(model.rowCount(parent))]
+        out.append((key, [str(k.data(TreeRole.ID)) for k in kids]))
+        stack.extend(kids)
+    return sorted(out)
+
+
+def test_appended_rows_land_where_a_full_rebuild_puts_them(
+    qtbot: QtBot, qtmodeltester: ModelTester
+) -> None:
+    """Entries appended as a session grows (continuing a line, branching at an older
+    entry, labels and leaves in between) give the same tree as building it anew, with
+    inserts instead of resets."""
+
+    async def grow() -> tuple[list[list[TreeRow]], list[TreeRow]]:
+        repo = InMemorySessionRepo()
+        s = await repo.create(cwd="/w")
+        steps: list[list[TreeRow]] = []
+
+        async def step(*ids: str) -> None:
+            steps.append(await rows_for_entries(s, list(ids)))
+
+        a = await s.append_message(user("one"))
+        b = await s.append_message(assistant("two"))
+        await step(a, b)
+        c = await s.append_message(user("three"))
+        await step(c)
+        await s.move_to(a)
+        leaf = s.leaf_id() or ""
+        d = await s.append_message(assistant("another two"))
+        await step(leaf, d)
+        label = await s.append_label(d, "alt")
+        e = await s.append_message(user("after the label"))
+        await step(label, e)
+        await s.move_to(b)
+        f = await s.append_message(user("third version"))
+        await step(s.leaf_id() or "", f)
+        return steps, await rows_from_session(s)
+
+    steps, full = asyncio.run(grow())
+    model = SessionTreeModel()
+    resets: list[int] = []
+    model.modelReset.connect(lambda: resets.append(1))
+    for rows in steps:
+        assert model.append_rows(rows)
+    qtmodeltester.check(model)  # type: ignore[no-untyped-call]
+    rebuilt = SessionTreeModel()
+    rebuilt.set_rows(full)
+    assert resets == []
+    assert _structure(model) == _structure(rebuilt)

@@ -38,7 +38,6 @@ from desktop_agent.config import (
     save_settings,
     save_state,
 )
-from desktop_agent.gui._main_window import export_session
 from desktop_agent.harness import AgentHarness, HarnessSettings
 from desktop_agent.session import JsonlSessionRepo, MessageEntry, SessionIndex
 from desktop_agent.tools import (
@@ -50,6 +49,7 @@ from desktop_agent.tools import (
     built_in_tools,
 )
 from desktop_agent.utils import RedactingFilter, Redactor
+from desktop_agent.workbench._export import to_html, to_markdown
 from tests._canaries import Canary, env_lines, env_vars, make_canaries, scan_tree
 from tests._figures import add
 from tests.ai.provider_server import HttpError, ProviderServer, Reply, ToolCallSpec
@@ -251,8 +251,13 @@ async def test_canaries_through_every_path_are_never_on_disk(
         index.close()
     exports = dirs.data / "exports"
     exports.mkdir()
-    for fmt, suffix in (("markdown", "md"), ("html", "html"), ("jsonl", "jsonl")):
-        await export_session(repo, session.metadata.path or "", fmt, str(exports / f"s.{suffix}"))
+    exported = await repo.open(session.metadata.path or "")
+    try:  # what the workbench's export writes: Markdown, HTML and a JSONL copy
+        (exports / "s.md").write_text(to_markdown(exported, "s"), encoding="utf-8")
+        (exports / "s.html").write_text(to_html(exported, "s"), encoding="utf-8")
+        await exported.save_copy(str(exports / "s.jsonl"))
+    finally:
+        await exported.close()
     assert "[redacted: " in (exports / "s.md").read_text()
 
     log_text = (dirs.logs / "desktop-agent.log").read_text()

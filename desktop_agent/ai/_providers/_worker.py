@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -44,6 +45,36 @@ def client_stream(
     return start
 
 
+class ErrorAnswer(Exception):
+    """A streaming request answered with a JSON body instead of an event stream.
+
+    Local servers and proxies do this for errors (sometimes with status 200); the body
+    is that error, so it is classified like an HTTP error (``status_code``, ``body``).
+    """
+
+    def __init__(self, status_code: int, body: Any, response: Any) -> None:
+        super().__init__(f"{status_code} {body!r}"[:300])
+        self.status_code = status_code
+        self.body = body
+        self.response = response
+
+
+async def _raise_for_json_answer(stream: Any) -> None:
+    response = getattr(stream, "response", None)
+    headers = getattr(response, "headers", None)
+    if response is None or headers is None:
+        return
+    kind = str(headers.get("content-type", "")).split(";")[0].strip().lower()
+    if kind != "application/json":
+        return
+    raw = await response.aread()
+    try:
+        body: Any = json.loads(raw)
+    except ValueError:
+        body = raw.decode("utf-8", "replace")
+    raise ErrorAnswer(int(getattr(response, "status_code", 200) or 200), body, response)
+
+
 class _Worker:
     def __init__(self, start: StartStream) -> None:
         self._start = start
@@ -64,6 +95,7 @@ class _Worker:
         stream: Any = None
         try:
             client, stream = await self._start()
+            await _raise_for_json_answer(stream)
             async for raw in stream:
                 self._put("event", as_dict(raw))
             self._put(_END, None)

@@ -36,6 +36,15 @@ _STOP_REASONS: dict[str, FinalReason] = {
 }
 
 
+def anthropic_base_url(base_url: str | None) -> str | None:
+    """The SDK adds ``/v1/messages`` itself: an Anthropic-compatible server's URL works
+    with or without a trailing ``/v1`` (as people copy it from their server's docs)."""
+    if base_url is None:
+        return None
+    url = base_url.rstrip("/")
+    return url[: -len("/v1")] if url.endswith("/v1") else url
+
+
 def _user_blocks(content: list[Any] | str) -> list[dict[str, Any]] | str:
     if isinstance(content, str):
         return content
@@ -178,7 +187,9 @@ async def stream_anthropic(
     sdk = await load_sdk("anthropic")
 
     start = client_stream(
-        lambda: sdk.AsyncAnthropic(base_url=model.base_url, **client_kwargs(model, options, sdk)),
+        lambda: sdk.AsyncAnthropic(
+            base_url=anthropic_base_url(model.base_url), **client_kwargs(model, options, sdk)
+        ),
         lambda c: c.messages.create(**params),
     )
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from desktop_agent.ai import AgentMessage, ToolResultMessage
+from desktop_agent.ai import AgentMessage, AssistantMessage, ToolResultMessage
 
 
 @dataclass
@@ -21,3 +21,5 @@ class ChatItem:
     sibling_count: int = 1
     tool_results: dict[str, ToolResultMessage] = field(default_factory=dict)
     label: str | None = None
+    attempts: list[AssistantMessage] = field(default_factory=list)
+    """Earlier failed attempts of the same request, folded into this card."""

@@ -135,6 +135,9 @@ class ChatDelegate(QStyledItemDelegate):
         self._resync = False
         model.height_fn = self.initial_size
         self.layouts_built = 0
+        self.painted: dict[int, tuple[int, CardLayout]] = {}
+        """Row uid -> (row version, layout) of what was last painted (for tests: what
+        is on screen, not only what the model holds)."""
 
     # -- caches
 
@@ -235,6 +238,10 @@ class ChatDelegate(QStyledItemDelegate):
         painter.translate(rect.topLeft())
         layout.paint(painter, self.theme())
         painter.restore()
+        row = self._model.row_at(i)
+        self.painted[row.uid] = (row.version, layout)
+        if len(self.painted) > 512:
+            self.painted.pop(next(iter(self.painted)))
         if self.hint_height(self._model.row_at(i), layout.height) != rect.height():
             self._view.schedule_relayout(i)
 
@@ -509,6 +516,7 @@ class ChatPane(QWidget):
         self._stream = None
         self._pending = None
         self._dirty.clear()
+        self.delegate.painted.clear()
         self.model.reset(items)
         self.view.stick_to_bottom = True
         self.view.relayout_now()
@@ -556,9 +564,47 @@ class ChatPane(QWidget):
         row.item.message = final
         row.item.entry_id = entry_id
         row.streaming = False
-        self.model.changed(self._index_of(row))
+        i = self._index_of(row)
+        self.model.changed(i)
+        # The finished card is usually taller or shorter than the streaming one: lay it
+        # out now and repaint, so its end is drawn when the run ends (not at the next
+        # mouse move over it).
+        self.view.schedule_relayout(i)
+        self.view.relayout_now()
+
+    def saved(self, entry_id: str, role: str | None, index: int, count: int) -> None:
+        """A message of this sitting got its entry: its card gets Edit and ``‹ n/m ›``."""
+        rows = self.model.rows()
+        found = -1
+        for i in range(len(rows) - 1, -1, -1):
+            item = rows[i].item
+            if item.entry_id == entry_id:
+                found = i
+                break
+            if item.entry_id is None and getattr(item.message, "role", None) == role:
+                found = i
+                break
+        if found < 0:
+            return
+        item = rows[found].item
+        item.entry_id = entry_id
+        item.sibling_index, item.sibling_count = index, count
+        self.model.changed(found)
+
+    def follow_bottom(self) -> None:
+        """Scroll to the end and stay there while a reply streams (on send)."""
+        self.view.stick_to_bottom = True
+        self.view.scrollToBottom()
 
     # -- tools
+
+    def tool_waiting(self, call_id: str, waiting: bool) -> None:
+        """The tool call waits for the user's approval (or no longer does)."""
+        live = self.model.live.get(call_id)
+        if live is None:
+            return
+        live.waiting = waiting
+        self.model.changed(self.model.row_of_tool(call_id))
 
     def tool_started(self, call_id: str, name: str, args: dict[str, Any]) -> None:
         self._flush()

@@ -8,32 +8,15 @@ layout), so only visible rows are built; the rest of the list uses `estimate_hei
 
 from __future__ import annotations
 
-import base64
 import json
 import logging
 import re
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QRect, QRectF, Qt
-from PySide6.QtGui import (
-    QAbstractTextDocumentLayout,
-    QColor,
-    QFont,
-    QFontDatabase,
-    QFontMetrics,
-    QImage,
-    QPainter,
-    QPalette,
-    QPen,
-    QSyntaxHighlighter,
-    QTextCharFormat,
-    QTextCursor,
-    QTextDocument,
-    QTextOption,
-)
+from PySide6.QtCore import QRect, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetrics
 
 from desktop_agent.ai import (
     AssistantMessage,
@@ -47,8 +30,22 @@ from desktop_agent.ai import (
     ToolResultMessage,
     UserMessage,
 )
-from desktop_agent.gui.chat._highlight import CodeHighlighter, DiffHighlighter
 from desktop_agent.gui.chat._items import ChatItem
+from desktop_agent.gui.chat._parts import (
+    BoxPart,
+    ButtonPart,
+    CardLayout,
+    DocCache,
+    DocPart,
+    Hit,
+    ImageCache,
+    ImagePart,
+    Part,
+    TextPart,
+    Theme,
+)
+from desktop_agent.utils.text import content_text, message_text
+from desktop_agent.workbench import error_attempt_text
 
 log = logging.getLogger(__name__)
 
@@ -62,316 +59,6 @@ TOOL_LINES_EXPANDED = 400
 TOOL_CHARS_EXPANDED = 60_000
 EDITOR_HEIGHT = 150
 IMAGE_MAX_HEIGHT = 260
-
-
-# --------------------------------------------------------------------------- theme
-
-
-@dataclass(frozen=True)
-class Theme:
-    """Colours and fonts derived from the view's palette and font."""
-
-    key: tuple[int, str]
-    dark: bool
-    text: QColor
-    muted: QColor
-    base: QColor
-    link: QColor
-    card_user: QColor
-    card_assistant: QColor
-    card_notice: QColor
-    code_bg: QColor
-    tool_bg: QColor
-    border: QColor
-    red: QColor
-    red_bg: QColor
-    font: QFont
-    bold: QFont
-    small: QFont
-    mono: QFont
-    line: int
-    small_line: int
-    mono_line: int
-    fm_small: QFontMetrics
-    fm_bold: QFontMetrics
-    char_w: int
-
-    @staticmethod
-    def from_palette(palette: QPalette, font: QFont) -> Theme:
-        base = palette.color(QPalette.ColorRole.Base)
-        text = palette.color(QPalette.ColorRole.Text)
-        window = palette.color(QPalette.ColorRole.Window)
-        highlight = palette.color(QPalette.ColorRole.Highlight)
-        dark = base.lightness() < 128
-        red = QColor("#ef5350") if dark else QColor("#c62828")
-        bold = QFont(font)
-        bold.setBold(True)
-        small = QFont(font)
-        if small.pointSizeF() > 0:
-            small.setPointSizeF(max(6.0, small.pointSizeF() - 1))
-        mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
-        if font.pointSizeF() > 0:
-            mono.setPointSizeF(max(6.0, font.pointSizeF() - 0.5))
-        fm_small = QFontMetrics(small)
-        return Theme(
-            key=(palette.cacheKey(), font.key()),
-            dark=dark,
-            text=text,
-            muted=_mix(text, base, 0.42),
-            base=base,
-            link=palette.color(QPalette.ColorRole.Link),
-            card_user=_mix(base, highlight, 0.12),
-            card_assistant=base,
-            card_notice=_mix(base, window, 0.6),
-            code_bg=_mix(base, text, 0.06),
-            tool_bg=_mix(base, window, 0.45),
-            border=_mix(base, text, 0.18),
-            red=red,
-            red_bg=_mix(base, red, 0.12),
-            font=font,
-            bold=bold,
-            small=small,
-            mono=mono,
-            line=QFontMetrics(font).height(),
-            small_line=fm_small.height(),
-            mono_line=QFontMetrics(mono).height(),
-            fm_small=fm_small,
-            fm_bold=QFontMetrics(bold),
-            char_w=max(1, QFontMetrics(font).averageCharWidth()),
-        )
-
-
-def _mix(a: QColor, b: QColor, t: float) -> QColor:
-    return QColor(
-        round(a.red() + (b.red() - a.red()) * t),
-        round(a.green() + (b.green() - a.green()) * t),
-        round(a.blue() + (b.blue() - a.blue()) * t),
-    )
-
-
-# --------------------------------------------------------------------------- documents
-
-
-class DocCache:
-    """Laid-out QTextDocuments by (kind, text, width, theme); least recently used go first."""
-
-    def __init__(self, limit: int = 800) -> None:
-        self._docs: OrderedDict[tuple[Any, ...], tuple[QTextDocument, QSyntaxHighlighter | None]]
-        self._docs = OrderedDict()
-        self._limit = limit
-        self.built = 0  # documents laid out so far (tests and timings)
-
-    def clear(self) -> None:
-        self._docs.clear()
-
-    def get(self, kind: str, text: str, width: int, theme: Theme, lang: str = "") -> QTextDocument:
-        key = (kind, lang, text, width, theme.key)
-        hit = self._docs.get(key)
-        if hit is not None:
-            self._docs.move_to_end(key)
-            return hit[0]
-        doc = QTextDocument()
-        doc.setDocumentMargin(0)
-        option = QTextOption()
-        option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
-        doc.setDefaultTextOption(option)
-        highlighter: QSyntaxHighlighter | None = None
-        if kind == "md":
-            doc.setDefaultFont(theme.font)
-            doc.setMarkdown(text)
-            if "](" in text or "://" in text:
-                _recolor_links(doc, theme.link)
-        elif kind == "plain":
-            doc.setDefaultFont(theme.font)
-            doc.setPlainText(text)
-        elif kind == "small":
-            doc.setDefaultFont(theme.small)
-            doc.setPlainText(text)
-        else:  # code, diff, mono
-            doc.setDefaultFont(theme.mono)
-            if kind == "code":
-                highlighter = CodeHighlighter(doc, dark=theme.dark, language=lang)
-            elif kind == "diff":
-                highlighter = DiffHighlighter(doc, dark=theme.dark)
-            doc.setPlainText(text)
-        doc.setTextWidth(max(20, width))
-        doc.size()  # lay out now, not while painting
-        self.built += 1
-        self._docs[key] = (doc, highlighter)
-        while len(self._docs) > self._limit:
-            self._docs.popitem(last=False)
-        return doc
-
-
-def _recolor_links(doc: QTextDocument, color: QColor) -> None:
-    """Links in the view's link colour (the Markdown importer uses the app palette's)."""
-    block = doc.begin()
-    while block.isValid():
-        it = block.begin()
-        while not it.atEnd():
-            frag = it.fragment()
-            if frag.isValid() and frag.charFormat().isAnchor():
-                cursor = QTextCursor(doc)
-                cursor.setPosition(frag.position())
-                cursor.setPosition(frag.position() + frag.length(), QTextCursor.MoveMode.KeepAnchor)
-                fmt = QTextCharFormat()
-                fmt.setForeground(color)
-                cursor.mergeCharFormat(fmt)
-            it += 1
-        block = block.next()
-
-
-class ImageCache:
-    """Decoded images by content block, least recently used go first."""
-
-    def __init__(self, limit: int = 64) -> None:
-        self._images: OrderedDict[int, tuple[ImageContent, QImage]] = OrderedDict()
-        self._limit = limit
-
-    def clear(self) -> None:
-        self._images.clear()
-
-    def get(self, block: ImageContent) -> QImage:
-        hit = self._images.get(id(block))
-        if hit is not None and hit[0] is block:
-            self._images.move_to_end(id(block))
-            return hit[1]
-        image = QImage()
-        try:
-            raw = base64.b64decode(block.data, validate=False)
-        except ValueError:
-            raw = b""
-        image.loadFromData(QByteArray(raw))
-        self._images[id(block)] = (block, image)
-        while len(self._images) > self._limit:
-            self._images.popitem(last=False)
-        return image
-
-
-# --------------------------------------------------------------------------- parts
-
-
-class Part:
-    def paint(self, p: QPainter, theme: Theme) -> None:
-        raise NotImplementedError
-
-
-@dataclass
-class DocPart(Part):
-    x: int
-    y: int
-    doc: QTextDocument
-    color: QColor | None = None
-
-    def paint(self, p: QPainter, theme: Theme) -> None:
-        p.save()
-        p.translate(self.x, self.y)
-        ctx = QAbstractTextDocumentLayout.PaintContext()
-        pal = QPalette(ctx.palette)
-        pal.setColor(QPalette.ColorRole.Text, self.color or theme.text)
-        pal.setColor(QPalette.ColorRole.Link, theme.link)
-        ctx.palette = pal
-        ctx.clip = QRectF(p.clipBoundingRect()) if p.hasClipping() else QRectF()
-        self.doc.documentLayout().draw(p, ctx)
-        p.restore()
-
-
-@dataclass
-class BoxPart(Part):
-    rect: QRect
-    fill: QColor
-    border: QColor | None = None
-    radius: float = 6.0
-    dashed: bool = False
-    border_width: float = 1.0
-
-    def paint(self, p: QPainter, theme: Theme) -> None:
-        p.save()
-        p.setRenderHint(QPainter.RenderHint.Antialiasing)
-        if self.border is not None:
-            pen = QPen(self.border, self.border_width)
-            if self.dashed:
-                pen.setStyle(Qt.PenStyle.DashLine)
-            p.setPen(pen)
-        else:
-            p.setPen(Qt.PenStyle.NoPen)
-        p.setBrush(self.fill)
-        p.drawRoundedRect(
-            QRectF(self.rect).adjusted(0.5, 0.5, -0.5, -0.5), self.radius, self.radius
-        )
-        p.restore()
-
-
-@dataclass
-class TextPart(Part):
-    rect: QRect
-    text: str
-    color: QColor
-    font: QFont
-    align: Qt.AlignmentFlag = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
-
-    def paint(self, p: QPainter, theme: Theme) -> None:
-        p.setFont(self.font)
-        p.setPen(self.color)
-        p.drawText(self.rect, self.text, self.align)
-
-
-@dataclass
-class ButtonPart(Part):
-    rect: QRect
-    text: str
-    enabled: bool = True
-    color: QColor | None = None
-
-    def paint(self, p: QPainter, theme: Theme) -> None:
-        p.save()
-        p.setRenderHint(QPainter.RenderHint.Antialiasing)
-        fg = self.color or (theme.text if self.enabled else theme.muted)
-        p.setPen(QPen(_mix(theme.base, fg, 0.35), 1.0))
-        p.setBrush(_mix(theme.base, theme.text, 0.04))
-        p.drawRoundedRect(QRectF(self.rect).adjusted(0.5, 0.5, -0.5, -0.5), 4, 4)
-        p.setFont(theme.small)
-        p.setPen(fg)
-        p.drawText(self.rect, self.text, Qt.AlignmentFlag.AlignCenter)
-        p.restore()
-
-
-@dataclass
-class ImagePart(Part):
-    rect: QRect
-    image: QImage
-
-    def paint(self, p: QPainter, theme: Theme) -> None:
-        p.save()
-        p.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
-        p.drawImage(QRectF(self.rect), self.image)
-        p.restore()
-
-
-@dataclass
-class Hit:
-    rect: QRect
-    action: str  # "sibling" | "copy" | "edit" | "retry" | "toggle"
-    arg: Any = None
-    tip: str = ""
-
-
-@dataclass
-class CardLayout:
-    height: int = 0
-    parts: list[Part] = field(default_factory=list)
-    hits: list[Hit] = field(default_factory=list)
-    editor_rect: QRect | None = None
-
-    def paint(self, p: QPainter, theme: Theme) -> None:
-        for part in self.parts:
-            part.paint(p, theme)
-
-    def hit_at(self, x: int, y: int) -> Hit | None:
-        for hit in reversed(self.hits):
-            if hit.rect.contains(x, y):
-                return hit
-        return None
 
 
 # --------------------------------------------------------------------------- helpers
@@ -409,17 +96,6 @@ def split_markdown(text: str) -> Iterator[tuple[str, str, str]]:
         yield ("md", "\n".join(prose).strip("\n"), "")
 
 
-def message_text(message: object) -> str:
-    """The plain text of a message (what "Copy" copies)."""
-    content = getattr(message, "content", None)
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n\n".join(b.text for b in content if isinstance(b, TextContent))
-    summary = getattr(message, "summary", None)
-    return summary if isinstance(summary, str) else ""
-
-
 def _clip_lines(text: str, max_lines: int, max_chars: int, *, tail: bool = False) -> str:
     lines = text.split("\n")
     more = len(lines) - max_lines
@@ -447,7 +123,7 @@ def _tool_args_summary(call: ToolCall) -> str:
 
 
 def _result_text(result: ToolResultMessage) -> str:
-    return "\n".join(b.text for b in result.content if isinstance(b, TextContent))
+    return content_text(result.content)
 
 
 @dataclass
@@ -458,6 +134,8 @@ class LiveTool:
     args: dict[str, Any]
     output: str = ""
     result: ToolResultMessage | None = None
+    waiting: bool = False
+    """Waiting for the user's approval (the approval dialog is open)."""
 
 
 # --------------------------------------------------------------------------- builder
@@ -658,7 +336,7 @@ class _Builder:
             if isinstance(code, int) and code != 0:
                 status = f"exit {code}"
         elif live is not None:
-            status = "running…"
+            status = "waiting for approval" if live.waiting else "running…"
         else:
             status = "not run"
         h = max(t.line, t.small_line + 6)
@@ -726,7 +404,10 @@ class _Builder:
             ),
         )
 
-    def error_box(self, message: AssistantMessage, retry: bool) -> None:
+    def error_box(
+        self, message: AssistantMessage, retry: bool, attempts: list[AssistantMessage]
+    ) -> None:
+        """One card for a request and all its failed attempts (retries do not pile up)."""
         t = self.t
         top = self.y
         box_index = len(self.out.parts)
@@ -736,15 +417,21 @@ class _Builder:
         self.y += 6
         aborted = message.stop_reason == "aborted"
         title = "Aborted" if aborted else "Error"
+        if attempts and not aborted:
+            title = f"Error · {len(attempts) + 1} attempts"
         if retry:
             self.button(self.right, "Retry", "retry", tip="Send the request again")
             self.right -= 60
         self.text_line(self.left, title, t.red, t.bold, max(t.line, t.small_line + 6))
         self.y += max(t.line, t.small_line + 6) + 2
         self.right = saved[1] - 8
-        text = message.error_message or (
-            "The request was stopped." if aborted else "The request failed."
-        )
+        if aborted:
+            text = message.error_message or "The request was stopped."
+        else:
+            lines = [error_attempt_text(m) for m in [*attempts, message]]
+            if len(lines) > 1:
+                lines = [f"{i}. {line}" for i, line in enumerate(lines, 1)]
+            text = "\n".join(lines)
         self.doc("plain", _clip_lines(text, 40, 8000), t.text)
         self.y += 6
         self.left, self.right = saved
@@ -880,8 +567,14 @@ def _assistant_blocks(b: _Builder, state: RowState, msg: AssistantMessage) -> No
     if state.streaming and not msg.content:
         b.doc("small", "…", b.t.muted)
         b.y += GAP
+    attempts = state.item.attempts
     if msg.stop_reason in ("error", "aborted"):
-        b.error_box(msg, retry=state.is_last and not state.streaming)
+        b.error_box(msg, state.is_last and not state.streaming, attempts)
+        b.y += GAP
+    elif attempts:
+        n = len(attempts)
+        note = f"After {n} failed attempt{'s' if n != 1 else ''} (kept in the session)"
+        b.doc("small", note, b.t.muted)
         b.y += GAP
 
 
@@ -929,12 +622,18 @@ def estimate_height(item: ChatItem, width: int, theme: Theme, expanded: frozense
 
 
 __all__ = [
+    "BoxPart",
+    "ButtonPart",
     "CardLayout",
     "DocCache",
+    "DocPart",
     "Hit",
     "ImageCache",
+    "ImagePart",
     "LiveTool",
+    "Part",
     "RowState",
+    "TextPart",
     "Theme",
     "build_card",
     "estimate_height",

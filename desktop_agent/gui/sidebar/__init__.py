@@ -6,6 +6,13 @@ from desktop_agent.gui.sidebar._model import (
     SidebarRole,
     relative_time,
 )
-from desktop_agent.gui.sidebar._widget import SessionSidebar
+from desktop_agent.gui.sidebar._widget import EXPORT_FORMATS, SessionSidebar
 
-__all__ = ["SessionListModel", "SessionRowData", "SessionSidebar", "SidebarRole", "relative_time"]
+__all__ = [
+    "EXPORT_FORMATS",
+    "SessionListModel",
+    "SessionRowData",
+    "SessionSidebar",
+    "SidebarRole",
+    "relative_time",
+]

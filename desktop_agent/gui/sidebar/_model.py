@@ -13,23 +13,16 @@ from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistent
 from PySide6.QtGui import QBrush, QColor, QFont, QPalette
 from PySide6.QtWidgets import QApplication
 
+from desktop_agent.workbench import SidebarRow
+
 Index = QModelIndex | QPersistentModelIndex
 Clock = Callable[[], datetime]
 
 _OLDEST = datetime.min.replace(tzinfo=UTC)
 
 
-@dataclass(frozen=True)
-class SessionRowData:
-    """One session as the sidebar shows it."""
-
-    path: str
-    id: str
-    cwd: str
-    title: str
-    last_activity: str  # ISO-8601
-    problem: str | None = None
-    in_trash: bool = False
+SessionRowData = SidebarRow
+"""One session as the sidebar shows it (the workbench's `SidebarRow`)."""
 
 
 class SidebarRole(IntEnum):

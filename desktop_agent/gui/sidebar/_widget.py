@@ -185,11 +185,13 @@ class SessionSidebar(QWidget):
 
     def set_sessions(self, rows: list[SessionRowData], current_path: str | None) -> None:
         """Show ``rows`` (one model reset), keeping the selection, folds and scroll."""
-        selected = self._selected_path(self.view)
         scroll = self.view.verticalScrollBar().value()
+        moved = current_path is not None and current_path != self._model.current()
+        selected = current_path or self._selected_path(self.view)
         self._model.set_rows(rows, self._local_query())
         self._model.set_current(current_path)
-        self._after_reset(self.view, selected or current_path, scroll)
+        # The highlight follows the open session; a newly opened one is scrolled to.
+        self._after_reset(self.view, selected, None if moved else scroll)
 
     def set_trash(self, rows: list[SessionRowData]) -> None:
         selected = self._selected_path(self.trash_view)

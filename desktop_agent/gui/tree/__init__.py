@@ -1,7 +1,6 @@
 """The branch tree: every entry of a session as a foldable tree, current path marked."""
 
 from desktop_agent.gui.tree._model import SessionTreeModel, TreeRole
-from desktop_agent.gui.tree._rows import TreeRow, describe_entry, preview, rows_from_session
 from desktop_agent.gui.tree._widget import BranchTree, LabelTagDelegate
 
 __all__ = [
@@ -9,8 +8,4 @@ __all__ = [
     "LabelTagDelegate",
     "SessionTreeModel",
     "TreeRole",
-    "TreeRow",
-    "describe_entry",
-    "preview",
-    "rows_from_session",
 ]

@@ -30,7 +30,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QBrush, QColor, QFont, QIcon, QPainter, QPalette, QPixmap, QPolygonF
 from PySide6.QtWidgets import QApplication
 
-from desktop_agent.gui.tree._rows import TreeRow
+from desktop_agent.session import TreeRow
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -114,6 +114,9 @@ class SessionTreeModel(QAbstractItemModel):
         self._dparent: list[int] = []
         self._drow: list[int] = []
         self._dchildren: dict[int, list[int]] = {_NO_PARENT: []}
+        self._vparent: list[int] = []
+        self._cont: list[int] = []
+        self._continued: set[int] = set()
         self._icons: dict[str, QIcon] = {}
 
     # ------------------------------------------------------------------ updates
@@ -128,6 +131,9 @@ class SessionTreeModel(QAbstractItemModel):
 
     def rows(self) -> list[TreeRow]:
         return list(self._rows)
+
+    def has(self, entry_id: str) -> bool:
+        return entry_id in self._pos
 
     def parent_indexes(self) -> list[QModelIndex]:
         """Every shown node that has shown children (what "expand all" must open)."""
@@ -260,6 +266,67 @@ class SessionTreeModel(QAbstractItemModel):
             drow[i] = len(siblings)
             siblings.append(i)
         self._dparent, self._drow, self._dchildren = dparent, drow, dchildren
+        self._vparent, self._cont, self._continued = vparent, cont, continued
+
+    def append_rows(self, rows: Sequence[TreeRow]) -> bool:
+        """Add the rows of new entries without a reset (one ``rowsInserted`` each).
+
+        New entries are the newest, so each lands at the end of its display parent's
+        children; when one would not (an unknown parent, or a line that does not end at
+        its parent), False is returned and the caller resets with `set_rows`.
+        """
+        for row in rows:
+            if row.id in self._pos:
+                continue
+            p = self._pos.get(row.parent_id) if row.parent_id is not None else _NO_PARENT
+            if p is None:
+                return False
+            i = len(self._rows)
+            self._rows.append(row)
+            self._pos[row.id] = i
+            vp = p if p == _NO_PARENT or self._visible(self._rows[p]) else self._vparent[p]
+            self._vparent.append(vp)
+            if not self._visible(row):
+                self._dparent.append(_NO_PARENT)
+                self._drow.append(-1)
+                self._cont.append(_NO_PARENT)
+                continue
+            if vp in self._continued:
+                dp, cont = vp, i
+            else:
+                dp = _NO_PARENT if vp == _NO_PARENT else self._cont[vp]
+                kids = self._dchildren.get(dp, [])
+                # The line continues at the end of its container only if it ends at vp
+                # (a side branch's head holds its own line: anything new goes last).
+                if vp not in (_NO_PARENT, dp) and (not kids or kids[-1] != vp):
+                    return False
+                self._continued.add(vp)
+                cont = dp
+            siblings = self._dchildren.setdefault(dp, [])
+            parent = QModelIndex() if dp == _NO_PARENT else self.createIndex(self._drow[dp], 0, dp)
+            self.beginInsertRows(parent, len(siblings), len(siblings))
+            self._dparent.append(dp)
+            self._drow.append(len(siblings))
+            self._cont.append(cont)
+            siblings.append(i)
+            self.endInsertRows()
+        return True
+
+    def display_parent_of(self, entry_id: str) -> QModelIndex:
+        """The index a shown node hangs under (invalid: top level or not shown)."""
+        pos = self._pos.get(entry_id)
+        if pos is None or self._drow[pos] < 0 or self._dparent[pos] == _NO_PARENT:
+            return QModelIndex()
+        dp = self._dparent[pos]
+        return self.createIndex(self._drow[dp], 0, dp)
+
+    def update_row(self, row: TreeRow) -> None:
+        """New facts (e.g. a label) for a known entry."""
+        pos = self._pos.get(row.id)
+        if pos is None:
+            return
+        self._rows[pos] = row
+        self._emit_changed([row.id])
 
     def _emit_changed(self, ids: Iterable[str]) -> None:
         by_parent: dict[int, list[int]] = {}

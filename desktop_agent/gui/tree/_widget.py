@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_agent.gui.tree._model import SessionTreeModel, TreeRole
-from desktop_agent.gui.tree._rows import TreeRow
+from desktop_agent.session import TreeRow, order_rows
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -120,16 +120,19 @@ class BranchTree(QWidget):
         self._path: list[str] = []
 
         self.user_only_box = QCheckBox("User messages only")
+        self.user_only_box.setToolTip("Show only your messages")
         self.user_only_box.setObjectName("branchTreeUserOnly")
         self.user_only_box.toggled.connect(self._on_user_only)
         self.expand_button = QToolButton()
         self.expand_button.setObjectName("branchTreeExpandAll")
-        self.expand_button.setText("Expand all")
+        self.expand_button.setText("⊞")
+        self.expand_button.setToolTip("Expand all")
         self.expand_button.setAutoRaise(True)
         self.expand_button.clicked.connect(self.expand_all)
         self.collapse_button = QToolButton()
         self.collapse_button.setObjectName("branchTreeCollapseAll")
-        self.collapse_button.setText("Collapse all")
+        self.collapse_button.setText("⊟")
+        self.collapse_button.setToolTip("Collapse all")
         self.collapse_button.setAutoRaise(True)
         self.collapse_button.clicked.connect(self.collapse_all)
 
@@ -177,6 +180,27 @@ class BranchTree(QWidget):
         self._model.set_current_path(current_path)
         self._restore_expansion()
         self._reveal_leaf()
+
+    def append_rows(self, rows: list[TreeRow], current_path: list[str]) -> None:
+        """Add the rows of new entries (no reset when they fit at the end), then mark the
+        path; updated rows of known entries (labels) are redrawn in place."""
+        model = self._model
+        new = [r for r in rows if not model.has(r.id)]
+        for row in rows:
+            if model.has(row.id):
+                model.update_row(row)
+        if new and not model.append_rows(new):
+            self.set_rows(order_rows([*model.rows(), *new]), current_path)
+            return
+        self._restoring = True
+        try:
+            for row in new:
+                parent = model.display_parent_of(row.id)
+                if parent.isValid() and str(parent.data(TreeRole.ID)) not in self._collapsed:
+                    self.view.setExpanded(parent, True)
+        finally:
+            self._restoring = False
+        self.set_current_path(current_path)
 
     def set_current_path(self, ids: list[str]) -> None:
         """Highlight the root→leaf path (bold, accent) and scroll the leaf into view."""

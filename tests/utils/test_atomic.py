@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop_agent.config import atomic_write
+from desktop_agent.utils.atomic import atomic_file, atomic_write
 
 
 def test_writes_and_replaces(tmp_path: Path) -> None:
@@ -74,3 +74,21 @@ def test_real_enospc_from_dev_full(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert info.value.errno == errno.ENOSPC
     assert target.read_bytes() == b"old"
     assert os.listdir(tmp_path) == ["f.json"]
+
+
+def test_atomic_file_streams_and_keeps_the_old_file_on_error(tmp_path: Path) -> None:
+    target = tmp_path / "archive.zip"
+    atomic_write(target, b"old")
+
+    def write_half() -> None:
+        with atomic_file(target) as fh:
+            fh.write(b"half of the new")
+            raise RuntimeError("the zip writer failed")
+
+    with pytest.raises(RuntimeError):
+        write_half()
+    assert target.read_bytes() == b"old"
+    assert os.listdir(tmp_path) == ["archive.zip"]
+    with atomic_file(target, mode=0o644) as fh:
+        fh.write(b"new")
+    assert target.read_bytes() == b"new"

@@ -1,0 +1,208 @@
+"""`Presenter`: the workbench's events, drawn on the window's widgets.
+
+Each `Changes` redraws only what it names: a branch switch rebuilds the chat, appended
+entries become new rows of the tree (no rebuild), a list change refills the sidebar.
+Streaming events go straight to the chat pane. Drawing that needs the session off the
+loop's thread (tree previews) runs in one task at a time; `settled` waits for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from desktop_agent.ai import AssistantMessage, ToolResultMessage, UserMessage
+from desktop_agent.gui.chat import ChatItem
+from desktop_agent.utils.text import content_text
+from desktop_agent.workbench import (
+    ApprovalWaitEvent,
+    BranchItem,
+    Changes,
+    Event,
+    MessageEndEvent,
+    MessageStartEvent,
+    MessageUpdateEvent,
+    PersistenceErrorEvent,
+    ToolExecutionStartEvent,
+    ToolExecutionUpdateEvent,
+    Workbench,
+)
+
+if TYPE_CHECKING:
+    from desktop_agent.gui._main_window import MainWindow
+
+log = logging.getLogger("desktop_agent.gui")
+
+
+def chat_item(item: BranchItem) -> ChatItem:
+    return ChatItem(
+        entry_id=item.entry_id,
+        message=item.message,
+        sibling_index=item.sibling_index,
+        sibling_count=item.sibling_count,
+        tool_results=item.tool_results(),
+        label=item.label,
+        attempts=item.attempts(),
+    )
+
+
+class Presenter:
+    """Applies workbench events to a `MainWindow` (see the module docstring)."""
+
+    def __init__(self, window: MainWindow, workbench: Workbench) -> None:
+        self.window = window
+        self.wb = workbench
+        self.messages_shown = 0
+        self._branch = False
+        self._tree_full = False
+        self._tree_new: list[str] = []
+        self._task: asyncio.Task[None] | None = None
+        self._shown = False
+        self._was_running = False
+
+    # ------------------------------------------------------------ entry points
+
+    def on_event(self, event: Event) -> None:
+        if isinstance(event, Changes):
+            self.apply(event)
+        elif isinstance(event, ApprovalWaitEvent):
+            self.window.chat.tool_waiting(event.tool_call_id, event.waiting)
+        else:
+            self._stream(event)
+
+    def shown(self) -> None:
+        """After the first paint: the tree (which the first paint does not wait for)."""
+        self._shown = True
+        self._tree_full = True
+        self._schedule()
+
+    async def settled(self) -> None:
+        """Wait until every scheduled redraw is done."""
+        while self._task is not None and not self._task.done():
+            await asyncio.wait([self._task])
+
+    # ------------------------------------------------------------ changes
+
+    def apply(self, changes: Changes) -> None:
+        w, wb = self.window, self.wb
+        if changes.session:
+            w.center.setCurrentWidget(w.chat_box if wb.session is not None else w.start_page)
+            w.tree.set_rows([], [])
+            self._report_recovery()
+        if changes.session or changes.sessions:
+            w.setWindowTitle(self._title())
+        if changes.session or changes.branch:
+            self._branch = True
+        if changes.session or changes.tree:
+            self._tree_full = True
+            self._tree_new.clear()
+        elif changes.appended:
+            self._tree_new.extend(changes.appended)
+        for item in changes.saved_items:
+            w.chat.saved(item.entry_id, item.role, item.sibling_index, item.sibling_count)
+        if changes.sessions:
+            w.sidebar.set_sessions(wb.rows, wb.ref)
+            w.sidebar.set_trash(wb.trash_rows)
+        if changes.usage:
+            w.status.show_usage(wb.usage, wb.session is not None)
+        if changes.save_state:
+            w.status.show_save(wb.save)
+            w.dialogs.set_pending(wb.save.pending)
+        if changes.notices:
+            w.notices.set_notices(list(wb.notices.values()))
+        if changes.models:
+            choices = wb.model_choices()
+            w.composer.set_models(list(choices.models), choices.current, choices.pending)
+            w.composer.set_thinking_levels(list(choices.levels), choices.level)
+        if changes.draft and not wb.running:
+            w.set_composer_text(wb.draft())
+        if changes.running:
+            self._running_changed()
+        if changes.session and wb.session is not None:
+            w.focus_composer()
+        self._schedule()
+
+    def _running_changed(self) -> None:
+        w, wb = self.window, self.wb
+        w.composer.set_running(wb.running)
+        w.status.progress.setText(wb.progress)
+        if wb.running and not self._was_running:
+            w.chat.follow_bottom()  # the new message is shown even when scrolled up
+        self._was_running = wb.running
+
+    def _title(self) -> str:
+        row = self.wb.row_for(self.wb.ref or "")
+        return f"{row.title} — Desktop Agent" if row is not None else "Desktop Agent"
+
+    def _report_recovery(self) -> None:
+        report, ref = self.wb.recovery, self.wb.ref
+        if report is None or ref is None:
+            return
+        self.wb.recovery = None
+        self.window.dialogs.damaged_session(
+            ref, report, lambda: self.window.spawn(self.window.do(self.wb.repair(ref)))
+        )
+
+    # ------------------------------------------------------------ redraws off the loop
+
+    def _tree_due(self) -> bool:
+        """Tree work waits for the first paint, and for the end of a run: a tree change
+        re-lays out the whole view, which must not stall a reply as it streams."""
+        return self._shown and not self.wb.running and bool(self._tree_full or self._tree_new)
+
+    def _schedule(self) -> None:
+        idle = self._task is None or self._task.done()
+        if idle and (self._branch or self._tree_due()):
+            self._task = asyncio.ensure_future(self._redraw())
+
+    async def _redraw(self) -> None:
+        w, wb = self.window, self.wb
+        while self._branch or self._tree_due():
+            if self._branch:
+                self._branch = False
+                items = await wb.branch()
+                w.chat.set_items([chat_item(i) for i in items])
+                self.messages_shown = len(items)
+                if not self._tree_full:
+                    w.tree.set_current_path(wb.current_path())
+                continue
+            if self._tree_full:
+                self._tree_full = False
+                self._tree_new.clear()
+                session = wb.session
+                rows = await wb.tree_rows()
+                if wb.session is session:
+                    w.tree.set_rows(rows, wb.current_path())
+                continue
+            ids, self._tree_new = self._tree_new, []
+            rows = await wb.tree_rows_for(ids)
+            w.tree.append_rows(rows, wb.current_path())
+
+    # ------------------------------------------------------------ streaming
+
+    def _stream(self, event: Any) -> None:
+        chat = self.window.chat
+        if isinstance(event, MessageStartEvent):
+            if isinstance(event.message, AssistantMessage):
+                chat.begin_stream(event.message)
+            elif isinstance(event.message, UserMessage):
+                chat.append_item(ChatItem(entry_id=None, message=event.message))
+        elif isinstance(event, MessageUpdateEvent):
+            chat.update_stream(event.message)
+        elif isinstance(event, MessageEndEvent):
+            entry_id = getattr(event, "entry_id", None)
+            if isinstance(event.message, AssistantMessage):
+                chat.end_stream(event.message, entry_id)
+            elif isinstance(event.message, ToolResultMessage):
+                chat.tool_finished(event.message.tool_call_id, event.message)
+        elif isinstance(event, ToolExecutionStartEvent):
+            chat.tool_started(event.tool_call_id, event.tool_name, event.args)
+        elif isinstance(event, ToolExecutionUpdateEvent):
+            chat.tool_output(event.tool_call_id, content_text(event.partial_result.content))
+        elif isinstance(event, PersistenceErrorEvent):
+            self.window.dialogs.persistence_error(
+                event,
+                lambda: self.window.spawn(self.window.do(self.wb.retry_saving())),
+                lambda: self.window.spawn(self.window.save_copy()),
+            )

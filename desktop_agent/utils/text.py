@@ -1,0 +1,49 @@
+"""The text of a message: one rule for Copy, export, edit, search and tree previews.
+
+Works on anything shaped like a Pi message or content block, typed or not: pydantic
+messages, msgspec structs and plain JSON dicts. The text of a content is the string
+itself, or its ``text`` blocks joined by a blank line (thinking, images and tool calls
+are not text); a summary message's text is its summary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+BLOCK_SEPARATOR = "\n\n"
+
+
+def _field(obj: Any, name: str) -> Any:
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def text_blocks(content: Any) -> list[str]:
+    """The texts of the ``text`` blocks of a content (a string is one block)."""
+    if isinstance(content, str):
+        return [content]
+    if content is None or isinstance(content, bytes | Mapping) or not isinstance(content, Iterable):
+        return []
+    out: list[str] = []
+    for block in content:
+        if _field(block, "type") == "text":
+            text = _field(block, "text")
+            if isinstance(text, str):
+                out.append(text)
+    return out
+
+
+def content_text(content: Any) -> str:
+    """The text of a message content (see the module docstring)."""
+    return BLOCK_SEPARATOR.join(t for t in text_blocks(content) if t)
+
+
+def message_text(message: Any) -> str:
+    """The text of a message: its content's text, or its summary."""
+    content = _field(message, "content")
+    if content is not None:
+        return content_text(content)
+    summary = _field(message, "summary")
+    return summary if isinstance(summary, str) else ""

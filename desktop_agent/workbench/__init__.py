@@ -1,0 +1,104 @@
+"""The application layer, without Qt: the open session and its harness, session operations,
+drafts, and the views the widgets show (ARCHITECTURE.md §1).
+
+Every operation of `Workbench` returns a `Changes` (and emits it), so each view redraws
+only what changed; the GUI depends on the `SessionStore` protocol, never on one backend.
+The harness's streaming events that the chat draws are re-exported here, so the GUI
+needs no lower layer.
+"""
+
+from desktop_agent.agent import (
+    MessageEndEvent,
+    MessageStartEvent,
+    MessageUpdateEvent,
+    ToolExecutionStartEvent,
+    ToolExecutionUpdateEvent,
+)
+from desktop_agent.harness import HarnessError, MessageSavedEvent, PersistenceErrorEvent
+from desktop_agent.workbench._changes import NOTHING, Changes
+from desktop_agent.workbench._export import (
+    EXPORT_SUFFIX,
+    demote_headings,
+    fence_for,
+    to_html,
+    to_markdown,
+)
+from desktop_agent.workbench._models import Models, label_of
+from desktop_agent.workbench._store import (
+    NEW_SESSION_TITLE,
+    JsonlStore,
+    SessionStore,
+    SqliteStore,
+)
+from desktop_agent.workbench._views import (
+    BranchItem,
+    MessageLoader,
+    ModelChoices,
+    Notice,
+    SaveState,
+    SidebarRow,
+    Usage,
+    branch_items,
+    branch_usage,
+    entries_phrase,
+    error_attempt_text,
+    is_visible,
+    latest_leaf_under,
+    visible_siblings,
+)
+from desktop_agent.workbench._workbench import (
+    LOCAL_PROVIDER,
+    ApprovalWaitEvent,
+    Attachment,
+    Event,
+    Listener,
+    SettingsForm,
+    Workbench,
+    WorkbenchError,
+)
+
+__all__ = [
+    "EXPORT_SUFFIX",
+    "LOCAL_PROVIDER",
+    "NEW_SESSION_TITLE",
+    "NOTHING",
+    "ApprovalWaitEvent",
+    "Attachment",
+    "BranchItem",
+    "Changes",
+    "Event",
+    "HarnessError",
+    "JsonlStore",
+    "Listener",
+    "MessageEndEvent",
+    "MessageLoader",
+    "MessageSavedEvent",
+    "MessageStartEvent",
+    "MessageUpdateEvent",
+    "ModelChoices",
+    "Models",
+    "Notice",
+    "PersistenceErrorEvent",
+    "SaveState",
+    "SessionStore",
+    "SettingsForm",
+    "SidebarRow",
+    "SqliteStore",
+    "ToolExecutionStartEvent",
+    "ToolExecutionUpdateEvent",
+    "Usage",
+    "Workbench",
+    "WorkbenchError",
+    "branch_items",
+    "branch_usage",
+    "demote_headings",
+    "entries_phrase",
+    "error_attempt_text",
+    "fence_for",
+    "is_visible",
+    "label_of",
+    "latest_leaf_under",
+    "to_html",
+    "to_markdown",
+    "visible_siblings",
+]

@@ -1,0 +1,469 @@
+"""`SessionStore`: the sessions the workbench works with, whatever keeps them.
+
+The workbench and the GUI depend on this protocol only. `JsonlStore` keeps Pi-compatible
+files (with the SQLite `SessionIndex` for the list and search, and a trash folder);
+`SqliteStore` keeps every session in one database (its trash is a list of ids beside it).
+A session is named by a *reference* string: its file path (JSONL) or ``sqlite:<id>``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import tempfile
+import zipfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Protocol
+
+from desktop_agent.session import (
+    JsonlSessionRepo,
+    Session,
+    SessionError,
+    SessionIndex,
+    SessionMetadata,
+    SqliteSessionRepo,
+    session_facts,
+)
+from desktop_agent.utils.atomic import atomic_file, atomic_write
+from desktop_agent.utils.text import message_text
+from desktop_agent.workbench._views import SidebarRow
+
+log = logging.getLogger("desktop_agent.workbench")
+
+NEW_SESSION_TITLE = "New session"
+
+
+class SessionStore(Protocol):
+    """What the workbench needs from wherever sessions are kept (see the module doc)."""
+
+    kind: str
+
+    async def start(self) -> None:
+        """Get ready (bring an index in line with the files)."""
+
+    async def sessions(self, query: str | None = None) -> list[SidebarRow]:
+        """Every session, newest activity first; ``query`` searches titles (and content
+        where the store can)."""
+
+    async def trash(self) -> list[SidebarRow]:
+        """Sessions in the trash (``path`` is the trash reference), newest first."""
+
+    async def create(self, cwd: str) -> Session: ...
+
+    async def open(self, ref: str) -> Session: ...
+
+    def ref_of(self, session: Session) -> str: ...
+
+    async def find(self, id_or_ref: str) -> str | None:
+        """The reference of a session given by id or reference, if it exists."""
+
+    async def fork(self, ref: str, cwd: str) -> Session:
+        """A new session holding every entry of ``ref`` (same leaf), open."""
+
+    async def move_to_trash(self, ref: str) -> str | None:
+        """Move a session to the trash; returns its trash reference (None: not found)."""
+
+    async def restore(self, trash_ref: str) -> str:
+        """Put a trashed session back; returns its reference."""
+
+    async def discard(self, ref: str) -> None:
+        """Remove an empty session for good (it holds no message)."""
+
+    async def repair(self, ref: str) -> str:
+        """Write the readable entries of a damaged session to a new session (the damaged
+        one is left as it is); returns the new reference."""
+
+    async def copy_jsonl(self, ref: str, dest: str) -> None:
+        """A Pi-compatible JSONL copy of one session at ``dest``."""
+
+    async def backup(self, dest: str) -> int:
+        """Every session into one zip archive at ``dest``; returns how many."""
+
+    async def changed(self, ref: str) -> None:
+        """``ref`` was written to: refresh what the list knows about it."""
+
+    async def close(self) -> None: ...
+
+
+def _existing_file(path: str) -> str | None:
+    return os.path.abspath(path) if os.path.isfile(path) else None
+
+
+def _meta(path: str) -> SessionMetadata:
+    return SessionMetadata(id="", created_at="", path=path)
+
+
+# --------------------------------------------------------------------------- JSONL
+
+
+class JsonlStore:
+    """Pi-compatible JSONL files under the repo's folder, listed through the index."""
+
+    kind = "jsonl"
+
+    def __init__(self, repo: JsonlSessionRepo, index: SessionIndex | None) -> None:
+        self.repo = repo
+        self.index = index
+        self._trash: list[SidebarRow] | None = None  # read again after a move in or out
+
+    async def start(self) -> None:
+        if self.index is None:
+            return
+        try:
+            await self.index.reconcile()
+        except Exception:
+            log.exception("the session index is unavailable; listing files instead")
+            self.index = None
+
+    async def sessions(self, query: str | None = None) -> list[SidebarRow]:
+        if self.index is not None:
+            try:
+                return [
+                    SidebarRow(
+                        path=s.path,
+                        id=s.id,
+                        cwd=s.cwd or "",
+                        title=s.title,
+                        last_activity=s.last_activity or s.created_at,
+                        problem=s.problem,
+                        message_count=s.message_count,
+                    )
+                    for s in await self.index.sessions(query=query or None)
+                ]
+            except Exception:
+                log.exception("the session index failed; listing files instead")
+                self.index = None
+        rows = [
+            SidebarRow(
+                path=m.path or "",
+                id=m.id,
+                cwd=m.cwd or "",
+                title=Path(m.cwd or "").name or NEW_SESSION_TITLE,
+                last_activity=m.created_at,
+            )
+            for m in await self.repo.list()
+        ]
+        if query:
+            words = query.casefold().split()
+            rows = [r for r in rows if all(w in r.title.casefold() for w in words)]
+        return rows
+
+    async def trash(self) -> list[SidebarRow]:
+        if self._trash is not None:
+            return list(self._trash)
+        rows: list[SidebarRow] = []
+        for item in await self.repo.list_trash():
+            facts = await asyncio.to_thread(session_facts, item.trash_path)
+            rows.append(
+                SidebarRow(
+                    path=item.trash_path,
+                    id=item.session_id or facts.id,
+                    cwd=facts.cwd or "",
+                    title=facts.title,
+                    last_activity=item.deleted_at,
+                    problem=facts.problem,
+                    in_trash=True,
+                    message_count=facts.message_count,
+                )
+            )
+        rows.sort(key=lambda r: r.last_activity, reverse=True)
+        self._trash = rows
+        return list(rows)
+
+    async def create(self, cwd: str) -> Session:
+        return await self.repo.create(cwd=cwd)
+
+    async def open(self, ref: str) -> Session:
+        return await self.repo.open(ref)
+
+    def ref_of(self, session: Session) -> str:
+        return session.metadata.path or ""
+
+    async def find(self, id_or_ref: str) -> str | None:
+        if id_or_ref.endswith(".jsonl"):
+            return await asyncio.to_thread(_existing_file, id_or_ref)
+        for row in await self.sessions():
+            if row.id == id_or_ref:
+                return row.path
+        return None
+
+    async def fork(self, ref: str, cwd: str) -> Session:
+        forked = await self.repo.fork(_meta(ref), cwd=cwd)
+        await self.changed(self.ref_of(forked))
+        return forked
+
+    async def move_to_trash(self, ref: str) -> str | None:
+        item = await self.repo.delete(_meta(ref))
+        self._trash = None
+        if self.index is not None:
+            await self.index.forget(ref)
+        return item.trash_path if item is not None else None
+
+    async def restore(self, trash_ref: str) -> str:
+        for item in await self.repo.list_trash():
+            if item.trash_path == trash_ref:
+                meta = await self.repo.restore(item)
+                self._trash = None
+                path = meta.path or item.original_path
+                await self.changed(path)
+                return path
+        raise SessionError("not_found", f"{trash_ref} is no longer in the trash")
+
+    async def discard(self, ref: str) -> None:
+        def remove() -> None:
+            for name in (ref, ref + ".lock"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(name)
+
+        await asyncio.to_thread(remove)
+        if self.index is not None:
+            await self.index.forget(ref)
+
+    async def repair(self, ref: str) -> str:
+        meta = await self.repo.repair(_meta(ref))
+        path = meta.path or ""
+        await self.changed(path)
+        return path
+
+    async def copy_jsonl(self, ref: str, dest: str) -> None:
+        data = await asyncio.to_thread(Path(ref).read_bytes)
+        await asyncio.to_thread(atomic_write, dest, data, mode=0o644)
+
+    async def backup(self, dest: str) -> int:
+        root = Path(self.repo.sessions_root)
+
+        def run() -> int:
+            files = sorted(root.rglob("*.jsonl"))
+            with (
+                atomic_file(dest) as fh,
+                zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED) as archive,
+            ):
+                for file in files:
+                    archive.write(file, str(file.relative_to(root)))
+            return len(files)
+
+        return await asyncio.to_thread(run)
+
+    async def changed(self, ref: str) -> None:
+        if self.index is not None and ref:
+            try:
+                await self.index.update_file(ref)
+            except Exception:
+                log.exception("could not update the session index for %s", ref)
+
+    async def close(self) -> None:
+        if self.index is not None:
+            await asyncio.to_thread(self.index.close)
+
+
+# --------------------------------------------------------------------------- SQLite
+
+SQLITE_PREFIX = "sqlite:"
+
+
+@dataclass(frozen=True)
+class _Facts:
+    entry_count: int
+    title: str
+    last_activity: str
+    message_count: int
+
+
+async def _facts_of(session: Session) -> _Facts:
+    raw = session.raw_entries()
+    first: str | None = None
+    messages = 0
+    for entry_id, _parent, kind, _ts, _line in raw:
+        if kind == "message":
+            messages += 1
+            if first is None and session.entry_kind(entry_id)[1] == "user":
+                text = " ".join(message_text(session.get_message(entry_id)).split())
+                first = text[:200] or None
+    name = await session.get_session_name()
+    last = raw[-1][3] if raw else session.metadata.created_at
+    return _Facts(len(raw), name or first or NEW_SESSION_TITLE, last, messages)
+
+
+class SqliteStore:
+    """Every session in one SQLite database (`SqliteSessionRepo`).
+
+    Titles come from reading each session once (cached by its entry count); the trash
+    is a small JSON file of ids beside the database (a trashed session stays in the
+    database until it is restored)."""
+
+    kind = "sqlite"
+
+    def __init__(self, repo: SqliteSessionRepo, trash_file: Path) -> None:
+        self.repo = repo
+        self.trash_file = trash_file
+        self._facts: dict[str, _Facts] = {}
+        self._trashed: dict[str, dict[str, str]] | None = None
+
+    @staticmethod
+    def _id(ref: str) -> str:
+        return ref[len(SQLITE_PREFIX) :] if ref.startswith(SQLITE_PREFIX) else ref
+
+    def _meta(self, ref: str) -> SessionMetadata:
+        return SessionMetadata(id=self._id(ref), created_at="")
+
+    async def _trash_entries(self) -> dict[str, dict[str, str]]:
+        if self._trashed is None:
+
+            def read() -> dict[str, dict[str, str]]:
+                try:
+                    data = json.loads(self.trash_file.read_bytes())
+                except FileNotFoundError:
+                    return {}
+                except (OSError, ValueError):
+                    log.warning("the trash list %s is unreadable; starting empty", self.trash_file)
+                    return {}
+                return {str(k): dict(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+            self._trashed = await asyncio.to_thread(read)
+        return self._trashed
+
+    async def _save_trash(self, entries: dict[str, dict[str, str]]) -> None:
+        data = json.dumps(entries, indent=1).encode()
+        await asyncio.to_thread(atomic_write, self.trash_file, data)
+        self._trashed = entries
+
+    async def start(self) -> None:
+        await self._trash_entries()
+
+    async def _facts_for(self, meta: SessionMetadata) -> _Facts:
+        cached = self._facts.get(meta.id)
+        if cached is not None:
+            return cached
+        try:
+            session = await self.repo.open(meta)
+        except SessionError as exc:
+            return _Facts(0, exc.message, meta.created_at, -1)
+        try:
+            facts = await _facts_of(session)
+        finally:
+            session.get_storage().force_close()
+        self._facts[meta.id] = facts
+        return facts
+
+    async def _rows(self, metas: Iterable[SessionMetadata], trash: bool) -> list[SidebarRow]:
+        trashed = await self._trash_entries()
+        rows: list[SidebarRow] = []
+        for meta in metas:
+            facts = await self._facts_for(meta)
+            rows.append(
+                SidebarRow(
+                    path=(SQLITE_PREFIX if not trash else "sqlite-trash:") + meta.id,
+                    id=meta.id,
+                    cwd=meta.cwd or "",
+                    title=facts.title,
+                    last_activity=trashed[meta.id]["deleted_at"] if trash else facts.last_activity,
+                    in_trash=trash,
+                    message_count=facts.message_count,
+                )
+            )
+        rows.sort(key=lambda r: r.last_activity, reverse=True)
+        return rows
+
+    async def sessions(self, query: str | None = None) -> list[SidebarRow]:
+        trashed = await self._trash_entries()
+        metas = [m for m in await self.repo.list() if m.id not in trashed]
+        rows = await self._rows(metas, trash=False)
+        if query:
+            words = query.casefold().split()
+            rows = [r for r in rows if all(w in r.title.casefold() for w in words)]
+        return rows
+
+    async def trash(self) -> list[SidebarRow]:
+        trashed = await self._trash_entries()
+        metas = [m for m in await self.repo.list() if m.id in trashed]
+        return await self._rows(metas, trash=True)
+
+    async def create(self, cwd: str) -> Session:
+        return await self.repo.create(cwd=cwd)
+
+    async def open(self, ref: str) -> Session:
+        trashed = await self._trash_entries()
+        if self._id(ref) in trashed:
+            raise SessionError("not_found", "This session is in the trash")
+        return await self.repo.open(self._meta(ref))
+
+    def ref_of(self, session: Session) -> str:
+        return SQLITE_PREFIX + session.metadata.id
+
+    async def find(self, id_or_ref: str) -> str | None:
+        wanted = self._id(id_or_ref)
+        for meta in await self.repo.list():
+            if meta.id == wanted:
+                return SQLITE_PREFIX + meta.id
+        return None
+
+    async def fork(self, ref: str, cwd: str) -> Session:
+        return await self.repo.fork(self._meta(ref), cwd=cwd)
+
+    async def move_to_trash(self, ref: str) -> str | None:
+        session_id = self._id(ref)
+        if await self.find(session_id) is None:
+            return None
+        entries = dict(await self._trash_entries())
+        entries[session_id] = {"deleted_at": datetime.now(UTC).isoformat()}
+        await self._save_trash(entries)
+        return "sqlite-trash:" + session_id
+
+    async def restore(self, trash_ref: str) -> str:
+        session_id = trash_ref.removeprefix("sqlite-trash:")
+        entries = dict(await self._trash_entries())
+        if entries.pop(session_id, None) is None:
+            raise SessionError("not_found", f"{trash_ref} is no longer in the trash")
+        await self._save_trash(entries)
+        return SQLITE_PREFIX + session_id
+
+    async def discard(self, ref: str) -> None:
+        await self.repo.delete(self._meta(ref))
+        self._facts.pop(self._id(ref), None)
+
+    async def repair(self, ref: str) -> str:
+        source = await self.repo.open(self._meta(ref))
+        cwd = source.metadata.cwd or ""
+        source.get_storage().force_close()
+        repaired = await self.repo.fork(self._meta(ref), cwd=cwd)
+        new_ref = self.ref_of(repaired)
+        await repaired.close()
+        return new_ref
+
+    async def copy_jsonl(self, ref: str, dest: str) -> None:
+        session = await self.repo.open(self._meta(ref))
+        try:
+            await session.save_copy(dest)
+        finally:
+            session.get_storage().force_close()
+
+    async def backup(self, dest: str) -> int:
+        with tempfile.TemporaryDirectory(prefix="desktop-agent-backup-") as tmp:
+            names: list[str] = []
+            for meta in await self.repo.list():
+                name = f"{meta.id}.jsonl"
+                await self.copy_jsonl(SQLITE_PREFIX + meta.id, os.path.join(tmp, name))
+                names.append(name)
+
+            def run() -> None:
+                with (
+                    atomic_file(dest) as fh,
+                    zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED) as archive,
+                ):
+                    for name in names:
+                        archive.write(os.path.join(tmp, name), name)
+
+            await asyncio.to_thread(run)
+        return len(names)
+
+    async def changed(self, ref: str) -> None:
+        self._facts.pop(self._id(ref), None)
+
+    async def close(self) -> None:
+        await self.repo.close()

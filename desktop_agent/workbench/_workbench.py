@@ -1,0 +1,1106 @@
+"""`Workbench`: the open session, its harness, and everything a person does with them.
+
+Plain asyncio, no Qt (ARCHITECTURE.md §1). The window calls these operations and listens:
+each operation returns a `Changes` and emits it to every listener, and the harness's
+streaming events are passed on as they come, so the chat can draw a reply while it
+streams. The workbench builds the harness of the open session (the window never does).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import json
+import logging
+import os
+import time
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, TypeAlias
+
+from desktop_agent.agent import TurnStartEvent
+from desktop_agent.ai import (
+    AssistantMessage,
+    ImageContent,
+    Model,
+    clamp_thinking_level,
+    supported_thinking_levels,
+    warm_up,
+)
+from desktop_agent.config import (
+    ApprovalRule,
+    AppState,
+    ProviderSettings,
+    SendKey,
+    ServerApi,
+    Settings,
+    draft_key,
+)
+from desktop_agent.harness import (
+    AgentHarness,
+    AutoRetryEndEvent,
+    AutoRetryStartEvent,
+    CompactionEndEvent,
+    CompactionStartEvent,
+    HarnessError,
+    HarnessEvent,
+    HarnessSettings,
+    MessageSavedEvent,
+    PersistenceErrorEvent,
+    PersistenceRestoredEvent,
+    SavePointEvent,
+    SessionCompactEvent,
+    restore_settings,
+)
+from desktop_agent.session import (
+    RecoveryReport,
+    Session,
+    SessionError,
+    SessionWriteError,
+    TreeRow,
+    rows_for_entries,
+    rows_from_session,
+)
+from desktop_agent.tools import (
+    ApprovalDecision,
+    ApprovalPolicy,
+    ApprovalRequest,
+    Tool,
+    Workspace,
+    built_in_tools,
+)
+from desktop_agent.utils import Redactor
+from desktop_agent.workbench._changes import NOTHING, Changes
+from desktop_agent.workbench._models import Models
+from desktop_agent.workbench._store import SessionStore
+from desktop_agent.workbench._views import (
+    BranchItem,
+    MessageLoader,
+    ModelChoices,
+    Notice,
+    SaveState,
+    SidebarRow,
+    Usage,
+    branch_items,
+    branch_usage,
+    entries_phrase,
+    is_visible,
+    latest_leaf_under,
+    visible_siblings,
+)
+
+log = logging.getLogger("desktop_agent.workbench")
+
+DRAFT_SAVE_DELAY_S = 2.0
+
+
+def _is_dir(path: str) -> bool:
+    return bool(path) and os.path.isdir(path)
+
+
+class WorkbenchError(Exception):
+    """An operation was not possible now; ``str()`` is a sentence for the user."""
+
+
+@dataclass(frozen=True)
+class Attachment:
+    """A file to send with a prompt: images go as images, text files as quoted text."""
+
+    name: str
+    mime_type: str
+    data: bytes
+
+    @property
+    def is_image(self) -> bool:
+        return self.mime_type.startswith("image/")
+
+
+@dataclass(frozen=True)
+class ApprovalWaitEvent:
+    """A tool call waits for the user's approval (``waiting``), or no longer does."""
+
+    tool_call_id: str
+    waiting: bool
+    type: str = "approval_wait"
+
+
+@dataclass(frozen=True)
+class SettingsForm:
+    """The Settings dialog's fields. ``keys``: keys typed now, by provider (never read
+    back: ``has_key`` only says whether one is set)."""
+
+    local_url: str | None = None
+    local_protocol: ServerApi = "openai-completions"
+    discover_local_servers: bool = True
+    default_model: str | None = None
+    send_key: SendKey = "enter"
+    approval: dict[str, ApprovalRule] = field(default_factory=dict)
+    keys: dict[str, str] = field(default_factory=dict)
+    models: tuple[tuple[str, str], ...] = ()
+    has_key: dict[str, bool] = field(default_factory=dict)
+    keychain_problem: str | None = None
+    where_kept: str = ""
+
+
+LOCAL_PROVIDER = "local"
+
+Event: TypeAlias = Changes | HarnessEvent | ApprovalWaitEvent
+Listener = Callable[[Event], None]
+Approver = Callable[[ApprovalRequest], Awaitable[ApprovalDecision | None]]
+
+
+class Workbench:
+    """The application layer between the window and the harness (see the module doc)."""
+
+    def __init__(
+        self,
+        *,
+        store: SessionStore,
+        models: Models,
+        settings: Settings,
+        state: AppState,
+        save_settings: Callable[[Settings], None],
+        save_state: Callable[[AppState], None],
+        forbidden_roots: Sequence[Path] = (),
+        tool_output_dir: Path | None = None,
+        recovery_dir: Path | None = None,
+        tools: Callable[[], list[Tool[Any]]] = built_in_tools,
+        harness_settings: HarnessSettings | None = None,
+        redactor: Redactor | None = None,
+    ) -> None:
+        self.store = store
+        self.models = models
+        self.settings = settings
+        self.state = state
+        self._save_settings = save_settings
+        self._save_state = save_state
+        self.forbidden_roots = list(forbidden_roots)
+        self.tool_output_dir = tool_output_dir
+        self.recovery_dir = recovery_dir
+        self._tools = tools
+        self.harness_settings = harness_settings
+        self.redactor = redactor
+        """Shared with the log filter: secrets (and the app's keys) redacted before saving."""
+        self.session: Session | None = None
+        self.harness: AgentHarness | None = None
+        self.ref: str | None = None
+        self.recovery: RecoveryReport | None = None
+        """What opening the current session had to work around (shown once)."""
+        self.usage = Usage()
+        self.save = SaveState()
+        self.notices: dict[str, Notice] = {}
+        self._actions: dict[str, Callable[[], Coroutine[Any, Any, Changes]]] = {}
+        self.rows: list[SidebarRow] = []
+        self.trash_rows: list[SidebarRow] = []
+        self.query = ""
+        self.running = False
+        self.progress = ""
+        self.waiting_approval: set[str] = set()
+        self.approver: Approver | None = None
+        self._listeners: list[Listener] = []
+        self._loader: MessageLoader | None = None
+        self._unsubscribe: Callable[[], None] | None = None
+        self._reported = 0  # entries of the open session that listeners know of
+        self._restoring_model = False  # the saved model's server has not answered yet
+        self._saved_model_key: str | None = None
+        self._run: asyncio.Task[Any] | None = None
+        self._run_failed = False
+        self._run_failures = 0
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._draft_timer: asyncio.TimerHandle | None = None
+        models.changed = self._on_models_changed
+
+    # ------------------------------------------------------------ listeners, tasks
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def _emit(self, event: Event) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(event)
+            except Exception:
+                log.exception("a workbench listener failed on %s", type(event).__name__)
+
+    def _changed(self, changes: Changes) -> Changes:
+        """Add what was appended since the last report, then tell every listener."""
+        session = self.session
+        if session is not None and session.entry_count > self._reported:
+            new = tuple(r[0] for r in session.raw_entries()[self._reported :])
+            self._reported = session.entry_count
+            changes = changes | Changes(appended=new)
+        if not changes.empty:
+            self._emit(changes)
+        return changes
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        """Run background work owned by the workbench (awaited by `aclose`)."""
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+        return task
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and (exc := task.exception()) is not None:
+            log.error("background work failed", exc_info=exc)
+
+    async def start(self) -> None:
+        """Keys, the store, then model discovery in the background (never awaited here:
+        a server that accepts and never answers must not delay the first paint)."""
+        await self.models.load_keys()
+        await self.store.start()
+        self.spawn(self.models.discover())
+        await self.refresh_sessions()
+
+    async def warm_up(self) -> None:
+        """After the first paint: import the SDKs of usable models (seconds, on a thread)."""
+        await warm_up(sorted({m.api for m in self.models.usable()}))
+
+    async def aclose(self) -> None:
+        """Wait for background work, then close the store."""
+        if self._draft_timer is not None:
+            self._draft_timer.cancel()
+        for task in list(self._tasks):
+            task.cancel()
+        while self._tasks:
+            await asyncio.wait(list(self._tasks))
+        await self.store.close()
+
+    # ------------------------------------------------------------ views
+
+    @property
+    def read_only(self) -> bool:
+        return self.session is not None and self.session.read_only
+
+    async def branch(self) -> list[BranchItem]:
+        """The current branch for the chat (see `branch_items`)."""
+        if self.session is None:
+            return []
+        return await branch_items(self.session, self._loader)
+
+    async def context_size(self) -> int:
+        """How many messages the model would see now (Pi's ``buildSessionContext``)."""
+        if self.session is None:
+            return 0
+        return len((await self.session.build_context(lenient=True)).messages)
+
+    def current_path(self) -> list[str]:
+        """Root-first entry ids of the current branch."""
+        return self.session.branch_ids(lenient=True) if self.session is not None else []
+
+    async def tree_rows(self) -> list[TreeRow]:
+        """Every node of the open session's tree (previews decoded off the loop)."""
+        return await rows_from_session(self.session) if self.session is not None else []
+
+    async def tree_rows_for(self, entry_ids: Sequence[str]) -> list[TreeRow]:
+        """Rows of appended entries; a label entry gives its target's row, relabelled."""
+        session = self.session
+        if session is None:
+            return []
+        ids: list[str] = []
+        for entry_id in entry_ids:
+            if session.entry_kind(entry_id)[0] == "label":
+                entry = await session.get_entry(entry_id)
+                target = getattr(entry, "target_id", None)
+                if isinstance(target, str) and target not in ids:
+                    ids.append(target)
+            elif entry_id not in ids:
+                ids.append(entry_id)
+        return await rows_for_entries(session, ids)
+
+    def model_key(self) -> str | None:
+        model = self.harness.model if self.harness is not None else None
+        return model.key if model is not None else None
+
+    def model_choices(self) -> ModelChoices:
+        harness = self.harness
+        model = harness.model if harness is not None else None
+        pending = None
+        if model is None and self.session is not None and self._restoring_model:
+            pending = self._saved_model_key
+        levels = tuple(str(x) for x in supported_thinking_levels(model))
+        return ModelChoices(
+            models=tuple(self.models.choices()),
+            current=model.key if model is not None else pending,
+            levels=levels,
+            level=harness.thinking_level if harness is not None else "off",
+            pending=pending,
+        )
+
+    def notice_texts(self) -> list[str]:
+        return [n.text for n in self.notices.values()]
+
+    def draft(self) -> str:
+        key = self._draft_key()
+        return self.state.drafts.get(key, "") if key else ""
+
+    def default_workspace(self) -> str | None:
+        if self.session is not None and self.session.metadata.cwd:
+            return self.session.metadata.cwd
+        return self.state.last_workspace
+
+    def row_for(self, ref: str) -> SidebarRow | None:
+        return next((r for r in self.rows if r.path == ref), None)
+
+    # ------------------------------------------------------------ notices
+
+    def notify(
+        self,
+        key: str,
+        text: str | None,
+        action: tuple[str, Callable[[], Coroutine[Any, Any, Changes]]] | None = None,
+    ) -> Changes:
+        """Show (or with ``text`` None, drop) the notice of one cause."""
+        if text is None:
+            if self.notices.pop(key, None) is None:
+                return NOTHING
+            self._actions.pop(key, None)
+        else:
+            self.notices[key] = Notice(key, text, action[0] if action else None)
+            if action is not None:
+                self._actions[key] = action[1]
+            else:
+                self._actions.pop(key, None)
+        return Changes(notices=True)
+
+    async def notice_action(self, key: str) -> Changes:
+        """Run a notice's action (e.g. Undo) once."""
+        action = self._actions.pop(key, None)
+        changes = self.notify(key, None)
+        if action is not None:
+            changes = changes | await action()
+        return self._changed(changes)
+
+    async def dismiss(self, key: str) -> Changes:
+        return self._changed(self.notify(key, None))
+
+    # ------------------------------------------------------------ the session list
+
+    async def refresh_sessions(self, query: str | None = None) -> Changes:
+        if query is not None:
+            self.query = query
+        try:
+            self.rows = await self.store.sessions(self.query or None)
+            self.trash_rows = await self.store.trash()
+        except (OSError, SessionError) as exc:
+            log.warning("could not list the sessions: %s", exc)
+        return self._changed(Changes(sessions=True))
+
+    # ------------------------------------------------------------ opening and closing
+
+    async def restore(
+        self, target: str | None = None, *, new: bool = False, workspace: str | None = None
+    ) -> Changes:
+        """At launch: ``target``, else a new session when asked, else the last session
+        (of the last workspace), else nothing (the start page). ``workspace`` (given on
+        the command line) becomes the folder of new sessions."""
+        if workspace:
+            self.state.last_workspace = workspace
+        if target is not None:
+            ref = await self.store.find(target)
+            if ref is None:
+                return self._changed(self.notify("open", f"No session {target} was found."))
+            return await self.open(ref)
+        if new or (self.settings.restore == "new" and (workspace or self.state.last_workspace)):
+            return await self.new_session(workspace)
+        last = self.state.last_session_path
+        if last and await self.store.find(last):
+            return await self.open(last)
+        wanted = workspace or self.state.last_workspace
+        rows = [r for r in self.rows if r.cwd == wanted] or self.rows
+        if rows:
+            return await self.open(rows[0].path)
+        return self._changed(Changes.everything())
+
+    async def open(self, ref: str) -> Changes:
+        if ref == self.ref:
+            return NOTHING
+        self._check_idle("switching sessions")
+        session = await self.store.open(ref)
+        await self._leave()
+        return await self._adopt(session)
+
+    async def new_session(self, cwd: str | None = None) -> Changes:
+        """The one way a session starts: it records its model, thinking level and tools."""
+        workspace = cwd or self.default_workspace()
+        if not workspace:
+            raise WorkbenchError("Choose the project folder for the new session first.")
+        self._check_idle("starting a new session")
+        await self._leave()
+        session = await self.store.create(str(workspace))
+        changes = await self._adopt(session)
+        harness = self.harness
+        if harness is not None:
+            if harness.model is not None:
+                await session.append_model_change(harness.model.provider, harness.model.id)
+            await session.append_thinking_level_change(harness.thinking_level)
+            if harness.active_tool_names:
+                await session.append_active_tools_change(harness.active_tool_names)
+            await self._sync(session)
+        await self.store.changed(self.ref or "")
+        return self._changed(changes | await self.refresh_sessions())
+
+    async def _adopt(self, session: Session) -> Changes:
+        """Make ``session`` the open one: its harness, views, and what to remember."""
+        self.session = session
+        self.ref = self.store.ref_of(session)
+        self.recovery = session.recovery
+        self._loader = MessageLoader(session)
+        self._reported = session.entry_count
+        await self._start_harness(session)
+        self.save = SaveState("read_only" if session.read_only else "saved")
+        self.state.last_session_path = self.ref
+        self.state.last_workspace = session.metadata.cwd or self.state.last_workspace
+        self._remember()
+        changes = Changes.everything() | await self.refresh_sessions()
+        return self._changed(changes)
+
+    async def _start_harness(self, session: Session) -> None:
+        """Build the harness with the session's saved model, thinking level and tools.
+
+        A saved model whose server is still being listed is waited for (no fallback, no
+        notice yet): the harness then has no model until the server answers."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        context = await session.build_context(lenient=True)
+        has_thinking = any(
+            session.entry_kind(i)[0] == "thinking_level_change"
+            for i in session.branch_ids(lenient=True)
+        )
+        tools = self._tools()
+        restored = restore_settings(
+            context,
+            self.models.registry,
+            has_key=self.models.has_key,
+            available_tools=[t.name for t in tools],
+            has_thinking_entry=has_thinking,
+            default_model=self.settings.default_model,
+            default_thinking_level=self.settings.default_thinking_level,
+        )
+        model: Model | None = restored.model
+        notice = restored.notice
+        saved = context.model
+        self._saved_model_key = f"{saved.provider}/{saved.model_id}" if saved else None
+        self._restoring_model = False
+        if saved is not None and notice is not None and self.models.pending(saved.provider):
+            url = self.models.server_url(saved.provider) or saved.provider
+            model, notice = None, f"Connecting to {url} for {self._saved_model_key}…"
+            self._restoring_model = True
+        cwd = session.metadata.cwd or ""
+        workspace: Workspace | None = None
+        exists = await asyncio.to_thread(_is_dir, cwd)
+        if exists:
+            workspace = Workspace(cwd, forbidden_roots=self.forbidden_roots)
+        policy = ApprovalPolicy(self._approve, rules=dict(self.settings.approval))
+        harness = AgentHarness(
+            session=session,
+            model=model,
+            tools=tools if workspace is not None else [],
+            thinking_level=restored.thinking_level,
+            active_tool_names=restored.active_tool_names,
+            get_api_key=self.models.get_api_key,
+            workspace=workspace,
+            approval_policy=policy,
+            tool_output_dir=self.tool_output_dir,
+            settings=self.harness_settings,
+            redactor=self.redactor,
+        )
+        self._unsubscribe = harness.subscribe(self._on_harness_event)
+        self.harness = harness
+        self.notify("model", notice)
+        missing = None
+        if workspace is None:
+            missing = (
+                f"The project folder {cwd} does not exist here: the agent can chat but not "
+                "use its tools."
+            )
+        self.notify("workspace", missing)
+        self.usage = branch_usage(session, model.context_window if model else 0)
+
+    def _on_models_changed(self) -> None:
+        """Discovery or a new key: a session waiting for its model may get it now."""
+        problems = self.models.problems
+        self.notify("servers", " ".join(problems[n] for n in sorted(problems)) or None)
+        harness = self.harness
+        needs = harness is not None and (harness.model is None or "model" in self.notices)
+        if needs and harness is not None and harness.is_idle and self.session is not None:
+            self.spawn(self._restart_harness())
+        else:
+            self._changed(Changes(models=True, notices=True))
+
+    async def _restart_harness(self) -> None:
+        if self.session is not None and self.harness is not None and self.harness.is_idle:
+            await self._start_harness(self.session)
+        self._changed(Changes(models=True, notices=True, usage=True))
+
+    async def _leave(self) -> None:
+        """Close the open session (discarding it when it is an empty "New session")."""
+        session, ref = self.session, self.ref
+        if session is None or ref is None:
+            return
+        self._remember()
+        empty = not any(k == "message" for _i, _p, k, _t, _r in session.raw_entries())
+        draft = self.state.drafts.get(self._draft_key() or "", "")
+        try:
+            await session.close()
+        except SessionWriteError:
+            pass
+        if not session.closed:
+            raise WorkbenchError(
+                f"{entries_phrase(session.pending_count)} of this session could not be saved:"
+                " retry saving, or save a copy, first."
+            )
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        self.session, self.harness, self.ref, self._loader = None, None, None, None
+        self.recovery = None
+        for key in ("model", "workspace", "save"):
+            self.notify(key, None)
+        if empty and not draft and not session.read_only:
+            await self.store.discard(ref)
+        else:
+            await self.store.changed(ref)
+
+    async def close(self) -> Changes:
+        """Close the open session (the start page shows)."""
+        self._check_idle("closing the session")
+        await self._leave()
+        self.usage, self.save = Usage(), SaveState()
+        return self._changed(Changes.everything() | await self.refresh_sessions())
+
+    # ------------------------------------------------------------ running
+
+    def _check_idle(self, what: str) -> None:
+        if self.harness is not None and not self.harness.is_idle:
+            raise WorkbenchError(f"Stop the agent before {what}.")
+
+    async def send(self, text: str, attachments: Sequence[Attachment] = ()) -> Changes:
+        """Run one prompt to the end (its events reach listeners as they come)."""
+        if self._restoring_model:
+            await self.models.settled()
+        harness = self.harness
+        if harness is None or harness.model is None:
+            key = self._draft_key()
+            if key:
+                self.state.drafts[key] = text
+            raise WorkbenchError(
+                self.notices["model"].text
+                if "model" in self.notices
+                else "No model is available: add an API key or a local server in Settings."
+            )
+        images: list[ImageContent] = []
+        for att in attachments:
+            if att.is_image:
+                images.append(
+                    ImageContent(data=base64.b64encode(att.data).decode(), mime_type=att.mime_type)
+                )
+            else:
+                body = att.data.decode("utf-8", "replace")
+                text += f"\n\n<file name={json.dumps(att.name)}>\n{body}\n</file>"
+        self.state.drafts.pop(self._draft_key() or "", None)
+        return await self._run_with(lambda: harness.prompt(text, images))
+
+    async def retry(self) -> Changes:
+        """Send the failed request again (the Retry button of an error card)."""
+        harness = self.harness
+        if harness is None or not harness.is_idle:
+            return NOTHING
+        return await self._run_with(harness.continue_run, fold=True)
+
+    async def _run_with(
+        self, start: Callable[[], Awaitable[Any]], *, fold: bool = False
+    ) -> Changes:
+        """Run the harness; ``fold``: the branch ends in a failure that this run retries."""
+        self.running = True
+        self._run_failed = fold
+        self._run_failures = 0
+        self.notify("run", None)
+        self.notify("error", None)
+        self._changed(Changes(running=True, draft=True, notices=True))
+        task = asyncio.ensure_future(start())
+        self._run = task
+        try:
+            await task
+        except HarnessError as exc:
+            self.notify("run", exc.message)
+        finally:
+            self._run = None
+            self.running = False
+            self.progress = ""
+            if self.ref:
+                await self.store.changed(self.ref)
+        # Failed attempts fold into the answer once it came: then the chat redraws the
+        # branch; otherwise what streamed in is what the branch is.
+        return self._changed(
+            Changes(running=True, branch=self._run_failed, save_state=True, notices=True)
+            | await self.refresh_sessions()
+        )
+
+    async def wait_for_run(self) -> None:
+        if self._run is not None:
+            await asyncio.wait([self._run])
+
+    async def stop(self) -> Changes:
+        if self.harness is not None and not self.harness.is_idle:
+            await self.harness.abort()
+        return NOTHING
+
+    async def steer(self, text: str) -> Changes:
+        if self.harness is not None and not self.harness.is_idle:
+            await self.harness.steer(text)
+            return NOTHING
+        return await self.send(text)
+
+    async def follow_up(self, text: str) -> Changes:
+        if self.harness is not None and not self.harness.is_idle:
+            await self.harness.follow_up(text)
+            return NOTHING
+        return await self.send(text)
+
+    def _on_harness_event(self, event: HarnessEvent) -> None:
+        changes = NOTHING
+        if isinstance(event, MessageSavedEvent):
+            self._emit(event)
+            message = event.message
+            if isinstance(message, AssistantMessage):
+                self.usage = self.usage.add(message)
+                changes = Changes(usage=True)
+                # Failed attempts fold into one card: the chat redraws the branch when a
+                # failure was retried (a second failure, or an answer after one).
+                failed = message.stop_reason == "error"
+                self._run_failed |= self._run_failures > 0
+                self._run_failures += failed
+            item = self._item_for(event.entry_id)
+            if item is not None:
+                changes = changes | Changes(saved_items=(item,))
+            if self.save.status == "not_saved" and self.session is not None:
+                self.save = replace(self.save, pending=self.session.pending_count)
+                changes = changes | Changes(save_state=True)
+            self._changed(changes)
+            return
+        if isinstance(event, TurnStartEvent) and self.save.status != "not_saved":
+            self.save = SaveState("saving")
+            changes = Changes(save_state=True)
+        elif isinstance(event, SavePointEvent):
+            pending = self.session.pending_count if self.session else 0
+            if event.saved:
+                self.save = SaveState("saved")
+            else:
+                self.save = SaveState("not_saved", pending, self.save.detail)
+            changes = Changes(save_state=True)
+        elif isinstance(event, PersistenceErrorEvent):
+            pending = self.session.pending_count if self.session else event.pending_count
+            self.save = SaveState("not_saved", pending, event.message)
+            changes = Changes(save_state=True)
+        elif isinstance(event, PersistenceRestoredEvent):
+            self.save = SaveState("saved")
+            changes = Changes(save_state=True)
+        elif isinstance(event, AutoRetryStartEvent):
+            self.progress = (
+                f"The request failed; retrying in {event.delay_ms / 1000:.0f} s"
+                f" (attempt {event.attempt} of {event.max_attempts})"
+            )
+            changes = Changes(running=True)
+        elif isinstance(event, AutoRetryEndEvent | CompactionEndEvent):
+            self.progress = ""
+            changes = Changes(running=True)
+        elif isinstance(event, CompactionStartEvent):
+            self.progress = "Compacting the conversation…"
+            changes = Changes(running=True)
+        elif isinstance(event, SessionCompactEvent):
+            changes = Changes(branch=True, usage=True)
+        self._emit(event)
+        self._changed(changes)
+
+    def _item_for(self, entry_id: str | None) -> BranchItem | None:
+        """The branch item of a just-saved visible message (with its siblings)."""
+        session = self.session
+        if session is None or entry_id is None or self._loader is None:
+            return None
+        if not is_visible(session, entry_id):
+            return None
+        kind, role = session.entry_kind(entry_id)
+        siblings = visible_siblings(session, entry_id)
+        return BranchItem(
+            entry_id=entry_id,
+            kind=kind,
+            role=role,
+            load=self._loader,
+            sibling_index=siblings.index(entry_id) if entry_id in siblings else 0,
+            sibling_count=max(1, len(siblings)),
+        )
+
+    async def _approve(self, request: ApprovalRequest) -> ApprovalDecision | None:
+        self.waiting_approval.add(request.call_id)
+        self._emit(ApprovalWaitEvent(request.call_id, True))
+        try:
+            if self.approver is None:
+                return ApprovalDecision.DENY
+            return await self.approver(request)
+        finally:
+            self.waiting_approval.discard(request.call_id)
+            self._emit(ApprovalWaitEvent(request.call_id, False))
+
+    # ------------------------------------------------------------ branches
+
+    def _need_harness(self) -> AgentHarness:
+        if self.harness is None:
+            raise WorkbenchError("No session is open.")
+        self._check_idle("switching branches")
+        return self.harness
+
+    async def navigate(self, entry_id: str, *, summarize: bool = False) -> Changes:
+        """Move the leaf onto ``entry_id`` (the one route of every leaf move)."""
+        harness = self._need_harness()
+        if self.session is not None and entry_id == self.session.leaf_id():
+            return NOTHING
+        if summarize:
+            self.progress = "Summarizing the branch you are leaving…"
+            self._changed(Changes(running=True))
+        try:
+            await harness.navigate_tree(entry_id, summarize=summarize, exact=True)
+        finally:
+            self.progress = ""
+        return await self._branch_moved()
+
+    async def _branch_moved(self) -> Changes:
+        session = self.session
+        model = self.harness.model if self.harness else None
+        if session is not None:
+            self.usage = branch_usage(session, model.context_window if model else 0)
+        self._remember()
+        return self._changed(Changes(branch=True, usage=True, draft=True, running=True))
+
+    async def switch_sibling(self, entry_id: str, direction: int) -> Changes:
+        """Show the previous (-1) or next (+1) version of a message (``‹ n/m ›``)."""
+        session = self.session
+        if session is None:
+            return NOTHING
+        siblings = visible_siblings(session, entry_id)
+        if entry_id not in siblings or len(siblings) < 2:
+            return NOTHING
+        target = siblings[(siblings.index(entry_id) + direction) % len(siblings)]
+        return await self.navigate(latest_leaf_under(session, target))
+
+    async def switch_sibling_at_end(self, direction: int) -> Changes:
+        for item in reversed(await self.branch()):
+            if item.sibling_count > 1:
+                return await self.switch_sibling(item.entry_id, direction)
+        return NOTHING
+
+    async def edit_resend(self, entry_id: str, text: str) -> Changes:
+        """Send ``text`` as a new version of the prompt ``entry_id`` (a sibling of it)."""
+        harness = self._need_harness()
+        await harness.navigate_tree(entry_id)
+        await self._branch_moved()
+        return await self.send(text)
+
+    async def set_label(self, entry_id: str, label: str) -> Changes:
+        session = self._need_session()
+        await session.append_label(entry_id, label or None)
+        await self._sync(session)
+        return self._changed(NOTHING)
+
+    def _need_session(self) -> Session:
+        if self.session is None:
+            raise WorkbenchError("No session is open.")
+        return self.session
+
+    async def _sync(self, session: Session) -> None:
+        try:
+            await session.sync()
+        except SessionWriteError as exc:
+            self.save = SaveState("not_saved", session.pending_count, exc.message)
+            self._changed(Changes(save_state=True))
+
+    # ------------------------------------------------------------ model and thinking
+
+    async def choose_model(self, key: str) -> Changes:
+        model = self.models.registry.get(key)
+        harness = self.harness
+        if model is None or harness is None:
+            return NOTHING
+        self._restoring_model = False
+        await harness.set_model(model)
+        level = harness.thinking_level
+        clamped = clamp_thinking_level(model, level)
+        if clamped != level:
+            await harness.set_thinking_level(clamped)
+        self.notify("model", None)
+        self.usage = replace(self.usage, context_window=model.context_window)
+        return self._changed(Changes(models=True, usage=True, notices=True))
+
+    async def choose_thinking(self, level: str) -> Changes:
+        if self.harness is not None:
+            await self.harness.set_thinking_level(level)
+        return self._changed(Changes(models=True))
+
+    # ------------------------------------------------------------ drafts and state
+
+    def _draft_key(self) -> str | None:
+        session = self.session
+        if session is None or self.ref is None:
+            return None
+        return draft_key(self.ref, session.leaf_id())
+
+    def set_draft(self, text: str) -> None:
+        """The composer's unsent text on this branch (kept between runs of the app)."""
+        key = self._draft_key()
+        if key is None:
+            return
+        if text:
+            self.state.drafts[key] = text
+        else:
+            self.state.drafts.pop(key, None)
+        if self._draft_timer is not None:
+            self._draft_timer.cancel()
+        with contextlib.suppress(RuntimeError):  # no loop: saved with the next state
+            loop = asyncio.get_running_loop()
+            self._draft_timer = loop.call_later(DRAFT_SAVE_DELAY_S, self._remember)
+
+    def remember(self, **values: Any) -> None:
+        """Keep window facts (geometry, splitter) with the app state."""
+        for key, value in values.items():
+            setattr(self.state, key, value)
+        self._remember()
+
+    def _remember(self) -> None:
+        self._draft_timer = None
+        try:
+            self._save_state(self.state)
+        except OSError as exc:
+            log.warning("could not save the app state: %s", exc)
+
+    # ------------------------------------------------------------ saving failures
+
+    async def retry_saving(self) -> Changes:
+        session = self._need_session()
+        try:
+            if self.harness is not None:
+                written = await self.harness.retry_persistence()
+            else:
+                written = await session.retry_persistence()
+        except SessionWriteError as exc:
+            self.save = SaveState("not_saved", session.pending_count, exc.message)
+            return self._changed(Changes(save_state=True))
+        self.save = SaveState("saved")
+        text = f"Saved {entries_phrase(written)} that were waiting." if written else None
+        return self._changed(Changes(save_state=True) | self.notify("save", text))
+
+    async def save_copy(self, dest: str) -> Changes:
+        """The whole session (saved or not) in a new file, e.g. on another disk."""
+        session = self._need_session()
+        await session.save_copy(dest)
+        return self._changed(self.notify("save", f"A copy of the whole session is in {dest}."))
+
+    async def shutdown(self, *, stop: bool) -> int:
+        """Settle the run, save everything; returns how many entries could not be saved
+        (then the session stays open, for Retry / Save a copy / quitting without them)."""
+        harness = self.harness
+        if harness is not None and not harness.is_idle:
+            if stop:
+                await harness.abort()
+            else:
+                await harness.wait_for_idle()
+        await self.wait_for_run()
+        self._remember()
+        try:
+            await self._leave()
+        except WorkbenchError:
+            return self.session.pending_count if self.session is not None else 0
+        return 0
+
+    def write_recovery(self) -> str | None:
+        """Everything of the open session, saved or not, in a file beside the data dir."""
+        session = self.session
+        if session is None or self.recovery_dir is None:
+            return None
+        stamp = time.strftime("%Y%m%dT%H%M%S")
+        dest = self.recovery_dir / f"{session.metadata.id}-{stamp}.jsonl"
+        save = getattr(session.get_storage(), "save_copy", None)
+        if save is None:
+            return None
+        save(str(dest))
+        return str(dest)
+
+    def abandon(self) -> None:
+        """Quit without the entries that could not be saved (the user chose so)."""
+        session = self.session
+        if session is not None:
+            session.get_storage().force_close()
+        self.session, self.harness, self.ref = None, None, None
+
+    # ------------------------------------------------------------ session operations
+
+    def _title(self, ref: str) -> str:
+        row = self.row_for(ref)
+        return row.title if row is not None else "Session"
+
+    async def rename(self, ref: str, name: str) -> Changes:
+        name = name.strip()
+        if ref == self.ref and self.session is not None:
+            await self.session.append_session_name(name)
+            await self._sync(self.session)
+        else:
+            other = await self.store.open(ref)
+            try:
+                await other.append_session_name(name)
+            finally:
+                await other.close()
+        await self.store.changed(ref)
+        return self._changed(await self.refresh_sessions())
+
+    async def fork(self, ref: str) -> Changes:
+        """A new session that continues from ``ref``'s current position, opened; its
+        title says it is a fork, and its name entry gives it its own time."""
+        self._check_idle("forking")
+        if ref == self.ref and self.session is not None:
+            await self._sync(self.session)
+            cwd = self.session.metadata.cwd or ""
+        else:
+            row = self.row_for(ref)
+            cwd = row.cwd if row is not None else (self.default_workspace() or "")
+        title = self._title(ref)
+        forked = await self.store.fork(ref, cwd)
+        await forked.append_session_name(f"{title} (fork)")
+        await forked.sync()
+        await self._leave()
+        changes = await self._adopt(forked)
+        await self.store.changed(self.ref or "")
+        return self._changed(changes | await self.refresh_sessions())
+
+    async def trash(self, ref: str) -> Changes:
+        """Move a session to the trash (Undo in the notice brings it back). Trashing the
+        open session opens the next one of the list, or none."""
+        was_open = ref == self.ref
+        following: str | None = None
+        if was_open:
+            self._check_idle("deleting the session")
+            paths = [r.path for r in self.rows]
+            rest = [p for p in paths if p != ref]
+            index = paths.index(ref) if ref in paths else 0
+            following = rest[min(index, len(rest) - 1)] if rest else None
+            await self._leave()
+        trash_ref = await self.store.move_to_trash(ref)
+        changes = Changes.everything() if was_open else Changes(sessions=True)
+        if trash_ref is not None:
+
+            async def undo() -> Changes:
+                restored = await self.store.restore(trash_ref)
+                return await self.open(restored) if was_open else await self.refresh_sessions()
+
+            changes = changes | self.notify(
+                "trash", "The session was moved to the trash.", ("Undo", undo)
+            )
+        await self.refresh_sessions()
+        if was_open:
+            if following is not None:
+                changes = changes | await self.open(following)
+            else:
+                self.usage, self.save = Usage(), SaveState()
+        return self._changed(changes)
+
+    async def restore_from_trash(self, trash_ref: str) -> Changes:
+        ref = await self.store.restore(trash_ref)
+        self.notify("trash", None)
+        changes = await self.refresh_sessions()
+        if self.harness is None or self.harness.is_idle:
+            changes = changes | await self.open(ref)
+        return self._changed(changes)
+
+    async def repair(self, ref: str) -> Changes:
+        """Write the readable entries of a damaged session to a new session, open it."""
+        new_ref = await self.store.repair(ref)
+        changes = self.notify(
+            "repair", "The readable entries are in a new session; the damaged one is unchanged."
+        )
+        return self._changed(changes | await self.open(new_ref))
+
+    async def export(self, ref: str, fmt: str, dest: str) -> Changes:
+        """Markdown or HTML of the current branch, or a JSONL copy of the session."""
+        from desktop_agent.workbench._export import to_html, to_markdown
+
+        if fmt == "jsonl":
+            if ref == self.ref and self.session is not None:
+                await self.session.save_copy(dest)
+            else:
+                await self.store.copy_jsonl(ref, dest)
+        else:
+            own = ref == self.ref and self.session is not None
+            session = self.session if own and self.session else await self.store.open(ref)
+            try:
+                render = to_markdown if fmt == "markdown" else to_html
+                text = render(session, self._title(ref))
+            finally:
+                if not own:
+                    await session.close()
+            from desktop_agent.utils.atomic import atomic_write
+
+            await asyncio.to_thread(atomic_write, dest, text.encode("utf-8"), mode=0o644)
+        return self._changed(self.notify("export", f"Exported to {dest}."))
+
+    async def backup(self, dest: str) -> Changes:
+        count = await self.store.backup(dest)
+        what = f"{count} session{'s' if count != 1 else ''}"
+        return self._changed(self.notify("export", f"{what} backed up to {dest}."))
+
+    # ------------------------------------------------------------ settings
+
+    def settings_form(self) -> SettingsForm:
+        """What the Settings dialog starts with (no key is ever given out)."""
+        local = self.settings.providers.get(LOCAL_PROVIDER)
+        keys = self.models.keystore
+        return SettingsForm(
+            local_url=local.base_url if local else None,
+            local_protocol=local.protocol if local else "openai-completions",
+            discover_local_servers=self.settings.discover_local_servers,
+            default_model=self.settings.default_model,
+            send_key=self.settings.send_key,
+            approval=dict(self.settings.approval),
+            models=tuple(self.models.choices()),
+            has_key={p: bool(self.models.key_of(p)) for p in ("openai", "anthropic", "local")},
+            keychain_problem=keys.problem,
+            where_kept=keys.where_kept(),
+        )
+
+    async def apply_settings(self, form: SettingsForm) -> Changes:
+        """Keys, servers and choices from the Settings dialog, in effect at once."""
+        notes: list[str] = []
+        for provider, key in form.keys.items():
+            if key:
+                note = await self.models.set_key(provider, key)
+                if note:
+                    notes.append(note)
+        settings = self.settings
+        providers = dict(settings.providers)
+        if form.local_url:
+            providers[LOCAL_PROVIDER] = ProviderSettings(
+                base_url=form.local_url, protocol=form.local_protocol
+            )
+        else:
+            providers.pop(LOCAL_PROVIDER, None)
+        settings.providers = providers
+        settings.discover_local_servers = form.discover_local_servers
+        settings.default_model = form.default_model
+        settings.send_key = form.send_key
+        settings.approval = {**settings.approval, **form.approval}
+        if self.harness is not None and self.harness.approval_policy is not None:
+            self.harness.approval_policy.rules.update(settings.approval)
+        try:
+            self._save_settings(settings)
+        except OSError as exc:
+            notes.append(f"The settings could not be saved: {exc.strerror or exc}.")
+        self.notify("settings", " ".join(notes) or None)
+        await self.models.discover()
+        problems = [
+            self.models.problems[n] for n in self.models.servers() if n in self.models.problems
+        ]
+        changes = self.notify("servers", " ".join(problems) or None)
+        self._on_models_changed()
+        return self._changed(changes | Changes(models=True, notices=True))

@@ -1,0 +1,137 @@
+"""Building a real `Workbench` for tests: a temp data dir, either store, scripted models.
+
+Used by the Qt-free workbench tests and by the window tests (which parametrize over the
+store: the same flows run on JSONL files and on the SQLite database).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any
+
+from desktop_agent.ai import AssistantMessage, Model, ModelRegistry, TextContent, UserMessage
+from desktop_agent.config import (
+    AppState,
+    KeyStore,
+    Settings,
+    load_settings,
+    load_state,
+    save_settings,
+    save_state,
+)
+from desktop_agent.harness import HarnessSettings
+from desktop_agent.session import JsonlSessionRepo, Session, SessionIndex, SqliteSessionRepo
+from desktop_agent.workbench import JsonlStore, Models, SessionStore, SqliteStore, Workbench
+from tests.config.conftest import MemoryKeyring
+
+STORES = ("jsonl", "sqlite")
+
+
+def sqlite_path(data: Path) -> Path:
+    return data / "sessions.sqlite"
+
+
+def make_store(data: Path, kind: str) -> SessionStore:
+    if kind == "sqlite":
+        return SqliteStore(SqliteSessionRepo(sqlite_path(data)), data / "trash" / "sqlite.json")
+    repo = JsonlSessionRepo(data / "sessions", str(data / "trash"))
+    return JsonlStore(repo, SessionIndex(data / "index.sqlite", repo))
+
+
+def make_workbench(
+    data: Path,
+    models: Model | list[Model],
+    *,
+    store: str = "jsonl",
+    settings: Settings | None = None,
+    keyring: MemoryKeyring | None = None,
+) -> Workbench:
+    """A workbench over ``data`` whose registry holds ``models`` (default model: the first)."""
+    data.mkdir(parents=True, exist_ok=True)
+    listed = models if isinstance(models, list) else [models]
+    settings_file = data / "config" / "settings.json"
+    if settings is None and settings_file.exists():
+        settings = load_settings(settings_file)
+    settings = settings or Settings(
+        default_model=listed[0].key if listed else None,
+        approval={"bash": "allow", "write": "allow", "edit": "allow"},
+        discover_local_servers=False,
+    )
+    state = load_state(data / "state.json")
+    keystore = KeyStore(backend=keyring or MemoryKeyring(), environ={})
+    return Workbench(
+        store=make_store(data, store),
+        models=Models(ModelRegistry(catalogue=listed), keystore, settings),
+        settings=settings,
+        state=state,
+        save_settings=lambda s: save_settings(settings_file, s),
+        save_state=lambda s: save_state(data / "state.json", s),
+        forbidden_roots=[data],
+        tool_output_dir=data / "tool-output",
+        recovery_dir=data.parent / f"{data.name}-recovery",
+        harness_settings=HarnessSettings(base_delay_ms=10, max_delay_ms=50),
+    )
+
+
+def saved_state(data: Path) -> AppState:
+    return load_state(data / "state.json")
+
+
+def user(text: str, timestamp: int = 1) -> UserMessage:
+    return UserMessage(content=[TextContent(text=text)], timestamp=timestamp)
+
+
+def answer(text: str, timestamp: int = 2) -> AssistantMessage:
+    return AssistantMessage(
+        content=[TextContent(text=text)],
+        api="anthropic-messages",
+        provider="anthropic",
+        model="claude-test",
+        stop_reason="stop",
+        timestamp=timestamp,
+    )
+
+
+async def seed_async(
+    data: Path,
+    workspace: Path,
+    build: Callable[[Session], Coroutine[Any, Any, None]],
+    store: str = "jsonl",
+) -> str:
+    """A session made with the store's repo; returns its reference in that store."""
+    if store == "sqlite":
+        repo = SqliteSessionRepo(sqlite_path(data))
+        session = await repo.create(cwd=str(workspace))
+        await build(session)
+        await session.close()
+        await repo.close()
+        return f"sqlite:{session.metadata.id}"
+    jsonl = JsonlSessionRepo(data / "sessions", str(data / "trash"))
+    session = await jsonl.create(cwd=str(workspace))
+    await build(session)
+    await session.close()
+    return session.metadata.path or ""
+
+
+def seed(
+    data: Path,
+    workspace: Path,
+    build: Callable[[Session], Coroutine[Any, Any, None]],
+    store: str = "jsonl",
+) -> str:
+    """`seed_async` from a thread of its own (a GUI test's qasync loop is running here)."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, seed_async(data, workspace, build, store)).result()
+
+
+def damage_second_entry(path: str) -> bytes:
+    """Break the JSON of a session file's second entry (mid-file damage); returns the
+    damaged bytes, which opening must leave exactly as they are."""
+    lines = Path(path).read_bytes().split(b"\n")
+    lines[2] = b"#" + lines[2][1:]
+    damaged = b"\n".join(lines)
+    Path(path).write_bytes(damaged)
+    return damaged
