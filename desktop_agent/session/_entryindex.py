@@ -26,7 +26,6 @@ import contextlib
 import hashlib
 import os
 import sys
-import time
 import zlib
 from array import array
 from dataclasses import dataclass
@@ -35,9 +34,10 @@ from typing import Any
 import msgspec
 
 from desktop_agent.session._errors import SessionError
-from desktop_agent.session._platform import O_BINARY, O_CLOEXEC, FileOps, FileStat
+from desktop_agent.session._platform import FileOps, FileStat
 from desktop_agent.session._storage import DamagedLine
 from desktop_agent.session._tree import PackedStrings, Tree, intern_text
+from desktop_agent.utils.atomic import atomic_write
 
 FORMAT = 1
 MAGIC = b"DAEI"
@@ -229,20 +229,11 @@ class EntryIndex:
         return self._write(self.file_for(session_path), MAGIC + _crc(body) + body)
 
     def _write(self, dest: str, data: bytes) -> bool:
-        tmp = f"{dest}.tmp-{os.getpid()}-{time.monotonic_ns()}"
+        # Not fsynced: a cache with its own CRC; a power cut loses it (rebuilt), and the
+        # rename means a reader never sees a torn file under the final name.
         try:
-            os.makedirs(self.folder, exist_ok=True)
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_BINARY | O_CLOEXEC, 0o644)
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
-            finally:
-                os.close(fd)
-            os.replace(tmp, dest)
+            atomic_write(dest, data, mode=0o644, durable=False)
         except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
             return False
         return True
 

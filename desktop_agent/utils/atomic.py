@@ -55,13 +55,18 @@ def write_all(fd: int, data: bytes) -> None:
 
 
 @contextlib.contextmanager
-def atomic_file(path: str | os.PathLike[str], *, mode: int = 0o600) -> Iterator[BinaryIO]:
+def atomic_file(
+    path: str | os.PathLike[str], *, mode: int = 0o600, durable: bool = True
+) -> Iterator[BinaryIO]:
     """A binary file that replaces ``path`` when the ``with`` block ends without error.
 
     The data goes to a hidden temp file (``.<name>.tmp-<pid>-<ns>``) in the same folder
     (created when missing), which is fsynced, renamed over ``path``, and the folder is
     fsynced. On any exception the temp file is removed and ``path`` is left as it was.
-    ``mode`` applies to a new file (0o600: private by default).
+    ``mode`` applies to a new file (0o600: private by default). ``durable=False`` skips
+    both fsyncs: for derived caches that carry their own checksum, where a power cut may
+    lose the new file (it is rebuilt) but never leaves a torn one under the final name
+    that passes the check.
     """
     target = Path(path)
     folder = target.parent
@@ -72,17 +77,21 @@ def atomic_file(path: str | os.PathLike[str], *, mode: int = 0o600) -> Iterator[
         with os.fdopen(fd, "wb", closefd=True) as fh:
             yield fh
             fh.flush()
-            fsync_file(fh.fileno())
+            if durable:
+                fsync_file(fh.fileno())
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    fsync_dir(folder)
+    if durable:
+        fsync_dir(folder)
 
 
-def atomic_write(path: str | os.PathLike[str], data: bytes, *, mode: int = 0o600) -> None:
+def atomic_write(
+    path: str | os.PathLike[str], data: bytes, *, mode: int = 0o600, durable: bool = True
+) -> None:
     """Replace ``path`` with ``data`` so that a crash leaves the old or the new file
     (see `atomic_file`)."""
-    with atomic_file(path, mode=mode) as fh:
+    with atomic_file(path, mode=mode, durable=durable) as fh:
         write_all(fh.fileno(), data)

@@ -92,3 +92,18 @@ def test_atomic_file_streams_and_keeps_the_old_file_on_error(tmp_path: Path) -> 
     with atomic_file(target, mode=0o644) as fh:
         fh.write(b"new")
     assert target.read_bytes() == b"new"
+
+
+def test_durable_false_skips_both_fsyncs_but_still_replaces(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    synced: list[int] = []
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(fd))
+    target = tmp_path / "cache" / "f.bin"
+    atomic_write(target, b"one", durable=False)
+    atomic_write(target, b"two", durable=False)
+    assert synced == []
+    assert target.read_bytes() == b"two"
+    assert os.listdir(target.parent) == ["f.bin"]
+    atomic_write(target, b"three")
+    assert len(synced) == 2  # the file and its folder
