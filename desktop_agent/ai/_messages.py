@@ -169,7 +169,12 @@ class UnknownContent(PiModel):
 
 
 def _content_tag(value: Any) -> str:
-    kind = value.get("type") if isinstance(value, Mapping) else getattr(value, "type", None)
+    # ``type(value) is dict`` first: this runs for every content block of every message
+    # read, and an ABC isinstance check costs as much as the rest of the tag.
+    if type(value) is dict or isinstance(value, Mapping):
+        kind = value.get("type")
+    else:
+        kind = getattr(value, "type", None)
     return kind if kind in ("text", "thinking", "image", "toolCall") else "unknown"
 
 

@@ -471,7 +471,7 @@ class AgentHarness:
         return TurnSetup(
             model=model,
             # A tool call cut off by a crash gets an "interrupted" result (context only).
-            messages=with_interrupted_results(context.messages),
+            messages=with_interrupted_results(await _read_all(context.messages)),
             system_prompt=self._system_prompt,
             tools=[self._tools[n] for n in self._active if n in self._tools],
             options=StreamOptions(
@@ -733,7 +733,7 @@ class AgentHarness:
             path = await self.session.get_branch()
             context = await self.session.build_context()
             preparation = prepare_compaction(
-                path, context.messages, self.settings.keep_recent_tokens
+                path, await _read_all(context.messages), self.settings.keep_recent_tokens
             )
             if preparation is None:
                 raise CompactionError("nothing_to_compact", "Nothing to compact")
@@ -884,3 +884,15 @@ class AgentHarness:
     async def abort_navigation(self) -> None:
         """Cancel a branch summary in progress (the move does not happen)."""
         self._abort.set()
+
+
+_DECODE_IN_THREAD = 2_000
+
+
+async def _read_all(messages: Sequence[AgentMessage]) -> list[AgentMessage]:
+    """Every message of a context (a session decodes them when read): a long branch is
+    decoded in a worker thread, so the first turn after restoring a huge session does
+    not stall the event loop."""
+    if len(messages) > _DECODE_IN_THREAD:
+        return await asyncio.to_thread(list, messages)
+    return list(messages)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
-from typing import Any, Final
+from typing import Any, Final, overload
 
 from desktop_agent.ai import (
     AgentMessage,
@@ -51,7 +51,8 @@ class SessionContext:
     ``active_tool_names`` is None when the branch never restricted the tools (= all).
     """
 
-    messages: list[AgentMessage]
+    messages: Sequence[AgentMessage]
+    """The branch's messages; a `ContextMessages` from a session (decoded on access)."""
     thinking_level: str = "off"
     model: ModelRef | None = None
     active_tool_names: list[str] | None = None
@@ -141,6 +142,82 @@ def _projected(tree: Tree, indices: Sequence[int]) -> list[AgentMessage | None]:
     return [cache[i] for i in indices]
 
 
+class ContextMessages(Sequence[AgentMessage]):
+    """The messages of a context, decoded from their lines only when they are read.
+
+    Which entries contribute a message is known from the tree's columns without decoding
+    (an entry whose projection might be nothing is decoded up front: a branch summary, a
+    ``message`` entry whose role is not a string), so ``len`` and indexing match what an
+    eager list would hold. Reading every message (iteration) decodes them in runs of the
+    file; decoded messages are cached in ``tree.parsed`` and shared: treat them as
+    read-only. Opening a huge session therefore costs what is shown, not the whole branch.
+    """
+
+    __slots__ = ("_head", "_rows", "_tree")
+    _CHUNK: Final = 512
+
+    def __init__(self, tree: Tree, head: Sequence[AgentMessage], rows: Sequence[int]) -> None:
+        self._tree = tree
+        self._head = list(head)
+        types, roles = tree.types, tree.roles
+        doubtful = [
+            i
+            for i in rows
+            if (types[i] == "message" and roles[i] is None) or types[i] == "branch_summary"
+        ]
+        if doubtful:
+            dropped = {
+                i for i, m in zip(doubtful, _projected(tree, doubtful), strict=True) if m is None
+            }
+            rows = [i for i in rows if i not in dropped]
+        self._rows = list(rows)
+
+    def __len__(self) -> int:
+        return len(self._head) + len(self._rows)
+
+    @overload
+    def __getitem__(self, index: int) -> AgentMessage: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[AgentMessage]: ...
+    def __getitem__(self, index: int | slice) -> AgentMessage | list[AgentMessage]:
+        if isinstance(index, slice):
+            return self._decode(range(len(self))[index])
+        n = len(self)
+        if index < 0:
+            index += n
+        if not 0 <= index < n:
+            raise IndexError("context message index out of range")
+        return self._decode([index])[0]
+
+    def __iter__(self) -> Iterator[AgentMessage]:
+        for start in range(0, len(self), self._CHUNK):
+            yield from self._decode(range(start, min(start + self._CHUNK, len(self))))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
+            return len(self) == len(other) and list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"ContextMessages({len(self)} messages)"
+
+    def _decode(self, positions: Sequence[int]) -> list[AgentMessage]:
+        head, k = self._head, len(self._head)
+        rows = [self._rows[p - k] for p in positions if p >= k]
+        decoded = iter(_projected(self._tree, rows))
+        out: list[AgentMessage] = []
+        for p in positions:
+            if p < k:
+                out.append(head[p])
+            else:
+                message = next(decoded)
+                assert message is not None  # rows that project to nothing were dropped
+                out.append(message)
+        return out
+
+
 def _assistant_model(tree: Tree, index: int) -> tuple[str, str] | None:
     """(provider, model) of an assistant message entry, read from its line."""
     message = Row(tree, index).obj().get("message")
@@ -201,13 +278,13 @@ def build_context_from_path(tree: Tree, path: Sequence[int]) -> SessionContext:
     last = nearest(kinds, "compaction", 0)
     compaction_at = n - 1 - last if last < n else None
 
-    messages: list[AgentMessage] = []
+    head: list[AgentMessage] = []
     if compaction_at is None:
         kept: Sequence[int] = path
     else:
         comp_row = Row(tree, path[compaction_at])
         comp = comp_row.obj()
-        messages.append(
+        head.append(
             CompactionSummaryMessage(
                 summary=_text(comp.get("summary", "")),
                 tokens_before=_number(comp.get("tokensBefore")),
@@ -222,7 +299,7 @@ def build_context_from_path(tree: Tree, path: Sequence[int]) -> SessionContext:
         kept = [*path[start:compaction_at], *path[compaction_at + 1 :]]
     types = tree.types
     wanted = [i for i in kept if types[i] in _PROJECTED]
-    messages.extend(m for m in _projected(tree, wanted) if m is not None)
+    messages = ContextMessages(tree, head, wanted)
     model = ModelRef(*model_key) if model_key is not None else None
     return SessionContext(messages, thinking or "off", model, active)
 

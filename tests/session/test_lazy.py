@@ -206,3 +206,61 @@ async def test_appended_lines_are_released_after_sync(tmp_path: Path) -> None:
     assert not tree.pinned(len(tree) - 1)
     assert _bytes_of_lines(s) > 10_000  # and still readable
     await s.close()
+
+
+def _line(entry_id: str, parent: str | None, kind: str, **fields: Any) -> str:
+    entry = {"type": kind, "id": entry_id, "parentId": parent}
+    entry["timestamp"] = f"2026-11-01T00:00:{len(entry_id):02d}.000Z"
+    entry.update(fields)
+    return json.dumps(entry)
+
+
+@pytest.mark.asyncio
+async def test_context_messages_are_decoded_only_when_read(tmp_path: Path) -> None:
+    """build_context reads no message line; len, indexing, slices and iteration give what
+    an eager list gives, including entries that project to nothing (an empty branch
+    summary, a message entry without a message object), which are left out up front."""
+    user = {"role": "user", "content": "hi", "timestamp": 1}
+    lines = [
+        json.dumps(
+            {
+                "type": "session",
+                "version": 3,
+                "id": "s",
+                "timestamp": "2026-11-01T00:00:00.000Z",
+                "cwd": CWD,
+            }
+        )
+    ]
+    parent = None
+    for n in range(30):
+        eid = f"u{n:04d}"
+        lines.append(_line(eid, parent, "message", message={**user, "content": f"q{n}"}))
+        parent = eid
+    lines.append(_line("bsempty", parent, "branch_summary", summary="", fromId="u0000"))
+    lines.append(_line("nomsg", "bsempty", "message", message="not an object"))
+    lines.append(_line("bsfull", "nomsg", "branch_summary", summary="went back", fromId="u0001"))
+    lines.append(_line("last", "bsfull", "message", message={**user, "content": "end"}))
+    folder = tmp_path / "sessions" / "w"
+    folder.mkdir(parents=True)
+    path = folder / "2026-11-01T00-00-00-000Z_s.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+
+    s = await _repo(tmp_path).open(str(path))
+    tree = s.get_storage().tree
+    before = tree.lines_read
+    ctx = await s.build_context()
+    doubtful_lines = 3  # the two branch summaries and the entry without a message object
+    assert tree.lines_read - before == doubtful_lines
+    assert len(ctx.messages) == 32  # 30 + "went back" + "end"
+    before = tree.lines_read
+    assert ctx.messages[-1].content == "end"  # type: ignore[union-attr]
+    assert ctx.messages[-2].role == "branchSummary"
+    assert tree.lines_read - before == 1  # only the last line was read
+    assert [m.content for m in ctx.messages[:2]] == ["q0", "q1"]  # type: ignore[union-attr]
+    eager = list(ctx.messages)
+    assert len(eager) == 32 and ctx.messages == eager
+    assert [getattr(m, "content", None) for m in eager[:30]] == [f"q{n}" for n in range(30)]
+    with pytest.raises(IndexError):
+        ctx.messages[32]
+    await s.close()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -112,7 +113,7 @@ def place(root: Path, name: str, data: bytes) -> Path:
     return path
 
 
-def texts(messages: list[Any]) -> list[tuple[str, str]]:
+def texts(messages: Sequence[Any]) -> list[tuple[str, str]]:
     out = []
     for m in messages:
         if isinstance(m, UserMessage | AssistantMessage | CustomMessage):
