@@ -15,6 +15,7 @@ from dataclasses import replace
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QFontMetrics, QGuiApplication
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QCheckBox,
     QComboBox,
     QDialog,
@@ -26,10 +27,13 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPlainTextEdit,
     QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
+from desktop_agent.gui._actions import shortcut_rows
 from desktop_agent.session import RecoveryReport
 from desktop_agent.tools import ApprovalDecision, ApprovalRequest
 from desktop_agent.workbench import PersistenceErrorEvent, SettingsForm, entries_phrase
@@ -276,6 +280,16 @@ class SettingsDialog(QDialog):
         self.send_key.addItem("Ctrl+Enter sends, Enter new line", "ctrl+enter")
         self.send_key.setCurrentIndex(max(self.send_key.findData(form.send_key), 0))
         fields.addRow("Send with", self.send_key)
+        self.theme = QComboBox(self)
+        self.theme.setObjectName("themePicker")
+        for value, text in (
+            ("system", self.tr("Like the system (light or dark)")),
+            ("light", self.tr("Light")),
+            ("dark", self.tr("Dark")),
+        ):
+            self.theme.addItem(text, value)
+        self.theme.setCurrentIndex(max(self.theme.findData(form.theme), 0))
+        fields.addRow(self.tr("Theme"), self.theme)
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self
         )
@@ -306,8 +320,42 @@ class SettingsDialog(QDialog):
             discover_local_servers=self.discover.isChecked(),
             default_model=self.default_model.currentData(),
             send_key=self.send_key.currentData(),
+            theme=self.theme.currentData(),
             approval={tool: box.currentData() for tool, box in self.approval.items()},
         )
+
+
+class ShortcutsDialog(QDialog):
+    """Help -> Keyboard shortcuts: every key of the window, from the one action table."""
+
+    def __init__(self, parent: QWidget | None, rows: list[tuple[str, str]]) -> None:
+        super().__init__(parent)
+        self.setObjectName("shortcutsDialog")
+        self.setWindowTitle(self.tr("Keyboard shortcuts"))
+        table = QTableWidget(len(rows), 2, self)
+        table.setObjectName("shortcutsTable")
+        table.setAccessibleName(self.tr("Keyboard shortcuts"))
+        table.setHorizontalHeaderLabels([self.tr("Keys"), self.tr("Does")])
+        table.verticalHeader().setVisible(False)
+        table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        for i, (keys, what) in enumerate(rows):
+            table.setItem(i, 0, QTableWidgetItem(keys))
+            table.setItem(i, 1, QTableWidgetItem(what))
+        table.resizeColumnsToContents()
+        table.horizontalHeader().setStretchLastSection(True)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(table)
+        layout.addWidget(buttons)
+        self.resize(560, 520)
+        self.table = table
+
+    def rows(self) -> list[tuple[str, str]]:
+        t = self.table
+        cells = [(t.item(i, 0), t.item(i, 1)) for i in range(t.rowCount())]
+        return [(a.text(), b.text()) for a, b in cells if a is not None and b is not None]
 
 
 class Dialogs:
@@ -400,6 +448,11 @@ class Dialogs:
             return
         box = QMessageBox(QMessageBox.Icon.Warning, title, text, parent=self.parent)
         self._keep(box)
+
+    def shortcuts(self) -> ShortcutsDialog:
+        dialog = ShortcutsDialog(self.parent, shortcut_rows())
+        self._keep(dialog)
+        return dialog
 
     async def settings(self, form: SettingsForm) -> SettingsForm | None:
         dialog = SettingsDialog(self.parent, form)

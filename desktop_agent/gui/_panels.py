@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QCoreApplication, Qt, Signal
 from PySide6.QtWidgets import (
+    QComboBox,
     QHBoxLayout,
     QLabel,
     QPushButton,
@@ -13,6 +14,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_agent.gui._tr import QT_TRANSLATE_NOOP
 from desktop_agent.workbench import Notice, SaveState, Usage
 
 
@@ -88,21 +90,29 @@ class NoticeBar(QWidget):
         row.setObjectName(f"notice_{notice.key}")
         line = QHBoxLayout(row)
         line.setContentsMargins(0, 0, 0, 0)
-        label = QLabel(notice.text, row)
+        text = QCoreApplication.translate("notices", notice.text)
+        label = QLabel(text, row)
         label.setObjectName("noticeText")
+        label.setAccessibleName(self.tr("Notice"))
+        label.setAccessibleDescription(text)
         label.setWordWrap(True)
         label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         line.addWidget(label, 1)
         if notice.action_label:
-            action = QPushButton(notice.action_label, row)
+            label_text = QCoreApplication.translate("notices", notice.action_label)
+            action = QPushButton(label_text, row)
             action.setObjectName("undoButton" if notice.action_label == "Undo" else "noticeAction")
+            action.setAccessibleName(label_text)
+            action.setAccessibleDescription(text)
             action.clicked.connect(lambda: self.action_requested.emit(notice.key))
             line.addWidget(action)
         close = QToolButton(row)
         close.setObjectName("noticeDismiss")
         close.setText("×")
         close.setAutoRaise(True)
-        close.setToolTip("Dismiss")
+        close.setToolTip(self.tr("Dismiss"))
+        close.setAccessibleName(self.tr("Dismiss"))
+        close.setAccessibleDescription(self.tr("Dismiss the notice: %s") % text)
         close.clicked.connect(lambda: self.dismissed.emit(notice.key))
         line.addWidget(close)
         return row
@@ -141,3 +151,122 @@ class StatusBar(QStatusBar):
         self.usage.setText(f"{usage.tokens:,} tokens · ${usage.cost:.4f}")
         window = usage.context_window
         self.context.setText(f"context {usage.context_tokens:,}/{window:,}" if window else "")
+
+
+def name_widgets(root: QWidget) -> None:
+    """Accessible names and descriptions of the window's controls, by objectName (a
+    combo box's popup list is named after the box)."""
+    for widget in root.findChildren(QWidget):
+        entry = ACCESSIBLE.get(widget.objectName())
+        if entry is None:
+            continue
+        name = QCoreApplication.translate("Accessibility", entry[0])
+        description = QCoreApplication.translate("Accessibility", entry[1])
+        widget.setAccessibleName(name)
+        widget.setAccessibleDescription(description)
+        if isinstance(widget, QComboBox):
+            widget.view().setAccessibleName(name)
+            widget.view().setAccessibleDescription(description)
+
+
+ACCESSIBLE: dict[str, tuple[str, str]] = {
+    "sessionSidebar": (
+        QT_TRANSLATE_NOOP("Accessibility", "Sessions"),
+        QT_TRANSLATE_NOOP("Accessibility", "All sessions, grouped by project folder"),
+    ),
+    "sessionSearch": (
+        QT_TRANSLATE_NOOP("Accessibility", "Search sessions"),
+        QT_TRANSLATE_NOOP("Accessibility", "Type to filter the sessions by title and content"),
+    ),
+    "sessionList": (
+        QT_TRANSLATE_NOOP("Accessibility", "Session list"),
+        QT_TRANSLATE_NOOP("Accessibility", "Enter opens the selected session"),
+    ),
+    "trashList": (
+        QT_TRANSLATE_NOOP("Accessibility", "Trash"),
+        QT_TRANSLATE_NOOP("Accessibility", "Sessions moved to the trash; Enter restores one"),
+    ),
+    "newSessionButton": (
+        QT_TRANSLATE_NOOP("Accessibility", "New session"),
+        QT_TRANSLATE_NOOP("Accessibility", "Start a new session in the project folder"),
+    ),
+    "trashToggle": (
+        QT_TRANSLATE_NOOP("Accessibility", "Trash"),
+        QT_TRANSLATE_NOOP("Accessibility", "Show the sessions moved to the trash"),
+    ),
+    "backupButton": (
+        QT_TRANSLATE_NOOP("Accessibility", "Back up"),
+        QT_TRANSLATE_NOOP("Accessibility", "Back up all sessions to one archive"),
+    ),
+    "chatPane": (
+        QT_TRANSLATE_NOOP("Accessibility", "Conversation"),
+        QT_TRANSLATE_NOOP("Accessibility", "The messages of the current branch"),
+    ),
+    "chatView": (
+        QT_TRANSLATE_NOOP("Accessibility", "Conversation"),
+        QT_TRANSLATE_NOOP(
+            "Accessibility",
+            "Up and Down move between messages; Ctrl+E edits, "
+            "Ctrl+Shift+C copies, Alt+Left and Alt+Right switch versions",
+        ),
+    ),
+    "composer": (
+        QT_TRANSLATE_NOOP("Accessibility", "Message box"),
+        QT_TRANSLATE_NOOP("Accessibility", "Write to the agent"),
+    ),
+    "composerInput": (
+        QT_TRANSLATE_NOOP("Accessibility", "Message"),
+        QT_TRANSLATE_NOOP(
+            "Accessibility",
+            "Write to the agent; Enter sends, Shift+Enter starts a new line, Tab moves on",
+        ),
+    ),
+    "sendButton": (
+        QT_TRANSLATE_NOOP("Accessibility", "Send"),
+        QT_TRANSLATE_NOOP("Accessibility", "Send the message to the agent"),
+    ),
+    "stopButton": (
+        QT_TRANSLATE_NOOP("Accessibility", "Stop"),
+        QT_TRANSLATE_NOOP("Accessibility", "Stop the agent (Esc)"),
+    ),
+    "followUpButton": (
+        QT_TRANSLATE_NOOP("Accessibility", "Queue"),
+        QT_TRANSLATE_NOOP("Accessibility", "Send after the agent has finished"),
+    ),
+    "modelPicker": (
+        QT_TRANSLATE_NOOP("Accessibility", "Model"),
+        QT_TRANSLATE_NOOP("Accessibility", "The model that answers in this session"),
+    ),
+    "thinkingPicker": (
+        QT_TRANSLATE_NOOP("Accessibility", "Thinking level"),
+        QT_TRANSLATE_NOOP("Accessibility", "How much the model thinks before it answers"),
+    ),
+    "startSettingsButton": (
+        QT_TRANSLATE_NOOP("Accessibility", "Add a provider"),
+        QT_TRANSLATE_NOOP("Accessibility", "Open Settings to add a key or a server"),
+    ),
+    "startWorkspaceButton": (
+        QT_TRANSLATE_NOOP("Accessibility", "Choose a project folder"),
+        QT_TRANSLATE_NOOP("Accessibility", "The folder the agent may work in"),
+    ),
+    "branchTree": (
+        QT_TRANSLATE_NOOP("Accessibility", "Branch map"),
+        QT_TRANSLATE_NOOP("Accessibility", "Every branch of the conversation"),
+    ),
+    "branchTreeView": (
+        QT_TRANSLATE_NOOP("Accessibility", "Branch map"),
+        QT_TRANSLATE_NOOP("Accessibility", "Arrows move, Enter continues from that point"),
+    ),
+    "branchTreeUserOnly": (
+        QT_TRANSLATE_NOOP("Accessibility", "Only my messages"),
+        QT_TRANSLATE_NOOP("Accessibility", "Show only the prompts in the branch map"),
+    ),
+    "branchTreeExpandAll": (
+        QT_TRANSLATE_NOOP("Accessibility", "Expand all"),
+        QT_TRANSLATE_NOOP("Accessibility", "Open every branch of the map"),
+    ),
+    "branchTreeCollapseAll": (
+        QT_TRANSLATE_NOOP("Accessibility", "Collapse all"),
+        QT_TRANSLATE_NOOP("Accessibility", "Close every branch of the map"),
+    ),
+}
