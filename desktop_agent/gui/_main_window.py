@@ -114,7 +114,7 @@ class MainWindow(QMainWindow):
         self.panes = PaneCycler(self)
         self.chat_actions = ChatActions(self)
         self.actions_by_name = install_actions(self)
-        self.theme.changed.connect(lambda _dark: refresh_icons(self, self.actions_by_name))
+        self.theme.changed.connect(self._on_theme)
         name_widgets(self)
         self.focus_ring = FocusRing(self)
         self._restore_geometry()
@@ -212,6 +212,9 @@ class MainWindow(QMainWindow):
             tree_visible=not self.tree.isHidden(),
             sidebar_visible=not self.sidebar.isHidden(),
         )
+
+    def _on_theme(self, _dark: bool) -> None:
+        refresh_icons(self, self.actions_by_name)
 
     def _toggle(self, pane: QWidget) -> None:
         """Show or hide a side pane; focus leaves a pane that goes away; remembered."""
