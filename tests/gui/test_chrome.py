@@ -69,12 +69,14 @@ def lightness(widget: QWidget) -> float:
 
 
 def panes(window: MainWindow) -> dict[str, QWidget]:
+    toolbar = window.findChild(QWidget, "mainToolBar")
+    assert toolbar is not None
     return {
         "sidebar": window.sidebar,
         "chat": window.chat.view.viewport(),
         "composer": window.composer.input.viewport(),
         "map": window.tree,
-        "toolbar": window.findChild(QWidget, "mainToolBar"),
+        "toolbar": toolbar,
     }
 
 
@@ -128,7 +130,7 @@ def test_light_setting_is_light_and_the_theme_switches_live_from_settings(
     async def answer_dark(_form: SettingsForm) -> SettingsForm:
         return replace(_form, theme="dark")
 
-    window.dialogs.settings = answer_dark  # type: ignore[method-assign]
+    window.dialogs.settings = answer_dark  # type: ignore[method-assign,assignment]
     run(qtbot, window.settings())
     settle(qtbot, window)
     qtbot.waitUntil(lambda: all(lightness(w) < 90 for w in panes(window).values()))
@@ -215,7 +217,7 @@ def test_toolbar_and_menus_have_settings_new_session_export_and_help(
         button = window.findChild(QToolButton, name)
         assert button is not None and button.isVisible(), name
         assert not button.icon().isNull() and button.accessibleName(), name
-    titles = [a.menu().objectName() for a in window.menuBar().actions() if a.menu()]
+    titles = [a.menu().objectName() for a in window.menuBar().actions() if a.menu() is not None]
     assert titles == ["fileMenu", "sessionMenu", "viewMenu", "helpMenu"]
     close(qtbot, window)
 
@@ -357,11 +359,15 @@ def test_shortcuts_sheet_lists_every_key_of_the_action_table(
     close(qtbot, window)
 
 
-def press(key: Qt.Key, mods: Qt.KeyboardModifier = Qt.KeyboardModifier.NoModifier) -> None:
-    """A key press on whatever has the keyboard focus, as a person's keyboard does."""
+def focused() -> QWidget:
     target = QApplication.focusWidget()
     assert target is not None, "nothing has the keyboard focus"
-    QTest.keyClick(target, key, mods)
+    return target
+
+
+def press(key: Qt.Key, mods: Qt.KeyboardModifier = Qt.KeyboardModifier.NoModifier) -> None:
+    """A key press on whatever has the keyboard focus, as a person's keyboard does."""
+    QTest.keyClick(focused(), key, mods)
 
 
 def map_current_entry(window: MainWindow) -> str | None:
@@ -415,7 +421,7 @@ def test_the_main_flow_works_with_the_keyboard_alone(
     assert window.wb.session is not None and window.wb.session.leaf_id() == first_answer
     assert window.chat.item_count() == 2
     # back to the composer, then edit the last prompt and send it again
-    QTest.keyClick(QApplication.focusWidget(), Qt.Key.Key_L, ctrl)
+    press(Qt.Key.Key_L, ctrl)
     assert QApplication.focusWidget() is window.composer.input
     press(Qt.Key.Key_E, ctrl)
     qtbot.waitUntil(
@@ -425,7 +431,7 @@ def test_the_main_flow_works_with_the_keyboard_alone(
         )
     )
     press(Qt.Key.Key_A, ctrl)
-    QTest.keyClicks(QApplication.focusWidget(), "edited prompt")
+    QTest.keyClicks(focused(), "edited prompt")
     press(Qt.Key.Key_Return, ctrl)
     qtbot.waitUntil(lambda: window.wb.running or window.chat.item_count() == 2)
     idle(qtbot, window)
