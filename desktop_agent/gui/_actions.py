@@ -382,7 +382,7 @@ def _fill_menus(w: MainWindow, menus: dict[str, QMenu], actions: dict[str, QActi
 
 
 def _export_menu(w: MainWindow, parent: QWidget) -> QMenu:
-    menu = QMenu(tr("&Export"), parent)
+    menu = QMenu(QCoreApplication.translate("Actions", "&Export"), parent)
     menu.setObjectName("exportSessionMenu")
     for fmt, text in EXPORT_FORMATS:
         action = menu.addAction(QCoreApplication.translate("SessionSidebar", text))
@@ -394,7 +394,7 @@ def _export_menu(w: MainWindow, parent: QWidget) -> QMenu:
 
 
 def _toolbar(w: MainWindow, actions: dict[str, QAction]) -> QToolBar:
-    bar = QToolBar(tr("Toolbar"), w)
+    bar = QToolBar(QCoreApplication.translate("Actions", "Toolbar"), w)
     bar.setObjectName("mainToolBar")
     bar.setMovable(False)
     bar.setFloatable(False)
@@ -411,16 +411,18 @@ def _toolbar(w: MainWindow, actions: dict[str, QAction]) -> QToolBar:
     export.setObjectName("exportButton")
     export.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
     export.setMenu(_export_menu(w, export))
-    export.setToolTip(tr("Export the open session"))
-    export.setAccessibleName(tr("Export"))
-    export.setAccessibleDescription(tr("Export the open session"))
+    export.setToolTip(QCoreApplication.translate("Actions", "Export the open session"))
+    export.setAccessibleName(QCoreApplication.translate("Actions", "Export"))
+    export.setAccessibleDescription(
+        QCoreApplication.translate("Actions", "Export the open session")
+    )
     bar.addWidget(export)
     for name in ("settingsAction", "shortcutsAction", "treeAction"):
         bar.addAction(actions[name])
     for action in bar.actions():
         button = bar.widgetForAction(action)
         if isinstance(button, QToolButton) and action.objectName():
-            button.setObjectName(action.objectName().replace("Action", "Button"))
+            button.setObjectName(action.objectName().replace("Action", "ToolButton"))
             button.setAccessibleName(action.text().replace("&", ""))
             button.setAccessibleDescription(action.toolTip())
     w.export_button = export

@@ -28,28 +28,36 @@ class StartPage(QWidget):
         super().__init__(parent)
         self.setObjectName("startPage")
         text = QLabel(
-            "<h2>Welcome to Desktop Agent</h2>"
-            "<p>Work with an AI agent in a project folder: it reads, edits and runs things "
-            "there, and every conversation is kept as a session you can branch and resume."
-            "</p><p><b>1.</b> Add a provider: an OpenAI or Anthropic API key, or a local "
-            "server such as Ollama, LM Studio or LiteLLM (Settings).<br><b>2.</b> Choose "
-            "the project folder the agent may work in.</p>"
+            self.tr(
+                "<h2>Welcome to Desktop Agent</h2>"
+                "<p>Work with an AI agent in a project folder: it reads, edits and runs things "
+                "there, and every conversation is kept as a session you can branch and resume."
+                "</p><p><b>1.</b> Add a provider: an OpenAI or Anthropic API key, or a local "
+                "server such as Ollama, LM Studio or LiteLLM (Settings).<br><b>2.</b> Choose "
+                "the project folder the agent may work in.</p>"
+            )
         )
+        text.setObjectName("startText")
         text.setWordWrap(True)
-        settings = QPushButton("Add a provider…", self)
+        settings = QPushButton(self.tr("Add a provider…"), self)
         settings.setObjectName("startSettingsButton")
         settings.clicked.connect(self.open_settings.emit)
-        folder = QPushButton("Choose a project folder…", self)
+        folder = QPushButton(self.tr("Choose a project folder…"), self)
         folder.setObjectName("startWorkspaceButton")
         folder.clicked.connect(self.choose_workspace.emit)
+        column = QWidget(self)
+        column.setMaximumWidth(640)
+        inner = QVBoxLayout(column)
+        inner.setContentsMargins(24, 0, 24, 0)
         buttons = QHBoxLayout()
         buttons.addWidget(settings)
         buttons.addWidget(folder)
         buttons.addStretch(1)
+        inner.addWidget(text)
+        inner.addLayout(buttons)
         layout = QVBoxLayout(self)
         layout.addStretch(1)
-        layout.addWidget(text)
-        layout.addLayout(buttons)
+        layout.addWidget(column, 0, Qt.AlignmentFlag.AlignHCenter)
         layout.addStretch(2)
 
 
@@ -137,9 +145,9 @@ class StatusBar(QStatusBar):
         self.addPermanentWidget(self.save)
 
     def show_save(self, state: SaveState) -> None:
-        label = state.label
+        label = QCoreApplication.translate("notices", state.label)
         if state.status == "not_saved" and state.pending:
-            label = f"Not saved ({state.pending})"
+            label = self.tr("Not saved ({count})").format(count=state.pending)
         self.save.setText(label)
         self.save.setToolTip(state.detail or "")
 
@@ -148,9 +156,16 @@ class StatusBar(QStatusBar):
             self.usage.setText("")
             self.context.setText("")
             return
-        self.usage.setText(f"{usage.tokens:,} tokens · ${usage.cost:.4f}")
+        self.usage.setText(
+            self.tr("{tokens} tokens · ${cost}").format(
+                tokens=f"{usage.tokens:,}", cost=f"{usage.cost:.4f}"
+            )
+        )
         window = usage.context_window
-        self.context.setText(f"context {usage.context_tokens:,}/{window:,}" if window else "")
+        context = self.tr("context {used}/{window}").format(
+            used=f"{usage.context_tokens:,}", window=f"{window:,}"
+        )
+        self.context.setText(context if window else "")
 
 
 def name_widgets(root: QWidget) -> None:

@@ -191,7 +191,10 @@ def test_side_panes_collapse_with_their_toolbar_buttons_and_stay_so_after_a_rest
     model = provider.model("anthropic-messages")
     window = open_window(qtbot, data, model)
     chat_width = window.center.width()
-    for button_name, pane in (("sidebarButton", window.sidebar), ("treeButton", window.tree)):
+    for button_name, pane in (
+        ("sidebarToolButton", window.sidebar),
+        ("treeToolButton", window.tree),
+    ):
         button = window.findChild(QToolButton, button_name)
         assert button is not None and button.isVisible() and button.isChecked()
         QTest.mouseClick(button, Qt.MouseButton.LeftButton)
@@ -213,7 +216,12 @@ def test_toolbar_and_menus_have_settings_new_session_export_and_help(
     provider: ProviderServer,
 ) -> None:
     window = open_window(qtbot, tmp_path / "data", provider.model("anthropic-messages"))
-    for name in ("newSessionButton", "settingsButton", "exportButton", "shortcutsButton"):
+    for name in (
+        "newSessionToolButton",
+        "settingsToolButton",
+        "exportButton",
+        "shortcutsToolButton",
+    ):
         button = window.findChild(QToolButton, name)
         assert button is not None and button.isVisible(), name
         assert not button.icon().isNull() and button.accessibleName(), name

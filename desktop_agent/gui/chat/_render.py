@@ -504,7 +504,12 @@ def _build(b: _Builder, state: RowState) -> None:
         buttons = [_action("Copy")]
         if state.item.entry_id is not None:
             buttons.append(_action("Edit"))
-        b.header(state, _tr("You"), "", [] if state.editing else buttons)
+        b.header(
+            state,
+            QCoreApplication.translate("ChatCard", "You"),
+            "",
+            [] if state.editing else buttons,
+        )
         if state.editing:
             b.out.editor_rect = QRect(b.left, b.y, b.w, EDITOR_HEIGHT)
             b.y += EDITOR_HEIGHT
@@ -515,9 +520,14 @@ def _build(b: _Builder, state: RowState) -> None:
         b.y += PAD
         _card_box(b, t.card_user, t.border)
     elif isinstance(msg, AssistantMessage):
-        subtitle = _tr("streaming…") if state.streaming else ""
+        subtitle = QCoreApplication.translate("ChatCard", "streaming…") if state.streaming else ""
         buttons = [] if state.streaming else [_action("Copy")]
-        b.header(state, msg.model or _tr("Assistant"), subtitle, buttons)
+        b.header(
+            state,
+            msg.model or QCoreApplication.translate("ChatCard", "Assistant"),
+            subtitle,
+            buttons,
+        )
         _assistant_blocks(b, state, msg)
         b.y += PAD - GAP
         _card_box(b, t.card_assistant, t.border)
