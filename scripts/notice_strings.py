@@ -4,9 +4,9 @@ The workbench is Qt-free: it gives the GUI plain English texts (notices, their a
 labels, the save state, progress), and the GUI translates them where it shows them, with
 the context ``notices`` (`gui/_panels.py`, `gui/_presenter.py`). pyside6-lupdate cannot see
 them in the workbench's code, so `scripts/translations` feeds it this module's output:
-every string literal given to ``notify(...)`` (text and action label), ``Notice(...)``, as ``action_label=``, set
-as ``progress``, or returned by ``SaveState.label``. Texts made with values (f-strings)
-stay English: see the round-2 chrome report.
+every string literal given to ``notify(...)`` (text and action label), ``Notice(...)``,
+as ``action_label=``, set as ``progress``, or returned by ``SaveState.label``. Texts made
+with values (f-strings) stay English: see the round-2 chrome report.
 """
 
 from __future__ import annotations
