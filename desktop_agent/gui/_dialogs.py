@@ -188,11 +188,12 @@ class ApprovalDialog(QDialog):
         body.setPlainText(approval_text(request))
         buttons = QDialogButtonBox(self)
         for label, decision in (
-            (self.tr("Allow once"), ApprovalDecision.ALLOW_ONCE),
-            (self.tr("Always allow in this session"), ApprovalDecision.ALLOW_ALWAYS),
-            (self.tr("Deny"), ApprovalDecision.DENY),
-        ):
+            (self.tr("Allow &once"), ApprovalDecision.ALLOW_ONCE),
+            (self.tr("&Always allow in this session"), ApprovalDecision.ALLOW_ALWAYS),
+            (self.tr("&Deny"), ApprovalDecision.DENY),
+        ):  # Alt+O, Alt+A, Alt+D; no default button: Enter never approves by accident
             button = QPushButton(label, self)
+            button.setAutoDefault(False)
             button.clicked.connect(lambda _=False, d=decision: self._decide(d))
             buttons.addButton(button, QDialogButtonBox.ButtonRole.ActionRole)
         layout = QVBoxLayout(self)

@@ -55,9 +55,13 @@ class StartPage(QWidget):
         buttons.addStretch(1)
         inner.addWidget(text)
         inner.addLayout(buttons)
+        row = QHBoxLayout()  # the column takes its real width, so wrapped text fits
+        row.addStretch(1)
+        row.addWidget(column, 4)
+        row.addStretch(1)
         layout = QVBoxLayout(self)
         layout.addStretch(1)
-        layout.addWidget(column, 0, Qt.AlignmentFlag.AlignHCenter)
+        layout.addLayout(row)
         layout.addStretch(2)
 
 
