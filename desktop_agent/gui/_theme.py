@@ -18,6 +18,7 @@ import logging
 from PySide6.QtCore import QEvent, QObject, QRect, Qt, Signal
 from PySide6.QtGui import QColor, QGuiApplication, QPainter, QPaintEvent, QPalette, QPen
 from PySide6.QtWidgets import QApplication, QStyleFactory, QWidget
+from shiboken6 import isValid
 
 log = logging.getLogger("desktop_agent.gui")
 
@@ -161,13 +162,12 @@ class FocusRing(QWidget):
         return self._target
 
     def _on_focus(self, _old: QWidget | None, new: QWidget | None) -> None:
-        if self._target is not None:
-            try:
-                self._target.removeEventFilter(self)
-            except RuntimeError:  # already deleted
-                pass
+        if not isValid(self._window):  # the window is being destroyed
+            return
+        if self._target is not None and isValid(self._target):
+            self._target.removeEventFilter(self)
         self._target = None
-        if new is None or new is self or new.window() is not self._window:
+        if new is None or new is self or not isValid(new) or new.window() is not self._window:
             self.hide()
             return
         self._target = new
@@ -175,6 +175,8 @@ class FocusRing(QWidget):
         self.follow()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if not isValid(self._window):
+            return False
         if watched is self._target and event.type() in (
             QEvent.Type.Move,
             QEvent.Type.Resize,
@@ -186,7 +188,7 @@ class FocusRing(QWidget):
 
     def follow(self) -> None:
         target = self._target
-        if target is None or not target.isVisible():
+        if target is None or not isValid(target) or not target.isVisible():
             self.hide()
             return
         top_left = target.mapTo(self._window, target.rect().topLeft())

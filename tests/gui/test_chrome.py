@@ -88,6 +88,15 @@ def two_messages(data: Path, workspace: Path, store: str = "jsonl") -> None:
     seed(data, workspace, build, store)
 
 
+def seeded_window(
+    qtbot: QtBot, tmp_path: Path, provider: ProviderServer, workspace: Path
+) -> MainWindow:
+    """A window on a session with one question and one answer (with code)."""
+    data = tmp_path / "data"
+    two_messages(data, workspace)
+    return open_window(qtbot, data, provider.model("anthropic-messages"))
+
+
 # ------------------------------------------------------------------ theme
 
 
@@ -118,9 +127,7 @@ def test_light_setting_is_light_and_the_theme_switches_live_from_settings(
     provider: ProviderServer,
     workspace: Path,
 ) -> None:
-    data = tmp_path / "data"
-    two_messages(data, workspace)
-    window = open_window(qtbot, data, provider.model("anthropic-messages"))
+    window = seeded_window(qtbot, tmp_path, provider, workspace)
     for name, widget in panes(window).items():
         assert lightness(widget) > 170, f"{name} is not light"
     send = window.composer.send_button.icon().pixmap(16, 16).toImage()
@@ -135,7 +142,7 @@ def test_light_setting_is_light_and_the_theme_switches_live_from_settings(
     settle(qtbot, window)
     qtbot.waitUntil(lambda: all(lightness(w) < 90 for w in panes(window).values()))
     assert window.composer.send_button.icon().pixmap(16, 16).toImage() != send  # re-tinted
-    saved = json.loads((data / "config" / "settings.json").read_text())
+    saved = json.loads((tmp_path / "data" / "config" / "settings.json").read_text())
     assert saved["theme"] == "dark"
     close(qtbot, window)
 
@@ -237,9 +244,7 @@ def test_card_actions_show_on_hover_and_on_keyboard_focus_only(
     provider: ProviderServer,
     workspace: Path,
 ) -> None:
-    data = tmp_path / "data"
-    two_messages(data, workspace)
-    window = open_window(qtbot, data, provider.model("anthropic-messages"))
+    window = seeded_window(qtbot, tmp_path, provider, workspace)
     view = window.chat.view
     layout = painted(window, 1)
     assert layout is not None
@@ -256,7 +261,7 @@ def test_card_actions_show_on_hover_and_on_keyboard_focus_only(
         return view.viewport().grab(area).toImage()
 
     QTest.mouseMove(view.viewport(), QPoint(2, 2))
-    view._set_hover(-1)
+    view.cards.set_hover(-1)
     window.composer.input.setFocus()
     quiet = button_pixels()
     card_fill = QColor(quiet.pixel(quiet.width() // 2, quiet.height() // 2))
@@ -266,13 +271,13 @@ def test_card_actions_show_on_hover_and_on_keyboard_focus_only(
         for y in range(quiet.height())
     ), "the Copy button is painted without hover or focus"
     QTest.mouseMove(view.viewport(), area.center())
-    assert view.hover_row == 1
+    assert view.cards.hover_row == 1
     assert button_pixels() != quiet
     QTest.mouseMove(view.viewport(), QPoint(2, view.viewport().height() - 2))
-    view._set_hover(-1)
+    view.cards.set_hover(-1)
     view.setFocus(Qt.FocusReason.TabFocusReason)
     view.setCurrentIndex(window.chat.model.index(1, 0))
-    assert view.is_active_row(1) and button_pixels() != quiet
+    assert view.cards.is_active(1) and button_pixels() != quiet
     close(qtbot, window)
 
 
@@ -283,9 +288,7 @@ def test_the_chat_column_is_centred_and_at_most_760_px_of_text(
     provider: ProviderServer,
     workspace: Path,
 ) -> None:
-    data = tmp_path / "data"
-    two_messages(data, workspace)
-    window = open_window(qtbot, data, provider.model("anthropic-messages"))
+    window = seeded_window(qtbot, tmp_path, provider, workspace)
     window.resize(1800, 900)
     window.toggle_sidebar()
     window.toggle_tree()
@@ -323,9 +326,7 @@ def test_every_focusable_widget_of_the_main_window_has_a_name_and_description(
     provider: ProviderServer,
     workspace: Path,
 ) -> None:
-    data = tmp_path / "data"
-    two_messages(data, workspace)
-    window = open_window(qtbot, data, provider.model("anthropic-messages"))
+    window = seeded_window(qtbot, tmp_path, provider, workspace)
     run(qtbot, window.do(window.wb.trash(window.wb.ref or "")))  # an Undo notice too
     settle(qtbot, window)
     widgets = focusable(window)
@@ -451,4 +452,42 @@ def test_the_main_flow_works_with_the_keyboard_alone(
     assert QApplication.clipboard().text() == "again"
     press(Qt.Key.Key_Left, Qt.KeyboardModifier.AltModifier)  # previous version
     qtbot.waitUntil(lambda: "first answer" in painted_text(painted(window, 1)), timeout=10_000)
+    close(qtbot, window)
+
+
+def test_session_titles_use_the_width_of_the_sidebar(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    data = tmp_path / "data"
+    long_title = "A rather long question about the layout of the whole project folder " * 2
+
+    async def build(s: Session) -> None:
+        await s.append_message(user(long_title))
+
+    seed(data, workspace, build)
+    window = open_window(qtbot, data, provider.model("anthropic-messages"))
+    view = window.sidebar.view
+    index = next(
+        view.model().index(0, 0, view.model().index(g, 0))
+        for g in range(view.model().rowCount())
+        if view.model().rowCount(view.model().index(g, 0))
+    )
+    assert long_title.strip() in str(index.data())  # not cut short by the model
+
+    def ink(width: int) -> int:
+        sizes = window.splitter.sizes()
+        window.splitter.setSizes([width, sum(sizes) - width - sizes[2], sizes[2]])
+        settle(qtbot, window)
+        rect = view.visualRect(index)
+        image = view.viewport().grab(rect).toImage()
+        pixels = [image.pixel(x, y) for x in range(image.width()) for y in range(image.height())]
+        background = max(set(pixels), key=pixels.count)
+        return sum(1 for p in pixels if p != background)  # the text's ink
+
+    narrow, wide = ink(200), ink(420)
+    assert wide > narrow * 1.6  # the same title, elided later on a wider sidebar
     close(qtbot, window)

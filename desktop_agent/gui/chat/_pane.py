@@ -20,21 +20,18 @@ from PySide6.QtCore import (
     QModelIndex,
     QPersistentModelIndex,
     QPoint,
-    QRectF,
     QSize,
     Qt,
     QTimer,
     Signal,
 )
 from PySide6.QtGui import (
-    QFocusEvent,
     QGuiApplication,
     QHelpEvent,
     QKeyEvent,
     QMouseEvent,
     QPainter,
     QPalette,
-    QPen,
     QResizeEvent,
 )
 from PySide6.QtWidgets import (
@@ -53,10 +50,10 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_agent.ai import AssistantMessage, ToolResultMessage, UserMessage
+from desktop_agent.gui.chat._hover import CardFocus
 from desktop_agent.gui.chat._items import ChatItem
 from desktop_agent.gui.chat._model import ChatModel, Row, tooltip
 from desktop_agent.gui.chat._render import (
-    BoxPart,
     CardLayout,
     DocCache,
     ImageCache,
@@ -240,10 +237,7 @@ class ChatDelegate(QStyledItemDelegate):
         rect = option.rect
         painter.save()
         painter.translate(rect.topLeft())
-        theme = self.theme()
-        layout.paint(painter, theme, self._view.is_active_row(i))
-        if self._view.hasFocus() and i == self._view.currentIndex().row():
-            _paint_focus(painter, layout, self._view.palette())
+        self._view.cards.paint(painter, layout, self.theme(), i)  # hover actions, focus
         painter.restore()
         row = self._model.row_at(i)
         self.painted[row.uid] = (row.version, layout)
@@ -335,22 +329,8 @@ class ChatDelegate(QStyledItemDelegate):
                 self._model.changed(index.row())
 
 
-def _paint_focus(painter: QPainter, layout: CardLayout, palette: QPalette) -> None:
-    """The keyboard focus ring around the current card (its first part is its box)."""
-    box = layout.parts[0] if layout.parts else None
-    if not isinstance(box, BoxPart):
-        return
-    painter.save()
-    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-    painter.setPen(QPen(palette.color(QPalette.ColorRole.Highlight), 2))
-    painter.setBrush(Qt.BrushStyle.NoBrush)
-    painter.drawRoundedRect(QRectF(box.rect).adjusted(1, 1, -1, -1), box.radius, box.radius)
-    painter.restore()
-
-
 class ChatView(QListView):
-    """The list of cards; follows the bottom while the user is there. A card's actions
-    show while it is under the mouse (``hover_row``) or current with keyboard focus."""
+    """The list of cards; follows the bottom while the user is there."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -384,42 +364,7 @@ class ChatView(QListView):
         bar.valueChanged.connect(self._on_scrolled)
         bar.rangeChanged.connect(self._on_range)
         self.relayouts = 0
-        self.hover_row = -1
-
-    def is_active_row(self, row: int) -> bool:
-        """Whether row ``row`` shows its hover actions now."""
-        return row == self.hover_row or (self.hasFocus() and row == self.currentIndex().row())
-
-    def _update_row(self, row: int) -> None:
-        model = self.model()
-        if 0 <= row < model.rowCount():
-            self.update(model.index(row, 0))
-
-    def _set_hover(self, row: int) -> None:
-        if row != self.hover_row:
-            old, self.hover_row = self.hover_row, row
-            self._update_row(old)
-            self._update_row(row)
-
-    def leaveEvent(self, event: QEvent) -> None:
-        self._set_hover(-1)
-        super().leaveEvent(event)
-
-    def focusInEvent(self, event: QFocusEvent) -> None:
-        super().focusInEvent(event)
-        model = self.model()
-        if not self.currentIndex().isValid() and model.rowCount():
-            self.setCurrentIndex(model.index(model.rowCount() - 1, 0))
-        self._update_row(self.currentIndex().row())
-
-    def focusOutEvent(self, event: QFocusEvent) -> None:
-        super().focusOutEvent(event)
-        self._update_row(self.currentIndex().row())
-
-    def currentChanged(self, current: _Index, previous: _Index) -> None:
-        super().currentChanged(current, previous)
-        self._update_row(previous.row())
-        self._update_row(current.row())
+        self.cards = CardFocus(self)
 
     def _on_scrolled(self, value: int) -> None:
         self.stick_to_bottom = value >= self.verticalScrollBar().maximum() - 2
@@ -516,7 +461,6 @@ class ChatView(QListView):
         super().mouseMoveEvent(event)
         pos = event.position().toPoint()
         index = self.indexAt(pos)
-        self._set_hover(index.row() if index.isValid() else -1)
         delegate = self.itemDelegate()
         hit = None
         if index.isValid() and isinstance(delegate, ChatDelegate):

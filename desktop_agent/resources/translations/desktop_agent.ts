@@ -438,15 +438,15 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Allow once</source>
+        <source>Allow &amp;once</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Always allow in this session</source>
+        <source>&amp;Always allow in this session</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Deny</source>
+        <source>&amp;Deny</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
