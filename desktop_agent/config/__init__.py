@@ -28,6 +28,7 @@ from desktop_agent.config._settings import (
     ServerApi,
     Settings,
     StoreKind,
+    ThemeMode,
     load_settings,
     save_settings,
 )
@@ -53,6 +54,7 @@ __all__ = [
     "ServerApi",
     "Settings",
     "StoreKind",
+    "ThemeMode",
     "atomic_write",
     "backend_problem",
     "default_pi_sessions_dir",

@@ -17,6 +17,8 @@ from desktop_agent.config._pi import PiSessionsSettings
 
 ApprovalRule: TypeAlias = Literal["allow", "ask", "deny"]
 SendKey: TypeAlias = Literal["enter", "ctrl+enter"]
+ThemeMode: TypeAlias = Literal["system", "light", "dark"]
+"""``system`` follows the desktop's light/dark setting, live."""
 RestoreMode: TypeAlias = Literal["last", "new"]
 StoreKind: TypeAlias = Literal["jsonl", "sqlite"]
 ServerApi: TypeAlias = Literal["openai-completions", "openai-responses", "anthropic-messages"]
@@ -110,6 +112,7 @@ class Settings(BaseModel):
     default_thinking_level: str = "medium"
     approval: dict[str, ApprovalRule] = Field(default_factory=_default_approval)
     send_key: SendKey = "enter"
+    theme: ThemeMode = "system"
     restore: RestoreMode = "last"
     fsync_every_entry: bool = False
     discover_local_servers: bool = True

@@ -33,6 +33,7 @@ class AppState(BaseModel):
     splitter_state: str | None = None
     """``QSplitter.saveState()`` of sidebar | chat | tree, as base64 text."""
     tree_visible: bool = True
+    sidebar_visible: bool = True
 
 
 def load_state(path: Path) -> AppState:

@@ -1,45 +1,269 @@
-"""What a person can do in the main window: its menus, shortcuts and widget signals, each
-bound to one workbench operation (one route per action)."""
+"""What a person can do in the main window: its menus, toolbar, shortcuts and widget
+signals, each bound to one workbench operation (one route per action).
+
+`ACTIONS` is the one table of the window's commands: menus, toolbar buttons and the
+Help -> Keyboard shortcuts sheet are all made from it (`KEYS` adds the keys widgets handle
+themselves, such as Enter in the composer).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QMenu
+from PySide6.QtWidgets import QMenu, QSizePolicy, QToolBar, QToolButton, QWidget
 
+from desktop_agent.gui._icons import ICON_SIZE, icon
+from desktop_agent.gui._tr import QT_TRANSLATE_NOOP
 from desktop_agent.gui.sidebar import EXPORT_FORMATS
 
 if TYPE_CHECKING:
     from desktop_agent.gui._main_window import MainWindow
 
-
-def _action(
-    window: MainWindow,
-    menu: QMenu,
-    text: str,
-    name: str,
-    slot: Callable[[], Any],
-    shortcut: str | None = None,
-) -> QAction:
-    action = menu.addAction(text)
-    action.setObjectName(name)
-    if shortcut:
-        action.setShortcut(QKeySequence(shortcut))
-    action.triggered.connect(lambda _checked=False: slot())
-    window.addAction(action)  # shortcuts work even when the menu bar is hidden
-    return action
+CONTEXT = "Actions"
 
 
-def install_actions(w: MainWindow) -> None:
-    """Bind every widget signal, menu entry and shortcut of ``w`` to the workbench."""
+def tr(text: str) -> str:
+    return QCoreApplication.translate(CONTEXT, text)
+
+
+@dataclass(frozen=True)
+class ActionSpec:
+    """One command of the window. ``text`` and ``tip`` are marked for translation."""
+
+    name: str
+    menu: str  # "file" | "session" | "view" | "help"
+    text: str
+    tip: str
+    shortcuts: tuple[str, ...] = ()
+    icon: str = ""
+    checkable: bool = False
+
+
+def _spec(
+    name: str, menu: str, text: str, tip: str, *keys: str, icon: str = "", check: bool = False
+) -> ActionSpec:
+    return ActionSpec(name, menu, text, tip, keys, icon, check)
+
+
+ACTIONS: tuple[ActionSpec, ...] = (
+    _spec(
+        "newSessionAction",
+        "file",
+        QT_TRANSLATE_NOOP("Actions", "&New session"),
+        QT_TRANSLATE_NOOP("Actions", "Start a new session in the project folder"),
+        "Ctrl+N",
+        icon="new-session",
+    ),
+    _spec(
+        "chooseFolderAction",
+        "file",
+        QT_TRANSLATE_NOOP("Actions", "New session in another &folder…"),
+        QT_TRANSLATE_NOOP("Actions", "Choose a project folder and start a session there"),
+    ),
+    _spec(
+        "backupAction",
+        "file",
+        QT_TRANSLATE_NOOP("Actions", "&Back up all sessions…"),
+        QT_TRANSLATE_NOOP("Actions", "Write every session into one archive"),
+    ),
+    _spec(
+        "settingsAction",
+        "file",
+        QT_TRANSLATE_NOOP("Actions", "&Settings…"),
+        QT_TRANSLATE_NOOP("Actions", "Providers, keys, models, approvals, theme"),
+        "Ctrl+,",
+        icon="settings",
+    ),
+    _spec(
+        "quitAction",
+        "file",
+        QT_TRANSLATE_NOOP("Actions", "&Quit"),
+        QT_TRANSLATE_NOOP("Actions", "Save everything and quit"),
+        "Ctrl+Q",
+    ),
+    _spec(
+        "renameAction",
+        "session",
+        QT_TRANSLATE_NOOP("Actions", "&Rename…"),
+        QT_TRANSLATE_NOOP("Actions", "Rename the open session"),
+        "F2",
+    ),
+    _spec(
+        "forkAction",
+        "session",
+        QT_TRANSLATE_NOOP("Actions", "&Fork into a new session"),
+        QT_TRANSLATE_NOOP("Actions", "Copy the current branch into a new session"),
+    ),
+    _spec(
+        "trashAction",
+        "session",
+        QT_TRANSLATE_NOOP("Actions", "&Move to trash"),
+        QT_TRANSLATE_NOOP("Actions", "Move the open session to the trash (restorable)"),
+    ),
+    _spec(
+        "editLastAction",
+        "session",
+        QT_TRANSLATE_NOOP("Actions", "&Edit message"),
+        QT_TRANSLATE_NOOP("Actions", "Edit the focused prompt (or the last one) and send it again"),
+        "Ctrl+E",
+        icon="edit",
+    ),
+    _spec(
+        "retryAction",
+        "session",
+        QT_TRANSLATE_NOOP("Actions", "Re&try"),
+        QT_TRANSLATE_NOOP("Actions", "Send the failed request again"),
+        "Ctrl+R",
+        icon="retry",
+    ),
+    _spec(
+        "copyMessageAction",
+        "session",
+        QT_TRANSLATE_NOOP("Actions", "&Copy message"),
+        QT_TRANSLATE_NOOP("Actions", "Copy the focused message (or the last reply)"),
+        "Ctrl+Shift+C",
+        icon="copy",
+    ),
+    _spec(
+        "previousVersionAction",
+        "session",
+        QT_TRANSLATE_NOOP("Actions", "Previous version"),
+        QT_TRANSLATE_NOOP("Actions", "Show the previous version of the message (sibling branch)"),
+        "Alt+Left",
+        icon="previous",
+    ),
+    _spec(
+        "nextVersionAction",
+        "session",
+        QT_TRANSLATE_NOOP("Actions", "Next version"),
+        QT_TRANSLATE_NOOP("Actions", "Show the next version of the message (sibling branch)"),
+        "Alt+Right",
+        icon="next",
+    ),
+    _spec(
+        "sidebarAction",
+        "view",
+        QT_TRANSLATE_NOOP("Actions", "Session &list"),
+        QT_TRANSLATE_NOOP("Actions", "Show or hide the session list"),
+        "Ctrl+B",
+        icon="sidebar",
+        check=True,
+    ),
+    _spec(
+        "treeAction",
+        "view",
+        QT_TRANSLATE_NOOP("Actions", "Branch &map"),
+        QT_TRANSLATE_NOOP("Actions", "Show or hide the branch map"),
+        "Ctrl+T",
+        icon="map",
+        check=True,
+    ),
+    _spec(
+        "searchAction",
+        "view",
+        QT_TRANSLATE_NOOP("Actions", "Search sessions"),
+        QT_TRANSLATE_NOOP("Actions", "Search the titles and contents of all sessions"),
+        "Ctrl+K",
+        icon="search",
+    ),
+    _spec(
+        "composerAction",
+        "view",
+        QT_TRANSLATE_NOOP("Actions", "Write a message"),
+        QT_TRANSLATE_NOOP("Actions", "Move the keyboard focus to the message box"),
+        "Ctrl+L",
+    ),
+    _spec(
+        "nextPaneAction",
+        "view",
+        QT_TRANSLATE_NOOP("Actions", "Next pane"),
+        QT_TRANSLATE_NOOP("Actions", "Sessions, conversation, message box, branch map"),
+        "F6",
+        "Ctrl+Tab",
+    ),
+    _spec(
+        "previousPaneAction",
+        "view",
+        QT_TRANSLATE_NOOP("Actions", "Previous pane"),
+        QT_TRANSLATE_NOOP("Actions", "The same panes, backwards"),
+        "Shift+F6",
+        "Ctrl+Shift+Tab",
+    ),
+    _spec(
+        "shortcutsAction",
+        "help",
+        QT_TRANSLATE_NOOP("Actions", "&Keyboard shortcuts"),
+        QT_TRANSLATE_NOOP("Actions", "Every key of the window"),
+        "F1",
+        "Ctrl+/",
+        icon="help",
+    ),
+)
+
+KEYS: tuple[tuple[str, str], ...] = (
+    (
+        QT_TRANSLATE_NOOP("Actions", "Enter (or Ctrl+Enter, see Settings)"),
+        QT_TRANSLATE_NOOP("Actions", "Send the message"),
+    ),
+    (
+        QT_TRANSLATE_NOOP("Actions", "Shift+Enter"),
+        QT_TRANSLATE_NOOP("Actions", "New line in the message"),
+    ),
+    (
+        QT_TRANSLATE_NOOP("Actions", "Esc"),
+        QT_TRANSLATE_NOOP("Actions", "Stop the agent while it runs"),
+    ),
+    (
+        QT_TRANSLATE_NOOP("Actions", "Tab / Shift+Tab"),
+        QT_TRANSLATE_NOOP("Actions", "Next / previous control"),
+    ),
+    (
+        QT_TRANSLATE_NOOP("Actions", "Up / Down"),
+        QT_TRANSLATE_NOOP("Actions", "Move through sessions, messages, the map"),
+    ),
+    (
+        QT_TRANSLATE_NOOP("Actions", "Enter (in a list or the map)"),
+        QT_TRANSLATE_NOOP("Actions", "Open / go to that point"),
+    ),
+    (
+        QT_TRANSLATE_NOOP("Actions", "Ctrl+Enter (editing)"),
+        QT_TRANSLATE_NOOP("Actions", "Send the edited message"),
+    ),
+)
+"""Keys handled by the widgets themselves, listed on the shortcuts sheet too."""
+
+MENUS: tuple[tuple[str, str], ...] = (
+    ("file", QT_TRANSLATE_NOOP("Actions", "&File")),
+    ("session", QT_TRANSLATE_NOOP("Actions", "&Session")),
+    ("view", QT_TRANSLATE_NOOP("Actions", "&View")),
+    ("help", QT_TRANSLATE_NOOP("Actions", "&Help")),
+)
+
+
+def shortcut_rows() -> list[tuple[str, str]]:
+    """(keys, what they do) of the shortcuts sheet, translated, from the one table."""
+    rows = []
+    for spec in ACTIONS:
+        if spec.shortcuts:
+            keys = " / ".join(
+                QKeySequence(k).toString(QKeySequence.SequenceFormat.NativeText)
+                for k in spec.shortcuts
+            )
+            rows.append((keys, tr(spec.text).replace("&", "").rstrip("…")))
+    rows.extend((tr(keys), tr(what)) for keys, what in KEYS)
+    return rows
+
+
+def _bind_signals(w: MainWindow) -> None:
     wb = w.wb
     run = w.spawn
-    do = w.do
 
     def op(make: Callable[..., Any]) -> Callable[..., object]:
-        return lambda *args: run(do(make(*args)))
+        return lambda *args: run(w.do(make(*args)))
 
     composer, chat, tree, sidebar = w.composer, w.chat, w.tree, w.sidebar
     composer.send_requested.connect(lambda text, atts: run(w.send(text, atts)))
@@ -70,49 +294,152 @@ def install_actions(w: MainWindow) -> None:
     w.start_page.choose_workspace.connect(lambda: run(w.choose_workspace()))
     w.start_page.open_settings.connect(lambda: run(w.settings()))
 
-    bar = w.menuBar()
-    bar.setObjectName("menuBar")
-    file = bar.addMenu("&File")
-    file.setObjectName("fileMenu")
-    _action(w, file, "&New session", "newSessionAction", lambda: run(w.new_session()), "Ctrl+N")
-    _action(
-        w, file, "New session in another &folder…", "chooseFolderAction",
-        lambda: run(w.choose_workspace()),
-    )  # fmt: skip
-    file.addSeparator()
-    _action(w, file, "&Back up all sessions…", "backupAction", lambda: run(w.backup()))
-    _action(w, file, "&Settings…", "settingsAction", lambda: run(w.settings()), "Ctrl+,")
-    file.addSeparator()
-    _action(w, file, "&Quit", "quitAction", w.request_quit, "Ctrl+Q")
 
-    session = bar.addMenu("&Session")
-    session.setObjectName("sessionMenu")
+def _slots(w: MainWindow) -> dict[str, Callable[[], Any]]:
+    wb = w.wb
+    run = w.spawn
 
     def current(fn: Callable[[str], Any]) -> Callable[[], None]:
         return lambda: fn(wb.ref) if wb.ref else None
 
-    _action(w, session, "&Rename…", "renameAction", current(sidebar.rename_session))
-    _action(w, session, "&Fork into a new session", "forkAction", current(op(wb.fork)))
-    export = session.addMenu("&Export")
+    return {
+        "newSessionAction": lambda: run(w.new_session()),
+        "chooseFolderAction": lambda: run(w.choose_workspace()),
+        "backupAction": lambda: run(w.backup()),
+        "settingsAction": lambda: run(w.settings()),
+        "quitAction": w.request_quit,
+        "renameAction": current(w.sidebar.rename_session),
+        "forkAction": current(lambda ref: run(w.do(wb.fork(ref)))),
+        "trashAction": current(lambda ref: run(w.do(wb.trash(ref)))),
+        "editLastAction": w.chat_actions.edit,
+        "retryAction": lambda: run(w.do(wb.retry())),
+        "copyMessageAction": w.chat_actions.copy,
+        "previousVersionAction": w.chat_actions.previous_version,
+        "nextVersionAction": w.chat_actions.next_version,
+        "sidebarAction": w.toggle_sidebar,
+        "treeAction": w.toggle_tree,
+        "searchAction": w.focus_search,
+        "composerAction": w.focus_composer_now,
+        "nextPaneAction": lambda: w.panes.cycle(1),
+        "previousPaneAction": lambda: w.panes.cycle(-1),
+        "shortcutsAction": w.dialogs.shortcuts,
+    }
+
+
+def install_actions(w: MainWindow) -> dict[str, QAction]:
+    """Bind every widget signal, menu entry, toolbar button and shortcut of ``w``."""
+    _bind_signals(w)
+    slots = _slots(w)
+    bar = w.menuBar()
+    bar.setObjectName("menuBar")
+    menus: dict[str, QMenu] = {}
+    for key, title in MENUS:
+        menu = bar.addMenu(tr(title))
+        menu.setObjectName(f"{key}Menu")
+        menus[key] = menu
+    actions: dict[str, QAction] = {}
+    for spec in ACTIONS:
+        action = QAction(tr(spec.text), w)
+        action.setObjectName(spec.name)
+        action.setToolTip(tr(spec.tip))
+        action.setStatusTip(tr(spec.tip))
+        if spec.shortcuts:
+            action.setShortcuts([QKeySequence(k) for k in spec.shortcuts])
+            action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        action.setCheckable(spec.checkable)
+        slot = slots[spec.name]
+        action.triggered.connect(lambda _checked=False, slot=slot: slot())
+        w.addAction(action)  # shortcuts work even when the menu bar is hidden
+        actions[spec.name] = action
+    _fill_menus(w, menus, actions)
+    w.addToolBar(_toolbar(w, actions))
+    refresh_icons(w, actions)
+    return actions
+
+
+def _fill_menus(w: MainWindow, menus: dict[str, QMenu], actions: dict[str, QAction]) -> None:
+    groups = {
+        "file": ["newSessionAction", "chooseFolderAction", "", "backupAction",
+                 "settingsAction", "", "quitAction"],
+        "session": ["renameAction", "forkAction", "export", "", "trashAction", "",
+                    "editLastAction", "retryAction", "copyMessageAction", "",
+                    "previousVersionAction", "nextVersionAction"],
+        "view": ["sidebarAction", "treeAction", "", "searchAction", "composerAction",
+                 "nextPaneAction", "previousPaneAction"],
+        "help": ["shortcutsAction", ""],
+    }  # fmt: skip
+    for key, names in groups.items():
+        menu = menus[key]
+        for name in names:
+            if not name:
+                menu.addSeparator()
+            elif name == "export":
+                menu.addMenu(_export_menu(w, menu))
+            else:
+                menu.addAction(actions[name])
+    view = menus["view"]
+    view.aboutToShow.connect(lambda: sync_toggles(w, actions))
+
+
+def _export_menu(w: MainWindow, parent: QWidget) -> QMenu:
+    menu = QMenu(QCoreApplication.translate("Actions", "&Export"), parent)
+    menu.setObjectName("exportSessionMenu")
     for fmt, text in EXPORT_FORMATS:
+        action = menu.addAction(QCoreApplication.translate("SessionSidebar", text))
+        action.setObjectName(f"exportAction_{fmt}")
+        action.triggered.connect(
+            lambda _c=False, fmt=fmt: w.spawn(w.export(w.wb.ref, fmt)) if w.wb.ref else None
+        )
+    return menu
 
-        def export_as(ref: str, fmt: str = fmt) -> object:
-            return run(w.export(ref, fmt))
 
-        _action(w, export, text, f"exportAction_{fmt}", current(export_as))
-    session.addSeparator()
-    _action(w, session, "&Move to trash", "trashAction", current(op(wb.trash)))
-    session.addSeparator()
-    _action(w, session, "Previous version", "previousVersionAction",
-            op(lambda: wb.switch_sibling_at_end(-1)), "Alt+Left")  # fmt: skip
-    _action(w, session, "Next version", "nextVersionAction",
-            op(lambda: wb.switch_sibling_at_end(1)), "Alt+Right")  # fmt: skip
+def _toolbar(w: MainWindow, actions: dict[str, QAction]) -> QToolBar:
+    bar = QToolBar(QCoreApplication.translate("Actions", "Toolbar"), w)
+    bar.setObjectName("mainToolBar")
+    bar.setMovable(False)
+    bar.setFloatable(False)
+    bar.setIconSize(ICON_SIZE)
+    bar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonIconOnly)
+    bar.toggleViewAction().setVisible(False)
+    for name in ("sidebarAction", "newSessionAction", "searchAction"):
+        bar.addAction(actions[name])
+    spacer = QWidget(bar)
+    spacer.setObjectName("toolBarSpacer")
+    spacer.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+    bar.addWidget(spacer)
+    export = QToolButton(bar)
+    export.setObjectName("exportButton")
+    export.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+    export.setMenu(_export_menu(w, export))
+    export.setToolTip(QCoreApplication.translate("Actions", "Export the open session"))
+    export.setAccessibleName(QCoreApplication.translate("Actions", "Export"))
+    export.setAccessibleDescription(
+        QCoreApplication.translate("Actions", "Export the open session")
+    )
+    bar.addWidget(export)
+    for name in ("settingsAction", "shortcutsAction", "treeAction"):
+        bar.addAction(actions[name])
+    for action in bar.actions():
+        button = bar.widgetForAction(action)
+        if isinstance(button, QToolButton) and action.objectName():
+            button.setObjectName(action.objectName().replace("Action", "ToolButton"))
+            button.setAccessibleName(action.text().replace("&", ""))
+            button.setAccessibleDescription(action.toolTip())
+    w.export_button = export
+    return bar
 
-    view = bar.addMenu("&View")
-    view.setObjectName("viewMenu")
-    _action(w, view, "Search sessions", "searchAction", sidebar.focus_search, "Ctrl+K")
-    _action(w, view, "Write a message", "composerAction", w.focus_composer_now, "Ctrl+L")
-    toggle = _action(w, view, "Branch tree", "treeAction", w.toggle_tree, "Ctrl+T")
-    toggle.setCheckable(True)
-    toggle.setChecked(True)
-    view.aboutToShow.connect(lambda: toggle.setChecked(not w.tree.isHidden()))
+
+def sync_toggles(w: MainWindow, actions: dict[str, QAction]) -> None:
+    """The checked state of the pane toggles is whether the pane is shown."""
+    actions["sidebarAction"].setChecked(not w.sidebar.isHidden())
+    actions["treeAction"].setChecked(not w.tree.isHidden())
+
+
+def refresh_icons(w: MainWindow, actions: dict[str, QAction]) -> None:
+    """(Re)tint every icon for the current palette (after a theme switch)."""
+    palette = w.palette()
+    for spec in ACTIONS:
+        if spec.icon:
+            actions[spec.name].setIcon(icon(spec.icon, palette))
+    w.export_button.setIcon(icon("export", palette))
+    sync_toggles(w, actions)

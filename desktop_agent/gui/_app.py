@@ -14,12 +14,22 @@ from pathlib import Path
 from typing import Any
 
 import qasync
-from PySide6.QtCore import QByteArray, QMessageLogContext, QtMsgType, qInstallMessageHandler
+from PySide6.QtCore import (
+    QByteArray,
+    QCoreApplication,
+    QLibraryInfo,
+    QLocale,
+    QMessageLogContext,
+    QtMsgType,
+    QTranslator,
+    qInstallMessageHandler,
+)
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
 from PySide6.QtWidgets import QApplication
 
 from desktop_agent.gui._identity import apply_identity, install_help_menu
 from desktop_agent.gui._main_window import MainWindow
+from desktop_agent.resources import resource
 from desktop_agent.workbench import Workbench
 
 log = logging.getLogger("desktop_agent.gui")
@@ -77,6 +87,30 @@ class InstanceServer:
         self.server.close()
 
 
+TRANSLATIONS = "translations"
+"""Our ``desktop_agent_<locale>.qm`` files (and the ``desktop_agent.ts`` template) live in
+``desktop_agent/resources/translations/``."""
+
+
+def install_translators(app: QCoreApplication, locale: QLocale | None = None) -> list[str]:
+    """Qt's own translations (``qtbase_*.qm`` from PySide6's translations folder) and ours
+    for ``locale`` (the system's by default), each when present. Returns what was loaded."""
+    locale = locale or QLocale.system()
+    loaded: list[str] = []
+    qt_dir = QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)
+    ours = resource(TRANSLATIONS)
+    for name, folder in (("qtbase", qt_dir), ("desktop_agent", str(ours))):
+        translator = QTranslator(app)
+        if translator.load(locale, name, "_", folder):
+            app.installTranslator(translator)
+            loaded.append(translator.filePath())
+        else:
+            translator.deleteLater()
+    if loaded:
+        log.info("Translations: %s", ", ".join(loaded))
+    return loaded
+
+
 def _qt_message(mode: QtMsgType, context: QMessageLogContext, message: str) -> None:
     """Qt's own messages go to our log (with its redaction), not to stderr."""
     level = {
@@ -123,6 +157,7 @@ def run_gui(
     app = QApplication.instance() or QApplication(["desktop-agent"])
     assert isinstance(app, QApplication)
     apply_identity(app)
+    install_translators(app)
     app.setQuitOnLastWindowClosed(False)
     name = instance_name(data_dir)
     request = {"session": session, "new": new, "workspace": workspace}

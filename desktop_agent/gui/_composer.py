@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_agent.gui._icons import icon
 from desktop_agent.workbench import Attachment
 
 IMAGE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
@@ -32,6 +33,7 @@ class _Input(QPlainTextEdit):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.send_key = "enter"
+        self.setTabChangesFocus(True)  # Tab moves on; the agent gets no tab characters
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
@@ -65,7 +67,6 @@ class Composer(QWidget):
         self.setAcceptDrops(True)
         self.input = _Input(self)
         self.input.setObjectName("composerInput")
-        self.input.setPlaceholderText("Ask the agent… (Enter to send, Shift+Enter for a new line)")
         self.input.setMinimumHeight(56)
         self.input.setMaximumHeight(160)
         self.input.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
@@ -73,18 +74,18 @@ class Composer(QWidget):
         self.input.submit.connect(self._submit)
         self.input.textChanged.connect(lambda: self.draft_changed.emit(self.text()))
         self.input.installEventFilter(self)
-        self.send_button = QPushButton("Send", self)
+        self.send_button = QPushButton(self.tr("Send"), self)
         self.send_button.setObjectName("sendButton")
         self.send_button.clicked.connect(self._submit)
-        self.follow_button = QPushButton("Queue", self)
+        self.follow_button = QPushButton(self.tr("Queue"), self)
         self.follow_button.setMinimumWidth(0)
         self.follow_button.setObjectName("followUpButton")
-        self.follow_button.setToolTip("Send after the agent has finished (follow-up)")
+        self.follow_button.setToolTip(self.tr("Send after the agent has finished (follow-up)"))
         self.follow_button.clicked.connect(self._follow_up)
         self.follow_button.setVisible(False)
-        self.stop_button = QPushButton("Stop", self)
+        self.stop_button = QPushButton(self.tr("Stop"), self)
         self.stop_button.setObjectName("stopButton")
-        self.stop_button.setToolTip("Stop the agent (Esc)")
+        self.stop_button.setToolTip(self.tr("Stop the agent (Esc)"))
         self.stop_button.clicked.connect(self.stop_requested.emit)
         self.stop_button.setEnabled(False)
         self.model_picker = QComboBox(self)
@@ -114,6 +115,18 @@ class Composer(QWidget):
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addWidget(self.input)
         layout.addLayout(controls)
+        self.set_send_key("enter")
+        self._tint()
+
+    def _tint(self) -> None:
+        palette = self.palette()
+        self.send_button.setIcon(icon("send", palette))
+        self.stop_button.setIcon(icon("stop", palette))
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self._tint()
 
     # ---------------------------------------------------------------- state
 
@@ -128,18 +141,21 @@ class Composer(QWidget):
 
     def set_send_key(self, key: str) -> None:
         self.input.send_key = key
-        hint = "Ctrl+Enter" if key == "ctrl+enter" else "Enter"
-        self.input.setPlaceholderText(
-            f"Ask the agent… ({hint} to send, Shift+Enter for a new line)"
-        )
+        if key == "ctrl+enter":
+            hint = self.tr("Ask the agent… (Ctrl+Enter to send, Enter for a new line)")
+        else:
+            hint = self.tr("Ask the agent… (Enter to send, Shift+Enter for a new line)")
+        self.input.setPlaceholderText(hint)
 
     def set_running(self, running: bool) -> None:
         self._running = running
         self.stop_button.setEnabled(running)
         self.follow_button.setVisible(running)
-        self.send_button.setText("Steer" if running else "Send")
+        self.send_button.setText(self.tr("Steer") if running else self.tr("Send"))
         self.send_button.setToolTip(
-            "Send now: the agent reads it before its next step" if running else "Send (Enter)"
+            self.tr("Send now: the agent reads it before its next step")
+            if running
+            else self.tr("Send (Enter)")
         )
 
     def set_models(
@@ -153,7 +169,7 @@ class Composer(QWidget):
             self.model_picker.addItem(label, key)
         index = self.model_picker.findData(current) if current else -1
         if index < 0 and current:
-            state = "connecting…" if current == pending else "unavailable"
+            state = self.tr("connecting…") if current == pending else self.tr("unavailable")
             self.model_picker.addItem(f"{current} ({state})", current)
             index = self.model_picker.count() - 1
         self.model_picker.setCurrentIndex(max(index, 0) if self.model_picker.count() else -1)
@@ -163,7 +179,7 @@ class Composer(QWidget):
         self.thinking_picker.blockSignals(True)
         self.thinking_picker.clear()
         for level in levels:
-            self.thinking_picker.addItem(f"Thinking: {level}", level)
+            self.thinking_picker.addItem(self.tr("Thinking: %s") % level, level)
         self.thinking_picker.setCurrentIndex(max(self.thinking_picker.findData(current), 0))
         self.thinking_picker.setEnabled(len(levels) > 1)
         self.thinking_picker.blockSignals(False)
@@ -218,19 +234,25 @@ class Composer(QWidget):
         try:
             size = file.stat().st_size
         except OSError as exc:
-            return f"Cannot attach {path}: {exc.strerror}"
+            return (
+                self.tr("Cannot attach %1: %2").replace("%1", path).replace("%2", str(exc.strerror))
+            )
         if size > MAX_ATTACHMENT_BYTES:
-            return f"Cannot attach {file.name}: larger than 20 MB"
+            return self.tr("Cannot attach %1: larger than 20 MB").replace("%1", file.name)
         mime = mimetypes.guess_type(file.name)[0] or "application/octet-stream"
         try:
             data = file.read_bytes()
         except OSError as exc:
-            return f"Cannot attach {path}: {exc.strerror}"
+            return (
+                self.tr("Cannot attach %1: %2").replace("%1", path).replace("%2", str(exc.strerror))
+            )
         if mime not in IMAGE_TYPES:
             try:
                 data.decode("utf-8")
             except UnicodeDecodeError:
-                return f"Cannot attach {file.name}: not an image or a text file"
+                return self.tr("Cannot attach %1: not an image or a text file").replace(
+                    "%1", file.name
+                )
         self.attachments.append(Attachment(file.name, mime, data))
         self._show_attachments()
         return None

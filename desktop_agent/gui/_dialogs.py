@@ -12,9 +12,10 @@ import sys
 from collections.abc import Callable
 from dataclasses import replace
 
-from PySide6.QtCore import QSize, Qt
+from PySide6.QtCore import QCoreApplication, QSize, Qt
 from PySide6.QtGui import QFontMetrics, QGuiApplication
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QCheckBox,
     QComboBox,
     QDialog,
@@ -26,13 +27,21 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPlainTextEdit,
     QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
+from desktop_agent.gui._actions import shortcut_rows
+from desktop_agent.gui._tr import QT_TRANSLATE_NOOP
 from desktop_agent.session import RecoveryReport
 from desktop_agent.tools import ApprovalDecision, ApprovalRequest
 from desktop_agent.workbench import PersistenceErrorEvent, SettingsForm, entries_phrase
+
+
+def _tr(text: str) -> str:
+    return QCoreApplication.translate("Dialogs", text)
 
 
 class PersistenceErrorDialog(QDialog):
@@ -47,7 +56,7 @@ class PersistenceErrorDialog(QDialog):
     ) -> None:
         super().__init__(parent)
         self.setObjectName("persistenceErrorDialog")
-        self.setWindowTitle("The session could not be saved")
+        self.setWindowTitle(self.tr("The session could not be saved"))
         self.setWindowModality(Qt.WindowModality.NonModal)
         self._where = event.path or "the session file"
         self._why = event.os_error or event.code
@@ -61,11 +70,13 @@ class PersistenceErrorDialog(QDialog):
         details.setReadOnly(True)
         details.setVisible(False)
         buttons = QDialogButtonBox(self)
-        retry = buttons.addButton("Retry", QDialogButtonBox.ButtonRole.AcceptRole)
+        retry = buttons.addButton(self.tr("Retry"), QDialogButtonBox.ButtonRole.AcceptRole)
         retry.setObjectName("retryButton")
-        copy = buttons.addButton("Save a copy elsewhere…", QDialogButtonBox.ButtonRole.ActionRole)
+        copy = buttons.addButton(
+            self.tr("Save a copy elsewhere…"), QDialogButtonBox.ButtonRole.ActionRole
+        )
         copy.setObjectName("saveCopyButton")
-        more = buttons.addButton("Details", QDialogButtonBox.ButtonRole.HelpRole)
+        more = buttons.addButton(self.tr("Details"), QDialogButtonBox.ButtonRole.HelpRole)
         close = buttons.addButton(QDialogButtonBox.StandardButton.Close)
         retry.clicked.connect(self.accept)
         retry.clicked.connect(lambda: on_retry())
@@ -80,13 +91,17 @@ class PersistenceErrorDialog(QDialog):
 
     def set_pending(self, count: int) -> None:
         """Say how many entries wait in memory now (it grows while the run goes on)."""
-        waiting = f"{entries_phrase(count)} {'is' if count == 1 else 'are'}"
+        waiting = (self.tr("{entries} is") if count == 1 else self.tr("{entries} are")).format(
+            entries=entries_phrase(count)
+        )
         self._text.setText(
-            f"<b>Desktop Agent could not save this session.</b><br><br>"
-            f"Where: {self._where}<br>Why: {self._why}<br><br>"
-            f"<b>Nothing is lost yet.</b> {waiting} kept in memory, unsaved. Fix the "
-            "problem (free some disk space, check permissions) and press Retry, or save a "
-            "copy of the whole session somewhere else."
+            self.tr(
+                "<b>Desktop Agent could not save this session.</b><br><br>"
+                "Where: {where}<br>Why: {why}<br><br>"
+                "<b>Nothing is lost yet.</b> {waiting} kept in memory, unsaved. Fix the "
+                "problem (free some disk space, check permissions) and press Retry, or save a "
+                "copy of the whole session somewhere else."
+            ).format(where=self._where, why=self._why, waiting=waiting)
         )
 
 
@@ -102,24 +117,27 @@ class DamagedSessionDialog(QDialog):
     ) -> None:
         super().__init__(parent)
         self.setObjectName("damagedSessionDialog")
-        self.setWindowTitle("This session was damaged")
+        self.setWindowTitle(self.tr("This session was damaged"))
         lines = [f"<b>{path}</b>", "", report.describe() + "."]
         if report.damaged:
             lines.append(
-                "The session is open read-only and the file was not changed. "
-                "“Repair” writes the readable entries to a new file beside it."
+                self.tr(
+                    "The session is open read-only and the file was not changed. "
+                    "“Repair” writes the readable entries to a new file beside it."
+                )
             )
         label = QLabel("<br>".join(lines))
         label.setWordWrap(True)
         label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         buttons = QDialogButtonBox(self)
         ok = buttons.addButton(
-            "Open read-only" if report.damaged else "OK", QDialogButtonBox.ButtonRole.AcceptRole
+            self.tr("Open read-only") if report.damaged else self.tr("OK"),
+            QDialogButtonBox.ButtonRole.AcceptRole,
         )
         ok.clicked.connect(self.accept)
         if report.damaged:
             repair = buttons.addButton(
-                "Repair into a new file", QDialogButtonBox.ButtonRole.ActionRole
+                self.tr("Repair into a new file"), QDialogButtonBox.ButtonRole.ActionRole
             )
             repair.setObjectName("repairButton")
             repair.clicked.connect(self.accept)
@@ -155,9 +173,13 @@ class ApprovalDialog(QDialog):
     def __init__(self, parent: QWidget | None, request: ApprovalRequest) -> None:
         super().__init__(parent)
         self.setObjectName("approvalDialog")
-        self.setWindowTitle(f"Allow {request.tool_name}?")
+        self.setWindowTitle(self.tr("Allow {tool}?").format(tool=request.tool_name))
         self.decision: ApprovalDecision | None = None
-        head = QLabel(f"<b>The agent wants to run {request.tool_name}</b> in {request.cwd}")
+        head = QLabel(
+            self.tr("<b>The agent wants to run {tool}</b> in {folder}").format(
+                tool=request.tool_name, folder=request.cwd
+            )
+        )
         head.setWordWrap(True)
         body = QPlainTextEdit(self)
         body.setObjectName("approvalText")
@@ -166,11 +188,12 @@ class ApprovalDialog(QDialog):
         body.setPlainText(approval_text(request))
         buttons = QDialogButtonBox(self)
         for label, decision in (
-            ("Allow once", ApprovalDecision.ALLOW_ONCE),
-            ("Always allow in this session", ApprovalDecision.ALLOW_ALWAYS),
-            ("Deny", ApprovalDecision.DENY),
-        ):
+            (self.tr("Allow &once"), ApprovalDecision.ALLOW_ONCE),
+            (self.tr("&Always allow in this session"), ApprovalDecision.ALLOW_ALWAYS),
+            (self.tr("&Deny"), ApprovalDecision.DENY),
+        ):  # Alt+O, Alt+A, Alt+D; no default button: Enter never approves by accident
             button = QPushButton(label, self)
+            button.setAutoDefault(False)
             button.clicked.connect(lambda _=False, d=decision: self._decide(d))
             buttons.addButton(button, QDialogButtonBox.ButtonRole.ActionRole)
         layout = QVBoxLayout(self)
@@ -191,18 +214,26 @@ class QuitUnsavedDialog(QMessageBox):
         super().__init__(parent)
         self.setObjectName("quitUnsavedDialog")
         self.setIcon(QMessageBox.Icon.Warning)
-        self.setWindowTitle("Entries are not saved")
-        verb = "is" if count == 1 else "are"
-        self.setText(f"{entries_phrase(count)} {verb} not saved.")
-        self.setInformativeText(
-            "Retry saving (after freeing disk space), save a copy of the whole session "
-            "somewhere else, or quit without them."
+        self.setWindowTitle(self.tr("Entries are not saved"))
+        text = (
+            self.tr("{entries} is not saved.")
+            if count == 1
+            else self.tr("{entries} are not saved.")
         )
-        self.retry = self.addButton("Retry", QMessageBox.ButtonRole.AcceptRole)
+        self.setText(text.format(entries=entries_phrase(count)))
+        self.setInformativeText(
+            self.tr(
+                "Retry saving (after freeing disk space), save a copy of the whole session "
+                "somewhere else, or quit without them."
+            )
+        )
+        self.retry = self.addButton(self.tr("Retry"), QMessageBox.ButtonRole.AcceptRole)
         self.retry.setObjectName("quitRetry")
-        self.copy = self.addButton("Save a copy…", QMessageBox.ButtonRole.ActionRole)
+        self.copy = self.addButton(self.tr("Save a copy…"), QMessageBox.ButtonRole.ActionRole)
         self.copy.setObjectName("quitSaveCopy")
-        self.drop = self.addButton("Quit without them", QMessageBox.ButtonRole.DestructiveRole)
+        self.drop = self.addButton(
+            self.tr("Quit without them"), QMessageBox.ButtonRole.DestructiveRole
+        )
         self.drop.setObjectName("quitWithout")
         self.addButton(QMessageBox.StandardButton.Cancel)
 
@@ -215,9 +246,12 @@ class QuitUnsavedDialog(QMessageBox):
 
 
 _PROTOCOLS = (
-    ("openai-completions", "OpenAI-compatible (chat completions)"),
-    ("openai-responses", "OpenAI Responses API"),
-    ("anthropic-messages", "Anthropic-compatible (messages)"),
+    (
+        "openai-completions",
+        QT_TRANSLATE_NOOP("SettingsDialog", "OpenAI-compatible (chat completions)"),
+    ),
+    ("openai-responses", QT_TRANSLATE_NOOP("SettingsDialog", "OpenAI Responses API")),
+    ("anthropic-messages", QT_TRANSLATE_NOOP("SettingsDialog", "Anthropic-compatible (messages)")),
 )
 
 
@@ -227,13 +261,13 @@ class SettingsDialog(QDialog):
     def __init__(self, parent: QWidget | None, form: SettingsForm) -> None:
         super().__init__(parent)
         self.setObjectName("settingsDialog")
-        self.setWindowTitle("Settings")
+        self.setWindowTitle(self.tr("Settings"))
         self._form = form
         fields = QFormLayout()
         self.key_fields: dict[str, QLineEdit] = {}
         for provider, label, shape in (
-            ("openai", "OpenAI API key", "sk-…"),
-            ("anthropic", "Anthropic API key", "sk-ant-…"),
+            ("openai", self.tr("OpenAI API key"), "sk-…"),
+            ("anthropic", self.tr("Anthropic API key"), "sk-ant-…"),
         ):
             fields.addRow(label, self._key_field(provider, shape))
         if form.keychain_problem:
@@ -243,16 +277,18 @@ class SettingsDialog(QDialog):
             fields.addRow(warning)
         self.local_url = QLineEdit(form.local_url or "", self)
         self.local_url.setObjectName("localServerUrl")
-        self.local_url.setPlaceholderText("http://127.0.0.1:11434/v1 (kept exactly as typed)")
+        self.local_url.setPlaceholderText(
+            self.tr("http://127.0.0.1:11434/v1 (kept exactly as typed)")
+        )
         self.protocol = QComboBox(self)
         self.protocol.setObjectName("localServerProtocol")
         for value, text in _PROTOCOLS:
-            self.protocol.addItem(text, value)
+            self.protocol.addItem(self.tr(text), value)
         self.protocol.setCurrentIndex(max(self.protocol.findData(form.local_protocol), 0))
-        fields.addRow("Local or custom server", self.local_url)
-        fields.addRow("It speaks", self.protocol)
-        fields.addRow("Its API key (if it needs one)", self._key_field("local", ""))
-        self.discover = QCheckBox("Also look for Ollama, LM Studio, llama.cpp, vLLM", self)
+        fields.addRow(self.tr("Local or custom server"), self.local_url)
+        fields.addRow(self.tr("It speaks"), self.protocol)
+        fields.addRow(self.tr("Its API key (if it needs one)"), self._key_field("local", ""))
+        self.discover = QCheckBox(self.tr("Also look for Ollama, LM Studio, llama.cpp, vLLM"), self)
         self.discover.setChecked(form.discover_local_servers)
         fields.addRow("", self.discover)
         self.default_model = QComboBox(self)
@@ -260,22 +296,36 @@ class SettingsDialog(QDialog):
         for key, label in form.models:
             self.default_model.addItem(label, key)
         if not form.models:
-            self.default_model.addItem("(add a key or a server first)", None)
+            self.default_model.addItem(self.tr("(add a key or a server first)"), None)
         self.default_model.setCurrentIndex(max(self.default_model.findData(form.default_model), 0))
-        fields.addRow("Default model", self.default_model)
+        fields.addRow(self.tr("Default model"), self.default_model)
         self.approval: dict[str, QComboBox] = {}
         for tool in ("bash", "write", "edit"):
             box = QComboBox(self)
-            for rule in ("ask", "allow", "deny"):
-                box.addItem(rule, rule)
+            for rule, rule_text in (
+                ("ask", self.tr("ask")),
+                ("allow", self.tr("allow")),
+                ("deny", self.tr("deny")),
+            ):
+                box.addItem(rule_text, rule)
             box.setCurrentIndex(max(box.findData(form.approval.get(tool, "ask")), 0))
             self.approval[tool] = box
-            fields.addRow(f"Before {tool}", box)
+            fields.addRow(self.tr("Before {tool}").format(tool=tool), box)
         self.send_key = QComboBox(self)
-        self.send_key.addItem("Enter sends, Shift+Enter new line", "enter")
-        self.send_key.addItem("Ctrl+Enter sends, Enter new line", "ctrl+enter")
+        self.send_key.addItem(self.tr("Enter sends, Shift+Enter new line"), "enter")
+        self.send_key.addItem(self.tr("Ctrl+Enter sends, Enter new line"), "ctrl+enter")
         self.send_key.setCurrentIndex(max(self.send_key.findData(form.send_key), 0))
-        fields.addRow("Send with", self.send_key)
+        fields.addRow(self.tr("Send with"), self.send_key)
+        self.theme = QComboBox(self)
+        self.theme.setObjectName("themePicker")
+        for value, text in (
+            ("system", self.tr("Like the system (light or dark)")),
+            ("light", self.tr("Light")),
+            ("dark", self.tr("Dark")),
+        ):
+            self.theme.addItem(text, value)
+        self.theme.setCurrentIndex(max(self.theme.findData(form.theme), 0))
+        fields.addRow(self.tr("Theme"), self.theme)
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self
         )
@@ -289,10 +339,13 @@ class SettingsDialog(QDialog):
         field = QLineEdit(self)
         field.setObjectName(f"{provider}Key")
         field.setEchoMode(QLineEdit.EchoMode.Password)
-        state = "a key is set; type to replace it" if self._form.has_key.get(provider) else ""
+        has_key = self._form.has_key.get(provider)
+        state = self.tr("a key is set; type to replace it") if has_key else ""
         hint = f"{shape} " if shape else ""
         field.setPlaceholderText(f"{hint}({state or self._form.where_kept})".strip())
-        field.setToolTip(f"A key typed here is {self._form.where_kept}.")
+        field.setToolTip(
+            self.tr("A key typed here is {where}.").format(where=self._form.where_kept)
+        )
         self.key_fields[provider] = field
         return field
 
@@ -306,8 +359,42 @@ class SettingsDialog(QDialog):
             discover_local_servers=self.discover.isChecked(),
             default_model=self.default_model.currentData(),
             send_key=self.send_key.currentData(),
+            theme=self.theme.currentData(),
             approval={tool: box.currentData() for tool, box in self.approval.items()},
         )
+
+
+class ShortcutsDialog(QDialog):
+    """Help -> Keyboard shortcuts: every key of the window, from the one action table."""
+
+    def __init__(self, parent: QWidget | None, rows: list[tuple[str, str]]) -> None:
+        super().__init__(parent)
+        self.setObjectName("shortcutsDialog")
+        self.setWindowTitle(self.tr("Keyboard shortcuts"))
+        table = QTableWidget(len(rows), 2, self)
+        table.setObjectName("shortcutsTable")
+        table.setAccessibleName(self.tr("Keyboard shortcuts"))
+        table.setHorizontalHeaderLabels([self.tr("Keys"), self.tr("Does")])
+        table.verticalHeader().setVisible(False)
+        table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        for i, (keys, what) in enumerate(rows):
+            table.setItem(i, 0, QTableWidgetItem(keys))
+            table.setItem(i, 1, QTableWidgetItem(what))
+        table.resizeColumnsToContents()
+        table.horizontalHeader().setStretchLastSection(True)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(table)
+        layout.addWidget(buttons)
+        self.resize(560, 520)
+        self.table = table
+
+    def rows(self) -> list[tuple[str, str]]:
+        t = self.table
+        cells = [(t.item(i, 0), t.item(i, 1)) for i in range(t.rowCount())]
+        return [(a.text(), b.text()) for a, b in cells if a is not None and b is not None]
 
 
 class Dialogs:
@@ -354,10 +441,20 @@ class Dialogs:
     def stop_or_wait(self) -> str:
         """ "stop", "wait" or "cancel": quitting while the agent works."""
         box = QMessageBox(self.parent)
-        box.setWindowTitle("The agent is still working")
-        box.setText("Stop the agent now, or wait until it has finished?")
-        stop = box.addButton("Stop and quit", QMessageBox.ButtonRole.DestructiveRole)
-        wait = box.addButton("Wait, then quit", QMessageBox.ButtonRole.AcceptRole)
+        box.setWindowTitle(QCoreApplication.translate("Dialogs", "The agent is still working"))
+        box.setText(
+            QCoreApplication.translate(
+                "Dialogs", "Stop the agent now, or wait until it has finished?"
+            )
+        )
+        stop = box.addButton(
+            QCoreApplication.translate("Dialogs", "Stop and quit"),
+            QMessageBox.ButtonRole.DestructiveRole,
+        )
+        wait = box.addButton(
+            QCoreApplication.translate("Dialogs", "Wait, then quit"),
+            QMessageBox.ButtonRole.AcceptRole,
+        )
         box.addButton(QMessageBox.StandardButton.Cancel)
         box.exec()
         clicked = box.clickedButton()
@@ -400,6 +497,11 @@ class Dialogs:
             return
         box = QMessageBox(QMessageBox.Icon.Warning, title, text, parent=self.parent)
         self._keep(box)
+
+    def shortcuts(self) -> ShortcutsDialog:
+        dialog = ShortcutsDialog(self.parent, shortcut_rows())
+        self._keep(dialog)
+        return dialog
 
     async def settings(self, form: SettingsForm) -> SettingsForm | None:
         dialog = SettingsDialog(self.parent, form)

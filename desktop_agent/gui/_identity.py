@@ -16,11 +16,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QSize, QUrl
+from PySide6.QtCore import QByteArray, QCoreApplication, QSize, QUrl
 from PySide6.QtGui import QAction, QDesktopServices, QGuiApplication, QIcon, QPainter, QPixmap
 from PySide6.QtWidgets import QMainWindow, QMenu
 
 import desktop_agent
+from desktop_agent.gui._tr import QT_TRANSLATE_NOOP
 from desktop_agent.resources import ICON_SVG, resource
 
 APP_ID = "desktop-agent"
@@ -74,11 +75,11 @@ def add_log_actions(menu: QMenu, logs_dir: Path) -> list[QAction]:
     """ "Open log", "Open crash log" and "Show log folder" at the end of ``menu``."""
     actions: list[QAction] = []
     for name, text, target in (
-        ("openLogAction", "Open &log", logs_dir / LOG_FILE),
-        ("openCrashLogAction", "Open &crash log", logs_dir / CRASH_LOG),
-        ("showLogFolderAction", "Show log &folder", logs_dir),
+        ("openLogAction", QT_TRANSLATE_NOOP("Help", "Open &log"), logs_dir / LOG_FILE),
+        ("openCrashLogAction", QT_TRANSLATE_NOOP("Help", "Open &crash log"), logs_dir / CRASH_LOG),
+        ("showLogFolderAction", QT_TRANSLATE_NOOP("Help", "Show log &folder"), logs_dir),
     ):
-        action = menu.addAction(text)
+        action = menu.addAction(QCoreApplication.translate("Help", text))
         action.setObjectName(name)
         action.setToolTip(str(target))
         action.triggered.connect(lambda _checked=False, t=target: open_path(t))
@@ -94,7 +95,7 @@ def install_help_menu(window: QMainWindow, logs_dir: Path) -> QMenu:
         if isinstance(menu, QMenu) and menu.objectName() == "helpMenu":
             break
     else:
-        menu = bar.addMenu("&Help")
+        menu = bar.addMenu(QCoreApplication.translate("Help", "&Help"))
         menu.setObjectName("helpMenu")
     if not any(a.objectName() == "openLogAction" for a in menu.actions()):
         add_log_actions(menu, logs_dir)

@@ -1,4 +1,4 @@
-"""The main window: sidebar | chat + composer | branch tree. It lays out and binds.
+"""The main window: sidebar | chat + composer | branch map. It lays out and binds.
 
 Every action goes to the `Workbench` (built by the composition root, app.py), whose
 `Changes` the `Presenter` draws; the window keeps only what is Qt's: geometry, focus,
@@ -17,13 +17,23 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QCloseEvent, QDesktopServices, QShowEvent
-from PySide6.QtWidgets import QMainWindow, QSplitter, QStackedWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QMainWindow,
+    QSplitter,
+    QStackedWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
-from desktop_agent.gui._actions import install_actions
+from desktop_agent.gui._actions import install_actions, refresh_icons
 from desktop_agent.gui._composer import Composer
 from desktop_agent.gui._dialogs import Dialogs
-from desktop_agent.gui._panels import NoticeBar, StartPage, StatusBar
+from desktop_agent.gui._keyboard import ChatActions, PaneCycler
+from desktop_agent.gui._panels import NoticeBar, StartPage, StatusBar, name_widgets
 from desktop_agent.gui._presenter import Presenter
+from desktop_agent.gui._theme import FocusRing, ThemeManager
 from desktop_agent.gui.chat import ChatPane
 from desktop_agent.gui.sidebar import SessionSidebar
 from desktop_agent.gui.tree import BranchTree
@@ -41,8 +51,10 @@ log = logging.getLogger("desktop_agent.gui")
 
 
 class MainWindow(QMainWindow):
-    """Sessions | chat + composer | branch tree; menus, status bar, notices."""
+    """Sessions | chat + composer | branch map; menus, toolbar, status bar, notices."""
 
+    export_button: QToolButton
+    """The toolbar's Export button (set by `install_actions`)."""
     shown = Signal()
     closed = Signal()
     """Emitted once the window has really closed (after everything was saved)."""
@@ -56,7 +68,11 @@ class MainWindow(QMainWindow):
         self.wb = workbench
         self.no_err_windows = no_err_windows
         self.exit_code = 0
-        self.setWindowTitle("Desktop Agent")
+        app = QApplication.instance()
+        assert isinstance(app, QApplication)
+        # Before any widget exists, so the first paint already has the chosen theme.
+        self.theme = ThemeManager.of(app, workbench.settings.theme)
+        self.setWindowTitle(self.tr("Desktop Agent"))
         self.resize(1280, 800)
         self.dialogs = Dialogs(self, no_windows=no_err_windows)
         self.sidebar = SessionSidebar(self)
@@ -95,7 +111,12 @@ class MainWindow(QMainWindow):
         self._closed_ok = False
         self._setting_text = False
         self.presenter = Presenter(self, workbench)
-        install_actions(self)
+        self.panes = PaneCycler(self)
+        self.chat_actions = ChatActions(self)
+        self.actions_by_name = install_actions(self)
+        self.theme.changed.connect(self._on_theme)
+        name_widgets(self)
+        self.focus_ring = FocusRing(self)
         self._restore_geometry()
         workbench.approver = self.dialogs.approve
         self._unsubscribe = workbench.subscribe(self.presenter.on_event)
@@ -113,7 +134,7 @@ class MainWindow(QMainWindow):
         self._tasks.discard(task)
         if not task.cancelled() and (exc := task.exception()) is not None:
             log.error("background task failed", exc_info=exc)
-            self.dialogs.error("Something went wrong", f"{type(exc).__name__}: {exc}")
+            self.dialogs.error(self.tr("Something went wrong"), f"{type(exc).__name__}: {exc}")
 
     async def do(self, op: Coroutine[Any, Any, Changes]) -> Changes | None:
         """Run a workbench operation; what cannot be done now becomes a notice. Returns
@@ -175,6 +196,7 @@ class MainWindow(QMainWindow):
     def _restore_geometry(self) -> None:
         state = self.wb.state
         self.tree.setVisible(state.tree_visible)
+        self.sidebar.setVisible(state.sidebar_visible)
         if state.splitter_state:
             self.splitter.restoreState(QByteArray(base64.b64decode(state.splitter_state)))
         if state.window_geometry:
@@ -188,11 +210,33 @@ class MainWindow(QMainWindow):
             window_geometry=b64(self.saveGeometry()),
             splitter_state=b64(self.splitter.saveState()),
             tree_visible=not self.tree.isHidden(),
+            sidebar_visible=not self.sidebar.isHidden(),
         )
 
-    def toggle_tree(self) -> None:
-        self.tree.setVisible(self.tree.isHidden())
+    def _on_theme(self, _dark: bool) -> None:
+        refresh_icons(self, self.actions_by_name)
+
+    def _toggle(self, pane: QWidget) -> None:
+        """Show or hide a side pane; focus leaves a pane that goes away; remembered."""
+        show = pane.isHidden()
+        focus = QApplication.focusWidget()
+        had_focus = focus is not None and pane.isAncestorOf(focus)
+        pane.setVisible(show)
+        if had_focus:
+            self.focus_composer_now()
+        refresh_icons(self, self.actions_by_name)
         self._remember_geometry()
+
+    def toggle_tree(self) -> None:
+        self._toggle(self.tree)
+
+    def toggle_sidebar(self) -> None:
+        self._toggle(self.sidebar)
+
+    def focus_search(self) -> None:
+        if self.sidebar.isHidden():
+            self._toggle(self.sidebar)
+        self.sidebar.focus_search()
 
     # ------------------------------------------------------------------ actions
 
@@ -206,14 +250,14 @@ class MainWindow(QMainWindow):
 
     async def new_session(self, cwd: str | None = None) -> None:
         if cwd is None and self.wb.default_workspace() is None:
-            cwd = self.dialogs.ask_folder("Choose the project folder")
+            cwd = self.dialogs.ask_folder(self.tr("Choose the project folder"))
             if not cwd:
                 return
         await self.do(self.wb.new_session(cwd))
         self.focus_composer()
 
     async def choose_workspace(self) -> None:
-        folder = self.dialogs.ask_folder("Choose the project folder")
+        folder = self.dialogs.ask_folder(self.tr("Choose the project folder"))
         if folder:
             await self.new_session(folder)
 
@@ -233,21 +277,26 @@ class MainWindow(QMainWindow):
         form = await self.dialogs.settings(self.wb.settings_form())
         if form is not None:
             self.composer.set_send_key(form.send_key)
+            self.theme.set_mode(form.theme)
             await self.do(self.wb.apply_settings(form))
 
     async def export(self, ref: str, fmt: str) -> None:
         suffix = EXPORT_SUFFIX.get(fmt, "txt")
-        dest = self.dialogs.ask_save_path("Export session", f"session.{suffix}", "")
+        dest = self.dialogs.ask_save_path(self.tr("Export session"), f"session.{suffix}", "")
         if dest:
             await self.do(self.wb.export(ref, fmt, dest))
 
     async def backup(self) -> None:
-        dest = self.dialogs.ask_save_path("Back up all sessions", "sessions-backup.zip", "")
+        dest = self.dialogs.ask_save_path(
+            self.tr("Back up all sessions"), "sessions-backup.zip", ""
+        )
         if dest:
             await self.do(self.wb.backup(dest))
 
     async def save_copy(self) -> bool:
-        dest = self.dialogs.ask_save_path("Save a copy of the session", "", "JSONL (*.jsonl)")
+        dest = self.dialogs.ask_save_path(
+            self.tr("Save a copy of the session"), "", self.tr("JSONL (*.jsonl)")
+        )
         if dest:
             await self.do(self.wb.save_copy(dest))
         return bool(dest)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QCoreApplication, Qt, Signal
 from PySide6.QtWidgets import (
+    QComboBox,
     QHBoxLayout,
     QLabel,
     QPushButton,
@@ -13,6 +14,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_agent.gui._tr import QT_TRANSLATE_NOOP
 from desktop_agent.workbench import Notice, SaveState, Usage
 
 
@@ -26,28 +28,40 @@ class StartPage(QWidget):
         super().__init__(parent)
         self.setObjectName("startPage")
         text = QLabel(
-            "<h2>Welcome to Desktop Agent</h2>"
-            "<p>Work with an AI agent in a project folder: it reads, edits and runs things "
-            "there, and every conversation is kept as a session you can branch and resume."
-            "</p><p><b>1.</b> Add a provider: an OpenAI or Anthropic API key, or a local "
-            "server such as Ollama, LM Studio or LiteLLM (Settings).<br><b>2.</b> Choose "
-            "the project folder the agent may work in.</p>"
+            self.tr(
+                "<h2>Welcome to Desktop Agent</h2>"
+                "<p>Work with an AI agent in a project folder: it reads, edits and runs things "
+                "there, and every conversation is kept as a session you can branch and resume."
+                "</p><p><b>1.</b> Add a provider: an OpenAI or Anthropic API key, or a local "
+                "server such as Ollama, LM Studio or LiteLLM (Settings).<br><b>2.</b> Choose "
+                "the project folder the agent may work in.</p>"
+            )
         )
+        text.setObjectName("startText")
         text.setWordWrap(True)
-        settings = QPushButton("Add a provider…", self)
+        settings = QPushButton(self.tr("Add a provider…"), self)
         settings.setObjectName("startSettingsButton")
         settings.clicked.connect(self.open_settings.emit)
-        folder = QPushButton("Choose a project folder…", self)
+        folder = QPushButton(self.tr("Choose a project folder…"), self)
         folder.setObjectName("startWorkspaceButton")
         folder.clicked.connect(self.choose_workspace.emit)
+        column = QWidget(self)
+        column.setMaximumWidth(640)
+        inner = QVBoxLayout(column)
+        inner.setContentsMargins(24, 0, 24, 0)
         buttons = QHBoxLayout()
         buttons.addWidget(settings)
         buttons.addWidget(folder)
         buttons.addStretch(1)
+        inner.addWidget(text)
+        inner.addLayout(buttons)
+        row = QHBoxLayout()  # the column takes its real width, so wrapped text fits
+        row.addStretch(1)
+        row.addWidget(column, 4)
+        row.addStretch(1)
         layout = QVBoxLayout(self)
         layout.addStretch(1)
-        layout.addWidget(text)
-        layout.addLayout(buttons)
+        layout.addLayout(row)
         layout.addStretch(2)
 
 
@@ -88,21 +102,29 @@ class NoticeBar(QWidget):
         row.setObjectName(f"notice_{notice.key}")
         line = QHBoxLayout(row)
         line.setContentsMargins(0, 0, 0, 0)
-        label = QLabel(notice.text, row)
+        text = QCoreApplication.translate("notices", notice.text)
+        label = QLabel(text, row)
         label.setObjectName("noticeText")
+        label.setAccessibleName(self.tr("Notice"))
+        label.setAccessibleDescription(text)
         label.setWordWrap(True)
         label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         line.addWidget(label, 1)
         if notice.action_label:
-            action = QPushButton(notice.action_label, row)
+            label_text = QCoreApplication.translate("notices", notice.action_label)
+            action = QPushButton(label_text, row)
             action.setObjectName("undoButton" if notice.action_label == "Undo" else "noticeAction")
+            action.setAccessibleName(label_text)
+            action.setAccessibleDescription(text)
             action.clicked.connect(lambda: self.action_requested.emit(notice.key))
             line.addWidget(action)
         close = QToolButton(row)
         close.setObjectName("noticeDismiss")
         close.setText("×")
         close.setAutoRaise(True)
-        close.setToolTip("Dismiss")
+        close.setToolTip(self.tr("Dismiss"))
+        close.setAccessibleName(self.tr("Dismiss"))
+        close.setAccessibleDescription(self.tr("Dismiss the notice: %s") % text)
         close.clicked.connect(lambda: self.dismissed.emit(notice.key))
         line.addWidget(close)
         return row
@@ -127,9 +149,9 @@ class StatusBar(QStatusBar):
         self.addPermanentWidget(self.save)
 
     def show_save(self, state: SaveState) -> None:
-        label = state.label
+        label = QCoreApplication.translate("notices", state.label)
         if state.status == "not_saved" and state.pending:
-            label = f"Not saved ({state.pending})"
+            label = self.tr("Not saved ({count})").format(count=state.pending)
         self.save.setText(label)
         self.save.setToolTip(state.detail or "")
 
@@ -138,6 +160,132 @@ class StatusBar(QStatusBar):
             self.usage.setText("")
             self.context.setText("")
             return
-        self.usage.setText(f"{usage.tokens:,} tokens · ${usage.cost:.4f}")
+        self.usage.setText(
+            self.tr("{tokens} tokens · ${cost}").format(
+                tokens=f"{usage.tokens:,}", cost=f"{usage.cost:.4f}"
+            )
+        )
         window = usage.context_window
-        self.context.setText(f"context {usage.context_tokens:,}/{window:,}" if window else "")
+        context = self.tr("context {used}/{window}").format(
+            used=f"{usage.context_tokens:,}", window=f"{window:,}"
+        )
+        self.context.setText(context if window else "")
+
+
+def name_widgets(root: QWidget) -> None:
+    """Accessible names and descriptions of the window's controls, by objectName (a
+    combo box's popup list is named after the box)."""
+    for widget in root.findChildren(QWidget):
+        entry = ACCESSIBLE.get(widget.objectName())
+        if entry is None:
+            continue
+        name = QCoreApplication.translate("Accessibility", entry[0])
+        description = QCoreApplication.translate("Accessibility", entry[1])
+        widget.setAccessibleName(name)
+        widget.setAccessibleDescription(description)
+        if isinstance(widget, QComboBox):
+            widget.view().setAccessibleName(name)
+            widget.view().setAccessibleDescription(description)
+
+
+ACCESSIBLE: dict[str, tuple[str, str]] = {
+    "sessionSidebar": (
+        QT_TRANSLATE_NOOP("Accessibility", "Sessions"),
+        QT_TRANSLATE_NOOP("Accessibility", "All sessions, grouped by project folder"),
+    ),
+    "sessionSearch": (
+        QT_TRANSLATE_NOOP("Accessibility", "Search sessions"),
+        QT_TRANSLATE_NOOP("Accessibility", "Type to filter the sessions by title and content"),
+    ),
+    "sessionList": (
+        QT_TRANSLATE_NOOP("Accessibility", "Session list"),
+        QT_TRANSLATE_NOOP("Accessibility", "Enter opens the selected session"),
+    ),
+    "trashList": (
+        QT_TRANSLATE_NOOP("Accessibility", "Trash"),
+        QT_TRANSLATE_NOOP("Accessibility", "Sessions moved to the trash; Enter restores one"),
+    ),
+    "newSessionButton": (
+        QT_TRANSLATE_NOOP("Accessibility", "New session"),
+        QT_TRANSLATE_NOOP("Accessibility", "Start a new session in the project folder"),
+    ),
+    "trashToggle": (
+        QT_TRANSLATE_NOOP("Accessibility", "Trash"),
+        QT_TRANSLATE_NOOP("Accessibility", "Show the sessions moved to the trash"),
+    ),
+    "backupButton": (
+        QT_TRANSLATE_NOOP("Accessibility", "Back up"),
+        QT_TRANSLATE_NOOP("Accessibility", "Back up all sessions to one archive"),
+    ),
+    "chatPane": (
+        QT_TRANSLATE_NOOP("Accessibility", "Conversation"),
+        QT_TRANSLATE_NOOP("Accessibility", "The messages of the current branch"),
+    ),
+    "chatView": (
+        QT_TRANSLATE_NOOP("Accessibility", "Conversation"),
+        QT_TRANSLATE_NOOP(
+            "Accessibility",
+            "Up and Down move between messages; Ctrl+E edits, "
+            "Ctrl+Shift+C copies, Alt+Left and Alt+Right switch versions",
+        ),
+    ),
+    "composer": (
+        QT_TRANSLATE_NOOP("Accessibility", "Message box"),
+        QT_TRANSLATE_NOOP("Accessibility", "Write to the agent"),
+    ),
+    "composerInput": (
+        QT_TRANSLATE_NOOP("Accessibility", "Message"),
+        QT_TRANSLATE_NOOP(
+            "Accessibility",
+            "Write to the agent; Enter sends, Shift+Enter starts a new line, Tab moves on",
+        ),
+    ),
+    "sendButton": (
+        QT_TRANSLATE_NOOP("Accessibility", "Send"),
+        QT_TRANSLATE_NOOP("Accessibility", "Send the message to the agent"),
+    ),
+    "stopButton": (
+        QT_TRANSLATE_NOOP("Accessibility", "Stop"),
+        QT_TRANSLATE_NOOP("Accessibility", "Stop the agent (Esc)"),
+    ),
+    "followUpButton": (
+        QT_TRANSLATE_NOOP("Accessibility", "Queue"),
+        QT_TRANSLATE_NOOP("Accessibility", "Send after the agent has finished"),
+    ),
+    "modelPicker": (
+        QT_TRANSLATE_NOOP("Accessibility", "Model"),
+        QT_TRANSLATE_NOOP("Accessibility", "The model that answers in this session"),
+    ),
+    "thinkingPicker": (
+        QT_TRANSLATE_NOOP("Accessibility", "Thinking level"),
+        QT_TRANSLATE_NOOP("Accessibility", "How much the model thinks before it answers"),
+    ),
+    "startSettingsButton": (
+        QT_TRANSLATE_NOOP("Accessibility", "Add a provider"),
+        QT_TRANSLATE_NOOP("Accessibility", "Open Settings to add a key or a server"),
+    ),
+    "startWorkspaceButton": (
+        QT_TRANSLATE_NOOP("Accessibility", "Choose a project folder"),
+        QT_TRANSLATE_NOOP("Accessibility", "The folder the agent may work in"),
+    ),
+    "branchTree": (
+        QT_TRANSLATE_NOOP("Accessibility", "Branch map"),
+        QT_TRANSLATE_NOOP("Accessibility", "Every branch of the conversation"),
+    ),
+    "branchTreeView": (
+        QT_TRANSLATE_NOOP("Accessibility", "Branch map"),
+        QT_TRANSLATE_NOOP("Accessibility", "Arrows move, Enter continues from that point"),
+    ),
+    "branchTreeUserOnly": (
+        QT_TRANSLATE_NOOP("Accessibility", "Only my messages"),
+        QT_TRANSLATE_NOOP("Accessibility", "Show only the prompts in the branch map"),
+    ),
+    "branchTreeExpandAll": (
+        QT_TRANSLATE_NOOP("Accessibility", "Expand all"),
+        QT_TRANSLATE_NOOP("Accessibility", "Open every branch of the map"),
+    ),
+    "branchTreeCollapseAll": (
+        QT_TRANSLATE_NOOP("Accessibility", "Collapse all"),
+        QT_TRANSLATE_NOOP("Accessibility", "Close every branch of the map"),
+    ),
+}

@@ -12,6 +12,8 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
+from PySide6.QtCore import QCoreApplication
+
 from desktop_agent.ai import AssistantMessage, ToolResultMessage, UserMessage
 from desktop_agent.gui.chat import ChatItem
 from desktop_agent.utils.text import content_text
@@ -126,7 +128,7 @@ class Presenter:
     def _running_changed(self) -> None:
         w, wb = self.window, self.wb
         w.composer.set_running(wb.running)
-        w.status.progress.setText(wb.progress)
+        w.status.progress.setText(QCoreApplication.translate("notices", wb.progress))
         if wb.running and not self._was_running:
             w.chat.follow_bottom()  # the new message is shown even when scrolled up
         self._was_running = wb.running

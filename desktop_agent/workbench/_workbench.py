@@ -36,6 +36,7 @@ from desktop_agent.config import (
     SendKey,
     ServerApi,
     Settings,
+    ThemeMode,
     draft_key,
 )
 from desktop_agent.harness import (
@@ -136,6 +137,7 @@ class SettingsForm:
     discover_local_servers: bool = True
     default_model: str | None = None
     send_key: SendKey = "enter"
+    theme: ThemeMode = "system"
     approval: dict[str, ApprovalRule] = field(default_factory=dict)
     keys: dict[str, str] = field(default_factory=dict)
     models: tuple[tuple[str, str], ...] = ()
@@ -1062,6 +1064,7 @@ class Workbench:
             discover_local_servers=self.settings.discover_local_servers,
             default_model=self.settings.default_model,
             send_key=self.settings.send_key,
+            theme=self.settings.theme,
             approval=dict(self.settings.approval),
             models=tuple(self.models.choices()),
             has_key={p: bool(self.models.key_of(p)) for p in ("openai", "anthropic", "local")},
@@ -1089,6 +1092,7 @@ class Workbench:
         settings.discover_local_servers = form.discover_local_servers
         settings.default_model = form.default_model
         settings.send_key = form.send_key
+        settings.theme = form.theme
         settings.approval = {**settings.approval, **form.approval}
         if self.harness is not None and self.harness.approval_policy is not None:
             self.harness.approval_policy.rules.update(settings.approval)

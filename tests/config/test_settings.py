@@ -127,11 +127,21 @@ def test_unknown_keys_only_warn_and_back_up(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     path = tmp_path / "settings.json"
-    path.write_text(json.dumps({"restore": "new", "theme": "dark"}))
+    path.write_text(json.dumps({"restore": "new", "colour_scheme": "dark"}))
     with caplog.at_level(logging.WARNING, logger="desktop_agent.config"):
         assert load_settings(path) == Settings(restore="new")
-    assert "theme" in caplog.text
+    assert "colour_scheme" in caplog.text
     assert len(backups(path)) == 1
+
+
+def test_theme_is_system_light_or_dark(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    assert Settings().theme == "system"
+    path.write_text(json.dumps({"theme": "dark"}))
+    assert load_settings(path).theme == "dark"
+    path.write_text(json.dumps({"theme": "purple", "restore": "new"}))
+    loaded = load_settings(path)
+    assert loaded.theme == "system" and loaded.restore == "new"  # only the bad key resets
 
 
 def test_two_bad_loads_make_two_backups(tmp_path: Path) -> None:

@@ -31,7 +31,7 @@ def test_approval_dialog_shows_the_command_and_returns_the_choice(
     qtbot.waitUntil(lambda: bool(dialogs._open))
     dialog = dialogs._open[0]
     assert isinstance(dialog, ApprovalDialog)
-    buttons = {b.text(): b for b in dialog.findChildren(QPushButton)}
+    buttons = {b.text().replace("&", ""): b for b in dialog.findChildren(QPushButton)}
     assert {"Allow once", "Always allow in this session", "Deny"} <= set(buttons)
     buttons["Always allow in this session"].click()
     qtbot.waitUntil(task.done)

@@ -71,7 +71,7 @@ def test_launch_ctrl_n_type_enter_sends_and_the_end_of_the_reply_is_drawn(
     assert window.center.currentWidget() is window.start_page
     ctrl(qtbot, window, Qt.Key.Key_N)
     qtbot.waitUntil(lambda: window.wb.session is not None)
-    settle(qtbot, window)
+    idle(qtbot, window)  # the new-session task moves the focus once its views are drawn
     assert QApplication.focusWidget() is window.composer.input  # not the session search
     provider.script(Reply(text=long_reply(), delay_s=0.002))
     type_and_send(qtbot, window, "Explain at length")

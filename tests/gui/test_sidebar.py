@@ -166,7 +166,8 @@ def test_object_names_and_layout(qtbot: QtBot) -> None:
     search = sidebar.findChild(QLineEdit, "sessionSearch")
     assert search is not None and search.placeholderText() == "Search sessions (Ctrl+K)"
     button = sidebar.findChild(QPushButton, "newSessionButton")
-    assert button is not None and button.text() == "New session"
+    assert button is not None and button.toolTip().startswith("New session")
+    assert not button.icon().isNull()
     assert sidebar.findChild(QTreeView, "sessionList") is sidebar.view
     with qtbot.waitSignal(sidebar.new_session_requested):
         button.click()

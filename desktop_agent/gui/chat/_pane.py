@@ -50,6 +50,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_agent.ai import AssistantMessage, ToolResultMessage, UserMessage
+from desktop_agent.gui.chat._hover import CardFocus
 from desktop_agent.gui.chat._items import ChatItem
 from desktop_agent.gui.chat._model import ChatModel, Row, tooltip
 from desktop_agent.gui.chat._render import (
@@ -236,7 +237,7 @@ class ChatDelegate(QStyledItemDelegate):
         rect = option.rect
         painter.save()
         painter.translate(rect.topLeft())
-        layout.paint(painter, self.theme())
+        self._view.cards.paint(painter, layout, self.theme(), i)  # hover actions, focus
         painter.restore()
         row = self._model.row_at(i)
         self.painted[row.uid] = (row.version, layout)
@@ -363,6 +364,7 @@ class ChatView(QListView):
         bar.valueChanged.connect(self._on_scrolled)
         bar.rangeChanged.connect(self._on_range)
         self.relayouts = 0
+        self.cards = CardFocus(self)
 
     def _on_scrolled(self, value: int) -> None:
         self.stick_to_bottom = value >= self.verticalScrollBar().maximum() - 2

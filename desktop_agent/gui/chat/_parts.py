@@ -22,6 +22,7 @@ from PySide6.QtGui import (
     QPainter,
     QPalette,
     QPen,
+    QPixmap,
     QSyntaxHighlighter,
     QTextCharFormat,
     QTextCursor,
@@ -30,6 +31,7 @@ from PySide6.QtGui import (
 )
 
 from desktop_agent.ai import ImageContent
+from desktop_agent.gui._icons import render as render_icon
 from desktop_agent.gui.chat._highlight import CodeHighlighter, DiffHighlighter
 
 # --------------------------------------------------------------------------- theme
@@ -286,15 +288,29 @@ class TextPart(Part):
 
 @dataclass
 class ButtonPart(Part):
+    """A button painted on a card. With ``icon`` (a name of `gui._icons`) it is a quiet
+    icon button (``text`` is then its name for tooltips and tests); ``hover`` buttons are
+    painted only while the card is under the mouse or has keyboard focus."""
+
     rect: QRect
     text: str
     enabled: bool = True
     color: QColor | None = None
+    icon: str = ""
+    hover: bool = False
 
     def paint(self, p: QPainter, theme: Theme) -> None:
         p.save()
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
         fg = self.color or (theme.text if self.enabled else theme.muted)
+        if self.icon:
+            side = min(self.rect.width(), self.rect.height()) - 6
+            pixmap = tinted_icon(self.icon, _mix(theme.base, fg, 0.75), side, p)
+            x = self.rect.x() + (self.rect.width() - side) // 2
+            y = self.rect.y() + (self.rect.height() - side) // 2
+            p.drawPixmap(x, y, pixmap)
+            p.restore()
+            return
         p.setPen(QPen(_mix(theme.base, fg, 0.35), 1.0))
         p.setBrush(_mix(theme.base, theme.text, 0.04))
         p.drawRoundedRect(QRectF(self.rect).adjusted(0.5, 0.5, -0.5, -0.5), 4, 4)
@@ -302,6 +318,22 @@ class ButtonPart(Part):
         p.setPen(fg)
         p.drawText(self.rect, self.text, Qt.AlignmentFlag.AlignCenter)
         p.restore()
+
+
+_ICON_CACHE: OrderedDict[tuple[str, str, int, float], QPixmap] = OrderedDict()
+
+
+def tinted_icon(name: str, color: QColor, side: int, p: QPainter) -> QPixmap:
+    """Icon ``name`` in ``color`` at ``side`` logical pixels for painter ``p`` (cached)."""
+    ratio = p.device().devicePixelRatioF()
+    key = (name, color.name(), side, ratio)
+    pixmap = _ICON_CACHE.get(key)
+    if pixmap is None:
+        pixmap = render_icon(name, color, side, ratio)
+        _ICON_CACHE[key] = pixmap
+        while len(_ICON_CACHE) > 64:
+            _ICON_CACHE.popitem(last=False)
+    return pixmap
 
 
 @dataclass
@@ -322,6 +354,8 @@ class Hit:
     action: str  # "sibling" | "copy" | "edit" | "retry" | "toggle"
     arg: Any = None
     tip: str = ""
+    hover: bool = False
+    """Only while the card is active (under the mouse or focused), like its button."""
 
 
 @dataclass
@@ -331,12 +365,18 @@ class CardLayout:
     hits: list[Hit] = field(default_factory=list)
     editor_rect: QRect | None = None
 
-    def paint(self, p: QPainter, theme: Theme) -> None:
+    def paint(self, p: QPainter, theme: Theme, active: bool = True) -> None:
+        """Paint the card; its hover buttons only when ``active``."""
         for part in self.parts:
-            part.paint(p, theme)
+            if active or not (isinstance(part, ButtonPart) and part.hover):
+                part.paint(p, theme)
 
-    def hit_at(self, x: int, y: int) -> Hit | None:
+    def hit_at(self, x: int, y: int, active: bool = True) -> Hit | None:
         for hit in reversed(self.hits):
-            if hit.rect.contains(x, y):
+            if hit.rect.contains(x, y) and (active or not hit.hover):
                 return hit
         return None
+
+    def hover_hits(self) -> list[Hit]:
+        """The actions that appear on hover or focus, in painting order."""
+        return [h for h in self.hits if h.hover]

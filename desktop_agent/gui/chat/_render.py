@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QRect, Qt
+from PySide6.QtCore import QCoreApplication, QRect, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics
 
 from desktop_agent.ai import (
@@ -30,6 +30,7 @@ from desktop_agent.ai import (
     ToolResultMessage,
     UserMessage,
 )
+from desktop_agent.gui._tr import QT_TRANSLATE_NOOP
 from desktop_agent.gui.chat._items import ChatItem
 from desktop_agent.gui.chat._parts import (
     BoxPart,
@@ -59,6 +60,14 @@ TOOL_LINES_EXPANDED = 400
 TOOL_CHARS_EXPANDED = 60_000
 EDITOR_HEIGHT = 150
 IMAGE_MAX_HEIGHT = 260
+MAX_TEXT_WIDTH = 760
+"""The chat column: cards are at most this wide inside (readable lines), centred."""
+
+
+def column(width: int) -> tuple[int, int]:
+    """(left edge, width) of the centred card column in a view ``width`` wide."""
+    col = min(width, MAX_TEXT_WIDTH + 2 * (MARGIN_X + PAD))
+    return (width - col) // 2, col
 
 
 # --------------------------------------------------------------------------- helpers
@@ -161,8 +170,9 @@ class _Builder:
         self.images = images
         self.live = live
         self.out = CardLayout()
-        self.left = MARGIN_X + PAD
-        self.right = width - MARGIN_X - PAD
+        self.x0, col = column(width)
+        self.left = self.x0 + MARGIN_X + PAD
+        self.right = self.x0 + col - MARGIN_X - PAD
         self.y = MARGIN_Y + PAD
 
     @property
@@ -179,13 +189,16 @@ class _Builder:
     def button(self, right: int, text: str, action: str, arg: Any = None, **kw: Any) -> int:
         """Add a button whose right edge is at ``right``; return its left edge."""
         fm = self.t.fm_small
-        bw = fm.horizontalAdvance(text) + 14
+        icon = str(kw.pop("icon", ""))
+        hover = bool(kw.pop("hover", False))
         bh = self.t.small_line + 6
+        bw = bh + 4 if icon else fm.horizontalAdvance(text) + 14
         rect = QRect(right - bw, self.y, bw, bh)
         enabled = bool(kw.pop("enabled", True))
-        self.out.parts.append(ButtonPart(rect, text, enabled, kw.pop("color", None)))
+        color = kw.pop("color", None)
+        self.out.parts.append(ButtonPart(rect, text, enabled, color, icon, hover))
         if enabled:
-            self.out.hits.append(Hit(rect, action, arg, kw.pop("tip", "")))
+            self.out.hits.append(Hit(rect, action, arg, kw.pop("tip", ""), hover))
         return right - bw
 
     def text_line(self, x: int, text: str, color: QColor, font: QFont, h: int) -> int:
@@ -207,14 +220,13 @@ class _Builder:
 
     # -- card pieces
 
-    def header(
-        self, state: RowState, title: str, subtitle: str, buttons: list[tuple[str, str]]
-    ) -> None:
+    def header(self, state: RowState, title: str, subtitle: str, buttons: list[CardAction]) -> None:
+        """A quiet role marker, the version switcher and the card's hover actions."""
         t = self.t
         h = max(t.line, t.small_line + 6)
         right = self.right
-        for text, action in reversed(buttons):
-            right = self.button(right, text, action) - 6
+        for text, action, icon_name, tip in reversed(buttons):
+            right = self.button(right, text, action, icon=icon_name, hover=True, tip=tip) - 2
         item = state.item
         if item.sibling_count > 1 and item.entry_id is not None:
             idx, count = item.sibling_index, item.sibling_count
@@ -238,7 +250,7 @@ class _Builder:
             )
         saved_right = self.right
         self.right = right - 6
-        x = self.text_line(self.left, title, t.text, t.bold, h)
+        x = self.text_line(self.left, title, t.muted, t.small, h)
         if subtitle:
             x = self.text_line(x + 8, subtitle, t.muted, t.small, h)
         if item.label:
@@ -442,6 +454,24 @@ class _Builder:
 
 LiveLookup = Callable[[str], LiveTool | None]
 
+CardAction = tuple[str, str, str, str]
+"""(name, action, icon, tooltip) of a hover action of a card."""
+
+_ACTIONS: dict[str, tuple[str, str, str]] = {
+    # name: (action, icon, tooltip); the shortcuts are the window's (gui/_actions.py)
+    "Copy": ("copy", "copy", QT_TRANSLATE_NOOP("ChatCard", "Copy the message (Ctrl+Shift+C)")),
+    "Edit": ("edit", "edit", QT_TRANSLATE_NOOP("ChatCard", "Edit and send again (Ctrl+E)")),
+}
+
+
+def _tr(text: str) -> str:
+    return QCoreApplication.translate("ChatCard", text)
+
+
+def _action(name: str) -> CardAction:
+    action, icon_name, tip = _ACTIONS[name]
+    return (name, action, icon_name, _tr(tip))
+
 
 def build_card(
     state: RowState, width: int, theme: Theme, docs: DocCache, images: ImageCache, live: LiveLookup
@@ -460,7 +490,8 @@ def build_card(
 
 
 def _card_box(b: _Builder, fill: QColor, border: QColor | None, *, dashed: bool = False) -> None:
-    rect = QRect(MARGIN_X, MARGIN_Y, b.right + PAD - MARGIN_X, b.y - MARGIN_Y)
+    left = b.x0 + MARGIN_X
+    rect = QRect(left, MARGIN_Y, b.right + PAD - left, b.y - MARGIN_Y)
     b.out.parts.insert(0, BoxPart(rect, fill, border, 8, dashed))
     b.out.height = b.y + MARGIN_Y
 
@@ -470,10 +501,15 @@ def _build(b: _Builder, state: RowState) -> None:
     msg = state.item.message
     expanded = state.expanded
     if isinstance(msg, UserMessage):
-        buttons = [("Copy", "copy")]
+        buttons = [_action("Copy")]
         if state.item.entry_id is not None:
-            buttons.append(("Edit", "edit"))
-        b.header(state, "You", "", [] if state.editing else buttons)
+            buttons.append(_action("Edit"))
+        b.header(
+            state,
+            QCoreApplication.translate("ChatCard", "You"),
+            "",
+            [] if state.editing else buttons,
+        )
         if state.editing:
             b.out.editor_rect = QRect(b.left, b.y, b.w, EDITOR_HEIGHT)
             b.y += EDITOR_HEIGHT
@@ -484,8 +520,14 @@ def _build(b: _Builder, state: RowState) -> None:
         b.y += PAD
         _card_box(b, t.card_user, t.border)
     elif isinstance(msg, AssistantMessage):
-        subtitle = msg.model + (" · streaming…" if state.streaming else "")
-        b.header(state, "Assistant", subtitle, [("Copy", "copy")])
+        subtitle = QCoreApplication.translate("ChatCard", "streaming…") if state.streaming else ""
+        buttons = [] if state.streaming else [_action("Copy")]
+        b.header(
+            state,
+            msg.model or QCoreApplication.translate("ChatCard", "Assistant"),
+            subtitle,
+            buttons,
+        )
         _assistant_blocks(b, state, msg)
         b.y += PAD - GAP
         _card_box(b, t.card_assistant, t.border)
@@ -583,7 +625,7 @@ def _assistant_blocks(b: _Builder, state: RowState, msg: AssistantMessage) -> No
 
 def estimate_height(item: ChatItem, width: int, theme: Theme, expanded: frozenset[str]) -> int:
     """A cheap guess of a row's height, used for rows that have not been laid out yet."""
-    inner = max(40, width - 2 * (MARGIN_X + PAD))
+    inner = max(40, column(width)[1] - 2 * (MARGIN_X + PAD))
     cpl = max(10, inner // theme.char_w)
     line = theme.line
     h = 2 * (MARGIN_Y + PAD) + max(line, theme.small_line + 6) + GAP

@@ -10,6 +10,7 @@ from PySide6.QtCore import (
     QObject,
     QPersistentModelIndex,
     QPoint,
+    QSize,
     Qt,
     QTimer,
     Signal,
@@ -25,12 +26,16 @@ from PySide6.QtWidgets import (
     QMenu,
     QPushButton,
     QStackedWidget,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     QToolButton,
     QTreeView,
     QVBoxLayout,
     QWidget,
 )
 
+from desktop_agent.gui._icons import icon
+from desktop_agent.gui._tr import QT_TRANSLATE_NOOP
 from desktop_agent.gui.sidebar._model import (
     Clock,
     SessionListModel,
@@ -45,10 +50,18 @@ SEARCH_DEBOUNCE_MS = 150
 TIME_REFRESH_MS = 60_000
 
 EXPORT_FORMATS = (
-    ("markdown", "Markdown…"),
-    ("html", "HTML…"),
-    ("jsonl", "Copy of the session file (JSONL)…"),
+    ("markdown", QT_TRANSLATE_NOOP("SessionSidebar", "Markdown…")),
+    ("html", QT_TRANSLATE_NOOP("SessionSidebar", "HTML…")),
+    ("jsonl", QT_TRANSLATE_NOOP("SessionSidebar", "Copy of the session file (JSONL)…")),
 )
+
+
+class _PaddedRows(QStyledItemDelegate):
+    """Rows 6 px taller than the text: easier to read and to hit."""
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
+        size = super().sizeHint(option, index)
+        return QSize(size.width(), size.height() + 6)
 
 
 def _make_view(name: str, model: SessionListModel) -> QTreeView:
@@ -65,7 +78,9 @@ def _make_view(name: str, model: SessionListModel) -> QTreeView:
     view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
     view.setTextElideMode(Qt.TextElideMode.ElideRight)
     view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-    view.setStyleSheet("QTreeView::item { padding: 3px 0px; }")
+    # Row padding from a delegate, not a style sheet: a style sheet freezes the palette the
+    # view was polished with, and the list stayed light after a switch to the dark theme.
+    view.setItemDelegate(_PaddedRows(view))
     header = view.header()
     header.setStretchLastSection(False)
     header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
@@ -107,12 +122,14 @@ class SessionSidebar(QWidget):
 
         self.search = QLineEdit()
         self.search.setObjectName("sessionSearch")
-        self.search.setPlaceholderText("Search sessions (Ctrl+K)")
+        self.search.setPlaceholderText(self.tr("Search sessions (Ctrl+K)"))
         self.search.setClearButtonEnabled(True)
         self.search.textChanged.connect(self._on_text_changed)
         self.search.installEventFilter(self)
-        self.new_button = QPushButton("New session")
+        self.new_button = QPushButton()
         self.new_button.setObjectName("newSessionButton")
+        self.new_button.setToolTip(self.tr("New session (Ctrl+N)"))
+        self.new_button.setIcon(icon("new-session", self.palette()))
         self.new_button.clicked.connect(self.new_session_requested)
 
         self.view = _make_view("sessionList", self._model)
@@ -124,7 +141,7 @@ class SessionSidebar(QWidget):
             view.collapsed.connect(self._on_collapsed)
             view.installEventFilter(self)
         self.trash_header = QLabel(
-            "Trash: select a session and press Enter (or right-click) to restore it"
+            self.tr("Trash: select a session and press Enter (or right-click) to restore it")
         )
         self.trash_header.setObjectName("trashHeader")
         self.trash_header.setWordWrap(True)
@@ -138,14 +155,14 @@ class SessionSidebar(QWidget):
         self.trash_toggle.setObjectName("trashToggle")
         self.trash_toggle.setCheckable(True)
         self.trash_toggle.setAutoRaise(True)
-        self.trash_toggle.setText("Trash")
-        self.trash_toggle.setToolTip("Show sessions moved to the trash")
+        self.trash_toggle.setText(self.tr("Trash"))
+        self.trash_toggle.setToolTip(self.tr("Show sessions moved to the trash"))
         self.trash_toggle.toggled.connect(self.show_trash)
         self.backup_button = QToolButton()
         self.backup_button.setObjectName("backupButton")
         self.backup_button.setAutoRaise(True)
-        self.backup_button.setText("Back up…")
-        self.backup_button.setToolTip("Back up all sessions to one archive")
+        self.backup_button.setText(self.tr("Back up…"))
+        self.backup_button.setToolTip(self.tr("Back up all sessions to one archive"))
         self.backup_button.clicked.connect(self.backup_requested)
 
         self._debounce = QTimer(self)
@@ -198,7 +215,10 @@ class SessionSidebar(QWidget):
         scroll = self.trash_view.verticalScrollBar().value()
         self._trash_model.set_rows(rows, self.search.text())
         self._after_reset(self.trash_view, selected, scroll)
-        self.trash_toggle.setText(f"Trash ({len(rows)})" if rows else "Trash")
+        trash = self.tr("Trash")
+        self.trash_toggle.setText(
+            self.tr("Trash ({count})").format(count=len(rows)) if rows else trash
+        )
 
     def set_current(self, path: str | None) -> None:
         """Mark ``path`` as the open session (bold, selected); the order does not change."""
@@ -250,7 +270,7 @@ class SessionSidebar(QWidget):
         row = self._model.row_data(index)
         if row is None:
             return
-        name = type(self).ask_text(self, "Rename session", "Name:", row.title)
+        name = type(self).ask_text(self, self.tr("Rename session"), self.tr("Name:"), row.title)
         if name is None:
             return
         name = name.strip()
@@ -377,48 +397,50 @@ class SessionSidebar(QWidget):
         path = index.siblingAtColumn(0).data(SidebarRole.PATH)
         if path and model is self._trash_model:
             p = str(path)
-            restore = menu.addAction("Restore")
+            restore = menu.addAction(self.tr("Restore"))
             restore.setObjectName("restoreSession")
             restore.triggered.connect(lambda: self.restore_requested.emit(p))
-            reveal = menu.addAction("Reveal file")
+            reveal = menu.addAction(self.tr("Reveal file"))
             reveal.setObjectName("revealSession")
             reveal.triggered.connect(lambda: self.reveal_requested.emit(p))
             return menu
         if path:
             p = str(path)
             is_current = p == self._model.current()
-            open_action = menu.addAction("Open")
+            open_action = menu.addAction(self.tr("Open"))
             open_action.setObjectName("openSession")
             open_action.setEnabled(not is_current)
             open_action.triggered.connect(lambda: self.session_activated.emit(p))
-            rename = menu.addAction("Rename…")
+            rename = menu.addAction(self.tr("Rename…"))
             rename.setObjectName("renameSession")
             rename.setShortcut("F2")
             rename.triggered.connect(lambda: self.rename_session(p))
-            fork = menu.addAction("New session from here")
+            fork = menu.addAction(self.tr("New session from here"))
             fork.setObjectName("forkSession")
-            fork.setToolTip("A new session that continues from this session's current position")
+            fork.setToolTip(
+                self.tr("A new session that continues from this session's current position")
+            )
             fork.triggered.connect(lambda: self.fork_requested.emit(p))
-            export = menu.addMenu("Export")
+            export = menu.addMenu(self.tr("Export"))
             export.setObjectName("exportMenu")
             for fmt, text in EXPORT_FORMATS:
-                action = export.addAction(text)
+                action = export.addAction(self.tr(text))
                 action.setObjectName(f"export_{fmt}")
                 action.triggered.connect(lambda _=False, f=fmt: self.export_requested.emit(p, f))
-            reveal = menu.addAction("Reveal file")
+            reveal = menu.addAction(self.tr("Reveal file"))
             reveal.setObjectName("revealSession")
             reveal.triggered.connect(lambda: self.reveal_requested.emit(p))
             menu.addSeparator()
-            delete = menu.addAction("Move to trash")
+            delete = menu.addAction(self.tr("Move to trash"))
             delete.setObjectName("deleteSession")
             delete.setShortcut("Del")
             delete.triggered.connect(lambda: self.delete_requested.emit(p))
             menu.addSeparator()
         else:
-            new = menu.addAction("New session")
+            new = menu.addAction(self.tr("New session"))
             new.setObjectName("newSession")
             new.triggered.connect(self.new_session_requested)
-        backup = menu.addAction("Back up all sessions…")
+        backup = menu.addAction(self.tr("Back up all sessions…"))
         backup.setObjectName("backupSessions")
         backup.triggered.connect(self.backup_requested)
         return menu

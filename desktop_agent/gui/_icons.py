@@ -1,0 +1,79 @@
+"""The app's own line icons (original SVGs in ``desktop_agent/resources/icons/``), tinted.
+
+Each SVG strokes and fills with ``currentColor``; `icon` renders it in a colour of the
+given palette (ButtonText by default, the disabled colour for the disabled state), so the
+icons follow the theme. Rendered icons are cached by (name, colours).
+"""
+
+from __future__ import annotations
+
+from functools import cache, lru_cache
+
+from PySide6.QtCore import QByteArray, QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QIcon, QImage, QPainter, QPalette, QPixmap
+from PySide6.QtSvg import QSvgRenderer
+
+from desktop_agent.resources import resource
+
+ICONS = (
+    "send",
+    "stop",
+    "new-session",
+    "settings",
+    "search",
+    "branch",
+    "copy",
+    "edit",
+    "retry",
+    "sidebar",
+    "map",
+    "export",
+    "help",
+    "previous",
+    "next",
+)
+
+_SIZES = (16, 20, 24, 32, 48)
+
+
+@cache
+def _svg(name: str) -> bytes:
+    return resource(f"icons/{name}.svg").read_bytes()
+
+
+def render(name: str, color: QColor, size: int, ratio: float = 1.0) -> QPixmap:
+    """One tinted picture of icon ``name`` at ``size`` logical pixels."""
+    data = _svg(name).replace(b"currentColor", color.name(QColor.NameFormat.HexRgb).encode())
+    renderer = QSvgRenderer(QByteArray(data))
+    px = max(1, round(size * ratio))
+    image = QImage(px, px, QImage.Format.Format_ARGB32_Premultiplied)
+    image.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(image)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    renderer.render(painter, QRectF(0, 0, px, px))
+    painter.end()
+    pixmap = QPixmap.fromImage(image)
+    pixmap.setDevicePixelRatio(ratio)
+    return pixmap
+
+
+@lru_cache(maxsize=256)
+def _icon(name: str, normal: str, disabled: str, active: str) -> QIcon:
+    icon = QIcon()
+    for size in _SIZES:
+        icon.addPixmap(render(name, QColor(normal), size), QIcon.Mode.Normal)
+        icon.addPixmap(render(name, QColor(disabled), size), QIcon.Mode.Disabled)
+        icon.addPixmap(render(name, QColor(active), size), QIcon.Mode.Active)
+    return icon
+
+
+def icon(name: str, palette: QPalette, role: QPalette.ColorRole | None = None) -> QIcon:
+    """Icon ``name`` in ``palette``'s ``role`` colour (ButtonText when not given)."""
+    role = QPalette.ColorRole.ButtonText if role is None else role
+    normal = palette.color(QPalette.ColorGroup.Active, role).name()
+    disabled = palette.color(QPalette.ColorGroup.Disabled, role).name()
+    active = palette.color(QPalette.ColorGroup.Active, QPalette.ColorRole.Highlight).name()
+    return _icon(name, normal, disabled, active)
+
+
+ICON_SIZE = QSize(18, 18)

@@ -1,0 +1,128 @@
+"""Keyboard routes of the main window: moving between panes (F6 / Ctrl+Tab) and the
+message actions (edit, copy, previous/next version) on the focused or last card.
+
+The message actions go through the chat delegate's ``action`` signal, the route a click
+on the card's hover button takes, so a key and a click do exactly the same thing.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QAbstractScrollArea, QApplication, QWidget
+
+from desktop_agent.ai import AssistantMessage, UserMessage
+
+if TYPE_CHECKING:
+    from desktop_agent.gui._main_window import MainWindow
+
+
+def focus_target(pane: QWidget) -> QWidget | None:
+    """The widget of ``pane`` that takes focus when the pane is entered: its list, view
+    or text box (a scroll area) if it has one, else its first focusable widget."""
+    candidates = [pane, *pane.findChildren(QWidget)]
+    usable = [
+        c
+        for c in candidates
+        if c.isVisibleTo(pane.window())
+        and c.isEnabled()
+        and c.focusPolicy() & Qt.FocusPolicy.TabFocus
+        and c.objectName() != "focusRing"
+    ]
+    for c in usable:
+        if isinstance(c, QAbstractScrollArea):
+            return c
+    return usable[0] if usable else None
+
+
+class PaneCycler:
+    """Sessions -> conversation -> message box -> branch map, skipping hidden panes."""
+
+    def __init__(self, window: MainWindow) -> None:
+        self.window = window
+
+    def panes(self) -> list[QWidget]:
+        w = self.window
+        panes: list[QWidget] = [w.sidebar]
+        if w.center.currentWidget() is w.chat_box:
+            panes += [w.chat, w.composer]
+        else:
+            panes.append(w.start_page)
+        panes.append(w.tree)
+        return [p for p in panes if not p.isHidden()]
+
+    def current(self) -> int:
+        focus = QApplication.focusWidget()
+        for i, pane in enumerate(self.panes()):
+            if focus is not None and (focus is pane or pane.isAncestorOf(focus)):
+                return i
+        return -1
+
+    def cycle(self, step: int) -> None:
+        panes = self.panes()
+        if not panes:
+            return
+        start = self.current()
+        for k in range(1, len(panes) + 1):
+            i = (start + step * k) % len(panes) if start >= 0 else (0 if step > 0 else -1)
+            target = focus_target(panes[i])
+            if target is not None:
+                target.setFocus(Qt.FocusReason.TabFocusReason)
+                return
+
+
+class ChatActions:
+    """Edit, copy and switch versions of the focused message (or the last fitting one)."""
+
+    def __init__(self, window: MainWindow) -> None:
+        self.window = window
+
+    def _rows(self) -> list[int]:
+        """Rows to act on: the focused card first, then the others from the end."""
+        chat = self.window.chat
+        n = chat.model.rowCount()
+        order = list(range(n - 1, -1, -1))
+        current = chat.view.currentIndex()
+        if chat.view.hasFocus() and current.isValid():
+            return [current.row()]
+        return order
+
+    def _emit(self, row: int, action: str, arg: object = None) -> None:
+        self.window.chat.delegate.action.emit(row, action, arg)
+
+    def edit(self) -> None:
+        model = self.window.chat.model
+        for i in self._rows():
+            item = model.row_at(i).item
+            if isinstance(item.message, UserMessage) and item.entry_id is not None:
+                self._emit(i, "edit")
+                return
+
+    def copy(self) -> None:
+        model = self.window.chat.model
+        rows = self._rows()
+        if len(rows) == 1:
+            self._emit(rows[0], "copy")
+            return
+        for i in rows:
+            if isinstance(model.row_at(i).item.message, AssistantMessage):
+                self._emit(i, "copy")
+                return
+
+    def _version(self, step: int) -> None:
+        w = self.window
+        chat = w.chat
+        current = chat.view.currentIndex()
+        if chat.view.hasFocus() and current.isValid():
+            item = chat.model.row_at(current.row()).item
+            if item.sibling_count > 1:
+                self._emit(current.row(), "sibling", step)
+            return
+        w.spawn(w.do(w.wb.switch_sibling_at_end(step)))
+
+    def previous_version(self) -> None:
+        self._version(-1)
+
+    def next_version(self) -> None:
+        self._version(1)

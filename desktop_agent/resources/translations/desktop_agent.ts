@@ -1,0 +1,998 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" sourcelanguage="en">
+<context>
+    <name>Accessibility</name>
+    <message>
+        <source>Sessions</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>All sessions, grouped by project folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Search sessions</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Type to filter the sessions by title and content</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Session list</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Enter opens the selected session</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Trash</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sessions moved to the trash; Enter restores one</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>New session</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Start a new session in the project folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Show the sessions moved to the trash</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Back up</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Back up all sessions to one archive</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Conversation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The messages of the current branch</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Up and Down move between messages; Ctrl+E edits, Ctrl+Shift+C copies, Alt+Left and Alt+Right switch versions</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Message box</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Write to the agent</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Message</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Write to the agent; Enter sends, Shift+Enter starts a new line, Tab moves on</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Send</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Send the message to the agent</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stop</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stop the agent (Esc)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Queue</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Send after the agent has finished</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The model that answers in this session</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Thinking level</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>How much the model thinks before it answers</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Add a provider</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open Settings to add a key or a server</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Choose a project folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The folder the agent may work in</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Branch map</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Every branch of the conversation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Arrows move, Enter continues from that point</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Only my messages</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Show only the prompts in the branch map</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Expand all</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open every branch of the map</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Collapse all</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Close every branch of the map</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>Actions</name>
+    <message>
+        <source>&amp;New session</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Start a new session in the project folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>New session in another &amp;folder…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Choose a project folder and start a session there</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Back up all sessions…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Write every session into one archive</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Settings…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Providers, keys, models, approvals, theme</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Quit</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Save everything and quit</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Rename…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rename the open session</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Fork into a new session</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Copy the current branch into a new session</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Move to trash</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Move the open session to the trash (restorable)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Edit message</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Edit the focused prompt (or the last one) and send it again</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Re&amp;try</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Send the failed request again</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Copy message</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Copy the focused message (or the last reply)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Previous version</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Show the previous version of the message (sibling branch)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Next version</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Show the next version of the message (sibling branch)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Session &amp;list</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Show or hide the session list</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Branch &amp;map</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Show or hide the branch map</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Search sessions</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Search the titles and contents of all sessions</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Write a message</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Move the keyboard focus to the message box</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Next pane</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sessions, conversation, message box, branch map</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Previous pane</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The same panes, backwards</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Keyboard shortcuts</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Every key of the window</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Enter (or Ctrl+Enter, see Settings)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Send the message</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Shift+Enter</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>New line in the message</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Esc</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stop the agent while it runs</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Tab / Shift+Tab</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Next / previous control</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Up / Down</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Move through sessions, messages, the map</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Enter (in a list or the map)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open / go to that point</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Ctrl+Enter (editing)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Send the edited message</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;File</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Session</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;View</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Help</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Export</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Toolbar</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export the open session</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>ApprovalDialog</name>
+    <message>
+        <source>Allow {tool}?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;The agent wants to run {tool}&lt;/b&gt; in {folder}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Allow &amp;once</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Always allow in this session</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Deny</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>ChatCard</name>
+    <message>
+        <source>Copy the message (Ctrl+Shift+C)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Edit and send again (Ctrl+E)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>You</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>streaming…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Assistant</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>Composer</name>
+    <message>
+        <source>Send</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Queue</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Send after the agent has finished (follow-up)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stop</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stop the agent (Esc)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Ask the agent… (Ctrl+Enter to send, Enter for a new line)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Ask the agent… (Enter to send, Shift+Enter for a new line)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Steer</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Send now: the agent reads it before its next step</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Send (Enter)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>connecting…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>unavailable</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Thinking: %s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cannot attach %1: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cannot attach %1: larger than 20 MB</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cannot attach %1: not an image or a text file</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>DamagedSessionDialog</name>
+    <message>
+        <source>This session was damaged</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The session is open read-only and the file was not changed. “Repair” writes the readable entries to a new file beside it.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open read-only</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>OK</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Repair into a new file</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>Dialogs</name>
+    <message>
+        <source>The agent is still working</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stop the agent now, or wait until it has finished?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stop and quit</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Wait, then quit</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>Help</name>
+    <message>
+        <source>Open &amp;log</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open &amp;crash log</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Show log &amp;folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Help</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>MainWindow</name>
+    <message>
+        <source>Desktop Agent</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Something went wrong</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Choose the project folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export session</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Back up all sessions</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Save a copy of the session</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>JSONL (*.jsonl)</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>NoticeBar</name>
+    <message>
+        <source>Notice</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Dismiss</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Dismiss the notice: %s</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>PersistenceErrorDialog</name>
+    <message>
+        <source>The session could not be saved</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Retry</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Save a copy elsewhere…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Details</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{entries} is</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{entries} are</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Desktop Agent could not save this session.&lt;/b&gt;&lt;br&gt;&lt;br&gt;Where: {where}&lt;br&gt;Why: {why}&lt;br&gt;&lt;br&gt;&lt;b&gt;Nothing is lost yet.&lt;/b&gt; {waiting} kept in memory, unsaved. Fix the problem (free some disk space, check permissions) and press Retry, or save a copy of the whole session somewhere else.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>QuitUnsavedDialog</name>
+    <message>
+        <source>Entries are not saved</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{entries} is not saved.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{entries} are not saved.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Retry saving (after freeing disk space), save a copy of the whole session somewhere else, or quit without them.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Retry</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Save a copy…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Quit without them</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>SessionSidebar</name>
+    <message>
+        <source>Markdown…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>HTML…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Copy of the session file (JSONL)…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Search sessions (Ctrl+K)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>New session (Ctrl+N)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Trash: select a session and press Enter (or right-click) to restore it</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Trash</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Show sessions moved to the trash</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Back up…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Back up all sessions to one archive</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Trash ({count})</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rename session</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Name:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Restore</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Reveal file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rename…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>New session from here</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A new session that continues from this session&apos;s current position</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Move to trash</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>New session</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Back up all sessions…</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>SettingsDialog</name>
+    <message>
+        <source>OpenAI-compatible (chat completions)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>OpenAI Responses API</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Anthropic-compatible (messages)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Settings</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>OpenAI API key</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Anthropic API key</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>http://127.0.0.1:11434/v1 (kept exactly as typed)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Local or custom server</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>It speaks</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Its API key (if it needs one)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Also look for Ollama, LM Studio, llama.cpp, vLLM</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>(add a key or a server first)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Default model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>ask</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>allow</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>deny</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Before {tool}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Enter sends, Shift+Enter new line</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Ctrl+Enter sends, Enter new line</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Send with</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Like the system (light or dark)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Light</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Dark</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Theme</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>a key is set; type to replace it</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A key typed here is {where}.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>ShortcutsDialog</name>
+    <message>
+        <source>Keyboard shortcuts</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Keys</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Does</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>StartPage</name>
+    <message>
+        <source>&lt;h2&gt;Welcome to Desktop Agent&lt;/h2&gt;&lt;p&gt;Work with an AI agent in a project folder: it reads, edits and runs things there, and every conversation is kept as a session you can branch and resume.&lt;/p&gt;&lt;p&gt;&lt;b&gt;1.&lt;/b&gt; Add a provider: an OpenAI or Anthropic API key, or a local server such as Ollama, LM Studio or LiteLLM (Settings).&lt;br&gt;&lt;b&gt;2.&lt;/b&gt; Choose the project folder the agent may work in.&lt;/p&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Add a provider…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Choose a project folder…</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>StatusBar</name>
+    <message>
+        <source>Not saved ({count})</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{tokens} tokens · ${cost}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>context {used}/{window}</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>notices</name>
+    <message>
+        <source>Compacting the conversation…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Not saved</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Read-only</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Saved</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Saving</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Summarizing the branch you are leaving…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The readable entries are in a new session; the damaged one is unchanged.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The session was moved to the trash.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Undo</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+</TS>
