@@ -1,4 +1,4 @@
-"""The main window: sidebar | chat + composer | branch tree. It lays out and binds.
+"""The main window: sidebar | chat + composer | branch map. It lays out and binds.
 
 Every action goes to the `Workbench` (built by the composition root, app.py), whose
 `Changes` the `Presenter` draws; the window keeps only what is Qt's: geometry, focus,
@@ -17,7 +17,15 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QCloseEvent, QDesktopServices, QShowEvent
-from PySide6.QtWidgets import QMainWindow, QSplitter, QStackedWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QMainWindow,
+    QMessageBox,
+    QSplitter,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from desktop_agent.gui._actions import install_actions
 from desktop_agent.gui._composer import Composer
@@ -25,8 +33,8 @@ from desktop_agent.gui._dialogs import Dialogs
 from desktop_agent.gui._panels import NoticeBar, StartPage, StatusBar
 from desktop_agent.gui._presenter import Presenter
 from desktop_agent.gui.chat import ChatPane
+from desktop_agent.gui.map import MapPane
 from desktop_agent.gui.sidebar import SessionSidebar
-from desktop_agent.gui.tree import BranchTree
 from desktop_agent.session import SessionError
 from desktop_agent.workbench import (
     EXPORT_SUFFIX,
@@ -41,7 +49,7 @@ log = logging.getLogger("desktop_agent.gui")
 
 
 class MainWindow(QMainWindow):
-    """Sessions | chat + composer | branch tree; menus, status bar, notices."""
+    """Sessions | chat + composer | branch map; menus, status bar, notices."""
 
     shown = Signal()
     closed = Signal()
@@ -63,7 +71,8 @@ class MainWindow(QMainWindow):
         self.chat = ChatPane(self)
         self.composer = Composer(self)
         self.composer.set_send_key(workbench.settings.send_key)
-        self.tree = BranchTree(self)
+        self.tree = MapPane(self)
+        """The branch map pane (it replaced the tree pane; the name stays for callers)."""
         self.start_page = StartPage(self)
         self.notices = NoticeBar(self)
         self.status = StatusBar(self)
@@ -203,6 +212,78 @@ class MainWindow(QMainWindow):
 
     async def open_session(self, ref: str) -> None:
         await self.do(self.wb.open(ref))
+
+    async def open_from_list(self, ref: str) -> None:
+        """Open a session picked in the sidebar; while a search is on, at its hit."""
+        query = self.wb.query.strip()
+        if ref != self.wb.ref:
+            await self.do(self.wb.open(ref))
+        if query and self.wb.ref == ref:
+            await self.go_to_hit(query)
+
+    async def search(self, query: str) -> None:
+        """The sidebar's search: the list, and the hits of the open session on its map."""
+        await self.do(self.wb.refresh_sessions(query))
+        if self.wb.session is not None:
+            await self.wb.search_session(query)
+            await self.presenter.settled()
+
+    async def go_to_hit(self, query: str) -> None:
+        """Mark the hits of ``query`` on the map and show the best one: the first on the
+        current branch, else (after asking) the newest elsewhere, whose branch the leaf
+        then moves to. A hit that a compaction folded scrolls the map to it."""
+        hits = await self.wb.search_session(query)
+        await self.presenter.settled()
+        if not hits:
+            return
+        path = set(self.wb.current_path())
+        on_path = [h for h in hits if h in path]
+        target = on_path[0] if on_path else hits[-1]
+        if not on_path:
+            if self.ask_switch_to_hit(query):
+                await self.do(self.wb.navigate_to_branch_of(target))
+            else:
+                self.tree.reveal(target)
+                return
+        self.tree.reveal(target)
+        self.chat_show(target)
+
+    def ask_switch_to_hit(self, query: str) -> bool:
+        """Entry point tests replace: move the leaf to the branch of a hit elsewhere?"""
+        if self.no_err_windows:
+            return False
+        answer = QMessageBox.question(
+            self,
+            self.tr("Switch branch?"),
+            self.tr(
+                "“{query}” is found on another branch of this conversation. Switch to that branch?"
+            ).format(query=query),
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+            QMessageBox.StandardButton.Yes,
+        )
+        return answer == QMessageBox.StandardButton.Yes
+
+    def chat_show(self, entry_id: str) -> None:
+        """Scroll the chat to the card of ``entry_id`` (or of the last card before it)."""
+        path = self.wb.current_path()
+        if entry_id not in path:
+            return
+        wanted = set(path[: path.index(entry_id) + 1])
+        model = self.chat.model
+        best = -1
+        for i in range(model.rowCount()):
+            if model.row_at(i).item.entry_id in wanted:
+                best = i
+        if best >= 0:
+            self.chat.view.scrollTo(
+                model.index(best, 0), QAbstractItemView.ScrollHint.PositionAtTop
+            )
+
+    async def load_previews(self, entry_ids: list[str]) -> None:
+        session = self.wb.session
+        texts = await self.wb.map_previews(entry_ids)
+        if self.wb.session is session:
+            self.tree.set_previews(texts)
 
     async def new_session(self, cwd: str | None = None) -> None:
         if cwd is None and self.wb.default_workspace() is None:

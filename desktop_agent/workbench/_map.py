@@ -22,6 +22,7 @@ entry elsewhere lays the map out again (O(entries), about 20 ms for 10,000).
 
 from __future__ import annotations
 
+import asyncio
 import unicodedata
 import zlib
 from bisect import bisect_right
@@ -29,9 +30,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import pairwise
-from typing import Literal
+from typing import Any, Literal
 
-from desktop_agent.session import TreeShape
+import msgspec
+
+from desktop_agent.session import Session, SessionError, TreeShape
+from desktop_agent.utils.text import content_text
 
 MapFilter = Literal["conversation", "user", "labeled", "all"]
 MAP_FILTERS: tuple[MapFilter, ...] = ("conversation", "user", "labeled", "all")
@@ -575,3 +579,75 @@ def text_matches(words: Sequence[str], text: str) -> bool:
         return False
     folded = _fold(text)
     return all(w in folded for w in words)
+
+
+# ----------------------------------------------------------------------- search
+
+_SEARCHED_TYPES = frozenset({"message", "compaction", "branch_summary", "custom_message"})
+
+
+def _entry_text(entry_type: str, obj: Any) -> str:
+    """The searchable text of an entry's JSON object: message text and tool output,
+    summaries, and tool-call arguments (what the chat shows)."""
+    if not isinstance(obj, dict):
+        return ""
+    if entry_type in ("compaction", "branch_summary"):
+        summary = obj.get("summary")
+        return summary if isinstance(summary, str) else ""
+    message = obj.get("message") if entry_type == "message" else obj
+    if not isinstance(message, dict):
+        return ""
+    parts = [content_text(message.get("content"))]
+    for key in ("summary", "command", "output"):
+        value = message.get(key)
+        if isinstance(value, str):
+            parts.append(value)
+    content = message.get("content")
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "toolCall":
+                parts.append(str(block.get("arguments", "")))
+    return "\n".join(p for p in parts if p)
+
+
+def _scan(lines: Sequence[tuple[str, str, bytes]], words: Sequence[str]) -> list[str]:
+    decode = msgspec.json.Decoder().decode
+    hits: list[str] = []
+    for entry_id, entry_type, raw in lines:
+        try:
+            obj = decode(raw)
+        except (msgspec.DecodeError, RecursionError):
+            continue
+        if text_matches(words, _entry_text(entry_type, obj)):
+            hits.append(entry_id)
+    return hits
+
+
+async def find_entries(session: Session, query: str) -> list[str]:
+    """Entries of every branch whose text holds every word of ``query`` (case and
+    accents ignored), file order; the lines are decoded on a worker thread."""
+    words = query_words(query)
+    if not words:
+        return []
+    lines = [
+        (entry_id, kind, raw)
+        for entry_id, _parent, kind, _stamp, raw in session.raw_entries()
+        if kind in _SEARCHED_TYPES
+    ]
+    return await asyncio.to_thread(_scan, lines, words)
+
+
+def tooltip_text(session: Session, entry_id: str, limit: int = 1200) -> str:
+    """The whole message of an entry for a tooltip (cut at ``limit`` characters)."""
+    try:
+        kind, _role = session.entry_kind(entry_id)
+        raw = session.raw_entry(entry_id)[4]
+        obj = msgspec.json.decode(raw)
+    except (SessionError, msgspec.DecodeError, RecursionError):
+        return ""
+    if kind in _SEARCHED_TYPES:
+        text = _entry_text(kind, obj)
+    else:
+        text = session.entry_facts(entry_id).preview or kind
+    text = text.strip()
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
