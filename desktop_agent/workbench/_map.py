@@ -289,6 +289,7 @@ class BranchMap:
             old = best.get(row)
             if old is None or i == leaf_i or (old != leaf_i and stamps[i] >= stamps[old]):
                 best[row] = i
+        chosen = sorted(best.items(), key=lambda kv: (stamps[kv[1]], kv[1] == leaf_i, kv[1]))
         out = [
             BranchTip(
                 leaf_id=ids[i],
@@ -298,9 +299,8 @@ class BranchMap:
                 label=shape.labels.get(self.rows[row].entry_id),
                 current=i == leaf_i,
             )
-            for row, i in best.items()
+            for row, i in reversed(chosen)
         ]
-        out.sort(key=lambda t: (t.timestamp, t.current), reverse=True)
         return out
 
     # ------------------------------------------------------------------ updates

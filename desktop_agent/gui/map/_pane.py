@@ -56,17 +56,27 @@ class MapPane(QWidget):
         self.filter.setObjectName("branchFilter")
         self.filter.setAccessibleName(self.tr("Entries shown on the map"))
         texts = {
-            "conversation": self.tr("Conversation"),
-            "user": self.tr("Your prompts"),
+            "conversation": self.tr("Messages"),
+            "user": self.tr("Prompts"),
             "labeled": self.tr("Labelled"),
-            "all": self.tr("Everything"),
+            "all": self.tr("All entries"),
         }
         for name in MAP_FILTERS:
             self.filter.addItem(texts[name], name)
         self.filter.setToolTip(
-            self.tr("Conversation hides tool results, settings and model changes")
+            self.tr(
+                "Messages: your prompts, answers, compactions and summaries (tool results, "
+                "settings and model changes hidden). Prompts: yours only. Labelled: labelled "
+                "entries. All entries: everything."
+            )
         )
         self.filter.activated.connect(self._on_filter)
+        self.filter.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.filter.setMinimumContentsLength(6)
+        self.tabs.setUsesScrollButtons(True)
+        self.tabs.setElideMode(Qt.TextElideMode.ElideRight)
 
         self.view = MapView(self._model, self)
         self.view.setAccessibleName(self.tr("Branch map"))
