@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from desktop_agent.gui import MainWindow
@@ -359,6 +359,6 @@ def test_screenshot_of_a_map_with_three_branches(
     assert grabbed.pixelColor(QPoint(x, y)).name() == colors.accent.name()
     for w in QApplication.allWidgets():
         focusable = w.focusPolicy() != Qt.FocusPolicy.NoFocus
-        if isinstance(w, QWidget) and w.isVisible() and pane.isAncestorOf(w) and focusable:
+        if w.isVisible() and pane.isAncestorOf(w) and focusable:
             assert w.objectName() and w.accessibleName(), w
     close(qtbot, window)
