@@ -168,13 +168,13 @@ class Presenter:
                 w.chat.set_items([chat_item(i) for i in items])
                 self.messages_shown = len(items)
                 if self._shown:
-                    w.tree.apply(wb.map, wb.sync_map())
+                    w.tree.apply(wb.map, await wb.update_map())
                 continue
             full = self._tree_full and not wb.running
             if full:
                 self._tree_full = False
             self._tree_new.clear()
-            update = wb.sync_map()
+            update = await wb.update_map()
             w.tree.apply(wb.map, MapUpdate(reset=True) if full else update)
 
     # ------------------------------------------------------------ streaming

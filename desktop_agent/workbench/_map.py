@@ -168,6 +168,9 @@ class BranchMap:
     _row_of: dict[int, int] = field(default_factory=dict)  # entry index -> row
     _path: list[int] = field(default_factory=list)  # entry indices of the current path
     _hit_entries: tuple[str, ...] = ()
+    _tips: tuple[int, list[BranchTip]] | None = None
+    _version: int = 0  # one more at every sync
+    _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _spans: dict[int, tuple[list[int], list[int], list[int]]] = field(default_factory=dict)
     """Per lane, sorted disjoint row ranges (starts, ends, colours) a line passes."""
 
@@ -259,7 +262,8 @@ class BranchMap:
         return max((r.lane for r in self.rows), default=0)
 
     def tips(self) -> list[BranchTip]:
-        """Every branch of the session (its last entry), newest first.
+        """Every branch of the session (its last entry), newest first (kept until the
+        map changes).
 
         A branch ends at an entry without children (leaf and label entries aside); its
         row is the nearest shown one. Branches that end on one row (e.g. they differ only
@@ -268,6 +272,8 @@ class BranchMap:
         shape = self._shape
         if shape is None:
             return []
+        if self._tips is not None and self._tips[0] == self._version:
+            return list(self._tips[1])
         n = self._n
         types, parents, ids, stamps = shape.types, shape.parents, shape.ids, shape.timestamps
         has_child = bytearray(n)
@@ -301,7 +307,8 @@ class BranchMap:
             )
             for row, i in reversed(chosen)
         ]
-        return out
+        self._tips = (self._version, out)
+        return list(out)
 
     # ------------------------------------------------------------------ updates
 
@@ -330,209 +337,275 @@ class BranchMap:
 
     def sync(self, shape: TreeShape | None) -> MapUpdate:
         """Bring the layout in line with ``shape`` (the session now; None: no session)."""
+        job = self._prepare(shape)
+        if isinstance(job, MapUpdate):
+            return job
+        return self._finish(job, job.run())
+
+    async def update(self, shape: TreeShape | None) -> MapUpdate:
+        """`sync`, with a relayout run on a worker thread (the old rows stay valid until
+        the new ones are swapped in), so the event loop keeps ticking meanwhile."""
+        async with self._lock:
+            job = self._prepare(shape)
+            if isinstance(job, MapUpdate):
+                return job
+            version = self._version
+            done = await asyncio.to_thread(job.run)
+            if self._version != version:  # `sync` ran meanwhile: this result is stale
+                return self.sync(self._shape or job.shape)
+            return self._finish(job, done)
+
+    def _prepare(self, shape: TreeShape | None) -> _Job | MapUpdate:
+        """What the next sync needs: nothing, rows appended (done here), or a relayout."""
+        self._version += 1
         if shape is None:
             had = bool(self.rows)
             self.clear()
             return MapUpdate(reset=had)
-        new_path = list(shape.path)
-        old = self._shape
-        same_tree = (
-            old is not None
-            and shape.ids is old.ids
-            and shape.parents is old.parents
-            and self._n > 0
+        path = list(shape.path)
+        old, old_n, n = self._shape, self._n, len(shape.ids)
+        same_tree = old is not None and shape.ids is old.ids and shape.parents is old.parents
+        full = not same_tree or old_n == 0 or n < old_n
+        if not full and self.filter == "labeled" and _labels_in(shape, old_n, n):
+            full = True  # a label shows or hides a row
+        if full:
+            return _Job(shape, n, path, self.filter, full=True)
+        # The same tree, grown: new entries get their place (cheap, here).
+        self._shape = shape
+        self._add_entries(shape, old_n, n)
+        self._n = n
+        new_vis = [i for i in range(old_n, n) if self._vis[i]]
+        old_path = self._path
+        tip = self.leaf_row
+        fresh = set(path[len(old_path) :])
+        appended = (
+            path[: len(old_path)] == old_path
+            and (not new_vis or tip < 0 or tip == len(self.rows) - 1)
+            and all(i in fresh for i in new_vis)
         )
-        if same_tree and self._n > 0 and len(shape.ids) >= self._n:
-            update = self._extend(shape, new_path)
-            if update is not None:
-                return update
-        self._build(shape, new_path)
+        if not appended:
+            return _Job(shape, n, path, self.filter, full=False, vis=self._vis,
+                        vparent=self._vparent, vkids=self._vkids)  # fmt: skip
+        self._path = path
+        first = len(self.rows)
+        for i in new_vis:
+            self._row_of[i] = len(self.rows)
+            kind = row_kind(shape.types[i], shape.roles[i]) or "other"
+            self.rows.append(MapRow(i, shape.ids[i], kind, 0, 0))
+        changed: list[int] = []
+        if new_vis:
+            changed = _connect(self.rows, self._row_of, self._vparent, first, self._spans)
+            if changed and changed[-1] == -1:  # lines now pass earlier rows: all again
+                changed = _reconnect(self.rows, self._row_of, self._vparent, self._spans)
+        hits = self.set_hits(self._hit_entries) if new_vis else ()
+        return MapUpdate(
+            first_new=first if new_vis else -1,
+            changed=tuple(sorted(set(changed) | set(hits))),
+            labels=_labels_in(shape, old_n, n),
+        )
+
+    def _finish(self, job: _Job, done: _Done) -> MapUpdate:
+        self._shape, self._n, self._path = job.shape, job.n, job.path
+        self._vis, self._vparent, self._vkids = done.vis, done.vparent, done.vkids
+        self.rows, self._row_of, self._spans = done.rows, done.row_of, done.spans
+        self._version += 1
+        self.set_hits(self._hit_entries)
         return MapUpdate(reset=True)
 
     # ------------------------------------------------------------------ layout
 
     def _add_entries(self, shape: TreeShape, start: int, end: int) -> None:
-        """Visibility and nearest shown ancestor of entries ``start..end``."""
-        parents, types, roles, ids = shape.parents, shape.types, shape.roles, shape.ids
-        vis, vparent, vkids = self._vis, self._vparent, self._vkids
-        shown_kinds = _SHOWN[self.filter]
-        labeled = self.filter == "labeled"
-        labels = shape.labels
-        known: dict[tuple[str, str | None], bool] = {}
-        for i in range(start, end):
-            key = (types[i], roles[i])
-            shown = known.get(key)
-            if shown is None:
-                kind = row_kind(*key)
-                shown = known[key] = kind is not None and (labeled or kind in shown_kinds)
-            if shown and labeled:
-                shown = ids[i] in labels
-            vis.append(shown)
+        _visibility(shape, self.filter, start, end, self._vis, self._vparent, self._vkids)
+
+
+def _labels_in(shape: TreeShape, start: int, end: int) -> bool:
+    types = shape.types
+    return any(types[i] == "label" for i in range(start, end))
+
+
+@dataclass
+class _Done:
+    vis: list[bool]
+    vparent: list[int]
+    vkids: dict[int, list[int]]
+    rows: list[MapRow]
+    row_of: dict[int, int]
+    spans: dict[int, tuple[list[int], list[int], list[int]]]
+
+
+@dataclass
+class _Job:
+    """A relayout of the first ``n`` entries; `run` touches nothing of the map, so it
+    can run on a worker thread (entries appended meanwhile come with the next sync)."""
+
+    shape: TreeShape
+    n: int
+    path: list[int]
+    filter: MapFilter
+    full: bool
+    vis: list[bool] = field(default_factory=list)
+    vparent: list[int] = field(default_factory=list)
+    vkids: dict[int, list[int]] = field(default_factory=dict)
+
+    def run(self) -> _Done:
+        vis, vparent, vkids = self.vis, self.vparent, self.vkids
+        if self.full:
+            vis, vparent, vkids = [], [], {}
+            _visibility(self.shape, self.filter, 0, self.n, vis, vparent, vkids)
+        rows, row_of = _emit(self.shape, self.path, vis, vkids)
+        spans: dict[int, tuple[list[int], list[int], list[int]]] = {}
+        _connect(rows, row_of, vparent, 0, spans)
+        return _Done(vis, vparent, vkids, rows, row_of, spans)
+
+
+def _visibility(
+    shape: TreeShape,
+    name: MapFilter,
+    start: int,
+    end: int,
+    vis: list[bool],
+    vparent: list[int],
+    vkids: dict[int, list[int]],
+) -> None:
+    """Whether entries ``start..end`` are rows, and their nearest shown ancestors."""
+    parents, types, roles, ids = shape.parents, shape.types, shape.roles, shape.ids
+    shown_kinds = _SHOWN[name]
+    labeled = name == "labeled"
+    labels = shape.labels
+    known: dict[tuple[str, str | None], bool] = {}
+    for i in range(start, end):
+        key = (types[i], roles[i])
+        shown = known.get(key)
+        if shown is None:
+            kind = row_kind(*key)
+            shown = known[key] = kind is not None and (labeled or kind in shown_kinds)
+        if shown and labeled:
+            shown = ids[i] in labels
+        vis.append(shown)
+        p = parents[i]
+        if p < 0 or p == i:
+            vp = -1
+        elif p < i:
+            vp = p if vis[p] else vparent[p]
+        else:
+            vp = -2  # a parent later in the file: resolved below
+        vparent.append(vp)
+    # Odd files (a parent after its child, cycles): walk up, bounded.
+    for i in range(start, end):
+        if vparent[i] == -2:
+            seen = {i}
             p = parents[i]
-            if p < 0 or p == i:
-                vp = -1
-            elif p < i:
-                vp = p if vis[p] else vparent[p]
-            else:
-                vp = -2  # a parent later in the file: resolved below
-            vparent.append(vp)
-        # Odd files (a parent after its child, cycles): walk up, bounded.
-        for i in range(start, end):
-            if vparent[i] == -2:
-                vparent[i] = self._resolve(shape, i, end)
-        for i in range(start, end):
-            if vis[i]:
-                vkids.setdefault(vparent[i], []).append(i)
-
-    def _resolve(self, shape: TreeShape, i: int, end: int) -> int:
-        seen = {i}
-        p = shape.parents[i]
-        while 0 <= p < end and p not in seen:
-            if self._vis[p]:
-                return p
-            seen.add(p)
-            p = shape.parents[p]
-        return -1
-
-    def _build(self, shape: TreeShape, path: list[int]) -> None:
-        self._shape = shape
-        self._vis, self._vparent, self._vkids = [], [], {}
-        n = len(shape.ids)
-        self._add_entries(shape, 0, n)
-        self._n = n
-        self._path = path
-        self._emit()
-
-    def _emit(self) -> None:
-        """Rows in map order with lanes, then the lines between them (one pass each)."""
-        shape = self._shape
-        assert shape is not None
-        ids, types, roles = shape.ids, shape.types, shape.roles
-        vis, vkids = self._vis, self._vkids
-        on_path = [i for i in self._path if i < len(vis) and vis[i]]
-        next_on_path = dict(pairwise(on_path))
-        rows: list[MapRow] = []
-        row_of: dict[int, int] = {}
-        kinds: dict[tuple[str, str | None], RowKind] = {}
-        # A stack of lines to draw: (first entry, lane, colour, follows the path).
-        stack: list[tuple[int, int, int, bool]] = []
-        roots = vkids.get(-1, [])
-        first = on_path[0] if on_path else (roots[-1] if roots else -1)
-        if first >= 0:
-            stack.append((first, 0, 0, bool(on_path)))
-        for other in reversed(roots):
-            if other != first:
-                stack.append((other, 1, block_color(ids[other]), False))
-        while stack:
-            i, lane, color, path_line = stack.pop()
-            while True:
-                if i in row_of:  # a cycle in an odd file
+            vparent[i] = -1
+            while 0 <= p < end and p not in seen:
+                if vis[p]:
+                    vparent[i] = p
                     break
-                row_of[i] = len(rows)
-                key = (types[i], roles[i])
-                kind = kinds.get(key)
-                if kind is None:
-                    kind = kinds[key] = row_kind(*key) or "other"
-                rows.append(MapRow(i, ids[i], kind, lane, color))
-                kids = vkids.get(i)
-                if not kids:
-                    break
-                nxt = next_on_path.get(i, -1) if path_line else kids[-1]
-                others = [k for k in kids if k != nxt]
-                if not others:
-                    i = nxt
-                    continue
-                if nxt >= 0:
-                    stack.append((nxt, lane, color, path_line))
-                for k in reversed(others):
-                    stack.append((k, lane + 1, block_color(ids[k]), False))
+                seen.add(p)
+                p = parents[p]
+    for i in range(start, end):
+        if vis[i]:
+            vkids.setdefault(vparent[i], []).append(i)
+
+
+def _emit(
+    shape: TreeShape, path: list[int], vis: list[bool], vkids: dict[int, list[int]]
+) -> tuple[list[MapRow], dict[int, int]]:
+    """Rows in map order with their lanes (one pass; see the module docstring)."""
+    ids, types, roles = shape.ids, shape.types, shape.roles
+    on_path = [i for i in path if i < len(vis) and vis[i]]
+    next_on_path = dict(pairwise(on_path))
+    rows: list[MapRow] = []
+    row_of: dict[int, int] = {}
+    kinds: dict[tuple[str, str | None], RowKind] = {}
+    # A stack of lines to draw: (first entry, lane, colour, follows the path).
+    stack: list[tuple[int, int, int, bool]] = []
+    roots = vkids.get(-1, [])
+    first = on_path[0] if on_path else (roots[-1] if roots else -1)
+    if first >= 0:
+        stack.append((first, 0, 0, bool(on_path)))
+    for other in reversed(roots):
+        if other != first:
+            stack.append((other, 1, block_color(ids[other]), False))
+    while stack:
+        i, lane, color, path_line = stack.pop()
+        while True:
+            if i in row_of:  # a cycle in an odd file
                 break
-        self.rows, self._row_of = rows, row_of
-        self._connect(0)
-        self.set_hits(self._hit_entries)
-
-    def _connect(self, start: int) -> list[int]:
-        """Parents, up/down/curves of rows ``start..`` and the spans of the lines between
-        them; returns earlier rows whose drawing changed."""
-        rows, row_of, vparent = self.rows, self._row_of, self._vparent
-        last_child: dict[int, int] = {}
-        changed: list[int] = []
-        for r in range(start, len(rows)):
-            row = rows[r]
-            vp = vparent[row.entry]
-            pr = row_of.get(vp, -1) if vp >= 0 else -1
-            row.parent = pr
-            if pr < 0:
+            row_of[i] = len(rows)
+            key = (types[i], roles[i])
+            kind = kinds.get(key)
+            if kind is None:
+                kind = kinds[key] = row_kind(*key) or "other"
+            rows.append(MapRow(i, ids[i], kind, lane, color))
+            kids = vkids.get(i)
+            if not kids:
+                break
+            nxt = next_on_path.get(i, -1) if path_line else kids[-1]
+            others = [k for k in kids if k != nxt]
+            if not others:
+                i = nxt
                 continue
-            parent = rows[pr]
-            if not parent.down:
-                parent.down = True
-                parent.tip = False
-                if pr < start:
-                    changed.append(pr)
-            if parent.lane == row.lane:
-                row.up = True
-            else:
-                row.from_lane = parent.lane
-            last_child[pr] = r
-        spans = [(pr + 1, r - 1, pr) for pr, r in last_child.items() if r > pr + 1]
-        if start == 0:
-            self._spans = {}
-        elif spans:
-            return self._reconnect(changed)
-        for first, last, pr in sorted(spans):
-            parent = rows[pr]
-            starts, ends, colors = self._spans.setdefault(parent.lane, ([], [], []))
-            starts.append(first)
-            ends.append(last)
-            colors.append(parent.color)
-        return changed
+            if nxt >= 0:
+                stack.append((nxt, lane, color, path_line))
+            for k in reversed(others):
+                stack.append((k, lane + 1, block_color(ids[k]), False))
+            break
+    return rows, row_of
 
-    def _reconnect(self, changed: list[int]) -> list[int]:
-        """Spans of every row again (rows appended below lines that pass them)."""
-        for row in self.rows:
-            row.up, row.down, row.from_lane, row.tip = False, False, -1, True
-        self._connect(0)
-        return sorted(set(changed) | set(range(len(self.rows))))
 
-    def _extend(self, shape: TreeShape, path: list[int]) -> MapUpdate | None:
-        """The same tree, grown: new entries get their place; entries appended on the
-        current branch add rows at the end, anything else lays the rows out again
-        (without recomputing what is shown). None: start from scratch."""
-        old_n, n = self._n, len(shape.ids)
-        if self.filter == "labeled" and self._labels_changed(shape, old_n, n):
-            return None  # a label shows or hides a row
-        old_path = self._path
-        self._shape = shape
-        self._add_entries(shape, old_n, n)
-        self._n = n
-        new_vis = [i for i in range(old_n, n) if self._vis[i]]
-        tip = self.leaf_row
-        path_set = set(path[len(old_path) :])
-        appended = (
-            path[: len(old_path)] == old_path
-            and (not new_vis or tip < 0 or tip == len(self.rows) - 1)
-            and all(i in path_set for i in new_vis)
-        )
-        self._path = path
-        if not appended:
-            self._emit()
-            return MapUpdate(reset=True)
-        first = len(self.rows)
-        for i in new_vis:
-            self._row_of[i] = len(self.rows)
-            kind = row_kind(shape.types[i], shape.roles[i]) or "other"
-            self.rows.append(MapRow(entry=i, entry_id=shape.ids[i], kind=kind, lane=0, color=0))
-        changed = self._connect(first) if new_vis else []
-        hits = self.set_hits(self._hit_entries) if new_vis else ()
-        return MapUpdate(
-            first_new=first if new_vis else -1,
-            changed=tuple(sorted(set(changed) | set(hits))),
-            labels=self._labels_changed(shape, old_n, n),
-        )
+def _connect(
+    rows: list[MapRow],
+    row_of: dict[int, int],
+    vparent: list[int],
+    start: int,
+    spans: dict[int, tuple[list[int], list[int], list[int]]],
+) -> list[int]:
+    """Parents, up/down/curves of rows ``start..`` and the spans of the lines between
+    them; returns earlier rows whose drawing changed (ending in -1 when rows appended
+    below need lines through earlier rows: the caller connects everything again)."""
+    last_child: dict[int, int] = {}
+    changed: list[int] = []
+    for r in range(start, len(rows)):
+        row = rows[r]
+        vp = vparent[row.entry]
+        pr = row_of.get(vp, -1) if vp >= 0 else -1
+        row.parent = pr
+        if pr < 0:
+            continue
+        parent = rows[pr]
+        if not parent.down:
+            parent.down = True
+            parent.tip = False
+            if pr < start:
+                changed.append(pr)
+        if parent.lane == row.lane:
+            row.up = True
+        else:
+            row.from_lane = parent.lane
+        last_child[pr] = r
+    new = sorted((pr + 1, r - 1, pr) for pr, r in last_child.items() if r > pr + 1)
+    if start > 0 and new:
+        return [*changed, -1]
+    for first, last, pr in new:
+        parent = rows[pr]
+        starts, ends, colors = spans.setdefault(parent.lane, ([], [], []))
+        starts.append(first)
+        ends.append(last)
+        colors.append(parent.color)
+    return changed
 
-    def _labels_changed(self, shape: TreeShape, start: int, end: int) -> bool:
-        return any(shape.types[i] == "label" for i in range(start, end))
+
+def _reconnect(
+    rows: list[MapRow],
+    row_of: dict[int, int],
+    vparent: list[int],
+    spans: dict[int, tuple[list[int], list[int], list[int]]],
+) -> list[int]:
+    for row in rows:
+        row.up, row.down, row.from_lane, row.tip = False, False, -1, True
+    spans.clear()
+    _connect(rows, row_of, vparent, 0, spans)
+    return list(range(len(rows)))
 
 
 # ----------------------------------------------------------------------- text helpers

@@ -240,7 +240,8 @@ class Workbench:
         """Add what was appended since the last report, then tell every listener."""
         session = self.session
         if session is not None and session.entry_count > self._reported:
-            new = tuple(r[0] for r in session.raw_entries()[self._reported :])
+            # ids from the tree's column: no line is read (raw_entries read every line)
+            new = tuple(session.shape().ids[self._reported :])
             self._reported = session.entry_count
             changes = changes | Changes(appended=new)
         if not changes.empty:
@@ -309,6 +310,10 @@ class Workbench:
         """Bring `map` in line with the open session (see `BranchMap.sync`)."""
         return self.map.sync(self.session.shape() if self.session is not None else None)
 
+    async def update_map(self) -> MapUpdate:
+        """`sync_map`, a relayout on a worker thread (`BranchMap.update`)."""
+        return await self.map.update(self.session.shape() if self.session is not None else None)
+
     def set_map_filter(self, name: MapFilter) -> Changes:
         """Which entries the map shows (`MAP_FILTERS`); remembered."""
         self.map.set_filter(name)
@@ -321,7 +326,8 @@ class Workbench:
         session = self.session
         if session is None:
             return {}
-        known = [e for e in entry_ids if session.shape().by_id.get(e) is not None]
+        by_id = session.shape().by_id
+        known = [e for e in entry_ids if e in by_id]
         return await session.previews(known)
 
     def map_tooltip(self, entry_id: str) -> str:

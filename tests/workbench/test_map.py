@@ -268,3 +268,27 @@ def test_text_helpers() -> None:
     assert words == ["cafe", "tests"]
     assert text_matches(words, "the tests at the CAFÉ")
     assert not text_matches(words, "the tests") and not text_matches([], "x")
+
+
+def test_update_lays_out_on_a_worker_thread_like_sync() -> None:
+    async def go() -> None:
+        s, ids = await _forked()
+        threaded, direct = BranchMap(), BranchMap()
+        assert (await threaded.update(s.shape())).reset
+        direct.sync(s.shape())
+        await s.move_to(ids["a3b"])
+        assert (await threaded.update(s.shape())).reset
+        direct.sync(s.shape())
+
+        def drawn(m: BranchMap) -> list[object]:
+            return [
+                (r.entry_id, r.lane, r.up, r.from_lane, m.through(k)) for k, r in enumerate(m.rows)
+            ]
+
+        assert drawn(threaded) == drawn(direct)
+        u = await s.append_message(user("appended"))
+        update = await threaded.update(s.shape())
+        assert not update.reset and threaded.rows[-1].entry_id == u
+        assert (await threaded.update(None)).reset and len(threaded) == 0
+
+    run(go())

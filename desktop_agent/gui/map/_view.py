@@ -1,5 +1,8 @@
-"""The lane view: a `QListView` of uniform rows whose delegate paints the commit-graph
-lanes, the node of each row and its one-line text; only the visible rows are painted.
+"""The lane view: a one-column `QTableView` of fixed-height rows whose delegate paints
+the commit-graph lanes, the node of each row and its one-line text; only the visible rows
+are painted. (A table, not a `QListView`: with fixed sections its layout costs nothing
+per row, where a list view lays out every row again on each reset: 60-140 ms for 9,000
+rows, measured.)
 
 Colours come from the palette: the current path in the accent colour, drawn strong;
 other branches in one of a few hues (two sets, for light and dark bases) blended
@@ -22,15 +25,17 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QHeaderView,
     QListView,
     QStyle,
     QStyledItemDelegate,
     QStyleOptionViewItem,
+    QTableView,
     QWidget,
 )
 
 from desktop_agent.gui.map._model import MapModel, MapRole
-from desktop_agent.workbench import MapRow
+from desktop_agent.workbench import MapRow, age_text
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -73,6 +78,25 @@ class LaneColors:
         return self.lanes[color % len(self.lanes)]
 
 
+class _Fonts:
+    """The fonts of a row and their metrics, made once per base font."""
+
+    def __init__(self, base: QFont) -> None:
+        self.plain = QFont(base)
+        self.bold = QFont(base)
+        self.bold.setBold(True)
+        self.italic = QFont(base)
+        self.italic.setItalic(True)
+        self.small = QFont(base)
+        self.small.setPointSizeF(max(base.pointSizeF() * 0.85, 6.0))
+        self.metrics = {
+            id(f): QFontMetrics(f) for f in (self.plain, self.bold, self.italic, self.small)
+        }
+
+    def fm(self, font: QFont) -> QFontMetrics:
+        return self.metrics[id(font)]
+
+
 class MapDelegate(QStyledItemDelegate):
     """Paints one map row (see the module docstring)."""
 
@@ -82,9 +106,17 @@ class MapDelegate(QStyledItemDelegate):
         self.colors = LaneColors(view.palette())
         self.painted = 0
         """Rows painted so far (tests and benchmarks check that only visible ones are)."""
+        self._font_cache: dict[str, _Fonts] = {}
 
     def refresh(self, palette: QPalette) -> None:
         self.colors = LaneColors(palette)
+
+    def _fonts(self, base: QFont) -> _Fonts:
+        key = base.key()
+        fonts = self._font_cache.get(key)
+        if fonts is None:
+            fonts = self._font_cache[key] = _Fonts(base)
+        return fonts
 
     def row_height(self) -> int:
         return QFontMetrics(self._view.font()).height() + 8
@@ -124,7 +156,8 @@ class MapDelegate(QStyledItemDelegate):
         strong = 2.2
         thin = 1.6
         # the lines that pass this row
-        for lane, hue in bmap.through(r):
+        passing = bmap.through(r)
+        for lane, hue in passing:
             pen = QPen(c.lane(hue), strong if hue == 0 else thin)
             painter.setPen(pen)
             x = self.lane_x(rect, lane)
@@ -145,21 +178,20 @@ class MapDelegate(QStyledItemDelegate):
             painter.drawPath(path)
         self._node(painter, row, x, cy, color, current=r == bmap.leaf_row)
         # the text
-        width = bmap.width(r)
+        width = max([row.lane, *(lane for lane, _ in passing)]) + 1
         left = rect.left() + LANE_PAD + min(width, MAX_LANES + 1) * LANE_WIDTH + 4
         right = rect.right() - 6
-        font = QFont(option.font)
+        fonts = self._fonts(option.font)
         if r == bmap.leaf_row:
-            font.setBold(True)
-        if row.kind in ("compaction", "summary", "setting"):
-            font.setItalic(True)
-        painter.setFont(font)
-        fm = QFontMetrics(font)
-        age = str(index.data(MapRole.AGE) or "")
+            font = fonts.bold
+        elif row.kind in ("compaction", "summary", "setting"):
+            font = fonts.italic
+        else:
+            font = fonts.plain
+        fm = fonts.fm(font)
+        small, sfm = fonts.small, fonts.fm(fonts.small)
+        age = age_text(bmap.timestamp(r)) if row.tip else ""
         if age:
-            small = QFont(option.font)
-            small.setPointSizeF(max(small.pointSizeF() * 0.85, 6.0))
-            sfm = QFontMetrics(small)
             aw = sfm.horizontalAdvance(age)
             painter.setFont(small)
             painter.setPen(c.muted_text)
@@ -169,16 +201,13 @@ class MapDelegate(QStyledItemDelegate):
                 age,
             )
             right -= aw + 8
-            painter.setFont(font)
         label = bmap.label(r)
         tag_w = 0
-        tag_font = QFont(option.font)
-        tag_font.setPointSizeF(max(tag_font.pointSizeF() * 0.85, 6.0))
-        tfm = QFontMetrics(tag_font)
         if label:
-            tag_w = min(tfm.horizontalAdvance(label) + 12, max(40, (right - left) // 2))
+            tag_w = min(sfm.horizontalAdvance(label) + 12, max(40, (right - left) // 2))
         room = max(right - left - (tag_w + 6 if tag_w else 0), 10)
         text = fm.elidedText(model.text(r), Qt.TextElideMode.ElideRight, room)
+        painter.setFont(font)
         painter.setPen(c.text if row.on_path else c.muted_text)
         painter.drawText(
             QRect(left, rect.top(), room, rect.height()),
@@ -187,19 +216,19 @@ class MapDelegate(QStyledItemDelegate):
         )
         if label:
             tx = left + fm.horizontalAdvance(text) + 6
-            h = tfm.height() + 2
+            h = sfm.height() + 2
             tag = QRect(tx, round(cy - h / 2), tag_w, h)
             fill = QColor(c.tag)
             fill.setAlpha(45)
             painter.setPen(c.tag)
             painter.setBrush(fill)
             painter.drawRoundedRect(tag.adjusted(0, 0, -1, -1), h / 2, h / 2)
-            painter.setFont(tag_font)
+            painter.setFont(small)
             painter.setPen(c.text)
             painter.drawText(
                 tag.adjusted(6, 0, -6, 0),
                 int(Qt.AlignmentFlag.AlignCenter),
-                tfm.elidedText(label, Qt.TextElideMode.ElideRight, tag_w - 10),
+                sfm.elidedText(label, Qt.TextElideMode.ElideRight, tag_w - 10),
             )
         painter.restore()
 
@@ -235,7 +264,7 @@ class MapDelegate(QStyledItemDelegate):
             painter.drawEllipse(QPointF(x, cy), 7.5, 7.5)
 
 
-class MapView(QListView):
+class MapView(QTableView):
     """The lane view (objectName ``branchTree``) with the map's keyboard grammar:
     Up/Down along the lane (parent / next in the lane), Left/Right across siblings,
     Home/End the first row / the current leaf, n/N the next/previous search hit,
@@ -247,8 +276,17 @@ class MapView(QListView):
         self.setModel(model)
         self.map_delegate = MapDelegate(self)
         self.setItemDelegate(self.map_delegate)
-        self.setUniformItemSizes(True)
+        self.horizontalHeader().hide()
+        self.horizontalHeader().setStretchLastSection(True)
+        rows = self.verticalHeader()
+        rows.hide()
+        rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        rows.setDefaultSectionSize(self.map_delegate.row_height())
+        self.setShowGrid(False)
+        self.setWordWrap(False)
+        self.setTabKeyNavigation(False)
         self.setMouseTracking(True)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
@@ -342,6 +380,8 @@ class MapView(QListView):
         if event.type() == QEvent.Type.PaletteChange:
             self.map_delegate.refresh(self.palette())
             self.viewport().update()
+        elif event.type() == QEvent.Type.FontChange:
+            self.verticalHeader().setDefaultSectionSize(self.map_delegate.row_height())
         super().changeEvent(event)
 
 
