@@ -41,6 +41,7 @@ class MapPane(QWidget):
         super().__init__(parent)
         self.setObjectName("branchPane")
         self.previews = Previews(self)
+        self._leaf_shown = -1
         self.previews.needed.connect(self.previews_needed.emit)
         self._model = MapModel(self.previews, self)
         self.branches = BranchesModel(self.previews, self)
@@ -133,11 +134,11 @@ class MapPane(QWidget):
         if update.empty and bmap is self._model.bmap:
             return
         keep = self.view.verticalScrollBar().value()
-        was_at_leaf = self.view.currentIndex().row() in (-1, self._model.bmap.leaf_row)
+        was_at_leaf = self.view.currentIndex().row() in (-1, self._leaf_shown)
         self._model.apply(bmap, update)
         self.branches.set_tips(bmap.tips())
         self.set_filter_shown(bmap.filter)
-        leaf = bmap.leaf_row
+        leaf = self._leaf_shown = bmap.leaf_row
         if leaf >= 0 and (update.reset or was_at_leaf):
             self.view.select_row(leaf)
         elif update.reset:

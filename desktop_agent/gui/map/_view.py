@@ -370,8 +370,9 @@ class MapView(QTableView):
         if plain and key in moves and self._move(key):
             event.accept()
             return
-        if key == Qt.Key.Key_N and event.text() in ("n", "N"):
-            self.next_hit(1 if event.text() == "n" else -1)
+        shift = event.modifiers() & Qt.KeyboardModifier.ShiftModifier
+        if key == Qt.Key.Key_N and not event.modifiers() & ~Qt.KeyboardModifier.ShiftModifier:
+            self.next_hit(-1 if shift or event.text() == "N" else 1)
             event.accept()
             return
         super().keyPressEvent(event)
