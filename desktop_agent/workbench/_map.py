@@ -5,8 +5,8 @@ path runs straight down lane 0 from the root to the leaf; at each fork the alter
 that are not on the path follow the fork row as blocks (oldest first), each block in the
 lowest free lane to the right, before the path goes on. Inside a block the line follows
 the newest child and its other children nest one lane further right. Blocks nest, so
-lines never cross; a block's colour is keyed by its head's id, so it keeps its colour
-across redraws.
+lines never cross; a block's colour comes from its fork's id and its place among the
+fork's children, so sibling blocks differ and keep their colours across redraws.
 
 The layout reads only the tree's columns (`Session.shape`: ids, parents, types, roles,
 timestamps, labels): no message is decoded. What entries are rows depends on a filter
@@ -148,8 +148,15 @@ class MapUpdate:
 
 
 def block_color(entry_id: str) -> int:
-    """The colour of a block headed by ``entry_id`` (1..LANE_COLORS-1), stable."""
+    """A colour keyed by ``entry_id`` (1..LANE_COLORS-1), stable across redraws."""
     return 1 + zlib.crc32(entry_id.encode()) % (LANE_COLORS - 1)
+
+
+def sibling_color(base: int, index: int) -> int:
+    """The colour of the block of a fork's ``index``-th child: the fork's colour stepped
+    by the child's place (so sibling blocks differ, and keep their colour when the path
+    moves: the place counts every child, the one on the path included)."""
+    return 1 + (base - 1 + index) % (LANE_COLORS - 1)
 
 
 @dataclass
@@ -547,8 +554,9 @@ def _emit(
                 continue
             if nxt >= 0:
                 stack.append((nxt, lane, color, path_line))
+            base = block_color(ids[i])
             for k in reversed(others):
-                stack.append((k, lane + 1, block_color(ids[k]), False))
+                stack.append((k, lane + 1, sibling_color(base, kids.index(k)), False))
             break
     return rows, row_of
 

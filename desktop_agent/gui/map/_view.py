@@ -44,8 +44,9 @@ LANE_PAD = 6
 MAX_LANES = 12
 """Lanes beyond this are drawn at the last one (the row's text stays in view)."""
 
-_HUES_LIGHT = ("#c2410c", "#7c3aed", "#0f766e", "#b45309", "#be185d", "#1d4ed8", "#4d7c0f")
-_HUES_DARK = ("#fb923c", "#a78bfa", "#2dd4bf", "#fbbf24", "#f472b6", "#60a5fa", "#a3e635")
+# Hues of the other branches, far from the usual accent blues (the current path's colour).
+_HUES_LIGHT = ("#c2410c", "#7c3aed", "#0f766e", "#b45309", "#be185d", "#15803d", "#b91c1c")
+_HUES_DARK = ("#fb923c", "#a78bfa", "#2dd4bf", "#fbbf24", "#f472b6", "#4ade80", "#f87171")
 
 
 def blend(a: QColor, b: QColor, t: float) -> QColor:
