@@ -6,14 +6,9 @@ event-loop gap beside the 50 ms target and the idle loop's worst gap of the same
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import tempfile
 from typing import Any
 
-from benchmarks._gui import REPO_ROOT, child_env
+from benchmarks._gui import run_probe
 from benchmarks._run import Report
 
 GAP_TARGET_MS = 50.0
@@ -24,23 +19,7 @@ def bench_map(report: Report) -> None:
         "Branch map: 10,000 entries, ~500 branches in MainWindow (offscreen); 10 ms QTimer "
         "probe; baseline: the idle loop's worst gap in the same run"
     )
-    fd, out = tempfile.mkstemp(prefix="desktop-agent-map-", suffix=".json")
-    os.close(fd)
-    try:
-        proc = subprocess.run(
-            [sys.executable, "-m", "benchmarks._mapprobe", out],
-            cwd=REPO_ROOT,
-            env=child_env(),
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if proc.returncode != 0:
-            raise RuntimeError(f"map probe failed: {proc.stderr.strip()[-3000:]}")
-        with open(out, encoding="utf-8") as fh:
-            r: dict[str, Any] = json.load(fh)
-    finally:
-        os.unlink(out)
+    r = run_probe("benchmarks._mapprobe")
     print_map(r, report)
 
 

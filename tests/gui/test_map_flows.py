@@ -62,6 +62,17 @@ def three_branches(ids: dict[str, str]):  # type: ignore[no-untyped-def]
     return build
 
 
+def open_three(
+    qtbot: QtBot, tmp_path: Path, provider: ProviderServer, workspace: Path, store: str = "jsonl"
+) -> tuple[MainWindow, dict[str, str], str]:
+    """A window on a session of `three_branches`: (window, entry ids, its reference)."""
+    data = tmp_path / "data"
+    ids: dict[str, str] = {}
+    ref = seed(data, workspace, three_branches(ids), store)
+    window = open_window(qtbot, data, provider.model("anthropic-messages"), store=store)
+    return window, ids, ref
+
+
 def row_of(window: MainWindow, entry_id: str) -> int:
     return window.tree.bmap.row_of(entry_id)
 
@@ -92,10 +103,7 @@ def test_clicking_a_node_of_another_branch_moves_the_leaf_and_the_map_redraws(
     store: str,
     workspace: Path,
 ) -> None:
-    data = tmp_path / "data"
-    ids: dict[str, str] = {}
-    seed(data, workspace, three_branches(ids), store)
-    window = open_window(qtbot, data, provider.model("anthropic-messages"), store=store)
+    window, ids, _ref = open_three(qtbot, tmp_path, provider, workspace, store)
     pane = window.tree
     assert pane.objectName() == "branchPane" and pane.view.objectName() == "branchTree"
     bmap = pane.bmap
@@ -134,10 +142,7 @@ def test_keyboard_along_the_lane_across_siblings_and_enter(
     provider: ProviderServer,
     workspace: Path,
 ) -> None:
-    data = tmp_path / "data"
-    ids: dict[str, str] = {}
-    seed(data, workspace, three_branches(ids))
-    window = open_window(qtbot, data, provider.model("anthropic-messages"))
+    window, ids, _ref = open_three(qtbot, tmp_path, provider, workspace)
     view = window.tree.view
     view.setFocus(Qt.FocusReason.OtherFocusReason)
     qtbot.waitUntil(view.hasFocus)
@@ -183,10 +188,7 @@ def test_context_menu_label_fork_and_summarize(
     workspace: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    data = tmp_path / "data"
-    ids: dict[str, str] = {}
-    ref = seed(data, workspace, three_branches(ids))
-    window = open_window(qtbot, data, provider.model("anthropic-messages"))
+    window, ids, ref = open_three(qtbot, tmp_path, provider, workspace)
     pane = window.tree
     session = window.wb.session
     assert session is not None
@@ -237,10 +239,7 @@ def test_branches_list_newest_first_and_a_click_switches(
     provider: ProviderServer,
     workspace: Path,
 ) -> None:
-    data = tmp_path / "data"
-    ids: dict[str, str] = {}
-    seed(data, workspace, three_branches(ids))
-    window = open_window(qtbot, data, provider.model("anthropic-messages"))
+    window, ids, _ref = open_three(qtbot, tmp_path, provider, workspace)
     pane = window.tree
     tabs = pane.tabs
     QTest.mouseClick(tabs, Qt.MouseButton.LeftButton, pos=tabs.tabRect(1).center())
@@ -339,10 +338,7 @@ def test_screenshot_of_a_map_with_three_branches(
     provider: ProviderServer,
     workspace: Path,
 ) -> None:
-    data = tmp_path / "data"
-    ids: dict[str, str] = {}
-    seed(data, workspace, three_branches(ids))
-    window = open_window(qtbot, data, provider.model("anthropic-messages"))
+    window, _ids, _ref = open_three(qtbot, tmp_path, provider, workspace)
     pane = window.tree
     qtbot.waitUntil(lambda: all(pane.model().text(r) != "…" for r in range(len(pane.bmap))))
     settle(qtbot, window)
@@ -361,4 +357,46 @@ def test_screenshot_of_a_map_with_three_branches(
         focusable = w.focusPolicy() != Qt.FocusPolicy.NoFocus
         if w.isVisible() and pane.isAncestorOf(w) and focusable:
             assert w.objectName() and w.accessibleName(), w
+    close(qtbot, window)
+
+
+def test_a_hit_inside_a_compacted_part_of_the_current_branch_scrolls_the_map_to_it(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    data = tmp_path / "data"
+    ids: dict[str, str] = {}
+
+    async def build(s: Session) -> None:
+        ids["old"] = await s.append_message(user("an early question about walruses"))
+        ids["olda"] = await s.append_message(answer("an early answer"))
+        for k in range(40):
+            await s.append_message(user(f"filler question {k}"))
+            kept = await s.append_message(answer(f"filler answer {k}"))
+        await s.append_compaction("everything so far, summarized", kept, 80_000)
+        await s.append_message(user("after the compaction"))
+        await s.append_message(answer("the latest answer"))
+
+    seed(data, workspace, build)
+    window = open_window(qtbot, data, provider.model("anthropic-messages"))
+    asked: list[str] = []
+
+    def ask(query: str) -> bool:
+        asked.append(query)
+        return True
+
+    window.ask_switch_to_hit = ask  # type: ignore[method-assign]
+    view = window.tree.view
+    assert view.rowAt(0) > 0  # the map shows its end: the early rows are scrolled away
+    run(qtbot, window.go_to_hit("walruses"))
+    idle(qtbot, window)
+    assert asked == []  # on the current branch: nothing to ask
+    row = row_of(window, ids["old"])
+    assert view.currentIndex().row() == row and window.tree.bmap.hits == {row}
+    assert view.visualRect(view.currentIndex()).intersects(view.viewport().rect())
+    session = window.wb.session
+    assert session is not None and ids["old"] in window.wb.current_path()
     close(qtbot, window)

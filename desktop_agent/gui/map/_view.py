@@ -74,9 +74,20 @@ class LaneColors:
         hit.setAlpha(90 if not self.dark else 110)
         self.hit = hit
         self.tag = QColor(self.accent)
+        self.selected = QColor(self.accent)
+        self.selected.setAlpha(70)
+        self.hover = QColor(self.text)
+        self.hover.setAlpha(18)
 
     def lane(self, color: int) -> QColor:
         return self.lanes[color % len(self.lanes)]
+
+    def fill_state(self, painter: QPainter, rect: QRect, state: QStyle.StateFlag) -> None:
+        """The background of a selected or hovered row."""
+        if state & QStyle.StateFlag.State_Selected:
+            painter.fillRect(rect, self.selected)
+        elif state & QStyle.StateFlag.State_MouseOver:
+            painter.fillRect(rect, self.hover)
 
 
 class _Fonts:
@@ -144,14 +155,7 @@ class MapDelegate(QStyledItemDelegate):
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         if r in bmap.hits:
             painter.fillRect(rect, c.hit)
-        if state & QStyle.StateFlag.State_Selected:
-            sel = QColor(c.accent)
-            sel.setAlpha(70)
-            painter.fillRect(rect, sel)
-        elif state & QStyle.StateFlag.State_MouseOver:
-            hover = QColor(c.text)
-            hover.setAlpha(18)
-            painter.fillRect(rect, hover)
+        c.fill_state(painter, rect, state)
         top, bottom = float(rect.top()), float(rect.bottom() + 1)
         cy = rect.top() + rect.height() / 2
         strong = 2.2
@@ -404,14 +408,7 @@ class BranchDelegate(QStyledItemDelegate):
         current = bool(index.data(MapRole.CURRENT))
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        if state & QStyle.StateFlag.State_Selected:
-            sel = QColor(c.accent)
-            sel.setAlpha(70)
-            painter.fillRect(rect, sel)
-        elif state & QStyle.StateFlag.State_MouseOver:
-            hover = QColor(c.text)
-            hover.setAlpha(18)
-            painter.fillRect(rect, hover)
+        c.fill_state(painter, rect, state)
         cy = rect.top() + rect.height() / 2
         dot = c.accent if current else c.muted_text
         painter.setPen(QPen(dot, 1.6))
