@@ -23,6 +23,7 @@ entry elsewhere lays the map out again (O(entries), about 20 ms for 10,000).
 from __future__ import annotations
 
 import asyncio
+import json
 import unicodedata
 import zlib
 from bisect import bisect_right
@@ -646,6 +647,8 @@ def age_text(timestamp: str, now: datetime | None = None) -> str:
 
 def _fold(text: str) -> str:
     """Case- and accent-insensitive form (as the session index's full-text search)."""
+    if text.isascii():
+        return text.lower()
     decomposed = unicodedata.normalize("NFKD", text.casefold())
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
@@ -687,14 +690,22 @@ def _entry_text(entry_type: str, obj: Any) -> str:
     if isinstance(content, list):
         for block in content:
             if isinstance(block, dict) and block.get("type") == "toolCall":
-                parts.append(str(block.get("arguments", "")))
+                args = block.get("arguments")
+                shown = json.dumps(args, ensure_ascii=False) if args else ""
+                parts.append(f"→ {block.get('name')} {shown}".rstrip())
     return "\n".join(p for p in parts if p)
 
 
 def _scan(lines: Sequence[tuple[str, str, bytes]], words: Sequence[str]) -> list[str]:
     decode = msgspec.json.Decoder().decode
     hits: list[str] = []
+    ascii_words = [w.encode() for w in words] if all(w.isascii() for w in words) else None
     for entry_id, entry_type, raw in lines:
+        if ascii_words is not None and raw.isascii() and b"\\u" not in raw:
+            # A line of plain ASCII holds every word of a match as it is: skip the rest.
+            low = raw.lower()
+            if not all(w in low for w in ascii_words):
+                continue
         try:
             obj = decode(raw)
         except (msgspec.DecodeError, RecursionError):
@@ -710,12 +721,19 @@ async def find_entries(session: Session, query: str) -> list[str]:
     words = query_words(query)
     if not words:
         return []
-    lines = [
-        (entry_id, kind, raw)
-        for entry_id, _parent, kind, _stamp, raw in session.raw_entries()
-        if kind in _SEARCHED_TYPES
-    ]
-    return await asyncio.to_thread(_scan, lines, words)
+
+    def scan() -> list[str]:
+        raw = session.raw_entries()  # lines read in runs of the file, off the loop
+        lines = [(e, kind, line) for e, _p, kind, _t, line in raw if kind in _SEARCHED_TYPES]
+        return _scan(lines, words)
+
+    try:
+        return await asyncio.to_thread(scan)
+    except ValueError:  # an entry was appended while the columns were read: again, here
+        return _scan(
+            [(e, k, line) for e, _p, k, _t, line in session.raw_entries() if k in _SEARCHED_TYPES],
+            words,
+        )
 
 
 def tooltip_text(session: Session, entry_id: str, limit: int = 1200) -> str:

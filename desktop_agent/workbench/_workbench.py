@@ -339,7 +339,11 @@ class Workbench:
         marks them (an empty query clears the marks)."""
         self.map_query = query.strip()
         session = self.session
-        hits = await find_entries(session, self.map_query) if session is not None else []
+        try:
+            hits = await find_entries(session, self.map_query) if session is not None else []
+        except SessionError as exc:  # e.g. the file changed under us: no marks, a notice
+            log.warning("could not search the session: %s", exc)
+            hits = []
         if self.session is session:
             self.map.set_hits(hits)
             self._changed(Changes(tree=True))

@@ -292,3 +292,33 @@ def test_update_lays_out_on_a_worker_thread_like_sync() -> None:
         assert (await threaded.update(None)).reset and len(threaded) == 0
 
     run(go())
+
+
+def test_find_entries_reads_every_branch_tool_output_and_ignores_accents() -> None:
+    from desktop_agent.workbench._map import find_entries, tooltip_text
+
+    async def go() -> None:
+        s, ids = await _forked()
+        cafe = await s.append_message(user("Meet at the Café Zürich"))
+        call = await s.append_message(answer("", "bash"))
+        out = await s.append_message(
+            ToolResultMessage(
+                tool_call_id="c0",
+                tool_name="bash",
+                timestamp=3,
+                content=[TextContent(text="walrus detected")],
+            )
+        )
+        assert await find_entries(s, "cafe zurich") == [cafe]
+        assert await find_entries(s, "CAFÉ") == [cafe]
+        assert await find_entries(s, "walrus") == [out]
+        assert await find_entries(s, "three") == [ids["a3"], ids["a3b"]]  # both branches
+        assert await find_entries(s, "   ") == [] and await find_entries(s, "nothing") == []
+        assert tooltip_text(s, cafe) == "Meet at the Café Zürich"
+        assert tooltip_text(s, call) == "→ bash"  # the tool call (its arguments when any)
+        assert tooltip_text(s, "no-such-entry") == ""
+        long = await s.append_message(user("word " * 1000))
+        text = tooltip_text(s, long, limit=50)
+        assert len(text) == 50 and text.endswith("…")
+
+    run(go())
