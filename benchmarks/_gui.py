@@ -183,17 +183,13 @@ def bench_startup(data: DataSet, report: Report) -> None:
 # --------------------------------------------------------------------------- stalls
 
 
-def bench_stream(report: Report) -> None:
-    report.section(
-        "GUI event loop while a reply streams into a 2,000-message session: 10 ms QTimer "
-        "probe in MainWindow, 300 deltas 5 ms apart from the provider test server (own "
-        "process), offscreen"
-    )
+def run_probe(module: str) -> dict[str, Any]:
+    """Run ``python -m module OUT_JSON`` in a fresh interpreter; its JSON result."""
     fd, out = tempfile.mkstemp(prefix="desktop-agent-probe-", suffix=".json")
     os.close(fd)
     try:
         proc = subprocess.run(
-            [sys.executable, "-m", "benchmarks._streamprobe", out],
+            [sys.executable, "-m", module, out],
             cwd=REPO_ROOT,
             env=child_env(),
             capture_output=True,
@@ -201,11 +197,21 @@ def bench_stream(report: Report) -> None:
             check=False,
         )
         if proc.returncode != 0:
-            raise RuntimeError(f"stream probe failed: {proc.stderr.strip()[-3000:]}")
+            raise RuntimeError(f"{module} failed: {proc.stderr.strip()[-3000:]}")
         with open(out, encoding="utf-8") as fh:
             result: dict[str, Any] = json.load(fh)
     finally:
         os.unlink(out)
+    return result
+
+
+def bench_stream(report: Report) -> None:
+    report.section(
+        "GUI event loop while a reply streams into a 2,000-message session: 10 ms QTimer "
+        "probe in MainWindow, 300 deltas 5 ms apart from the provider test server (own "
+        "process), offscreen"
+    )
+    result = run_probe("benchmarks._streamprobe")
     print_stream(result, report)
 
 

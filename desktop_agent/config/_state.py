@@ -34,6 +34,8 @@ class AppState(BaseModel):
     """``QSplitter.saveState()`` of sidebar | chat | tree, as base64 text."""
     tree_visible: bool = True
     sidebar_visible: bool = True
+    map_filter: str = "conversation"
+    """What the branch map shows (the workbench's ``MAP_FILTERS``)."""
 
 
 def load_state(path: Path) -> AppState:

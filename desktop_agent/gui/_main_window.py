@@ -33,10 +33,11 @@ from desktop_agent.gui._dialogs import Dialogs
 from desktop_agent.gui._keyboard import ChatActions, PaneCycler
 from desktop_agent.gui._panels import NoticeBar, StartPage, StatusBar, name_widgets
 from desktop_agent.gui._presenter import Presenter
+from desktop_agent.gui._search import HitNavigator
 from desktop_agent.gui._theme import FocusRing, ThemeManager
 from desktop_agent.gui.chat import ChatPane
+from desktop_agent.gui.map import MapPane
 from desktop_agent.gui.sidebar import SessionSidebar
-from desktop_agent.gui.tree import BranchTree
 from desktop_agent.session import SessionError
 from desktop_agent.workbench import (
     EXPORT_SUFFIX,
@@ -79,7 +80,8 @@ class MainWindow(QMainWindow):
         self.chat = ChatPane(self)
         self.composer = Composer(self)
         self.composer.set_send_key(workbench.settings.send_key)
-        self.tree = BranchTree(self)
+        self.tree = MapPane(self)
+        """The branch map pane (it replaced the tree pane; the name stays for callers)."""
         self.start_page = StartPage(self)
         self.notices = NoticeBar(self)
         self.status = StatusBar(self)
@@ -111,6 +113,7 @@ class MainWindow(QMainWindow):
         self._closed_ok = False
         self._setting_text = False
         self.presenter = Presenter(self, workbench)
+        self.hits = HitNavigator(self)
         self.panes = PaneCycler(self)
         self.chat_actions = ChatActions(self)
         self.actions_by_name = install_actions(self)

@@ -268,24 +268,24 @@ ACCESSIBLE: dict[str, tuple[str, str]] = {
         QT_TRANSLATE_NOOP("Accessibility", "Choose a project folder"),
         QT_TRANSLATE_NOOP("Accessibility", "The folder the agent may work in"),
     ),
-    "branchTree": (
-        QT_TRANSLATE_NOOP("Accessibility", "Branch map"),
-        QT_TRANSLATE_NOOP("Accessibility", "Every branch of the conversation"),
+    "branchPane": (
+        QT_TRANSLATE_NOOP("Accessibility", "Branches"),
+        QT_TRANSLATE_NOOP("Accessibility", "The branch map and the list of branches"),
     ),
-    "branchTreeView": (
+    "branchTabs": (
+        QT_TRANSLATE_NOOP("Accessibility", "Branch map or branch list"),
+        QT_TRANSLATE_NOOP("Accessibility", "Switch between the map and the list of branches"),
+    ),
+    "branchTree": (
         QT_TRANSLATE_NOOP("Accessibility", "Branch map"),
         QT_TRANSLATE_NOOP("Accessibility", "Arrows move, Enter continues from that point"),
     ),
-    "branchTreeUserOnly": (
-        QT_TRANSLATE_NOOP("Accessibility", "Only my messages"),
-        QT_TRANSLATE_NOOP("Accessibility", "Show only the prompts in the branch map"),
+    "branchFilter": (
+        QT_TRANSLATE_NOOP("Accessibility", "Entries shown on the map"),
+        QT_TRANSLATE_NOOP("Accessibility", "Messages only, or settings and other entries too"),
     ),
-    "branchTreeExpandAll": (
-        QT_TRANSLATE_NOOP("Accessibility", "Expand all"),
-        QT_TRANSLATE_NOOP("Accessibility", "Open every branch of the map"),
-    ),
-    "branchTreeCollapseAll": (
-        QT_TRANSLATE_NOOP("Accessibility", "Collapse all"),
-        QT_TRANSLATE_NOOP("Accessibility", "Close every branch of the map"),
+    "branchList": (
+        QT_TRANSLATE_NOOP("Accessibility", "Branches, newest first"),
+        QT_TRANSLATE_NOOP("Accessibility", "Enter switches to that branch"),
     ),
 }

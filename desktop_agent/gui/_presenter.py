@@ -1,9 +1,9 @@
 """`Presenter`: the workbench's events, drawn on the window's widgets.
 
-Each `Changes` redraws only what it names: a branch switch rebuilds the chat, appended
-entries become new rows of the tree (no rebuild), a list change refills the sidebar.
-Streaming events go straight to the chat pane. Drawing that needs the session off the
-loop's thread (tree previews) runs in one task at a time; `settled` waits for it.
+Each `Changes` redraws only what it names: a branch switch rebuilds the chat and lays
+the branch map out again, appended entries become new rows of the map (no relayout), a
+list change refills the sidebar. Streaming events go straight to the chat pane. Redraws
+run in one task at a time; `settled` waits for it.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from desktop_agent.workbench import (
     BranchItem,
     Changes,
     Event,
+    MapUpdate,
     MessageEndEvent,
     MessageStartEvent,
     MessageUpdateEvent,
@@ -90,7 +91,7 @@ class Presenter:
         w, wb = self.window, self.wb
         if changes.session:
             w.center.setCurrentWidget(w.chat_box if wb.session is not None else w.start_page)
-            w.tree.set_rows([], [])
+            w.tree.clear()
             self._report_recovery()
         if changes.session or changes.sessions:
             w.setWindowTitle(self._title())
@@ -149,9 +150,11 @@ class Presenter:
     # ------------------------------------------------------------ redraws off the loop
 
     def _tree_due(self) -> bool:
-        """Tree work waits for the first paint, and for the end of a run: a tree change
-        re-lays out the whole view, which must not stall a reply as it streams."""
-        return self._shown and not self.wb.running and bool(self._tree_full or self._tree_new)
+        """Map work waits for the first paint; a full redraw also for the end of a run
+        (appended entries add rows at the end, cheap while a reply streams)."""
+        if not self._shown:
+            return False
+        return bool(self._tree_new) or (self._tree_full and not self.wb.running)
 
     def _schedule(self) -> None:
         idle = self._task is None or self._task.done()
@@ -166,20 +169,15 @@ class Presenter:
                 items = await wb.branch()
                 w.chat.set_items([chat_item(i) for i in items])
                 self.messages_shown = len(items)
-                if not self._tree_full:
-                    w.tree.set_current_path(wb.current_path())
+                if self._shown:
+                    w.tree.apply(wb.map, await wb.update_map())
                 continue
-            if self._tree_full:
+            full = self._tree_full and not wb.running
+            if full:
                 self._tree_full = False
-                self._tree_new.clear()
-                session = wb.session
-                rows = await wb.tree_rows()
-                if wb.session is session:
-                    w.tree.set_rows(rows, wb.current_path())
-                continue
-            ids, self._tree_new = self._tree_new, []
-            rows = await wb.tree_rows_for(ids)
-            w.tree.append_rows(rows, wb.current_path())
+            self._tree_new.clear()
+            update = await wb.update_map()
+            w.tree.apply(wb.map, MapUpdate(reset=True) if full else update)
 
     # ------------------------------------------------------------ streaming
 

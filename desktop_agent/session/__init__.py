@@ -51,6 +51,7 @@ from desktop_agent.session._session import (
     Session,
     SessionContext,
     TreeNode,
+    TreeShape,
 )
 from desktop_agent.session._sources import (
     SessionSource,
@@ -117,6 +118,7 @@ __all__ = [
     "TrashItem",
     "TreeNode",
     "TreeRow",
+    "TreeShape",
     "UnknownEntry",
     "WorkspaceGroup",
     "describe_entry",

@@ -68,6 +68,25 @@ class TreeNode:
 
 
 @dataclass(frozen=True)
+class TreeShape:
+    """The tree's columns as they are now, for views that lay out every entry (the branch
+    map): no line is read. The sequences are the tree's own (read-only for the caller);
+    entries appended later extend them, so a view compares lengths to see what is new.
+    """
+
+    ids: Sequence[str]
+    parents: Sequence[int]
+    """Row index of each entry's parent: -1 a root, -2 a parent that names no entry."""
+    types: Sequence[str]
+    roles: Sequence[str | None]
+    timestamps: Sequence[str]
+    labels: Mapping[str, str]
+    by_id: Mapping[str, int]
+    path: Sequence[int]
+    """Root-first row indices of the current branch (empty when the leaf is unknown)."""
+
+
+@dataclass(frozen=True)
 class BranchSummary:
     """A summary written with `Session.move_to` as a ``branch_summary`` entry."""
 
@@ -479,6 +498,24 @@ class Session:
                 tree.lines(range(n)),
                 strict=True,
             )
+        )
+
+    def shape(self) -> TreeShape:
+        """The tree's shape now (`TreeShape`), without reading any line."""
+        tree = self._storage.tree
+        try:
+            path = tree.path_indices(tree.current_leaf(), lenient=True)
+        except SessionError:
+            path = []
+        return TreeShape(
+            ids=tree.ids,
+            parents=tree.parent_index(),
+            types=tree.types,
+            roles=tree.roles,
+            timestamps=tree.timestamps,
+            labels=tree.labels,
+            by_id=tree.by_id,
+            path=path,
         )
 
     # Lazy views (issue 12 item 2): facts from the tree's columns, lines on demand.

@@ -23,6 +23,16 @@ from desktop_agent.workbench._export import (
     to_html,
     to_markdown,
 )
+from desktop_agent.workbench._map import (
+    LANE_COLORS,
+    MAP_FILTERS,
+    BranchMap,
+    BranchTip,
+    MapFilter,
+    MapRow,
+    MapUpdate,
+    age_text,
+)
 from desktop_agent.workbench._models import Models, label_of
 from desktop_agent.workbench._store import (
     NEW_SESSION_TITLE,
@@ -59,17 +69,24 @@ from desktop_agent.workbench._workbench import (
 
 __all__ = [
     "EXPORT_SUFFIX",
+    "LANE_COLORS",
     "LOCAL_PROVIDER",
+    "MAP_FILTERS",
     "NEW_SESSION_TITLE",
     "NOTHING",
     "ApprovalWaitEvent",
     "Attachment",
     "BranchItem",
+    "BranchMap",
+    "BranchTip",
     "Changes",
     "Event",
     "HarnessError",
     "JsonlStore",
     "Listener",
+    "MapFilter",
+    "MapRow",
+    "MapUpdate",
     "MessageEndEvent",
     "MessageLoader",
     "MessageSavedEvent",
@@ -89,6 +106,7 @@ __all__ = [
     "Usage",
     "Workbench",
     "WorkbenchError",
+    "age_text",
     "branch_items",
     "branch_usage",
     "demote_headings",

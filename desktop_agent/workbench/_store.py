@@ -63,8 +63,9 @@ class SessionStore(Protocol):
     async def find(self, id_or_ref: str) -> str | None:
         """The reference of a session given by id or reference, if it exists."""
 
-    async def fork(self, ref: str, cwd: str) -> Session:
-        """A new session holding every entry of ``ref`` (same leaf), open."""
+    async def fork(self, ref: str, cwd: str, at: str | None = None) -> Session:
+        """A new session holding every entry of ``ref`` (same leaf), open; with ``at``,
+        only the path from the root to that entry (Pi's fork "at" an entry)."""
 
     async def move_to_trash(self, ref: str) -> str | None:
         """Move a session to the trash; returns its trash reference (None: not found)."""
@@ -193,8 +194,8 @@ class JsonlStore:
                 return row.path
         return None
 
-    async def fork(self, ref: str, cwd: str) -> Session:
-        forked = await self.repo.fork(_meta(ref), cwd=cwd)
+    async def fork(self, ref: str, cwd: str, at: str | None = None) -> Session:
+        forked = await self.repo.fork(_meta(ref), cwd=cwd, entry_id=at, position="at")
         await self.changed(self.ref_of(forked))
         return forked
 
@@ -403,8 +404,8 @@ class SqliteStore:
                 return SQLITE_PREFIX + meta.id
         return None
 
-    async def fork(self, ref: str, cwd: str) -> Session:
-        return await self.repo.fork(self._meta(ref), cwd=cwd)
+    async def fork(self, ref: str, cwd: str, at: str | None = None) -> Session:
+        return await self.repo.fork(self._meta(ref), cwd=cwd, entry_id=at, position="at")
 
     async def move_to_trash(self, ref: str) -> str | None:
         session_id = self._id(ref)

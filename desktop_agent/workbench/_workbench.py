@@ -60,9 +60,6 @@ from desktop_agent.session import (
     Session,
     SessionError,
     SessionWriteError,
-    TreeRow,
-    rows_for_entries,
-    rows_from_session,
 )
 from desktop_agent.tools import (
     ApprovalDecision,
@@ -74,6 +71,14 @@ from desktop_agent.tools import (
 )
 from desktop_agent.utils import Redactor
 from desktop_agent.workbench._changes import NOTHING, Changes
+from desktop_agent.workbench._map import (
+    MAP_FILTERS,
+    BranchMap,
+    MapFilter,
+    MapUpdate,
+    find_entries,
+    tooltip_text,
+)
 from desktop_agent.workbench._models import Models
 from desktop_agent.workbench._store import SessionStore
 from desktop_agent.workbench._views import (
@@ -197,6 +202,12 @@ class Workbench:
         self.rows: list[SidebarRow] = []
         self.trash_rows: list[SidebarRow] = []
         self.query = ""
+        self.map = BranchMap()
+        """The branch map of the open session (`sync_map` brings it up to date)."""
+        if state.map_filter in MAP_FILTERS:
+            self.map.set_filter(state.map_filter)
+        self.map_query = ""
+        """The search whose hits the map marks ("" none)."""
         self.running = False
         self.progress = ""
         self.waiting_approval: set[str] = set()
@@ -231,7 +242,8 @@ class Workbench:
         """Add what was appended since the last report, then tell every listener."""
         session = self.session
         if session is not None and session.entry_count > self._reported:
-            new = tuple(r[0] for r in session.raw_entries()[self._reported :])
+            # ids from the tree's column: no line is read (raw_entries read every line)
+            new = tuple(session.shape().ids[self._reported :])
             self._reported = session.entry_count
             changes = changes | Changes(appended=new)
         if not changes.empty:
@@ -294,25 +306,50 @@ class Workbench:
         """Root-first entry ids of the current branch."""
         return self.session.branch_ids(lenient=True) if self.session is not None else []
 
-    async def tree_rows(self) -> list[TreeRow]:
-        """Every node of the open session's tree (previews decoded off the loop)."""
-        return await rows_from_session(self.session) if self.session is not None else []
+    # ------------------------------------------------------------ the branch map
 
-    async def tree_rows_for(self, entry_ids: Sequence[str]) -> list[TreeRow]:
-        """Rows of appended entries; a label entry gives its target's row, relabelled."""
+    def sync_map(self) -> MapUpdate:
+        """Bring `map` in line with the open session (see `BranchMap.sync`)."""
+        return self.map.sync(self.session.shape() if self.session is not None else None)
+
+    async def update_map(self) -> MapUpdate:
+        """`sync_map`, a relayout on a worker thread (`BranchMap.update`)."""
+        return await self.map.update(self.session.shape() if self.session is not None else None)
+
+    def set_map_filter(self, name: MapFilter) -> Changes:
+        """Which entries the map shows (`MAP_FILTERS`); remembered."""
+        self.map.set_filter(name)
+        self.state.map_filter = name
+        self._save_state(self.state)
+        return self._changed(Changes(tree=True))
+
+    async def map_previews(self, entry_ids: Sequence[str]) -> dict[str, str]:
+        """One-line previews of map rows (read off the loop once, then kept)."""
         session = self.session
         if session is None:
-            return []
-        ids: list[str] = []
-        for entry_id in entry_ids:
-            if session.entry_kind(entry_id)[0] == "label":
-                entry = await session.get_entry(entry_id)
-                target = getattr(entry, "target_id", None)
-                if isinstance(target, str) and target not in ids:
-                    ids.append(target)
-            elif entry_id not in ids:
-                ids.append(entry_id)
-        return await rows_for_entries(session, ids)
+            return {}
+        by_id = session.shape().by_id
+        known = [e for e in entry_ids if e in by_id]
+        return await session.previews(known)
+
+    def map_tooltip(self, entry_id: str) -> str:
+        """The whole message of a map row, for its tooltip (decoded now)."""
+        return tooltip_text(self.session, entry_id) if self.session is not None else ""
+
+    async def search_session(self, query: str) -> list[str]:
+        """Entries of the open session (every branch) that match ``query``; the map
+        marks them (an empty query clears the marks)."""
+        self.map_query = query.strip()
+        session = self.session
+        try:
+            hits = await find_entries(session, self.map_query) if session is not None else []
+        except SessionError as exc:  # e.g. the file changed under us: no marks, a notice
+            log.warning("could not search the session: %s", exc)
+            hits = []
+        if self.session is session:
+            self.map.set_hits(hits)
+            self._changed(Changes(tree=True))
+        return hits
 
     def model_key(self) -> str | None:
         model = self.harness.model if self.harness is not None else None
@@ -779,6 +816,12 @@ class Workbench:
         self._remember()
         return self._changed(Changes(branch=True, usage=True, draft=True, running=True))
 
+    async def navigate_to_branch_of(self, entry_id: str) -> Changes:
+        """Move the leaf to the end of the branch through ``entry_id`` (its newest
+        continuation), e.g. to show a search hit with what followed it."""
+        session = self._need_session()
+        return await self.navigate(latest_leaf_under(session, entry_id))
+
     async def switch_sibling(self, entry_id: str, direction: int) -> Changes:
         """Show the previous (-1) or next (+1) version of a message (``‹ n/m ›``)."""
         session = self.session
@@ -958,9 +1001,10 @@ class Workbench:
         await self.store.changed(ref)
         return self._changed(await self.refresh_sessions())
 
-    async def fork(self, ref: str) -> Changes:
-        """A new session that continues from ``ref``'s current position, opened; its
-        title says it is a fork, and its name entry gives it its own time."""
+    async def fork(self, ref: str, at: str | None = None) -> Changes:
+        """A new session that continues from ``ref``'s current position (or from the
+        entry ``at``: the path to it is copied), opened; its title says it is a fork,
+        and its name entry gives it its own time."""
         self._check_idle("forking")
         if ref == self.ref and self.session is not None:
             await self._sync(self.session)
@@ -969,7 +1013,7 @@ class Workbench:
             row = self.row_for(ref)
             cwd = row.cwd if row is not None else (self.default_workspace() or "")
         title = self._title(ref)
-        forked = await self.store.fork(ref, cwd)
+        forked = await self.store.fork(ref, cwd, at)
         await forked.append_session_name(f"{title} (fork)")
         await forked.sync()
         await self._leave()

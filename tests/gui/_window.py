@@ -141,17 +141,11 @@ def click_button(qtbot: QtBot, window: MainWindow, row: int, text: str) -> None:
 
 
 def find_index(model: Any, entry_id: str) -> Any:
-    """The tree model index of an entry (any depth), or None."""
-    from PySide6.QtCore import QModelIndex
+    """The branch map's model index of the row of an entry, or None."""
+    from desktop_agent.gui.map import MapRole
 
-    from desktop_agent.gui.tree import TreeRole
-
-    stack = [QModelIndex()]
-    while stack:
-        parent = stack.pop()
-        for row in range(model.rowCount(parent)):
-            index = model.index(row, 0, parent)
-            if model.data(index, TreeRole.ID) == entry_id:
-                return index
-            stack.append(index)
+    for row in range(model.rowCount()):
+        index = model.index(row, 0)
+        if model.data(index, MapRole.ID) == entry_id:
+            return index
     return None

@@ -380,11 +380,11 @@ def press(key: Qt.Key, mods: Qt.KeyboardModifier = Qt.KeyboardModifier.NoModifie
 
 
 def map_current_entry(window: MainWindow) -> str | None:
-    """The entry id of the branch map's current node (the tree pane's for now)."""
-    from desktop_agent.gui.tree import TreeRole
+    """The entry id of the branch map's current node."""
+    from desktop_agent.gui.map._model import MapRole
 
     index = window.tree.view.currentIndex()
-    value = index.data(TreeRole.ID) if index.isValid() else None
+    value = index.data(MapRole.ID) if index.isValid() else None
     return str(value) if value else None
 
 

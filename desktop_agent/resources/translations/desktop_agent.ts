@@ -140,11 +140,23 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Branch map</source>
+        <source>Branches</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Every branch of the conversation</source>
+        <source>The branch map and the list of branches</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Branch map or branch list</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Switch between the map and the list of branches</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Branch map</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -152,27 +164,19 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Only my messages</source>
+        <source>Entries shown on the map</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Show only the prompts in the branch map</source>
+        <source>Messages only, or settings and other entries too</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Expand all</source>
+        <source>Branches, newest first</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Open every branch of the map</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Collapse all</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Close every branch of the map</source>
+        <source>Enter switches to that branch</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -629,6 +633,101 @@
     </message>
     <message>
         <source>JSONL (*.jsonl)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Switch branch?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>“{query}” is found on another branch of this conversation. Switch to that branch?</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>MapPane</name>
+    <message>
+        <source>Branch map or branch list</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Map</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Branches</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Previous tab</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Next tab</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Scroll the tabs of the branch pane</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Entries shown on the map</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Messages</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Prompts</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Labelled</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>All entries</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Messages: your prompts, answers, compactions and summaries (tool results, settings and model changes hidden). Prompts: yours only. Labelled: labelled entries. All entries: everything.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Branch map</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Up and Down move along a branch, Left and Right across versions, Enter switches to the selected message</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Branches, newest first</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Go here</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Go here and summarize the branch I am leaving</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Fork from here into a new session</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Edit label…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Set label…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Remove label</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

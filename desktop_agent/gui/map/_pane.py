@@ -1,0 +1,292 @@
+"""`MapPane`: the branch map pane (replaces the tree pane): the lane view and the
+Branches list in two tabs, a filter, and the context menu of a row.
+
+The pane only shows and asks: activating a row emits `node_activated` with the entry
+the leaf should move to, and the window binds it to the workbench's one route
+(`Workbench.navigate`); previews are asked for with `previews_needed`.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QModelIndex, QObject, QPoint, Qt, Signal
+from PySide6.QtGui import QAction, QKeyEvent
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QInputDialog,
+    QListView,
+    QMenu,
+    QStackedWidget,
+    QTabBar,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop_agent.gui.map._model import BranchesModel, MapModel, MapRole, Previews
+from desktop_agent.gui.map._view import BranchDelegate, MapView
+from desktop_agent.workbench import MAP_FILTERS, BranchMap, MapFilter, MapUpdate
+
+
+class MapPane(QWidget):
+    """The branch map pane (objectName ``branchPane``; see the module docstring)."""
+
+    node_activated = Signal(str)
+    summarize_requested = Signal(str)
+    label_requested = Signal(str, str)
+    fork_requested = Signal(str)
+    filter_changed = Signal(str)
+    previews_needed = Signal(list)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("branchPane")
+        self.previews = Previews(self)
+        self._leaf_shown = -1
+        self.previews.needed.connect(self.previews_needed.emit)
+        self._model = MapModel(self.previews, self)
+        self.branches = BranchesModel(self.previews, self)
+
+        self.tabs = QTabBar(self)
+        self.tabs.setObjectName("branchTabs")
+        self.tabs.setAccessibleName(self.tr("Branch map or branch list"))
+        self.tabs.addTab(self.tr("Map"))
+        self.tabs.addTab(self.tr("Branches"))
+        self.tabs.setDrawBase(False)
+        self.tabs.setExpanding(False)
+        self.tabs.setUsesScrollButtons(False)  # two tabs
+        for arrow in self.tabs.findChildren(QToolButton):  # Qt makes them anyway (hidden)
+            left = arrow.objectName() == "ScrollLeftButton"
+            arrow.setAccessibleName(self.tr("Previous tab") if left else self.tr("Next tab"))
+            arrow.setAccessibleDescription(self.tr("Scroll the tabs of the branch pane"))
+        self.filter = QComboBox(self)
+        self.filter.setObjectName("branchFilter")
+        self.filter.setAccessibleName(self.tr("Entries shown on the map"))
+        texts = {
+            "conversation": self.tr("Messages"),
+            "user": self.tr("Prompts"),
+            "labeled": self.tr("Labelled"),
+            "all": self.tr("All entries"),
+        }
+        for name in MAP_FILTERS:
+            self.filter.addItem(texts[name], name)
+        self.filter.setToolTip(
+            self.tr(
+                "Messages: your prompts, answers, compactions and summaries (tool results, "
+                "settings and model changes hidden). Prompts: yours only. Labelled: labelled "
+                "entries. All entries: everything."
+            )
+        )
+        self.filter.activated.connect(self._on_filter)
+        self.filter.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.filter.setMinimumContentsLength(6)
+        self.tabs.setUsesScrollButtons(True)
+        self.tabs.setElideMode(Qt.TextElideMode.ElideRight)
+
+        self.view = MapView(self._model, self)
+        self.view.setAccessibleName(self.tr("Branch map"))
+        self.view.setAccessibleDescription(
+            self.tr(
+                "Up and Down move along a branch, Left and Right across versions, "
+                "Enter switches to the selected message"
+            )
+        )
+        self.view.clicked.connect(self._on_map_clicked)
+        self.view.activated.connect(self._on_map_activated)
+        self.view.customContextMenuRequested.connect(self._on_context_menu)
+        self.view.installEventFilter(self)
+
+        self.branch_list = QListView(self)
+        self.branch_list.setObjectName("branchList")
+        self.branch_list.setAccessibleName(self.tr("Branches, newest first"))
+        self.branch_list.setModel(self.branches)
+        self.branch_list.setItemDelegate(BranchDelegate(self.branch_list))
+        self.branch_list.setUniformItemSizes(True)
+        self.branch_list.setMouseTracking(True)
+        self.branch_list.viewport().setAttribute(Qt.WidgetAttribute.WA_Hover, True)
+        self.branch_list.clicked.connect(self._on_branch_clicked)
+        self.branch_list.activated.connect(self._on_branch_clicked)
+        self.branch_list.installEventFilter(self)
+
+        self.stack = QStackedWidget(self)
+        self.stack.addWidget(self.view)
+        self.stack.addWidget(self.branch_list)
+        self.tabs.currentChanged.connect(self.show_tab)
+
+        bar = QHBoxLayout()
+        bar.setContentsMargins(4, 2, 4, 2)
+        bar.addWidget(self.tabs)
+        bar.addStretch(1)
+        bar.addWidget(self.filter)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addLayout(bar)
+        layout.addWidget(self.stack, 1)
+
+    # ------------------------------------------------------------------ public API
+
+    def model(self) -> MapModel:
+        return self._model
+
+    @property
+    def bmap(self) -> BranchMap:
+        return self._model.bmap
+
+    def apply(self, bmap: BranchMap, update: MapUpdate) -> None:
+        """Show the map after ``update``; the current leaf's row is selected."""
+        if update.empty and bmap is self._model.bmap:
+            return
+        keep = self.view.verticalScrollBar().value()
+        was_at_leaf = self.view.currentIndex().row() in (-1, self._leaf_shown)
+        self._model.apply(bmap, update)
+        self.branches.set_tips(bmap.tips())
+        self.set_filter_shown(bmap.filter)
+        leaf = self._leaf_shown = bmap.leaf_row
+        if leaf >= 0 and (update.reset or was_at_leaf):
+            self.view.select_row(leaf)
+        elif update.reset:
+            self.view.verticalScrollBar().setValue(keep)
+
+    def clear(self) -> None:
+        self.previews.forget()
+        self.apply(BranchMap(self.bmap.filter), MapUpdate(reset=True))
+
+    def set_previews(self, texts: dict[str, str]) -> None:
+        self.previews.set(texts)
+
+    def set_filter_shown(self, name: str) -> None:
+        i = self.filter.findData(name)
+        if i >= 0 and i != self.filter.currentIndex():
+            self.filter.setCurrentIndex(i)
+
+    def show_tab(self, i: int) -> None:
+        self.tabs.setCurrentIndex(i)
+        self.stack.setCurrentIndex(i)
+        if i == 1:
+            row = self.branches.row_of_leaf(self._current_leaf_id())
+            if row >= 0 and not self.branch_list.currentIndex().isValid():
+                self.branch_list.setCurrentIndex(self.branches.index(row))
+
+    def reveal(self, entry_id: str) -> bool:
+        """Select and centre the row that shows ``entry_id`` (or its nearest shown
+        ancestor, e.g. the compaction that folded it); False if none."""
+        r = self.bmap.row_of(entry_id)
+        if r < 0:
+            return False
+        self.show_tab(0)
+        self.view.select_row(r, center=True)
+        return True
+
+    @staticmethod
+    def ask_label(parent: QWidget, current: str | None) -> str | None:
+        """Ask for a label ("" removes it); None when cancelled. Tests replace this."""
+        text, ok = QInputDialog.getText(
+            parent,
+            QObject.tr(parent, "Label"),
+            QObject.tr(parent, "Label for this entry (empty removes it):"),
+            text=current or "",
+        )
+        return text.strip() if ok else None
+
+    def context_menu_for(self, entry_id: str) -> QMenu | None:
+        """The context menu of the row showing ``entry_id`` (built, not shown)."""
+        r = self.bmap.row_of(entry_id)
+        if r < 0 or self.bmap.rows[r].entry_id != entry_id:
+            return None
+        return self._build_menu(r)
+
+    # ------------------------------------------------------------------ internals
+
+    def _current_leaf_id(self) -> str:
+        shape = self.bmap.shape
+        return shape.ids[shape.path[-1]] if shape is not None and shape.path else ""
+
+    def _activate_row(self, r: int) -> None:
+        if r < 0 or r >= len(self.bmap) or r == self.bmap.leaf_row:
+            return
+        self.node_activated.emit(self._model.target(r))
+
+    def _on_map_clicked(self, index: QModelIndex) -> None:
+        self._activate_row(index.row())
+
+    def _on_map_activated(self, index: QModelIndex) -> None:
+        # Enter (or a platform's activation); clicks already switched.
+        if index.isValid() and not self.view.underMouse():
+            self._activate_row(index.row())
+
+    def _on_branch_clicked(self, index: QModelIndex) -> None:
+        if not index.isValid():
+            return
+        tip = self.branches.tips[index.row()]
+        if not tip.current:
+            self.node_activated.emit(tip.leaf_id)
+
+    def _on_filter(self, i: int) -> None:
+        name = self.filter.itemData(i)
+        if isinstance(name, str) and name != self.bmap.filter:
+            self.filter_changed.emit(name)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if (
+            event.type() == QEvent.Type.KeyPress
+            and isinstance(event, QKeyEvent)
+            and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+        ):
+            if watched is self.view:
+                self._activate_row(self.view.currentIndex().row())
+                return True
+            if watched is self.branch_list:
+                self._on_branch_clicked(self.branch_list.currentIndex())
+                return True
+        return super().eventFilter(watched, event)
+
+    def _build_menu(self, r: int) -> QMenu:
+        row = self.bmap.rows[r]
+        entry_id = row.entry_id
+        target = self._model.target(r)
+        label = self.bmap.label(r)
+        here = r == self.bmap.leaf_row
+        menu = QMenu(self)
+        go: QAction = menu.addAction(self.tr("Go here"))
+        go.setObjectName("goHere")
+        go.setEnabled(not here)
+        go.triggered.connect(lambda: self.node_activated.emit(target))
+        summarize = menu.addAction(self.tr("Go here and summarize the branch I am leaving"))
+        summarize.setObjectName("goHereAndSummarize")
+        summarize.setEnabled(not here)
+        summarize.triggered.connect(lambda: self.summarize_requested.emit(target))
+        fork = menu.addAction(self.tr("Fork from here into a new session"))
+        fork.setObjectName("forkFromHere")
+        fork.triggered.connect(lambda: self.fork_requested.emit(entry_id))
+        menu.addSeparator()
+        set_label = menu.addAction(self.tr("Edit label…") if label else self.tr("Set label…"))
+        set_label.setObjectName("setLabel")
+        set_label.triggered.connect(lambda: self._ask_and_label(entry_id, label))
+        if label:
+            remove = menu.addAction(self.tr("Remove label"))
+            remove.setObjectName("removeLabel")
+            remove.triggered.connect(lambda: self.label_requested.emit(entry_id, ""))
+        return menu
+
+    def _ask_and_label(self, entry_id: str, current: str | None) -> None:
+        text = type(self).ask_label(self, current)
+        if text is None or text == (current or ""):
+            return
+        self.label_requested.emit(entry_id, text)
+
+    def _on_context_menu(self, pos: QPoint) -> None:
+        index = self.view.indexAt(pos)
+        if not index.isValid():
+            return
+        menu = self._build_menu(index.row())
+        menu.exec(self.view.viewport().mapToGlobal(pos))
+        menu.deleteLater()
+
+    def filter_name(self) -> MapFilter:
+        return self.bmap.filter
+
+    def entry_at_row(self, r: int) -> str:
+        return str(self._model.index(r, 0).data(MapRole.ID))

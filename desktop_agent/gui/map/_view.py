@@ -1,0 +1,443 @@
+"""The lane view: a one-column `QTableView` of fixed-height rows whose delegate paints
+the commit-graph lanes, the node of each row and its one-line text; only the visible rows
+are painted. (A table, not a `QListView`: with fixed sections its layout costs nothing
+per row, where a list view lays out every row again on each reset: 60-140 ms for 9,000
+rows, measured.)
+
+Colours come from the palette: the current path in the accent colour, drawn strong;
+other branches in one of a few hues (two sets, for light and dark bases) blended
+towards the base colour, so they read as muted; search hits get a highlight band.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QPointF, QRect, QSize, Qt
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontMetrics,
+    QKeyEvent,
+    QPainter,
+    QPainterPath,
+    QPalette,
+    QPen,
+    QPolygonF,
+)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QListView,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QTableView,
+    QWidget,
+)
+
+from desktop_agent.gui.map._model import MapModel, MapRole
+from desktop_agent.workbench import MapRow, age_text
+
+Index = QModelIndex | QPersistentModelIndex
+
+LANE_WIDTH = 14
+LANE_PAD = 6
+MAX_LANES = 12
+"""Lanes beyond this are drawn at the last one (the row's text stays in view)."""
+
+# Hues of the other branches, far from the usual accent blues (the current path's colour).
+_HUES_LIGHT = ("#c2410c", "#7c3aed", "#0f766e", "#b45309", "#be185d", "#15803d", "#b91c1c")
+_HUES_DARK = ("#fb923c", "#a78bfa", "#2dd4bf", "#fbbf24", "#f472b6", "#4ade80", "#f87171")
+
+
+def blend(a: QColor, b: QColor, t: float) -> QColor:
+    """``a`` moved a fraction ``t`` of the way to ``b``."""
+    return QColor(
+        round(a.red() + (b.red() - a.red()) * t),
+        round(a.green() + (b.green() - a.green()) * t),
+        round(a.blue() + (b.blue() - a.blue()) * t),
+    )
+
+
+class LaneColors:
+    """The map's colours, derived from a palette (refreshed when it changes)."""
+
+    def __init__(self, palette: QPalette) -> None:
+        base = palette.color(QPalette.ColorRole.Base)
+        self.dark = base.lightness() < 128
+        self.base = base
+        self.text = palette.color(QPalette.ColorRole.Text)
+        self.muted_text = blend(self.text, base, 0.42)
+        self.accent = palette.color(QPalette.ColorRole.Highlight)
+        hues = _HUES_DARK if self.dark else _HUES_LIGHT
+        self.lanes = [self.accent] + [blend(QColor(h), base, 0.35) for h in hues]
+        hit = QColor("#facc15") if not self.dark else QColor("#a16207")
+        hit.setAlpha(90 if not self.dark else 110)
+        self.hit = hit
+        self.tag = QColor(self.accent)
+        self.selected = QColor(self.accent)
+        self.selected.setAlpha(70)
+        self.hover = QColor(self.text)
+        self.hover.setAlpha(18)
+
+    def lane(self, color: int) -> QColor:
+        return self.lanes[color % len(self.lanes)]
+
+    def fill_state(self, painter: QPainter, rect: QRect, state: QStyle.StateFlag) -> None:
+        """The background of a selected or hovered row."""
+        if state & QStyle.StateFlag.State_Selected:
+            painter.fillRect(rect, self.selected)
+        elif state & QStyle.StateFlag.State_MouseOver:
+            painter.fillRect(rect, self.hover)
+
+
+class _Fonts:
+    """The fonts of a row and their metrics, made once per base font."""
+
+    def __init__(self, base: QFont) -> None:
+        self.plain = QFont(base)
+        self.bold = QFont(base)
+        self.bold.setBold(True)
+        self.italic = QFont(base)
+        self.italic.setItalic(True)
+        self.small = QFont(base)
+        self.small.setPointSizeF(max(base.pointSizeF() * 0.85, 6.0))
+        self.metrics = {
+            id(f): QFontMetrics(f) for f in (self.plain, self.bold, self.italic, self.small)
+        }
+
+    def fm(self, font: QFont) -> QFontMetrics:
+        return self.metrics[id(font)]
+
+
+class MapDelegate(QStyledItemDelegate):
+    """Paints one map row (see the module docstring)."""
+
+    def __init__(self, view: MapView) -> None:
+        super().__init__(view)
+        self._view = view
+        self.colors = LaneColors(view.palette())
+        self.painted = 0
+        """Rows painted so far (tests and benchmarks check that only visible ones are)."""
+        self._font_cache: dict[str, _Fonts] = {}
+
+    def refresh(self, palette: QPalette) -> None:
+        self.colors = LaneColors(palette)
+
+    def _fonts(self, base: QFont) -> _Fonts:
+        key = base.key()
+        fonts = self._font_cache.get(key)
+        if fonts is None:
+            fonts = self._font_cache[key] = _Fonts(base)
+        return fonts
+
+    def row_height(self) -> int:
+        return QFontMetrics(self._view.font()).height() + 8
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
+        return QSize(200, self.row_height())
+
+    @staticmethod
+    def lane_x(rect: QRect, lane: int) -> float:
+        return rect.left() + LANE_PAD + min(lane, MAX_LANES) * LANE_WIDTH + LANE_WIDTH / 2
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
+        model = index.model()
+        if not isinstance(model, MapModel):
+            return
+        self.painted += 1
+        r = index.row()
+        row: MapRow = model.map_row(r)
+        bmap = model.bmap
+        c = self.colors
+        rect = QRect(option.rect)
+        state = option.state
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        if r in bmap.hits:
+            painter.fillRect(rect, c.hit)
+        c.fill_state(painter, rect, state)
+        top, bottom = float(rect.top()), float(rect.bottom() + 1)
+        cy = rect.top() + rect.height() / 2
+        strong = 2.2
+        thin = 1.6
+        # the lines that pass this row
+        passing = bmap.through(r)
+        for lane, hue in passing:
+            pen = QPen(c.lane(hue), strong if hue == 0 else thin)
+            painter.setPen(pen)
+            x = self.lane_x(rect, lane)
+            painter.drawLine(QPointF(x, top), QPointF(x, bottom))
+        x = self.lane_x(rect, row.lane)
+        color = c.lane(row.color)
+        pen = QPen(color, strong if row.on_path else thin)
+        painter.setPen(pen)
+        if row.up:
+            painter.drawLine(QPointF(x, top), QPointF(x, cy))
+        if row.down:
+            painter.drawLine(QPointF(x, cy), QPointF(x, bottom))
+        if row.from_lane >= 0:
+            x0 = self.lane_x(rect, row.from_lane)
+            path = QPainterPath(QPointF(x0, top))
+            path.cubicTo(QPointF(x0, cy), QPointF(x0, cy), QPointF(x, cy))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawPath(path)
+        self._node(painter, row, x, cy, color, current=r == bmap.leaf_row)
+        # the text
+        width = max([row.lane, *(lane for lane, _ in passing)]) + 1
+        left = rect.left() + LANE_PAD + min(width, MAX_LANES + 1) * LANE_WIDTH + 4
+        right = rect.right() - 6
+        fonts = self._fonts(option.font)
+        if r == bmap.leaf_row:
+            font = fonts.bold
+        elif row.kind in ("compaction", "summary", "setting"):
+            font = fonts.italic
+        else:
+            font = fonts.plain
+        fm = fonts.fm(font)
+        small, sfm = fonts.small, fonts.fm(fonts.small)
+        age = age_text(bmap.timestamp(r)) if row.tip else ""
+        if age:
+            aw = sfm.horizontalAdvance(age)
+            painter.setFont(small)
+            painter.setPen(c.muted_text)
+            painter.drawText(
+                QRect(right - aw, rect.top(), aw, rect.height()),
+                int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight),
+                age,
+            )
+            right -= aw + 8
+        label = bmap.label(r)
+        tag_w = 0
+        if label:
+            tag_w = min(sfm.horizontalAdvance(label) + 12, max(40, (right - left) // 2))
+        room = max(right - left - (tag_w + 6 if tag_w else 0), 10)
+        text = fm.elidedText(model.text(r), Qt.TextElideMode.ElideRight, room)
+        painter.setFont(font)
+        painter.setPen(c.text if row.on_path else c.muted_text)
+        painter.drawText(
+            QRect(left, rect.top(), room, rect.height()),
+            int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft),
+            text,
+        )
+        if label:
+            tx = left + fm.horizontalAdvance(text) + 6
+            h = sfm.height() + 2
+            tag = QRect(tx, round(cy - h / 2), tag_w, h)
+            fill = QColor(c.tag)
+            fill.setAlpha(45)
+            painter.setPen(c.tag)
+            painter.setBrush(fill)
+            painter.drawRoundedRect(tag.adjusted(0, 0, -1, -1), h / 2, h / 2)
+            painter.setFont(small)
+            painter.setPen(c.text)
+            painter.drawText(
+                tag.adjusted(6, 0, -6, 0),
+                int(Qt.AlignmentFlag.AlignCenter),
+                sfm.elidedText(label, Qt.TextElideMode.ElideRight, tag_w - 10),
+            )
+        painter.restore()
+
+    def _node(
+        self, painter: QPainter, row: MapRow, x: float, cy: float, color: QColor, *, current: bool
+    ) -> None:
+        c = self.colors
+        painter.setPen(QPen(color, 1.6))
+        kind = row.kind
+        if kind == "compaction":
+            s = 5.5
+            painter.setBrush(color)
+            painter.drawPolygon(
+                QPolygonF(
+                    [QPointF(x, cy - s), QPointF(x + s, cy), QPointF(x, cy + s), QPointF(x - s, cy)]
+                )
+            )
+        elif kind == "summary":
+            painter.setBrush(color)
+            painter.drawRoundedRect(round(x - 4.5), round(cy - 4.5), 9, 9, 2, 2)
+        elif kind in ("setting", "tool", "other"):
+            painter.setBrush(c.base)
+            painter.drawEllipse(QPointF(x, cy), 2.8, 2.8)
+        elif kind == "assistant":
+            painter.setBrush(c.base)
+            painter.drawEllipse(QPointF(x, cy), 4.2, 4.2)
+        else:
+            painter.setBrush(color)
+            painter.drawEllipse(QPointF(x, cy), 4.5, 4.5)
+        if current:
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.setPen(QPen(c.accent, 1.6))
+            painter.drawEllipse(QPointF(x, cy), 7.5, 7.5)
+
+
+class MapView(QTableView):
+    """The lane view (objectName ``branchTree``) with the map's keyboard grammar:
+    Up/Down along the lane (parent / next in the lane), Left/Right across siblings,
+    Home/End the first row / the current leaf, n/N the next/previous search hit,
+    Enter switches to the selected row (`MapPane` handles the activation)."""
+
+    def __init__(self, model: MapModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("branchTree")
+        self.setModel(model)
+        self.map_delegate = MapDelegate(self)
+        self.setItemDelegate(self.map_delegate)
+        self.horizontalHeader().hide()
+        self.horizontalHeader().setStretchLastSection(True)
+        rows = self.verticalHeader()
+        rows.hide()
+        rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        rows.setDefaultSectionSize(self.map_delegate.row_height())
+        self.setShowGrid(False)
+        self.setWordWrap(False)
+        self.setTabKeyNavigation(False)
+        self.setMouseTracking(True)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.viewport().setAttribute(Qt.WidgetAttribute.WA_Hover, True)
+
+    def map_model(self) -> MapModel:
+        model = self.model()
+        assert isinstance(model, MapModel)
+        return model
+
+    def select_row(self, r: int, *, center: bool = False) -> None:
+        index = self.model().index(r, 0)
+        if not index.isValid():
+            return
+        self.setCurrentIndex(index)
+        hint = (
+            QAbstractItemView.ScrollHint.PositionAtCenter
+            if center
+            else QAbstractItemView.ScrollHint.EnsureVisible
+        )
+        self.scrollTo(index, hint)
+
+    def _move(self, key: int) -> bool:
+        bmap = self.map_model().bmap
+        if not len(bmap):
+            return False
+        r = self.currentIndex().row()
+        if r < 0:
+            r = max(bmap.leaf_row, 0)
+            self.select_row(r)
+            return True
+        target = -1
+        if key == Qt.Key.Key_Up:
+            target = bmap.rows[r].parent
+        elif key == Qt.Key.Key_Down:
+            target = bmap.continuation(r)
+            if target < 0:
+                kids = bmap.children(r)
+                target = kids[0] if kids else -1
+        elif key in (Qt.Key.Key_Left, Qt.Key.Key_Right):
+            siblings = bmap.siblings(r)
+            if len(siblings) > 1 and r in siblings:
+                step = -1 if key == Qt.Key.Key_Left else 1
+                target = siblings[(siblings.index(r) + step) % len(siblings)]
+        elif key == Qt.Key.Key_Home:
+            target = 0
+        elif key == Qt.Key.Key_End:
+            target = bmap.leaf_row
+        if target >= 0:
+            self.select_row(target)
+        return True
+
+    def next_hit(self, step: int) -> bool:
+        bmap = self.map_model().bmap
+        hits = sorted(bmap.hits)
+        if not hits:
+            return False
+        r = self.currentIndex().row()
+        if step > 0:
+            later = [h for h in hits if h > r]
+            target = later[0] if later else hits[0]
+        else:
+            earlier = [h for h in hits if h < r]
+            target = earlier[-1] if earlier else hits[-1]
+        self.select_row(target, center=True)
+        return True
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        key = event.key()
+        plain = not event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
+        moves = (
+            Qt.Key.Key_Up,
+            Qt.Key.Key_Down,
+            Qt.Key.Key_Left,
+            Qt.Key.Key_Right,
+            Qt.Key.Key_Home,
+            Qt.Key.Key_End,
+        )
+        if plain and key in moves and self._move(key):
+            event.accept()
+            return
+        shift = event.modifiers() & Qt.KeyboardModifier.ShiftModifier
+        if key == Qt.Key.Key_N and not event.modifiers() & ~Qt.KeyboardModifier.ShiftModifier:
+            self.next_hit(-1 if shift or event.text() == "N" else 1)
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.PaletteChange:
+            self.map_delegate.refresh(self.palette())
+            self.viewport().update()
+        elif event.type() == QEvent.Type.FontChange:
+            self.verticalHeader().setDefaultSectionSize(self.map_delegate.row_height())
+        super().changeEvent(event)
+
+
+class BranchDelegate(QStyledItemDelegate):
+    """A row of the Branches list: a lane-coloured dot, the branch's text, its age."""
+
+    def __init__(self, view: QListView) -> None:
+        super().__init__(view)
+        self._view = view
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
+        return QSize(200, QFontMetrics(self._view.font()).height() + 10)
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
+        c = LaneColors(self._view.palette())
+        rect = QRect(option.rect)
+        state = option.state
+        current = bool(index.data(MapRole.CURRENT))
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        c.fill_state(painter, rect, state)
+        cy = rect.top() + rect.height() / 2
+        dot = c.accent if current else c.muted_text
+        painter.setPen(QPen(dot, 1.6))
+        painter.setBrush(dot if current else c.base)
+        painter.drawEllipse(QPointF(rect.left() + 12, cy), 4.5, 4.5)
+        font = QFont(option.font)
+        font.setBold(current)
+        fm = QFontMetrics(font)
+        age = str(index.data(MapRole.AGE) or "")
+        small = QFont(option.font)
+        small.setPointSizeF(max(small.pointSizeF() * 0.85, 6.0))
+        sfm = QFontMetrics(small)
+        aw = sfm.horizontalAdvance(age)
+        right = rect.right() - 6
+        painter.setFont(small)
+        painter.setPen(c.muted_text)
+        painter.drawText(
+            QRect(right - aw, rect.top(), aw, rect.height()),
+            int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight),
+            age,
+        )
+        left = rect.left() + 24
+        room = max(right - aw - 8 - left, 10)
+        painter.setFont(font)
+        painter.setPen(c.text)
+        text = fm.elidedText(str(index.data() or ""), Qt.TextElideMode.ElideRight, room)
+        painter.drawText(
+            QRect(left, rect.top(), room, rect.height()),
+            int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft),
+            text,
+        )
+        painter.restore()

@@ -1,0 +1,752 @@
+"""The branch map, without Qt: a session tree laid out like ``git log --graph``.
+
+BRANCH_MAP.md §3-§4. One row per shown entry, in the order the chat reads: the current
+path runs straight down lane 0 from the root to the leaf; at each fork the alternatives
+that are not on the path follow the fork row as blocks (oldest first), each block in the
+lowest free lane to the right, before the path goes on. Inside a block the line follows
+the newest child and its other children nest one lane further right. Blocks nest, so
+lines never cross; a block's colour comes from its fork's id and its place among the
+fork's children, so sibling blocks differ and keep their colours across redraws.
+
+The layout reads only the tree's columns (`Session.shape`: ids, parents, types, roles,
+timestamps, labels): no message is decoded. What entries are rows depends on a filter
+(`MAP_FILTERS`): by default user and assistant messages, compactions and summaries;
+tool results, settings, model and thinking changes are hidden, and a hidden entry's
+children hang on its nearest shown ancestor. Previews (one line) and tooltips (the whole
+message) are read for the rows that are painted, on demand (`Workbench.map_previews`).
+
+`BranchMap.sync` brings the layout up to date with the session: entries appended to the
+current leaf add rows at the end (O(new entries)); a moved leaf, a filter change or an
+entry elsewhere lays the map out again (O(entries), about 20 ms for 10,000).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import unicodedata
+import zlib
+from bisect import bisect_right
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from itertools import pairwise
+from typing import Any, Literal
+
+import msgspec
+
+from desktop_agent.session import Session, SessionError, TreeShape
+from desktop_agent.utils.text import content_text
+
+MapFilter = Literal["conversation", "user", "labeled", "all"]
+MAP_FILTERS: tuple[MapFilter, ...] = ("conversation", "user", "labeled", "all")
+"""conversation: user and assistant messages, compactions, summaries (the default);
+user: your prompts only; labeled: labelled entries only; all: every entry (settings,
+model and thinking changes, tool results, extension data)."""
+
+LANE_COLORS = 8
+"""Blocks off the current path use colours 1..LANE_COLORS-1 (0 is the current path)."""
+
+RowKind = Literal["user", "assistant", "compaction", "summary", "tool", "setting", "other"]
+
+_NEVER = frozenset({"leaf", "label"})
+"""Bookkeeping entries that are never rows (labels show on the entry they name)."""
+
+_SETTINGS = frozenset(
+    {"model_change", "thinking_level_change", "session_info", "active_tools_change", "custom"}
+)
+
+
+def row_kind(entry_type: str, role: str | None) -> RowKind | None:
+    """What an entry is on the map (None: never a row)."""
+    if entry_type in _NEVER:
+        return None
+    if entry_type == "message":
+        if role in ("user", "assistant"):
+            return role  # type: ignore[return-value]
+        if role == "compactionSummary":
+            return "compaction"
+        if role == "branchSummary":
+            return "summary"
+        if role == "toolResult":
+            return "tool"
+        return "other"  # custom messages, shell executions, unknown roles
+    if entry_type == "compaction":
+        return "compaction"
+    if entry_type == "branch_summary":
+        return "summary"
+    if entry_type == "custom_message":
+        return "other"
+    if entry_type in _SETTINGS:
+        return "setting"
+    return "setting"
+
+
+_SHOWN: dict[MapFilter, frozenset[str]] = {
+    "conversation": frozenset({"user", "assistant", "compaction", "summary", "other"}),
+    "user": frozenset({"user"}),
+    "labeled": frozenset(),
+    "all": frozenset({"user", "assistant", "compaction", "summary", "tool", "setting", "other"}),
+}
+
+
+@dataclass(slots=True)
+class MapRow:
+    """One row of the map: where its node sits and which lines pass it.
+
+    ``up``: the line of its lane comes down into the node; ``from_lane``: a block head,
+    joined by a curve from its fork's lane (-1: none); ``down``: a line leaves the node
+    downwards in its lane. The lines that pass a row are `BranchMap.through`.
+    """
+
+    entry: int
+    """Row index of the entry in the session's tree (`TreeShape`)."""
+    entry_id: str
+    kind: RowKind
+    lane: int
+    color: int
+    parent: int = -1
+    """The map row of the nearest shown ancestor (-1: a root)."""
+    up: bool = False
+    from_lane: int = -1
+    down: bool = False
+    tip: bool = True
+    """No shown entry below it: the end of a branch."""
+
+    @property
+    def on_path(self) -> bool:
+        return self.lane == 0 and self.color == 0
+
+
+@dataclass(frozen=True)
+class BranchTip:
+    """One branch for the Branches list: its last entry and the row that shows it."""
+
+    leaf_id: str
+    """The branch's last entry (where switching moves the leaf)."""
+    entry_id: str
+    """The shown entry its preview comes from (the leaf or its nearest shown ancestor)."""
+    row: int
+    timestamp: str
+    label: str | None
+    current: bool
+
+
+@dataclass(frozen=True)
+class MapUpdate:
+    """What `BranchMap.sync` changed: ``reset`` (lay out every row again), or rows
+    ``first..`` appended at the end, and earlier rows whose drawing changed."""
+
+    reset: bool = False
+    first_new: int = -1
+    changed: tuple[int, ...] = ()
+    labels: bool = False
+    """Labels changed (their rows are repainted)."""
+
+    @property
+    def empty(self) -> bool:
+        return not (self.reset or self.first_new >= 0 or self.changed or self.labels)
+
+
+def block_color(entry_id: str) -> int:
+    """A colour keyed by ``entry_id`` (1..LANE_COLORS-1), stable across redraws."""
+    return 1 + zlib.crc32(entry_id.encode()) % (LANE_COLORS - 1)
+
+
+def sibling_color(base: int, index: int) -> int:
+    """The colour of the block of a fork's ``index``-th child: the fork's colour stepped
+    by the child's place (so sibling blocks differ, and keep their colour when the path
+    moves: the place counts every child, the one on the path included)."""
+    return 1 + (base - 1 + index) % (LANE_COLORS - 1)
+
+
+@dataclass
+class BranchMap:
+    """The map of one session (see the module docstring); rebuilt by `sync`."""
+
+    filter: MapFilter = "conversation"
+    rows: list[MapRow] = field(default_factory=list)
+    hits: frozenset[int] = frozenset()
+    """Rows that hold (or stand for a hidden entry that holds) a search hit."""
+    _shape: TreeShape | None = None
+    _n: int = 0  # entries seen
+    _vis: list[bool] = field(default_factory=list)
+    _vparent: list[int] = field(default_factory=list)  # nearest shown ancestor, -1 none
+    _vkids: dict[int, list[int]] = field(default_factory=dict)  # shown children, file order
+    _row_of: dict[int, int] = field(default_factory=dict)  # entry index -> row
+    _path: list[int] = field(default_factory=list)  # entry indices of the current path
+    _hit_entries: tuple[str, ...] = ()
+    _tips: tuple[int, list[BranchTip]] | None = None
+    _version: int = 0  # one more at every sync
+    _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _spans: dict[int, tuple[list[int], list[int], list[int]]] = field(default_factory=dict)
+    """Per lane, sorted disjoint row ranges (starts, ends, colours) a line passes."""
+
+    # ------------------------------------------------------------------ queries
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @property
+    def shape(self) -> TreeShape | None:
+        return self._shape
+
+    @property
+    def leaf_row(self) -> int:
+        """The row of the current leaf (or of its nearest shown ancestor); -1: none."""
+        for i in reversed(self._path):
+            row = self._row_of.get(i)
+            if row is not None:
+                return row
+        return -1
+
+    def row_of(self, entry_id: str) -> int:
+        """The row that shows ``entry_id``: its own, else its nearest shown ancestor's
+        (-1: unknown, or no ancestor is shown)."""
+        shape = self._shape
+        if shape is None:
+            return -1
+        i = shape.by_id.get(entry_id)
+        if i is None or i >= self._n:
+            return -1
+        row = self._row_of.get(i)
+        if row is not None:
+            return row
+        vp = self._vparent[i]
+        return self._row_of.get(vp, -1) if vp >= 0 else -1
+
+    def on_current_path(self, entry_id: str) -> bool:
+        shape = self._shape
+        i = shape.by_id.get(entry_id) if shape is not None else None
+        return i is not None and i in set(self._path)
+
+    def label(self, row: int) -> str | None:
+        shape = self._shape
+        return shape.labels.get(self.rows[row].entry_id) if shape is not None else None
+
+    def timestamp(self, row: int) -> str:
+        shape = self._shape
+        return shape.timestamps[self.rows[row].entry] if shape is not None else ""
+
+    def children(self, row: int) -> list[int]:
+        """Rows whose parent is ``row``, oldest first."""
+        shape = self._shape
+        if shape is None:
+            return []
+        kids = self._vkids.get(self.rows[row].entry, [])
+        return [self._row_of[k] for k in kids if k in self._row_of]
+
+    def siblings(self, row: int) -> list[int]:
+        """Rows that share ``row``'s parent (``row`` included), oldest first."""
+        parent = self.rows[row].parent
+        if parent >= 0:
+            return self.children(parent)
+        return [r for r, m in enumerate(self.rows) if m.parent < 0]
+
+    def continuation(self, row: int) -> int:
+        """The row below ``row`` in its lane (the line's next node), else -1."""
+        lane = self.rows[row].lane
+        for kid in self.children(row):
+            if self.rows[kid].lane == lane:
+                return kid
+        return -1
+
+    def through(self, row: int) -> list[tuple[int, int]]:
+        """(lane, colour) of the lines that pass ``row`` (from a fork above it to a child
+        below it), lane order; a few bisections per lane, for the rows being painted."""
+        out: list[tuple[int, int]] = []
+        for lane in sorted(self._spans):
+            starts, ends, colors = self._spans[lane]
+            k = bisect_right(starts, row) - 1
+            if k >= 0 and ends[k] >= row:
+                out.append((lane, colors[k]))
+        return out
+
+    def width(self, row: int) -> int:
+        """Lanes the drawing of ``row`` spans (its text starts after them)."""
+        return max([self.rows[row].lane, *(lane for lane, _ in self.through(row))]) + 1
+
+    def max_lane(self) -> int:
+        return max((r.lane for r in self.rows), default=0)
+
+    def tips(self) -> list[BranchTip]:
+        """Every branch of the session (its last entry), newest first (kept until the
+        map changes).
+
+        A branch ends at an entry without children (leaf and label entries aside); its
+        row is the nearest shown one. Branches that end on one row (e.g. they differ only
+        in hidden entries) are listed once, by their newest entry.
+        """
+        shape = self._shape
+        if shape is None:
+            return []
+        if self._tips is not None and self._tips[0] == self._version:
+            return list(self._tips[1])
+        n = self._n
+        types, parents, ids, stamps = shape.types, shape.parents, shape.ids, shape.timestamps
+        has_child = bytearray(n)
+        for i in range(n):
+            p = parents[i]
+            if 0 <= p < n and p != i and types[i] not in _NEVER:
+                has_child[p] = 1
+        leaf_i = self._path[-1] if self._path else -1
+        best: dict[int, int] = {}
+        for i in range(n):
+            if has_child[i] or types[i] in _NEVER:
+                continue
+            row = self._row_of.get(i)
+            if row is None:
+                vp = self._vparent[i]
+                row = self._row_of.get(vp) if vp >= 0 else None
+            if row is None:
+                continue
+            old = best.get(row)
+            if old is None or i == leaf_i or (old != leaf_i and stamps[i] >= stamps[old]):
+                best[row] = i
+        chosen = sorted(best.items(), key=lambda kv: (stamps[kv[1]], kv[1] == leaf_i, kv[1]))
+        out = [
+            BranchTip(
+                leaf_id=ids[i],
+                entry_id=self.rows[row].entry_id,
+                row=row,
+                timestamp=stamps[i],
+                label=shape.labels.get(self.rows[row].entry_id),
+                current=i == leaf_i,
+            )
+            for row, i in reversed(chosen)
+        ]
+        self._tips = (self._version, out)
+        return list(out)
+
+    # ------------------------------------------------------------------ updates
+
+    def set_filter(self, name: MapFilter) -> None:
+        if name not in MAP_FILTERS:
+            raise ValueError(f"unknown map filter {name!r}")
+        if name != self.filter:
+            self.filter = name
+            self._n = 0  # visibility changes: start again at the next sync
+
+    def clear(self) -> None:
+        self._shape = None
+        self._n = 0
+        self.rows = []
+        self._vis, self._vparent, self._vkids, self._row_of, self._path = [], [], {}, {}, []
+        self._spans = {}
+        self.hits = frozenset()
+        self._hit_entries = ()
+
+    def set_hits(self, entry_ids: Iterable[str]) -> tuple[int, ...]:
+        """Mark the rows of search hits; returns the rows whose mark changed."""
+        self._hit_entries = tuple(entry_ids)
+        old = self.hits
+        self.hits = frozenset(r for r in (self.row_of(e) for e in self._hit_entries) if r >= 0)
+        return tuple(sorted(old ^ self.hits))
+
+    def sync(self, shape: TreeShape | None) -> MapUpdate:
+        """Bring the layout in line with ``shape`` (the session now; None: no session)."""
+        job = self._prepare(shape)
+        if isinstance(job, MapUpdate):
+            return job
+        return self._finish(job, job.run())
+
+    async def update(self, shape: TreeShape | None) -> MapUpdate:
+        """`sync`, with a relayout run on a worker thread (the old rows stay valid until
+        the new ones are swapped in), so the event loop keeps ticking meanwhile."""
+        async with self._lock:
+            job = self._prepare(shape)
+            if isinstance(job, MapUpdate):
+                return job
+            version = self._version
+            done = await asyncio.to_thread(job.run)
+            if self._version != version:  # `sync` ran meanwhile: this result is stale
+                return self.sync(self._shape or job.shape)
+            return self._finish(job, done)
+
+    def _prepare(self, shape: TreeShape | None) -> _Job | MapUpdate:
+        """What the next sync needs: nothing, rows appended (done here), or a relayout."""
+        self._version += 1
+        if shape is None:
+            had = bool(self.rows)
+            self.clear()
+            return MapUpdate(reset=had)
+        path = list(shape.path)
+        old, old_n, n = self._shape, self._n, len(shape.ids)
+        same_tree = old is not None and shape.ids is old.ids and shape.parents is old.parents
+        full = not same_tree or old_n == 0 or n < old_n
+        if not full and self.filter == "labeled" and _labels_in(shape, old_n, n):
+            full = True  # a label shows or hides a row
+        if full:
+            return _Job(shape, n, path, self.filter, full=True)
+        # The same tree, grown: new entries get their place (cheap, here).
+        self._shape = shape
+        self._add_entries(shape, old_n, n)
+        self._n = n
+        new_vis = [i for i in range(old_n, n) if self._vis[i]]
+        old_path = self._path
+        tip = self.leaf_row
+        fresh = set(path[len(old_path) :])
+        appended = (
+            path[: len(old_path)] == old_path
+            and (not new_vis or tip < 0 or tip == len(self.rows) - 1)
+            and all(i in fresh for i in new_vis)
+        )
+        if not appended:
+            return _Job(shape, n, path, self.filter, full=False, vis=self._vis,
+                        vparent=self._vparent, vkids=self._vkids)  # fmt: skip
+        self._path = path
+        first = len(self.rows)
+        for i in new_vis:
+            self._row_of[i] = len(self.rows)
+            kind = row_kind(shape.types[i], shape.roles[i]) or "other"
+            self.rows.append(MapRow(i, shape.ids[i], kind, 0, 0))
+        changed: list[int] = []
+        if new_vis:
+            changed = _connect(self.rows, self._row_of, self._vparent, first, self._spans)
+            if changed and changed[-1] == -1:  # lines now pass earlier rows: all again
+                changed = _reconnect(self.rows, self._row_of, self._vparent, self._spans)
+        hits = self.set_hits(self._hit_entries) if new_vis else ()
+        return MapUpdate(
+            first_new=first if new_vis else -1,
+            changed=tuple(sorted(set(changed) | set(hits))),
+            labels=_labels_in(shape, old_n, n),
+        )
+
+    def _finish(self, job: _Job, done: _Done) -> MapUpdate:
+        self._shape, self._n, self._path = job.shape, job.n, job.path
+        self._vis, self._vparent, self._vkids = done.vis, done.vparent, done.vkids
+        self.rows, self._row_of, self._spans = done.rows, done.row_of, done.spans
+        self._version += 1
+        self.set_hits(self._hit_entries)
+        return MapUpdate(reset=True)
+
+    # ------------------------------------------------------------------ layout
+
+    def _add_entries(self, shape: TreeShape, start: int, end: int) -> None:
+        _visibility(shape, self.filter, start, end, self._vis, self._vparent, self._vkids)
+
+
+def _labels_in(shape: TreeShape, start: int, end: int) -> bool:
+    types = shape.types
+    return any(types[i] == "label" for i in range(start, end))
+
+
+@dataclass
+class _Done:
+    vis: list[bool]
+    vparent: list[int]
+    vkids: dict[int, list[int]]
+    rows: list[MapRow]
+    row_of: dict[int, int]
+    spans: dict[int, tuple[list[int], list[int], list[int]]]
+
+
+@dataclass
+class _Job:
+    """A relayout of the first ``n`` entries; `run` touches nothing of the map, so it
+    can run on a worker thread (entries appended meanwhile come with the next sync)."""
+
+    shape: TreeShape
+    n: int
+    path: list[int]
+    filter: MapFilter
+    full: bool
+    vis: list[bool] = field(default_factory=list)
+    vparent: list[int] = field(default_factory=list)
+    vkids: dict[int, list[int]] = field(default_factory=dict)
+
+    def run(self) -> _Done:
+        vis, vparent, vkids = self.vis, self.vparent, self.vkids
+        if self.full:
+            vis, vparent, vkids = [], [], {}
+            _visibility(self.shape, self.filter, 0, self.n, vis, vparent, vkids)
+        rows, row_of = _emit(self.shape, self.path, vis, vkids)
+        spans: dict[int, tuple[list[int], list[int], list[int]]] = {}
+        _connect(rows, row_of, vparent, 0, spans)
+        return _Done(vis, vparent, vkids, rows, row_of, spans)
+
+
+def _visibility(
+    shape: TreeShape,
+    name: MapFilter,
+    start: int,
+    end: int,
+    vis: list[bool],
+    vparent: list[int],
+    vkids: dict[int, list[int]],
+) -> None:
+    """Whether entries ``start..end`` are rows, and their nearest shown ancestors."""
+    parents, types, roles, ids = shape.parents, shape.types, shape.roles, shape.ids
+    shown_kinds = _SHOWN[name]
+    labeled = name == "labeled"
+    labels = shape.labels
+    known: dict[tuple[str, str | None], bool] = {}
+    for i in range(start, end):
+        key = (types[i], roles[i])
+        shown = known.get(key)
+        if shown is None:
+            kind = row_kind(*key)
+            shown = known[key] = kind is not None and (labeled or kind in shown_kinds)
+        if shown and labeled:
+            shown = ids[i] in labels
+        vis.append(shown)
+        p = parents[i]
+        if p < 0 or p == i:
+            vp = -1
+        elif p < i:
+            vp = p if vis[p] else vparent[p]
+        else:
+            vp = -2  # a parent later in the file: resolved below
+        vparent.append(vp)
+    # Odd files (a parent after its child, cycles): walk up, bounded.
+    for i in range(start, end):
+        if vparent[i] == -2:
+            seen = {i}
+            p = parents[i]
+            vparent[i] = -1
+            while 0 <= p < end and p not in seen:
+                if vis[p]:
+                    vparent[i] = p
+                    break
+                seen.add(p)
+                p = parents[p]
+    for i in range(start, end):
+        if vis[i]:
+            vkids.setdefault(vparent[i], []).append(i)
+
+
+def _emit(
+    shape: TreeShape, path: list[int], vis: list[bool], vkids: dict[int, list[int]]
+) -> tuple[list[MapRow], dict[int, int]]:
+    """Rows in map order with their lanes (one pass; see the module docstring)."""
+    ids, types, roles = shape.ids, shape.types, shape.roles
+    on_path = [i for i in path if i < len(vis) and vis[i]]
+    next_on_path = dict(pairwise(on_path))
+    rows: list[MapRow] = []
+    row_of: dict[int, int] = {}
+    kinds: dict[tuple[str, str | None], RowKind] = {}
+    # A stack of lines to draw: (first entry, lane, colour, follows the path).
+    stack: list[tuple[int, int, int, bool]] = []
+    roots = vkids.get(-1, [])
+    first = on_path[0] if on_path else (roots[-1] if roots else -1)
+    if first >= 0:
+        stack.append((first, 0, 0, bool(on_path)))
+    for other in reversed(roots):
+        if other != first:
+            stack.append((other, 1, block_color(ids[other]), False))
+    while stack:
+        i, lane, color, path_line = stack.pop()
+        while True:
+            if i in row_of:  # a cycle in an odd file
+                break
+            row_of[i] = len(rows)
+            key = (types[i], roles[i])
+            kind = kinds.get(key)
+            if kind is None:
+                kind = kinds[key] = row_kind(*key) or "other"
+            rows.append(MapRow(i, ids[i], kind, lane, color))
+            kids = vkids.get(i)
+            if not kids:
+                break
+            nxt = next_on_path.get(i, -1) if path_line else kids[-1]
+            others = [k for k in kids if k != nxt]
+            if not others:
+                i = nxt
+                continue
+            if nxt >= 0:
+                stack.append((nxt, lane, color, path_line))
+            base = block_color(ids[i])
+            for k in reversed(others):
+                stack.append((k, lane + 1, sibling_color(base, kids.index(k)), False))
+            break
+    return rows, row_of
+
+
+def _connect(
+    rows: list[MapRow],
+    row_of: dict[int, int],
+    vparent: list[int],
+    start: int,
+    spans: dict[int, tuple[list[int], list[int], list[int]]],
+) -> list[int]:
+    """Parents, up/down/curves of rows ``start..`` and the spans of the lines between
+    them; returns earlier rows whose drawing changed (ending in -1 when rows appended
+    below need lines through earlier rows: the caller connects everything again)."""
+    last_child: dict[int, int] = {}
+    changed: list[int] = []
+    for r in range(start, len(rows)):
+        row = rows[r]
+        vp = vparent[row.entry]
+        pr = row_of.get(vp, -1) if vp >= 0 else -1
+        row.parent = pr
+        if pr < 0:
+            continue
+        parent = rows[pr]
+        if not parent.down:
+            parent.down = True
+            parent.tip = False
+            if pr < start:
+                changed.append(pr)
+        if parent.lane == row.lane:
+            row.up = True
+        else:
+            row.from_lane = parent.lane
+        last_child[pr] = r
+    new = sorted((pr + 1, r - 1, pr) for pr, r in last_child.items() if r > pr + 1)
+    if start > 0 and new:
+        return [*changed, -1]
+    for first, last, pr in new:
+        parent = rows[pr]
+        starts, ends, colors = spans.setdefault(parent.lane, ([], [], []))
+        starts.append(first)
+        ends.append(last)
+        colors.append(parent.color)
+    return changed
+
+
+def _reconnect(
+    rows: list[MapRow],
+    row_of: dict[int, int],
+    vparent: list[int],
+    spans: dict[int, tuple[list[int], list[int], list[int]]],
+) -> list[int]:
+    for row in rows:
+        row.up, row.down, row.from_lane, row.tip = False, False, -1, True
+    spans.clear()
+    _connect(rows, row_of, vparent, 0, spans)
+    return list(range(len(rows)))
+
+
+# ----------------------------------------------------------------------- text helpers
+
+
+def age_text(timestamp: str, now: datetime | None = None) -> str:
+    """A short relative age: "now", "5 min", "3 h", "2 d", "4 mo", "1 y" ("" if unknown)."""
+    try:
+        when = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+    except ValueError:
+        return ""
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    seconds = ((now or datetime.now(UTC)) - when).total_seconds()
+    if seconds < 60:
+        return "now"
+    minutes = seconds / 60
+    if minutes < 60:
+        return f"{int(minutes)} min"
+    hours = minutes / 60
+    if hours < 24:
+        return f"{int(hours)} h"
+    days = hours / 24
+    if days < 30:
+        return f"{int(days)} d"
+    if days < 365:
+        return f"{int(days / 30)} mo"
+    return f"{int(days / 365)} y"
+
+
+def _fold(text: str) -> str:
+    """Case- and accent-insensitive form (as the session index's full-text search)."""
+    if text.isascii():
+        return text.lower()
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def query_words(query: str) -> list[str]:
+    return [w for w in _fold(query).split() if w]
+
+
+def text_matches(words: Sequence[str], text: str) -> bool:
+    """Every word of the query occurs in ``text`` (case and accents ignored)."""
+    if not words:
+        return False
+    folded = _fold(text)
+    return all(w in folded for w in words)
+
+
+# ----------------------------------------------------------------------- search
+
+_SEARCHED_TYPES = frozenset({"message", "compaction", "branch_summary", "custom_message"})
+
+
+def _entry_text(entry_type: str, obj: Any) -> str:
+    """The searchable text of an entry's JSON object: message text and tool output,
+    summaries, and tool-call arguments (what the chat shows)."""
+    if not isinstance(obj, dict):
+        return ""
+    if entry_type in ("compaction", "branch_summary"):
+        summary = obj.get("summary")
+        return summary if isinstance(summary, str) else ""
+    message = obj.get("message") if entry_type == "message" else obj
+    if not isinstance(message, dict):
+        return ""
+    parts = [content_text(message.get("content"))]
+    for key in ("summary", "command", "output"):
+        value = message.get(key)
+        if isinstance(value, str):
+            parts.append(value)
+    content = message.get("content")
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "toolCall":
+                args = block.get("arguments")
+                shown = json.dumps(args, ensure_ascii=False) if args else ""
+                parts.append(f"→ {block.get('name')} {shown}".rstrip())
+    return "\n".join(p for p in parts if p)
+
+
+def _scan(lines: Sequence[tuple[str, str, bytes]], words: Sequence[str]) -> list[str]:
+    decode = msgspec.json.Decoder().decode
+    hits: list[str] = []
+    ascii_words = [w.encode() for w in words] if all(w.isascii() for w in words) else None
+    for entry_id, entry_type, raw in lines:
+        if ascii_words is not None and raw.isascii() and b"\\u" not in raw:
+            # A line of plain ASCII holds every word of a match as it is: skip the rest.
+            low = raw.lower()
+            if not all(w in low for w in ascii_words):
+                continue
+        try:
+            obj = decode(raw)
+        except (msgspec.DecodeError, RecursionError):
+            continue
+        if text_matches(words, _entry_text(entry_type, obj)):
+            hits.append(entry_id)
+    return hits
+
+
+async def find_entries(session: Session, query: str) -> list[str]:
+    """Entries of every branch whose text holds every word of ``query`` (case and
+    accents ignored), file order; the lines are decoded on a worker thread."""
+    words = query_words(query)
+    if not words:
+        return []
+
+    def scan() -> list[str]:
+        raw = session.raw_entries()  # lines read in runs of the file, off the loop
+        lines = [(e, kind, line) for e, _p, kind, _t, line in raw if kind in _SEARCHED_TYPES]
+        return _scan(lines, words)
+
+    try:
+        return await asyncio.to_thread(scan)
+    except ValueError:  # an entry was appended while the columns were read: again, here
+        return _scan(
+            [(e, k, line) for e, _p, k, _t, line in session.raw_entries() if k in _SEARCHED_TYPES],
+            words,
+        )
+
+
+def tooltip_text(session: Session, entry_id: str, limit: int = 1200) -> str:
+    """The whole message of an entry for a tooltip (cut at ``limit`` characters)."""
+    try:
+        kind, _role = session.entry_kind(entry_id)
+        raw = session.raw_entry(entry_id)[4]
+        obj = msgspec.json.decode(raw)
+    except (SessionError, msgspec.DecodeError, RecursionError):
+        return ""
+    if kind in _SEARCHED_TYPES:
+        text = _entry_text(kind, obj)
+    else:
+        text = session.entry_facts(entry_id).preview or kind
+    text = text.strip()
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

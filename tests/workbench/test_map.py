@@ -1,0 +1,324 @@
+"""The branch map's layout (Qt-free): lanes like a commit graph, markers, filters, hits,
+incremental appends, and the Branches list."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from desktop_agent.ai import (
+    AssistantMessage,
+    ContentBlock,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from desktop_agent.session import InMemorySessionRepo, Session
+from desktop_agent.workbench._map import (
+    BranchMap,
+    age_text,
+    query_words,
+    text_matches,
+)
+
+
+def user(text: str) -> UserMessage:
+    return UserMessage(content=text, timestamp=1)
+
+
+def answer(text: str, *tools: str) -> AssistantMessage:
+    content: list[ContentBlock] = [TextContent(text=text)]
+    content += [ToolCall(id=f"c{i}", name=n) for i, n in enumerate(tools)]
+    return AssistantMessage(
+        content=content, api="openai-completions", provider="local", model="m",
+        stop_reason="toolUse" if tools else "stop", timestamp=2,
+    )  # fmt: skip
+
+
+def run(coro: Coroutine[Any, Any, None]) -> None:
+    asyncio.run(coro)
+
+
+async def _session() -> Session:
+    return await InMemorySessionRepo().create(cwd="/work/p")
+
+
+def names(bmap: BranchMap, ids: dict[str, str]) -> list[str]:
+    back = {v: k for k, v in ids.items()}
+    return [back.get(r.entry_id, "?") for r in bmap.rows]
+
+
+def check_no_crossing(bmap: BranchMap) -> None:
+    """Every line joins a node to its parent without passing through another node."""
+    rows = bmap.rows
+    for r, row in enumerate(rows):
+        if row.parent < 0:
+            continue
+        parent = rows[row.parent]
+        assert row.parent < r
+        for k in range(row.parent + 1, r):
+            assert rows[k].lane != parent.lane, "a node sits on a line it does not belong to"
+            assert (parent.lane, parent.color) in bmap.through(k)
+        if row.lane == parent.lane:
+            assert row.up and row.from_lane == -1
+        else:
+            assert row.from_lane == parent.lane and row.lane > parent.lane
+
+
+async def _forked() -> tuple[Session, dict[str, str]]:
+    """u1 a1 ┬ u2 a2 ┬ u3 a3          (the first line)
+    │       └ u3b a3b       (a retry of u3)
+    └ u2b a2b ← leaf        (an edit of u2)
+    """
+    s = await _session()
+    ids: dict[str, str] = {}
+    ids["u1"] = await s.append_message(user("first"))
+    ids["a1"] = await s.append_message(answer("one"))
+    ids["u2"] = await s.append_message(user("second"))
+    ids["a2"] = await s.append_message(answer("two"))
+    ids["u3"] = await s.append_message(user("third"))
+    ids["a3"] = await s.append_message(answer("three"))
+    await s.move_to(ids["a2"])
+    ids["u3b"] = await s.append_message(user("third again"))
+    ids["a3b"] = await s.append_message(answer("three b"))
+    await s.move_to(ids["a1"])
+    ids["u2b"] = await s.append_message(user("second, edited"))
+    ids["a2b"] = await s.append_message(answer("two b"))
+    return s, ids
+
+
+def test_current_path_is_lane_zero_and_alternatives_follow_their_fork() -> None:
+    async def go() -> None:
+        s, ids = await _forked()
+        bmap = BranchMap()
+        assert bmap.sync(s.shape()).reset
+        # a fork's alternatives come right after it, then its line goes on
+        assert names(bmap, ids) == ["u1", "a1", "u2", "a2", "u3", "a3", "u3b", "a3b", "u2b", "a2b"]
+        lanes = {n: bmap.rows[i].lane for i, n in enumerate(names(bmap, ids))}
+        assert [lanes[n] for n in ("u1", "a1", "u2b", "a2b")] == [0, 0, 0, 0]
+        assert lanes["u2"] == lanes["a2"] == 1
+        # in the block, the newest child continues the line; the older one nests further
+        assert lanes["u3b"] == lanes["a3b"] == 1 and lanes["u3"] == lanes["a3"] == 2
+        assert all(r.on_path == (r.lane == 0) for r in bmap.rows)
+        check_no_crossing(bmap)
+        assert bmap.rows[-1].entry_id == ids["a2b"] and bmap.leaf_row == len(bmap) - 1
+        # colours: lane 0 is 0, a block keeps one colour keyed by its head
+        assert {bmap.rows[i].color for i in (2, 3)} == {bmap.rows[2].color} != {0}
+        # Switching: the new path moves to lane 0, the old one becomes a block
+        await s.move_to(ids["a3"])
+        assert bmap.sync(s.shape()).reset
+        assert names(bmap, ids) == ["u1", "a1", "u2b", "a2b", "u2", "a2", "u3b", "a3b", "u3", "a3"]
+        assert [bmap.rows[i].lane for i in range(len(bmap))] == [0, 0, 1, 1, 0, 0, 1, 1, 0, 0]
+        check_no_crossing(bmap)
+        # the fork's line passes the block that hangs on it
+        assert (0, 0) in bmap.through(2) and bmap.rows[2].from_lane == 0
+
+    run(go())
+
+
+def test_compactions_summaries_labels_and_the_default_filter() -> None:
+    async def go() -> None:
+        s = await _session()
+        ids: dict[str, str] = {}
+        ids["u1"] = await s.append_message(user("read the file"))
+        ids["a1"] = await s.append_message(answer("", "read"))
+        ids["t1"] = await s.append_message(
+            ToolResultMessage(tool_call_id="c0", tool_name="read", content=[], timestamp=3)
+        )
+        ids["a1b"] = await s.append_message(answer("done reading"))
+        ids["model"] = await s.append_model_change("local", "other")
+        ids["think"] = await s.append_thinking_level_change("high")
+        ids["u2"] = await s.append_message(user("go on"))
+        ids["comp"] = await s.append_compaction("the story so far", ids["u2"], 9000)
+        await s.append_label(ids["u2"], "milestone")
+        ids["a2"] = await s.append_message(answer("after compaction"))
+        bmap = BranchMap()
+        bmap.sync(s.shape())
+        assert names(bmap, ids) == ["u1", "a1", "a1b", "u2", "comp", "a2"]
+        kinds = [r.kind for r in bmap.rows]
+        assert kinds == ["user", "assistant", "assistant", "user", "compaction", "assistant"]
+        assert bmap.label(3) == "milestone"
+        # hidden entries keep connectivity: u2 hangs on a1b (through model/thinking)
+        assert bmap.rows[3].parent == 2 and bmap.rows[3].up
+        assert bmap.row_of(ids["t1"]) == 1 and bmap.row_of(ids["think"]) == 2
+        bmap.set_filter("all")
+        bmap.sync(s.shape())
+        assert names(bmap, ids) == [
+            "u1", "a1", "t1", "a1b", "model", "think", "u2", "comp", "a2",
+        ]  # fmt: skip
+        assert {bmap.rows[4].kind, bmap.rows[5].kind} == {"setting"}
+        bmap.set_filter("user")
+        bmap.sync(s.shape())
+        assert names(bmap, ids) == ["u1", "u2"] and bmap.rows[1].parent == 0
+        bmap.set_filter("labeled")
+        bmap.sync(s.shape())
+        assert names(bmap, ids) == ["u2"]
+        with pytest.raises(ValueError):
+            bmap.set_filter("nonsense")  # type: ignore[arg-type]
+
+    run(go())
+
+
+def test_branch_summary_marker_and_nested_forks_never_cross() -> None:
+    async def go() -> None:
+        s = await _session()
+        ids: dict[str, str] = {}
+        ids["r"] = await s.append_message(user("root"))
+        ids["ra"] = await s.append_message(answer("root answer"))
+        for k in range(4):  # four retries of one prompt under ra, each with a sub-fork
+            await s.move_to(ids["ra"])
+            ids[f"u{k}"] = await s.append_message(user(f"try {k}"))
+            ids[f"x{k}"] = await s.append_message(answer(f"answer {k}"))
+            ids[f"y{k}"] = await s.append_message(user(f"deeper {k}"))
+            await s.move_to(ids[f"x{k}"])
+            ids[f"z{k}"] = await s.append_message(user(f"sideways {k}"))
+        from desktop_agent.session import BranchSummary
+
+        await s.move_to(ids["y1"], summary=BranchSummary("left branch 3"))
+        bmap = BranchMap()
+        bmap.sync(s.shape())
+        check_no_crossing(bmap)
+        kinds = [r.kind for r in bmap.rows]
+        assert "summary" in kinds and bmap.rows[bmap.leaf_row].kind == "summary"
+        assert max(r.lane for r in bmap.rows) == 2
+        assert bmap.rows[bmap.leaf_row].lane == 0
+        assert all(r.lane == 0 for r in bmap.rows if bmap.on_current_path(r.entry_id))
+        # keyboard helpers
+        ra = bmap.row_of(ids["ra"])
+        kids = bmap.children(ra)
+        assert len(kids) == 4 and bmap.siblings(kids[0]) == kids
+        assert bmap.continuation(ra) == bmap.row_of(ids["u1"])  # try 1 is on the path
+        tips = bmap.tips()
+        assert len(tips) == 8 and tips[0].current
+        assert [t.timestamp for t in tips[1:]] == sorted(
+            (t.timestamp for t in tips[1:]), reverse=True
+        )
+
+    run(go())
+
+
+def test_appending_on_the_leaf_adds_rows_without_a_relayout() -> None:
+    async def go() -> None:
+        s, ids = await _forked()
+        bmap = BranchMap()
+        bmap.sync(s.shape())
+        before = [(r.entry_id, r.lane, bmap.through(k)) for k, r in enumerate(bmap.rows)]
+        n = len(bmap)
+        u = await s.append_message(user("more"))
+        update = bmap.sync(s.shape())
+        assert not update.reset and update.first_new == n and update.changed == (n - 1,)
+        assert bmap.rows[-1].entry_id == u and bmap.rows[-1].up and bmap.rows[n - 1].down
+        await s.append_message(
+            ToolResultMessage(tool_call_id="x", tool_name="bash", content=[], timestamp=3)
+        )
+        update = bmap.sync(s.shape())
+        assert update.empty
+        await s.append_label(ids["u1"], "start")
+        assert bmap.sync(s.shape()).labels and bmap.label(0) == "start"
+        assert [(r.entry_id, r.lane, bmap.through(k)) for k, r in enumerate(bmap.rows)][
+            :n
+        ] == before
+        fresh = BranchMap()
+        fresh.sync(s.shape())
+
+        def drawn(m: BranchMap) -> list[object]:
+            return [
+                (r.entry_id, r.lane, r.up, r.down, r.tip, m.through(k))
+                for k, r in enumerate(m.rows)
+            ]
+
+        assert drawn(fresh) == drawn(bmap)
+        # a leaf move lays out again
+        await s.move_to(ids["a3"])
+        assert bmap.sync(s.shape()).reset
+        assert bmap.sync(None).reset and len(bmap) == 0
+
+    run(go())
+
+
+def test_search_hits_mark_rows_and_hidden_hits_mark_their_row() -> None:
+    async def go() -> None:
+        s, ids = await _forked()
+        bmap = BranchMap()
+        bmap.sync(s.shape())
+        changed = bmap.set_hits([ids["u3"], ids["a2b"]])
+        assert bmap.hits == {bmap.row_of(ids["u3"]), bmap.row_of(ids["a2b"])}
+        assert set(changed) == bmap.hits
+        await s.move_to(ids["a3"])
+        bmap.sync(s.shape())  # hits follow the rows after a relayout
+        assert bmap.hits == {bmap.row_of(ids["u3"]), bmap.row_of(ids["a2b"])}
+        assert bmap.set_hits([]) and not bmap.hits
+
+    run(go())
+
+
+def test_text_helpers() -> None:
+    now = datetime(2026, 1, 10, 12, 0, tzinfo=UTC)
+    stamp = (now - timedelta(hours=3)).isoformat().replace("+00:00", "Z")
+    assert age_text(stamp, now) == "3 h"
+    assert age_text((now - timedelta(seconds=5)).isoformat(), now) == "now"
+    assert age_text((now - timedelta(days=40)).isoformat(), now) == "1 mo"
+    assert age_text("garbage", now) == ""
+    words = query_words("Café  TESTS")
+    assert words == ["cafe", "tests"]
+    assert text_matches(words, "the tests at the CAFÉ")
+    assert not text_matches(words, "the tests") and not text_matches([], "x")
+
+
+def test_update_lays_out_on_a_worker_thread_like_sync() -> None:
+    async def go() -> None:
+        s, ids = await _forked()
+        threaded, direct = BranchMap(), BranchMap()
+        assert (await threaded.update(s.shape())).reset
+        direct.sync(s.shape())
+        await s.move_to(ids["a3b"])
+        assert (await threaded.update(s.shape())).reset
+        direct.sync(s.shape())
+
+        def drawn(m: BranchMap) -> list[object]:
+            return [
+                (r.entry_id, r.lane, r.up, r.from_lane, m.through(k)) for k, r in enumerate(m.rows)
+            ]
+
+        assert drawn(threaded) == drawn(direct)
+        u = await s.append_message(user("appended"))
+        update = await threaded.update(s.shape())
+        assert not update.reset and threaded.rows[-1].entry_id == u
+        assert (await threaded.update(None)).reset and len(threaded) == 0
+
+    run(go())
+
+
+def test_find_entries_reads_every_branch_tool_output_and_ignores_accents() -> None:
+    from desktop_agent.workbench._map import find_entries, tooltip_text
+
+    async def go() -> None:
+        s, ids = await _forked()
+        cafe = await s.append_message(user("Meet at the Café Zürich"))
+        call = await s.append_message(answer("", "bash"))
+        out = await s.append_message(
+            ToolResultMessage(
+                tool_call_id="c0",
+                tool_name="bash",
+                timestamp=3,
+                content=[TextContent(text="walrus detected")],
+            )
+        )
+        assert await find_entries(s, "cafe zurich") == [cafe]
+        assert await find_entries(s, "CAFÉ") == [cafe]
+        assert await find_entries(s, "walrus") == [out]
+        assert await find_entries(s, "three") == [ids["a3"], ids["a3b"]]  # both branches
+        assert await find_entries(s, "   ") == [] and await find_entries(s, "nothing") == []
+        assert tooltip_text(s, cafe) == "Meet at the Café Zürich"
+        assert tooltip_text(s, call) == "→ bash"  # the tool call (its arguments when any)
+        assert tooltip_text(s, "no-such-entry") == ""
+        long = await s.append_message(user("word " * 1000))
+        text = tooltip_text(s, long, limit=50)
+        assert len(text) == 50 and text.endswith("…")
+
+    run(go())
