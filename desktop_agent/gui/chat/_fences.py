@@ -16,9 +16,10 @@ kept from the previous split.
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from markdown_it import MarkdownIt
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 
 class Segment(NamedTuple):
@@ -48,6 +49,8 @@ class _Parsed(NamedTuple):
 
 
 def _parser() -> MarkdownIt:
+    from markdown_it import MarkdownIt  # 80 ms to import: not before the first fence
+
     md = MarkdownIt("commonmark")
     md.disable("inline")  # only the block structure is needed: several times faster
     return md
@@ -66,7 +69,7 @@ class MarkdownSplitter:
     """`split` with a bounded cache of recent texts (the cache makes streaming cheap)."""
 
     def __init__(self, limit: int = 256) -> None:
-        self._md = _parser()
+        self._md: MarkdownIt | None = None
         self._cache: OrderedDict[str, _Parsed] = OrderedDict()
         self._limit = limit
         self.parsed_lines = 0  # lines given to markdown-it so far (tests and timings)
@@ -102,6 +105,8 @@ class MarkdownSplitter:
             fences = [f for f in prefix.fences if f.end <= start]
         src = "\n".join(lines[start:])
         self.parsed_lines += len(lines) - start
+        if self._md is None:
+            self._md = _parser()
         tokens = self._md.parse(src)
         last_block = start
         depth = 0

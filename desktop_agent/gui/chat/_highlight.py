@@ -22,17 +22,15 @@ from __future__ import annotations
 
 import bisect
 import logging
+import threading
 import time
 from array import array
 from collections import OrderedDict, deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pygments.lexer import Lexer
-from pygments.styles import get_style_by_name
 from pygments.token import Error, Text, _TokenType, is_token_subtype
-from pygments.util import ClassNotFound
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import (
     QColor,
@@ -42,6 +40,9 @@ from PySide6.QtGui import (
     QTextDocument,
     QTextLayout,
 )
+
+if TYPE_CHECKING:
+    from pygments.lexer import Lexer
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +59,8 @@ SLICE_S = 0.006
 SLICE_BLOCKS = 40
 """Blocks formatted (and laid out again) at a time: ~3 ms for 40 lines of code."""
 POLL_MS = 4
+YIELD_TOKENS = 48
+"""The worker gives up the GIL this often (tokens), see `tokenize`."""
 CACHE_LIMIT = 256
 CACHE_TOKENS = 2_000_000
 
@@ -88,14 +91,21 @@ def _plain(ttype: _TokenType) -> bool:
     return is_token_subtype(ttype, Text) or is_token_subtype(ttype, Error)
 
 
-def tokenize(lexer: Lexer, text: str) -> Tokens:
-    """The spans of ``text`` (raw offsets: no newline or tab processing) with a style."""
+def tokenize(lexer: Lexer, text: str, *, yield_every: int = 0) -> Tokens:
+    """The spans of ``text`` (raw offsets: no newline or tab processing) with a style.
+
+    ``yield_every`` > 0 (in the worker) gives up the GIL every that many tokens: the GUI
+    thread takes and releases the GIL at every Qt call, and a worker that kept it for the
+    whole switch interval each time would stretch the GUI thread's work many times over.
+    """
     starts: array[int] = array("l")
     ends: array[int] = array("l")
     kinds: array[int] = array("l")
     index: dict[_TokenType, int] = {}
     last_kind, last_end = -1, -1
-    for pos, ttype, value in lexer.get_tokens_unprocessed(text + "\n"):
+    for n, (pos, ttype, value) in enumerate(lexer.get_tokens_unprocessed(text + "\n")):
+        if yield_every and n % yield_every == 0:
+            time.sleep(0)
         if not value or _plain(ttype):
             continue
         end = min(pos + len(value), len(text))
@@ -121,6 +131,7 @@ def lexer_for(lang: str) -> Lexer | None:
     if key in _LEXERS:
         return _LEXERS[key]
     from pygments.lexers import get_lexer_by_name, get_lexer_for_filename
+    from pygments.util import ClassNotFound
 
     options: dict[str, Any] = {"stripnl": False, "stripall": False, "ensurenl": False}
     name = key.removeprefix("language-")
@@ -148,7 +159,10 @@ def _lexer_known(lang: str) -> bool:
 
 def _job(lang: str, text: str) -> Tokens | None:
     lexer = lexer_for(lang)
-    return None if lexer is None else tokenize(lexer, text)
+    if lexer is None:
+        return None
+    in_worker = threading.current_thread() is not threading.main_thread()
+    return tokenize(lexer, text, yield_every=YIELD_TOKENS if in_worker else 0)
 
 
 # --------------------------------------------------------------------------- formats
@@ -161,6 +175,8 @@ def style_format(style_name: str, ttype: _TokenType) -> QTextCharFormat | None:
     key = (style_name, ttype)
     if key in _STYLE_FORMATS:
         return _STYLE_FORMATS[key]
+    from pygments.styles import get_style_by_name
+
     spec = get_style_by_name(style_name).style_for_token(ttype)
     fmt: QTextCharFormat | None = None
     if spec["color"] or spec["bold"] or spec["italic"]:
@@ -291,7 +307,20 @@ def _executor() -> ThreadPoolExecutor:
     global _EXECUTOR
     if _EXECUTOR is None:
         _EXECUTOR = ThreadPoolExecutor(max_workers=1, thread_name_prefix="code-colours")
+        _EXECUTOR.submit(_warm_up)
     return _EXECUTOR
+
+
+def _warm_up() -> None:
+    """Import the Markdown parser and Pygments' registries in the worker, not on the GUI
+    thread at the first code block (~0.1 s together)."""
+    import markdown_it  # noqa: F401
+    import pygments.lexers
+    import pygments.styles
+
+    pygments.styles.get_style_by_name(STYLES[False])
+    pygments.styles.get_style_by_name(STYLES[True])
+    del pygments.lexers
 
 
 Colors = CodeColors | DiffHighlighter
@@ -319,6 +348,7 @@ class CodeColorizer(QObject):
         self._timer = QTimer(self)
         self._timer.setInterval(POLL_MS)
         self._timer.timeout.connect(self._tick)
+        _executor()
         self.stats = {"tokenized": 0, "sync": 0, "cached": 0, "superseded": 0, "blocks": 0}
 
     # -- building documents

@@ -246,9 +246,19 @@ class DocPart(Part):
         pal.setColor(QPalette.ColorRole.Text, self.color or theme.text)
         pal.setColor(QPalette.ColorRole.Link, theme.link)
         ctx.palette = pal
-        ctx.clip = QRectF(p.clipBoundingRect()) if p.hasClipping() else QRectF()
+        ctx.clip = _visible_rect(p)
         self.doc.documentLayout().draw(p, ctx)
         p.restore()
+
+
+def _visible_rect(p: QPainter) -> QRectF:
+    """What of the painter's device shows, in its current coordinates: documents skip the
+    blocks outside it (a 1,000-line code block otherwise draws every line each paint)."""
+    if p.hasClipping():
+        return QRectF(p.clipBoundingRect())
+    device = p.device()
+    inverse, ok = p.transform().inverted()
+    return inverse.mapRect(QRectF(0, 0, device.width(), device.height())) if ok else QRectF()
 
 
 @dataclass
