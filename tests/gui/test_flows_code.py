@@ -66,7 +66,7 @@ def test_reply_with_python_block_is_painted_with_coloured_keywords(
     QTest.keyClick(window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
     qtbot.waitUntil(lambda: window.wb.session is not None)
     settle(qtbot, window)
-    assert QApplication.focusWidget() is window.composer.input
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is window.composer.input)
     provider.script(Reply(text=[REPLY[i : i + 9] for i in range(0, len(REPLY), 9)]))
     type_and_send(qtbot, window, "Write an area function")
     idle(qtbot, window)
