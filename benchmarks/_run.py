@@ -55,7 +55,7 @@ class Options:
     regenerate: bool = False
     check: bool = False
     profile: bool = False
-    only: str | None = None  # "session", "pi", "gui", "map" or "safety": run only that part
+    only: str | None = None  # "session", "pi", "gui", "map", "safety", "highlight": only that
     open_runs: int = 3
     list_runs: int = 5
     appends: int = 5_000
@@ -659,7 +659,7 @@ def run(opts: Options) -> int:
         f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs)",
         flush=True,
     )
-    data = ensure_data(opts) if opts.only not in ("safety", "map") else None
+    data = ensure_data(opts) if opts.only not in ("safety", "map", "highlight") else None
     report = Report()
 
     def step(coro: Callable[[], Coroutine[Any, Any, None]]) -> None:
@@ -696,6 +696,11 @@ def run(opts: Options) -> int:
         from benchmarks._safety import bench_safety
 
         bench_safety(report)
+
+    if opts.only in (None, "highlight"):
+        from benchmarks._highlight import bench_highlight
+
+        bench_highlight(report)
 
     report.section("summary")
     for name in report.passes:

@@ -3,7 +3,13 @@
 See ARCHITECTURE.md §1, §4 and §6.
 """
 
-from desktop_agent.config._dirs import APP_NAME, AppDirs, resolve_dirs
+from desktop_agent.config._dirs import (
+    APP_NAME,
+    AppDirs,
+    DataDirError,
+    install_folders,
+    resolve_dirs,
+)
 from desktop_agent.config._pi import (
     PI_AGENT_DIR_ENV,
     PiSessionsSettings,
@@ -22,6 +28,7 @@ from desktop_agent.config._secrets import (
 from desktop_agent.config._settings import (
     CUSTOM_MODEL_FIELDS,
     ApprovalRule,
+    NewerSettingsError,
     ProviderSettings,
     RestoreMode,
     SendKey,
@@ -31,6 +38,7 @@ from desktop_agent.config._settings import (
     ThemeMode,
     load_settings,
     save_settings,
+    settings_from_newer,
 )
 from desktop_agent.config._state import AppState, draft_key, load_state, save_state
 from desktop_agent.utils.atomic import atomic_write
@@ -44,9 +52,11 @@ __all__ = [
     "AppDirs",
     "AppState",
     "ApprovalRule",
+    "DataDirError",
     "KeySource",
     "KeyStore",
     "KeyStoreError",
+    "NewerSettingsError",
     "PiSessionsSettings",
     "ProviderSettings",
     "RestoreMode",
@@ -59,6 +69,7 @@ __all__ = [
     "backend_problem",
     "default_pi_sessions_dir",
     "draft_key",
+    "install_folders",
     "is_local_url",
     "load_settings",
     "load_state",
@@ -66,4 +77,5 @@ __all__ = [
     "resolve_dirs",
     "save_settings",
     "save_state",
+    "settings_from_newer",
 ]

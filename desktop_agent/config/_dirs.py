@@ -2,12 +2,46 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import platformdirs
 
 APP_NAME = "DesktopAgent"
+
+
+class DataDirError(ValueError):
+    """The data or config folder would be inside the app's install folder, which an
+    update or an uninstall replaces: the app refuses to start with it."""
+
+
+def install_folders() -> list[Path]:
+    """The folders an update or uninstall replaces: the frozen app's executable folder
+    and bundle (``sys._MEIPASS``), and the installed ``desktop_agent`` package itself."""
+    roots: list[Path] = []
+    if getattr(sys, "frozen", False):
+        roots.append(Path(sys.executable).resolve().parent)
+        bundle = getattr(sys, "_MEIPASS", None)
+        if isinstance(bundle, str):
+            roots.append(Path(bundle).resolve())
+    roots.append(Path(__file__).resolve().parents[1])
+    return list(dict.fromkeys(roots))
+
+
+def check_outside_install(folders: Sequence[Path], install: Sequence[Path]) -> None:
+    """Raise `DataDirError` when one of ``folders`` is (inside) an install folder."""
+    for folder in folders:
+        resolved = folder.resolve()
+        for root in install:
+            if resolved == root or resolved.is_relative_to(root):
+                raise DataDirError(
+                    f"The data folder {folder} is inside the app's install folder {root}, "
+                    "which an update or uninstall replaces (and your sessions with it). "
+                    "Start Desktop Agent with --data-dir set to a folder elsewhere, or "
+                    "without --data-dir to use the usual one."
+                )
 
 
 @dataclass(frozen=True)
@@ -41,11 +75,13 @@ class AppDirs:
             folder.mkdir(parents=True, exist_ok=True)
 
 
-def resolve_dirs(data_dir: Path | None) -> AppDirs:
+def resolve_dirs(data_dir: Path | None, *, install: Sequence[Path] | None = None) -> AppDirs:
     """The app's folders: platformdirs for ``DesktopAgent``, or everything under ``data_dir``.
 
     With ``data_dir`` the config lives in ``data_dir/config`` too, so a test or a portable
-    install never reads or writes the user's real configuration.
+    install never reads or writes the user's real configuration. Raises `DataDirError`
+    when the data or config folder is inside the install folder (``install``, by default
+    `install_folders`).
     """
     if data_dir is not None:
         data = Path(data_dir).expanduser().resolve()
@@ -53,6 +89,7 @@ def resolve_dirs(data_dir: Path | None) -> AppDirs:
     else:
         data = Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
         config = Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
+    check_outside_install((data, config), install_folders() if install is None else install)
     return AppDirs(
         data=data,
         config=config,

@@ -14,6 +14,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 from desktop_agent.ai import THINKING_LEVELS
 from desktop_agent.config._files import load_model, save_model
 from desktop_agent.config._pi import PiSessionsSettings
+from desktop_agent.utils.versions import APP_VERSION, is_newer
 
 ApprovalRule: TypeAlias = Literal["allow", "ask", "deny"]
 SendKey: TypeAlias = Literal["enter", "ctrl+enter"]
@@ -120,6 +121,9 @@ class Settings(BaseModel):
     """The Pi CLI's sessions beside ours (`pi_sessions_dir`)."""
     store: StoreKind = "jsonl"
     """Where sessions are kept: Pi-compatible JSONL files, or one SQLite database."""
+    app_version: str | None = None
+    """The Desktop Agent that last saved the file (set by `save_settings`). A file a newer
+    version saved is read but never saved here (`NewerSettingsError`)."""
 
     @field_validator("default_model")
     @classmethod
@@ -144,6 +148,23 @@ def load_settings(path: Path) -> Settings:
     return load_model(path, Settings, "settings")
 
 
+class NewerSettingsError(OSError):
+    """The settings file was saved by a newer Desktop Agent: it is not overwritten."""
+
+
+def settings_from_newer(settings: Settings) -> bool:
+    """Whether ``settings`` came from a file a newer app version saved."""
+    return is_newer(settings.app_version)
+
+
 def save_settings(path: Path, settings: Settings) -> None:
-    """Write ``settings`` atomically (temp file, fsync, rename)."""
+    """Write ``settings`` atomically (temp file, fsync, rename), stamped with this app's
+    version; refuses (`NewerSettingsError`) when they came from a newer version's file,
+    whose keys this version may not know and would drop."""
+    if settings_from_newer(settings):
+        raise NewerSettingsError(
+            f"{Path(path).name} was saved by Desktop Agent {settings.app_version}, newer than"
+            f" this version ({APP_VERSION}), and is kept as it is"
+        )
+    settings.app_version = APP_VERSION
     save_model(path, settings)

@@ -74,8 +74,13 @@ class _Payload(msgspec.Struct, array_like=True):
     previews: list[str]
 
 
+class _Head(msgspec.Struct, array_like=True):
+    format: int  # the payload's first field (the rest of the array is skipped)
+
+
 _ENCODE = msgspec.msgpack.Encoder().encode
 _DECODE = msgspec.msgpack.Decoder(_Payload).decode
+_DECODE_HEAD = msgspec.msgpack.Decoder(_Head).decode
 
 
 @dataclass
@@ -134,6 +139,8 @@ class EntryIndex:
         self.ops = ops
         self.bytes_read = 0
         """Bytes of session files read to validate indexes (for tests)."""
+        self.newer: set[str] = set()
+        """Index files in a newer app's format: never used, never overwritten."""
 
     def file_for(self, session_path: str) -> str:
         key = os.path.realpath(session_path).encode("utf-8", "surrogatepass")
@@ -185,6 +192,9 @@ class EntryIndex:
         if data[4:8] != _crc(body):
             return None
         try:
+            if _DECODE_HEAD(body).format > FORMAT:
+                self.newer.add(self.file_for(session_path))
+                return None
             payload = _DECODE(body)
         except (msgspec.DecodeError, RecursionError):
             return None
@@ -217,7 +227,10 @@ class EntryIndex:
         damaged: list[DamagedLine],
     ) -> bool:
         """Write the index of the file ``fd`` (its first ``clean_end`` bytes hold the
-        header and ``tree``'s entries). Never raises: the index is a cache."""
+        header and ``tree``'s entries). Never raises: the index is a cache. An index a
+        newer app wrote (seen by `load`) is kept as it is."""
+        if self.file_for(session_path) in self.newer:
+            return False
         try:
             st = self.ops.fstat(fd)
             head, tail = _edges(self.ops, fd, clean_end)

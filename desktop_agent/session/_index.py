@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import re
 import sqlite3
@@ -32,6 +33,8 @@ from desktop_agent.session._platform import OS_FILE_OPS
 from desktop_agent.session._repos import JsonlSessionRepo
 from desktop_agent.session._storage import SessionMetadata, describe_os_error
 from desktop_agent.utils.text import content_text
+
+log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
 FIRST_PROMPT_CHARS = 200
@@ -334,6 +337,9 @@ class SessionIndex:
         self._thread_lock = threading.Lock()
         self._lock = asyncio.Lock()
         self._closed = False
+        self.newer_schema: int | None = None
+        """The schema of an index a newer app wrote: left as it is, never used or
+        rewritten (this run keeps its index in memory)."""
 
     # ------------------------------------------------------------------ public
 
@@ -394,6 +400,19 @@ class SessionIndex:
 
     def _connect(self) -> sqlite3.Connection:
         os.makedirs(os.path.dirname(os.path.abspath(self.index_path)), exist_ok=True)
+        version = _file_user_version(self.index_path)
+        if version is not None and version > SCHEMA_VERSION:
+            log.warning(
+                "The session index %s has schema %d, newer than this app's %d (a newer"
+                " Desktop Agent wrote it): it is left untouched; this run indexes in memory",
+                self.index_path,
+                version,
+                SCHEMA_VERSION,
+            )
+            self.newer_schema = version
+            conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+            conn.executescript(_SCHEMA)
+            return conn
         for attempt in range(2):
             conn = sqlite3.connect(self.index_path, check_same_thread=False, isolation_level=None)
             try:
@@ -421,6 +440,8 @@ class SessionIndex:
         raise sqlite3.DatabaseError("cannot create the session index")  # pragma: no cover
 
     def _delete_files(self) -> None:
+        if self.newer_schema is not None:
+            return  # a newer app's index: never ours to delete
         for suffix in ("", "-wal", "-shm", "-journal"):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.index_path + suffix)
@@ -580,3 +601,16 @@ def _is_damage(exc: sqlite3.DatabaseError) -> bool:
         return code & 0xFF in damage
     text = str(exc).lower()
     return "malformed" in text or "not a database" in text
+
+
+def _file_user_version(path: str) -> int | None:
+    """``PRAGMA user_version`` read from the database file's header (offset 60), without
+    opening it with SQLite (which could create journal files or checkpoint a WAL)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(100)
+    except OSError:
+        return None
+    if len(head) < 100 or not head.startswith(b"SQLite format 3\x00"):
+        return None
+    return int.from_bytes(head[60:64], "big", signed=True)

@@ -48,6 +48,7 @@ from desktop_agent.session._platform import (
 from desktop_agent.session._reload import ReloadLeaf, ReloadReport, entries_to_keep
 from desktop_agent.session._scan import ScanResult, scan
 from desktop_agent.session._storage import (
+    NEWER_VERSION,
     ChangedOnDiskError,
     DamagedLine,
     RecoveryReport,
@@ -57,6 +58,7 @@ from desktop_agent.session._storage import (
 )
 from desktop_agent.session._tree import LineError, Tree, entry_from_obj, loads_js, serialize
 from desktop_agent.utils.atomic import atomic_write
+from desktop_agent.utils.versions import header_stamp, is_newer, newer_reason, written_by
 
 _SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _WINDOWS_RESERVED = re.compile(r"^(con|prn|aux|nul|com\d|lpt\d)(\..*)?$", re.IGNORECASE)
@@ -328,6 +330,9 @@ class JsonlStorage(Storage):
             elif not locked:
                 read_only_reason = "it is open in another Desktop Agent window or process"
                 read_only_code = "locked"
+            elif (newer := newer_writer(scanned.header)) is not None:
+                read_only_reason = newer_reason("it", newer)  # nothing is written, ever
+                read_only_code = NEWER_VERSION
             elif scanned.damaged:
                 read_only_reason = "parts of the file are damaged"
             else:
@@ -717,6 +722,8 @@ class JsonlStorage(Storage):
                     "changed_on_disk",
                     f"{where}{path} now has lines this app cannot read; save a copy elsewhere",
                 )
+            if (newer := newer_writer(found.header)) is not None:
+                raise SessionError("read_only", f"{where}{newer_reason(path, newer)}")
             same_file = self._rfd is not None and ops.fstat(self._rfd).identity == st.identity
             if not (self._locked and same_file) and not ops.try_lock(rfd):
                 raise SessionError(
@@ -1098,9 +1105,16 @@ def new_header(
     }
     if parent_session_path is not None:
         header["parentSession"] = parent_session_path
-    if metadata is not None:
-        header["metadata"] = metadata
+    # Which app wrote it (Pi ignores header keys it does not know, `metadata` included).
+    header["metadata"] = {**(metadata or {}), **header_stamp()}
     return header
+
+
+def newer_writer(header: dict[str, Any]) -> str | None:
+    """The version of a newer Desktop Agent that wrote this session header, if one did."""
+    meta = header.get("metadata")
+    version = written_by(meta if isinstance(meta, dict) else None)
+    return version if version is not None and is_newer(version) else None
 
 
 def move_to_trash(path: str, trash_root: str) -> TrashItem | None:

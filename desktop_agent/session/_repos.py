@@ -32,6 +32,7 @@ from desktop_agent.session._session import Session
 from desktop_agent.session._storage import SessionMetadata, Storage
 from desktop_agent.session._tree import Entry, Row, Tree, lines_of, serialize
 from desktop_agent.utils.atomic import atomic_write
+from desktop_agent.utils.versions import header_stamp
 
 ForkPosition = Literal["before", "at"]
 
@@ -114,7 +115,7 @@ class InMemorySessionRepo:
             created_at=now_iso(),
             cwd=cwd,
             parent_session_path=parent_session_path,
-            metadata=metadata,
+            metadata={**(metadata or {}), **header_stamp()},
         )
         session = Session(InMemorySessionStorage(meta, Tree()))
         self._sessions[session_id] = session
@@ -355,6 +356,7 @@ class JsonlSessionRepo:
         header["metadata"] = {
             **(extra if isinstance(extra, dict) else {}),
             "convertedFrom": {"path": path, "version": version},
+            **header_stamp(),  # written by this app
         }
         return await asyncio.to_thread(self._write_beside, path, "converted", header, copies)
 

@@ -24,7 +24,12 @@ from desktop_agent.session._errors import SessionError
 from desktop_agent.session._facts import BranchPage, EntryFacts, preview_of
 from desktop_agent.session._ids import iso_to_ms, new_entry_id, now_iso
 from desktop_agent.session._reload import ReloadLeaf, ReloadReport
-from desktop_agent.session._storage import RecoveryReport, SessionMetadata, Storage
+from desktop_agent.session._storage import (
+    NEWER_VERSION,
+    RecoveryReport,
+    SessionMetadata,
+    Storage,
+)
 from desktop_agent.session._tree import Row, Tree, decode_entry, entry_from_obj, serialize
 
 
@@ -384,6 +389,11 @@ class Session:
     @property
     def read_only_reason(self) -> str | None:
         return self._storage.read_only_reason
+
+    @property
+    def written_by_newer_app(self) -> bool:
+        """A newer Desktop Agent wrote this session: it is read-only and never written."""
+        return self._storage.read_only_code == NEWER_VERSION
 
     @property
     def recovery(self) -> RecoveryReport | None:

@@ -23,6 +23,7 @@ from desktop_agent.session._ids import now_iso, uuidv7
 from desktop_agent.session._repos import ForkPosition, rows_to_fork
 from desktop_agent.session._session import Session
 from desktop_agent.session._storage import (
+    NEWER_VERSION,
     DamagedLine,
     RecoveryReport,
     SessionMetadata,
@@ -31,6 +32,7 @@ from desktop_agent.session._storage import (
 )
 from desktop_agent.session._tree import LineError, Row, Tree, serialize
 from desktop_agent.utils.atomic import atomic_write
+from desktop_agent.utils.versions import header_stamp, is_newer, newer_reason, written_by
 
 SCHEMA_MAJOR = 1
 SCHEMA_MINOR = 0
@@ -227,6 +229,7 @@ class SqliteSessionRepo:
         database = self._db()
         entries = [r.entry() for r in rows]
         lines = [r.raw for r in rows]
+        metadata = {**(metadata or {}), **header_stamp()}  # which app wrote it
         meta = SessionMetadata(
             id=session_id or uuidv7(),
             created_at=now_iso(),
@@ -247,7 +250,7 @@ class SqliteSessionRepo:
                         meta.created_at,
                         cwd,
                         parent,
-                        json.dumps(metadata) if metadata is not None else None,
+                        json.dumps(metadata),
                     ),
                 )
                 sid = int(cur.lastrowid or 0)
@@ -323,9 +326,14 @@ class SqliteSessionRepo:
         tree, damaged, count = self._load_tree(sid)
         recovery = RecoveryReport(damaged_lines=tuple(damaged)) if damaged else None
         reason = "parts of the session are damaged" if damaged else None
+        code = "read_only"
+        version = written_by(meta.metadata)
+        if version is not None and is_newer(version):
+            reason, code = newer_reason("it", version), NEWER_VERSION
         storage = SqliteStorage(
             self._db(), sid, meta, tree, count, read_only_reason=reason, recovery=recovery
         )
+        storage.read_only_code = code
         return Session(storage)
 
     async def open(self, metadata: SessionMetadata) -> Session:

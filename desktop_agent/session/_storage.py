@@ -127,6 +127,10 @@ def changed_on_disk_error(
     )
 
 
+NEWER_VERSION = "newer_version"
+"""`Storage.read_only_code` of a session a newer Desktop Agent wrote: never written here."""
+
+
 class Storage:
     """Base of every backend: the tree, the unwritten queue, read-only state."""
 

@@ -38,6 +38,7 @@ from desktop_agent.config import (
     Settings,
     ThemeMode,
     draft_key,
+    settings_from_newer,
 )
 from desktop_agent.harness import (
     AgentHarness,
@@ -70,6 +71,7 @@ from desktop_agent.tools import (
     built_in_tools,
 )
 from desktop_agent.utils import Redactor
+from desktop_agent.utils.versions import APP_VERSION
 from desktop_agent.workbench._changes import NOTHING, Changes
 from desktop_agent.workbench._map import (
     MAP_FILTERS,
@@ -266,6 +268,13 @@ class Workbench:
         """Keys, the store, then model discovery in the background (never awaited here:
         a server that accepts and never answers must not delay the first paint)."""
         await self.models.load_keys()
+        if settings_from_newer(self.settings):
+            self.notify(
+                "settings_version",
+                f"Settings were saved by Desktop Agent {self.settings.app_version}, newer than"
+                f" this version ({APP_VERSION}): they are used, but changes made here are not"
+                " saved.",
+            )
         await self.store.start()
         self.spawn(self.models.discover())
         await self.refresh_sessions()
@@ -492,6 +501,8 @@ class Workbench:
         self._reported = session.entry_count
         await self._start_harness(session)
         self.save = SaveState("read_only" if session.read_only else "saved")
+        newer = session.written_by_newer_app
+        self.notify("newer_session", f"Read-only: {session.read_only_reason}." if newer else None)
         self.state.last_session_path = self.ref
         self.state.last_workspace = session.metadata.cwd or self.state.last_workspace
         self._remember()

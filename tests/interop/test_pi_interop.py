@@ -39,6 +39,7 @@ from desktop_agent.session import (
     SessionContext,
     SessionMetadata,
 )
+from desktop_agent.utils.versions import APP_VERSION
 from tests.interop._pi import PI_VERSION, Pi
 
 pytestmark = pytest.mark.interop
@@ -434,7 +435,8 @@ async def test_pi_tolerates_active_tools_and_header_metadata(pi: Pi, tmp_path: P
     (meta,) = await repo.list()
     text = await asyncio.to_thread(Path(path_of(meta)).read_text, encoding="utf-8")
     header = json.loads(text.split("\n")[0])
-    assert header["metadata"] == metadata
+    # what the caller gave, plus which app wrote it: Pi opens and lists it all the same
+    assert header["metadata"] == {**metadata, "desktopAgent": {"version": APP_VERSION}}
     assert list(context.active_tool_names or []) == ["read", "bash"]
     assert ours["leafId"] == last
 

@@ -31,6 +31,7 @@ from desktop_agent.session import (
     SessionError,
     SqliteSessionRepo,
 )
+from desktop_agent.utils.versions import header_stamp
 
 CWD = "/home/demo/project"
 
@@ -413,7 +414,8 @@ async def test_list_delete_open(repo: Any) -> None:  # 24, 25, 137
     b = await repo.create(cwd="/other")
     metas = {m.id: m for m in await repo.list()}
     assert {a.metadata.id, b.metadata.id} <= set(metas)
-    assert metas[a.metadata.id].metadata == {"title": "A"}
+    # the app's version stamp is added to what the caller gave (issue 10 item 5)
+    assert metas[a.metadata.id].metadata == {"title": "A", **header_stamp()}
     assert [m.id for m in await repo.list(cwd="/other")] == [b.metadata.id]
     meta_b = b.metadata
     await b.close()

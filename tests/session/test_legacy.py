@@ -25,6 +25,7 @@ from desktop_agent.session import (
     SessionWriteError,
     encode_cwd,
 )
+from desktop_agent.utils.versions import header_stamp
 
 CWD = "/home/u/project"
 T = "2025-12-08T22:41:0{}.000Z"
@@ -258,7 +259,10 @@ async def test_convert_writes_a_new_v3_file_and_leaves_the_original(tmp_path: Pa
     # Pi's migrated header (every key kept, version appended) plus where it came from
     assert list(header)[: len(V1_HEADER)] == list(V1_HEADER)
     assert header["version"] == 3
-    assert header["metadata"] == {"convertedFrom": {"path": str(path), "version": 1}}
+    assert header["metadata"] == {
+        "convertedFrom": {"path": str(path), "version": 1},
+        **header_stamp(),
+    }
 
     session = await repo.open(converted)
     try:

@@ -130,6 +130,8 @@ class ChatDelegate(QStyledItemDelegate):
         self._model = model
         self._layouts: OrderedDict[tuple[Any, ...], CardLayout] = OrderedDict()
         self.docs = DocCache()
+        self.docs.colorizer.setParent(self)
+        self.docs.colorizer.recolored.connect(view.viewport().update)
         self.images = ImageCache()
         self._theme: Theme | None = None
         self._width = 600

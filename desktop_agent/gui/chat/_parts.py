@@ -23,7 +23,6 @@ from PySide6.QtGui import (
     QPalette,
     QPen,
     QPixmap,
-    QSyntaxHighlighter,
     QTextCharFormat,
     QTextCursor,
     QTextDocument,
@@ -32,7 +31,7 @@ from PySide6.QtGui import (
 
 from desktop_agent.ai import ImageContent
 from desktop_agent.gui._icons import render as render_icon
-from desktop_agent.gui.chat._highlight import CodeHighlighter, DiffHighlighter
+from desktop_agent.gui.chat._highlight import CodeColorizer, Colors, DiffHighlighter
 
 # --------------------------------------------------------------------------- theme
 
@@ -123,15 +122,22 @@ def _mix(a: QColor, b: QColor, t: float) -> QColor:
 
 
 class DocCache:
-    """Laid-out QTextDocuments by (kind, text, width, theme); least recently used go first."""
+    """Laid-out QTextDocuments by (kind, text, width, theme); least recently used go first.
 
-    def __init__(self, limit: int = 800) -> None:
-        self._docs: OrderedDict[tuple[Any, ...], tuple[QTextDocument, QSyntaxHighlighter | None]]
+    Code documents get their colours from `colorizer` (Pygments in a worker thread, applied
+    in slices): connect its ``recolored`` signal to a repaint of the view.
+    """
+
+    def __init__(self, limit: int = 800, colorizer: CodeColorizer | None = None) -> None:
+        self._docs: OrderedDict[tuple[Any, ...], tuple[QTextDocument, Colors | None]]
         self._docs = OrderedDict()
         self._limit = limit
+        self.colorizer = colorizer if colorizer is not None else CodeColorizer()
         self.built = 0  # documents laid out so far (tests and timings)
 
     def clear(self) -> None:
+        for _doc, highlighter in self._docs.values():
+            self.colorizer.discard(highlighter)
         self._docs.clear()
 
     def get(self, kind: str, text: str, width: int, theme: Theme, lang: str = "") -> QTextDocument:
@@ -145,7 +151,7 @@ class DocCache:
         option = QTextOption()
         option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
         doc.setDefaultTextOption(option)
-        highlighter: QSyntaxHighlighter | None = None
+        highlighter: Colors | None = None
         if kind == "md":
             doc.setDefaultFont(theme.font)
             doc.setMarkdown(text)
@@ -160,16 +166,17 @@ class DocCache:
         else:  # code, diff, mono
             doc.setDefaultFont(theme.mono)
             if kind == "code":
-                highlighter = CodeHighlighter(doc, dark=theme.dark, language=lang)
-            elif kind == "diff":
-                highlighter = DiffHighlighter(doc, dark=theme.dark)
-            doc.setPlainText(text)
+                highlighter = self.colorizer.build(doc, text, lang, dark=theme.dark)
+            else:
+                if kind == "diff":
+                    highlighter = DiffHighlighter(doc, dark=theme.dark)
+                doc.setPlainText(text)
         doc.setTextWidth(max(20, width))
         doc.size()  # lay out now, not while painting
         self.built += 1
         self._docs[key] = (doc, highlighter)
         while len(self._docs) > self._limit:
-            self._docs.popitem(last=False)
+            self.colorizer.discard(self._docs.popitem(last=False)[1][1])
         return doc
 
 
@@ -241,9 +248,19 @@ class DocPart(Part):
         pal.setColor(QPalette.ColorRole.Text, self.color or theme.text)
         pal.setColor(QPalette.ColorRole.Link, theme.link)
         ctx.palette = pal
-        ctx.clip = QRectF(p.clipBoundingRect()) if p.hasClipping() else QRectF()
+        ctx.clip = _visible_rect(p)
         self.doc.documentLayout().draw(p, ctx)
         p.restore()
+
+
+def _visible_rect(p: QPainter) -> QRectF:
+    """What of the painter's device shows, in its current coordinates: documents skip the
+    blocks outside it (a 1,000-line code block otherwise draws every line each paint)."""
+    if p.hasClipping():
+        return QRectF(p.clipBoundingRect())
+    device = p.device()
+    inverse, ok = p.transform().inverted()
+    return inverse.mapRect(QRectF(0, 0, device.width(), device.height())) if ok else QRectF()
 
 
 @dataclass

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
-import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +30,7 @@ from desktop_agent.ai import (
     UserMessage,
 )
 from desktop_agent.gui._tr import QT_TRANSLATE_NOOP
+from desktop_agent.gui.chat._fences import split_markdown
 from desktop_agent.gui.chat._items import ChatItem
 from desktop_agent.gui.chat._parts import (
     BoxPart,
@@ -70,39 +70,10 @@ def column(width: int) -> tuple[int, int]:
     return (width - col) // 2, col
 
 
+CODE_INDENT = 16  # a code block per enclosing list item or quote
+
+
 # --------------------------------------------------------------------------- helpers
-
-_FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})\s*([^\s`]*)[^`]*$")
-
-
-def split_markdown(text: str) -> Iterator[tuple[str, str, str]]:
-    """Yield ("md", text, "") and ("code", code, language) segments of Markdown text."""
-    lines = text.split("\n")
-    prose: list[str] = []
-    i = 0
-    while i < len(lines):
-        m = _FENCE.match(lines[i])
-        if m is None:
-            prose.append(lines[i])
-            i += 1
-            continue
-        fence = m.group(2)
-        lang = m.group(3)
-        code: list[str] = []
-        i += 1
-        while i < len(lines):
-            stripped = lines[i].strip()
-            if stripped.startswith(fence[0] * len(fence)) and set(stripped) == {fence[0]}:
-                i += 1
-                break
-            code.append(lines[i])
-            i += 1
-        if any(s.strip() for s in prose):
-            yield ("md", "\n".join(prose).strip("\n"), "")
-        prose = []
-        yield ("code", "\n".join(code), lang)
-    if any(s.strip() for s in prose):
-        yield ("md", "\n".join(prose).strip("\n"), "")
 
 
 def _clip_lines(text: str, max_lines: int, max_chars: int, *, tail: bool = False) -> str:
@@ -265,14 +236,18 @@ class _Builder:
                 + f"\n\n*[... {len(text) - MAX_TEXT_CHARS:,} more characters; Copy copies all]*"
             )
         first = True
-        for kind, seg, lang in split_markdown(text):
+        for seg in split_markdown(text):
             if not first:
                 self.y += GAP
             first = False
-            if kind == "md":
-                self.doc("md", seg, color)
+            if seg.kind == "md":
+                self.doc("md", seg.text, color)
             else:
-                self.code_block(seg, lang)
+                # A fence inside list items or quotes is indented as deep as they are.
+                indent = min(seg.depth, 4) * CODE_INDENT
+                self.left += indent
+                self.code_block(seg.text, seg.lang)
+                self.left -= indent
 
     def code_block(self, code: str, lang: str, kind: str = "code") -> None:
         t = self.t
@@ -290,6 +265,8 @@ class _Builder:
         self.button(self.right, "Copy", "copy", code, tip="Copy code")
         self.y += bh + 2
         shown = _clip_lines(code.rstrip("\n"), 2000, MAX_TEXT_CHARS)
+        if "\r" in shown:  # the colours' offsets count a line end as one character
+            shown = shown.replace("\r\n", "\n").replace("\r", "\n")
         self.doc(kind, shown, lang=lang)
         self.left, self.right = saved
         self.y += 8
