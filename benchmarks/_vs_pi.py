@@ -10,8 +10,9 @@ ratio to Pi's figure of the same run:
 - after a restart: a new process, file unchanged since our last open (entry index);
 - after 1,000 entries appended by another process (Pi), then by our own app.
 
-Files: the generated 100,000-entry session (~108 MB, targets of issue 12), the 10,000-entry
-one (10 MB), a session written through Pi's own API with long branches, and a
+Files: the generated 100,000-entry session (~108 MB, compacted: a short context), the
+10,000-entry one (10 MB), a 100,000-entry session written through Pi's own API whose
+current branch holds ~58% of it (the file issue 12 measured: targets apply), and a
 1,000,000-entry one (~1 GB; Pi cannot open it: Node strings stop at 512 MB).
 """
 
@@ -35,7 +36,11 @@ FIRST_TARGET = 0.4
 RESTART_TARGET = 0.1
 GROWN_TARGET = 0.15
 APPENDED = 1_000
-PI_GEN_ENTRIES = 30_000
+# The file of issue 12's measurement: 100,000 entries written by Pi, ~58% of them on
+# the current branch (every 2,500 entries a move 1,050 entries back).
+PI_GEN_ENTRIES = 100_000
+PI_BRANCH_EVERY = 2_500
+PI_BRANCH_BACK = 1_050
 HUGE_ENTRIES = 1_000_000
 PROBE_TIMEOUT = 900.0
 
@@ -133,12 +138,12 @@ def pi_written(node: str, data: DataSet, out_dir: str, log: Any = print) -> str:
         "/home/dev/projects/pi-written",
         messages,
         str(PI_GEN_ENTRIES),
-        "2500",
-        "1500",
+        str(PI_BRANCH_EVERY),
+        str(PI_BRANCH_BACK),
     )
     log(
         f"data: Pi wrote it in {time.perf_counter() - start:.0f} s "
-        f"({result['branches']} branches of 1,500 entries)"
+        f"({result['branches']} moves {PI_BRANCH_BACK:,} entries back)"
     )
     with open(manifest, "w", encoding="utf-8") as fh:
         json.dump(result, fh)
@@ -191,9 +196,9 @@ def bench_vs_pi(data: DataSet, report: Any, *, out_dir: str, seed: int, runs: in
         ),
         Case(f"{data.medium.entries:,} entries, {_mb(data.medium.bytes)}", data.medium.path, False),
         Case(
-            f"{PI_GEN_ENTRIES:,} entries written by Pi's own API, long branches",
+            f"{PI_GEN_ENTRIES:,} entries written by Pi's own API, a long current branch",
             pi_written(node, data, out_dir),
-            False,
+            True,
         ),
         Case(f"{HUGE_ENTRIES:,} entries, ~1 GB (generated)", huge(out_dir, seed), False),
     ]
