@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from PySide6.QtCore import QCoreApplication
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu
 
@@ -65,6 +66,7 @@ def install_actions(w: MainWindow) -> None:
     sidebar.export_requested.connect(lambda ref, fmt: run(w.export(ref, fmt)))
     sidebar.reveal_requested.connect(w.reveal)
     sidebar.backup_requested.connect(lambda: run(w.backup()))
+    sidebar.copy_requested.connect(op(wb.copy_into_ours))
     w.notices.action_requested.connect(op(wb.notice_action))
     w.notices.dismissed.connect(op(wb.dismiss))
     w.start_page.choose_workspace.connect(lambda: run(w.choose_workspace()))
@@ -100,6 +102,22 @@ def install_actions(w: MainWindow) -> None:
             return run(w.export(ref, fmt))
 
         _action(w, export, text, f"exportAction_{fmt}", current(export_as))
+    tr = QCoreApplication.translate
+    copy_in = _action(
+        w, session, tr("MainWindow", "&Copy into Desktop Agent"), "copyIntoOursAction",
+        current(op(wb.copy_into_ours)),
+    )  # fmt: skip
+    convert = _action(
+        w, session, tr("MainWindow", "Con&vert to the current format"), "convertAction",
+        current(op(wb.convert)),
+    )  # fmt: skip
+
+    def session_menu_shown() -> None:
+        copy_in.setEnabled(wb.is_pi(wb.ref))
+        convert.setEnabled(wb.session is not None and wb.session.metadata.format_version < 3)
+
+    session.aboutToShow.connect(session_menu_shown)
+    session_menu_shown()
     session.addSeparator()
     _action(w, session, "&Move to trash", "trashAction", current(op(wb.trash)))
     session.addSeparator()

@@ -34,9 +34,16 @@ from desktop_agent.session import RecoveryReport
 from desktop_agent.tools import ApprovalDecision, ApprovalRequest
 from desktop_agent.workbench import PersistenceErrorEvent, SettingsForm, entries_phrase
 
+CHANGED_ON_DISK = "changed_on_disk"
+"""The save error of a file another program wrote to: only a reload can save."""
+
 
 class PersistenceErrorDialog(QDialog):
-    """What could not be saved, where and why; nothing is lost yet. Retry / Save a copy."""
+    """What could not be saved, where and why; nothing is lost yet. Retry / Save a copy.
+
+    When another program changed the file (code ``changed_on_disk``) a retry cannot
+    succeed: the dialog says so and offers Reload (their entries come in, ours stay as a
+    branch) in place of Retry."""
 
     def __init__(
         self,
@@ -44,10 +51,16 @@ class PersistenceErrorDialog(QDialog):
         event: PersistenceErrorEvent,
         on_retry: Callable[[], object],
         on_save_copy: Callable[[], object],
+        on_reload: Callable[[], object] | None = None,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("persistenceErrorDialog")
-        self.setWindowTitle("The session could not be saved")
+        self.changed_on_disk = event.code == CHANGED_ON_DISK and on_reload is not None
+        self.setWindowTitle(
+            self.tr("The session was changed by another program")
+            if self.changed_on_disk
+            else "The session could not be saved"
+        )
         self.setWindowModality(Qt.WindowModality.NonModal)
         self._where = event.path or "the session file"
         self._why = event.os_error or event.code
@@ -61,14 +74,26 @@ class PersistenceErrorDialog(QDialog):
         details.setReadOnly(True)
         details.setVisible(False)
         buttons = QDialogButtonBox(self)
-        retry = buttons.addButton("Retry", QDialogButtonBox.ButtonRole.AcceptRole)
-        retry.setObjectName("retryButton")
+        if self.changed_on_disk and on_reload is not None:
+            retry = buttons.addButton(self.tr("Reload"), QDialogButtonBox.ButtonRole.AcceptRole)
+            retry.setObjectName("reloadButton")
+            retry.setAccessibleName(self.tr("Reload the session from its file"))
+            retry.setToolTip(
+                self.tr(
+                    "Take in what the other program wrote; your entries stay, as a branch"
+                    " from where the two diverged"
+                )
+            )
+            retry.clicked.connect(lambda: on_reload())
+        else:
+            retry = buttons.addButton("Retry", QDialogButtonBox.ButtonRole.AcceptRole)
+            retry.setObjectName("retryButton")
+            retry.clicked.connect(lambda: on_retry())
+        retry.clicked.connect(self.accept)
         copy = buttons.addButton("Save a copy elsewhere…", QDialogButtonBox.ButtonRole.ActionRole)
         copy.setObjectName("saveCopyButton")
         more = buttons.addButton("Details", QDialogButtonBox.ButtonRole.HelpRole)
         close = buttons.addButton(QDialogButtonBox.StandardButton.Close)
-        retry.clicked.connect(self.accept)
-        retry.clicked.connect(lambda: on_retry())
         copy.clicked.connect(on_save_copy)
         more.clicked.connect(lambda: details.setVisible(not details.isVisible()))
         close.clicked.connect(self.reject)
@@ -81,6 +106,18 @@ class PersistenceErrorDialog(QDialog):
     def set_pending(self, count: int) -> None:
         """Say how many entries wait in memory now (it grows while the run goes on)."""
         waiting = f"{entries_phrase(count)} {'is' if count == 1 else 'are'}"
+        if self.changed_on_disk:
+            self._text.setText(
+                self.tr(
+                    "<b>Another program changed this session's file</b> (the Pi coding"
+                    " agent, or another tool wrote to it while it was open here), so Desktop"
+                    " Agent did not write over what it wrote.<br><br>File: {0}<br><br>"
+                    "<b>Nothing is lost.</b> {1} kept in memory. Press Reload: what the other"
+                    " program wrote comes in, and your entries are kept as a branch from"
+                    " where the two diverged. Retrying cannot help here."
+                ).format(self._where, waiting)
+            )
+            return
         self._text.setText(
             f"<b>Desktop Agent could not save this session.</b><br><br>"
             f"Where: {self._where}<br>Why: {self._why}<br><br>"
@@ -331,11 +368,12 @@ class Dialogs:
         event: PersistenceErrorEvent,
         on_retry: Callable[[], object],
         on_save_copy: Callable[[], object],
+        on_reload: Callable[[], object] | None = None,
     ) -> None:
         if self.no_windows:
             sys.stderr.write(f"desktop-agent: could not save: {event.message}\n")
             return
-        self._keep(PersistenceErrorDialog(self.parent, event, on_retry, on_save_copy))
+        self._keep(PersistenceErrorDialog(self.parent, event, on_retry, on_save_copy, on_reload))
 
     def set_pending(self, count: int) -> None:
         """Keep the count of an open "could not save" dialog right."""

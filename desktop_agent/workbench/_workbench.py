@@ -74,7 +74,7 @@ from desktop_agent.tools import (
 from desktop_agent.utils import Redactor
 from desktop_agent.workbench._changes import NOTHING, Changes
 from desktop_agent.workbench._models import Models
-from desktop_agent.workbench._store import SessionStore
+from desktop_agent.workbench._store import JsonlStore, SessionStore
 from desktop_agent.workbench._views import (
     BranchItem,
     MessageLoader,
@@ -88,6 +88,7 @@ from desktop_agent.workbench._views import (
     entries_phrase,
     is_visible,
     latest_leaf_under,
+    newest_first,
     visible_siblings,
 )
 
@@ -169,8 +170,12 @@ class Workbench:
         tools: Callable[[], list[Tool[Any]]] = built_in_tools,
         harness_settings: HarnessSettings | None = None,
         redactor: Redactor | None = None,
+        pi: JsonlStore | None = None,
     ) -> None:
         self.store = store
+        self.pi = pi
+        """The Pi CLI's sessions folder (the "Pi sessions" source; None: off). Its
+        sessions open and continue in place; `copy_into_ours` makes our own copy."""
         self.models = models
         self.settings = settings
         self.state = state
@@ -253,6 +258,8 @@ class Workbench:
         a server that accepts and never answers must not delay the first paint)."""
         await self.models.load_keys()
         await self.store.start()
+        if self.pi is not None:
+            await self.pi.start()  # a stat per file when nothing changed (benchmarks)
         self.spawn(self.models.discover())
         await self.refresh_sessions()
 
@@ -269,6 +276,8 @@ class Workbench:
         while self._tasks:
             await asyncio.wait(list(self._tasks))
         await self.store.close()
+        if self.pi is not None:
+            await self.pi.close()
 
     # ------------------------------------------------------------ views
 
@@ -346,6 +355,19 @@ class Workbench:
     def row_for(self, ref: str) -> SidebarRow | None:
         return next((r for r in self.rows if r.path == ref), None)
 
+    def is_pi(self, ref: str | None) -> bool:
+        """Whether ``ref`` is a session of the Pi CLI's folder."""
+        return ref is not None and self.pi is not None and self.pi.holds(ref)
+
+    def _store_for(self, ref: str) -> SessionStore:
+        """The store that holds ``ref``: the Pi CLI's folder, or ours."""
+        return self.pi if self.pi is not None and self.pi.holds(ref) else self.store
+
+    @property
+    def pi_count(self) -> int:
+        """How many sessions of the Pi CLI's folder the list shows."""
+        return sum(1 for r in self.rows if r.source == "pi")
+
     # ------------------------------------------------------------ notices
 
     def notify(
@@ -384,10 +406,17 @@ class Workbench:
         if query is not None:
             self.query = query
         try:
-            self.rows = await self.store.sessions(self.query or None)
+            rows = await self.store.sessions(self.query or None)
             self.trash_rows = await self.store.trash()
         except (OSError, SessionError) as exc:
             log.warning("could not list the sessions: %s", exc)
+            rows = [r for r in self.rows if r.source != "pi"]
+        if self.pi is not None:
+            try:
+                rows = newest_first(rows + await self.pi.sessions(self.query or None))
+            except (OSError, SessionError) as exc:
+                log.warning("could not list the Pi sessions: %s", exc)
+        self.rows = rows
         return self._changed(Changes(sessions=True))
 
     # ------------------------------------------------------------ opening and closing
@@ -401,14 +430,14 @@ class Workbench:
         if workspace:
             self.state.last_workspace = workspace
         if target is not None:
-            ref = await self.store.find(target)
+            ref = await self._find(target)
             if ref is None:
                 return self._changed(self.notify("open", f"No session {target} was found."))
             return await self.open(ref)
         if new or (self.settings.restore == "new" and (workspace or self.state.last_workspace)):
             return await self.new_session(workspace)
         last = self.state.last_session_path
-        if last and await self.store.find(last):
+        if last and await self._find(last):
             return await self.open(last)
         wanted = workspace or self.state.last_workspace
         rows = [r for r in self.rows if r.cwd == wanted] or self.rows
@@ -416,11 +445,20 @@ class Workbench:
             return await self.open(rows[0].path)
         return self._changed(Changes.everything())
 
+    async def _find(self, id_or_ref: str) -> str | None:
+        """The reference of a session given by id or reference, ours first, then Pi's."""
+        if self.pi is not None and self.pi.holds(id_or_ref):
+            return await self.pi.find(id_or_ref)
+        ref = await self.store.find(id_or_ref)
+        if ref is None and self.pi is not None and not id_or_ref.endswith(".jsonl"):
+            ref = await self.pi.find(id_or_ref)
+        return ref
+
     async def open(self, ref: str) -> Changes:
         if ref == self.ref:
             return NOTHING
         self._check_idle("switching sessions")
-        session = await self.store.open(ref)
+        session = await self._store_for(ref).open(ref)
         await self._leave()
         return await self._adopt(session)
 
@@ -447,12 +485,14 @@ class Workbench:
     async def _adopt(self, session: Session) -> Changes:
         """Make ``session`` the open one: its harness, views, and what to remember."""
         self.session = session
-        self.ref = self.store.ref_of(session)
+        path = session.metadata.path
+        self.ref = path if path and self.is_pi(path) else self.store.ref_of(session)
         self.recovery = session.recovery
         self._loader = MessageLoader(session)
         self._reported = session.entry_count
         await self._start_harness(session)
         self.save = SaveState("read_only" if session.read_only else "saved")
+        self._notify_read_only(session)
         self.state.last_session_path = self.ref
         self.state.last_workspace = session.metadata.cwd or self.state.last_workspace
         self._remember()
@@ -560,12 +600,13 @@ class Workbench:
             self._unsubscribe = None
         self.session, self.harness, self.ref, self._loader = None, None, None, None
         self.recovery = None
-        for key in ("model", "workspace", "save"):
+        for key in ("model", "workspace", "save", "read_only"):
             self.notify(key, None)
-        if empty and not draft and not session.read_only:
-            await self.store.discard(ref)
+        store = self._store_for(ref)
+        if empty and not draft and not session.read_only and store is self.store:
+            await store.discard(ref)  # never another program's file
         else:
-            await self.store.changed(ref)
+            await store.changed(ref)
 
     async def close(self) -> Changes:
         """Close the open session (the start page shows)."""
@@ -582,6 +623,8 @@ class Workbench:
 
     async def send(self, text: str, attachments: Sequence[Attachment] = ()) -> Changes:
         """Run one prompt to the end (its events reach listeners as they come)."""
+        if self.session is not None and self.session.read_only:
+            raise WorkbenchError(self._read_only_text(self.session))
         if self._restoring_model:
             await self.models.settled()
         harness = self.harness
@@ -634,7 +677,7 @@ class Workbench:
             self.running = False
             self.progress = ""
             if self.ref:
-                await self.store.changed(self.ref)
+                await self._store_for(self.ref).changed(self.ref)
         # Failed attempts fold into the answer once it came: then the chat redraws the
         # branch; otherwise what streamed in is what the branch is.
         return self._changed(
@@ -692,11 +735,11 @@ class Workbench:
             if event.saved:
                 self.save = SaveState("saved")
             else:
-                self.save = SaveState("not_saved", pending, self.save.detail)
+                self.save = SaveState("not_saved", pending, self.save.detail, self.save.code)
             changes = Changes(save_state=True)
         elif isinstance(event, PersistenceErrorEvent):
             pending = self.session.pending_count if self.session else event.pending_count
-            self.save = SaveState("not_saved", pending, event.message)
+            self.save = SaveState("not_saved", pending, event.message, event.code)
             changes = Changes(save_state=True)
         elif isinstance(event, PersistenceRestoredEvent):
             self.save = SaveState("saved")
@@ -816,7 +859,7 @@ class Workbench:
         try:
             await session.sync()
         except SessionWriteError as exc:
-            self.save = SaveState("not_saved", session.pending_count, exc.message)
+            self.save = SaveState("not_saved", session.pending_count, exc.message, exc.code)
             self._changed(Changes(save_state=True))
 
     # ------------------------------------------------------------ model and thinking
@@ -880,14 +923,18 @@ class Workbench:
     # ------------------------------------------------------------ saving failures
 
     async def retry_saving(self) -> Changes:
+        """Write what waits in memory; when another program changed the file (a retry
+        cannot succeed), reload it instead (`reload_from_disk`)."""
         session = self._need_session()
+        if self.save.code == "changed_on_disk":
+            return await self.reload_from_disk()
         try:
             if self.harness is not None:
                 written = await self.harness.retry_persistence()
             else:
                 written = await session.retry_persistence()
         except SessionWriteError as exc:
-            self.save = SaveState("not_saved", session.pending_count, exc.message)
+            self.save = SaveState("not_saved", session.pending_count, exc.message, exc.code)
             return self._changed(Changes(save_state=True))
         self.save = SaveState("saved")
         text = f"Saved {entries_phrase(written)} that were waiting." if written else None
@@ -948,12 +995,12 @@ class Workbench:
             await self.session.append_session_name(name)
             await self._sync(self.session)
         else:
-            other = await self.store.open(ref)
+            other = await self._store_for(ref).open(ref)
             try:
                 await other.append_session_name(name)
             finally:
                 await other.close()
-        await self.store.changed(ref)
+        await self._store_for(ref).changed(ref)
         return self._changed(await self.refresh_sessions())
 
     async def fork(self, ref: str) -> Changes:
@@ -967,7 +1014,10 @@ class Workbench:
             row = self.row_for(ref)
             cwd = row.cwd if row is not None else (self.default_workspace() or "")
         title = self._title(ref)
-        forked = await self.store.fork(ref, cwd)
+        if self.is_pi(ref):  # a new session of ours, from another program's file
+            forked = await self.store.open(await self.store.copy_in(ref))
+        else:
+            forked = await self.store.fork(ref, cwd)
         await forked.append_session_name(f"{title} (fork)")
         await forked.sync()
         await self._leave()
@@ -978,11 +1028,16 @@ class Workbench:
     async def trash(self, ref: str) -> Changes:
         """Move a session to the trash (Undo in the notice brings it back). Trashing the
         open session opens the next one of the list, or none."""
+        if self.is_pi(ref):
+            raise WorkbenchError(
+                "Sessions of the Pi coding agent are deleted with Pi; Desktop Agent leaves"
+                " its folder as it is."
+            )
         was_open = ref == self.ref
         following: str | None = None
         if was_open:
             self._check_idle("deleting the session")
-            paths = [r.path for r in self.rows]
+            paths = [r.path for r in self.rows if r.source != "pi"]
             rest = [p for p in paths if p != ref]
             index = paths.index(ref) if ref in paths else 0
             following = rest[min(index, len(rest) - 1)] if rest else None
@@ -1022,6 +1077,95 @@ class Workbench:
         )
         return self._changed(changes | await self.open(new_ref))
 
+    async def convert(self, ref: str | None = None) -> Changes:
+        """ "Convert to the current format": a v1/v2 session (read-only here) as a new v3
+        file beside the original, which is never rewritten; the new file opens."""
+        ref = ref or self.ref
+        if ref is None:
+            raise WorkbenchError("No session is open.")
+        if ref == self.ref and self.session is not None and self.session.read_only:
+            self._check_idle("converting the session")
+        new_ref = await self._store_for(ref).convert(ref)
+        changes = self.notify("read_only", None) | self.notify(
+            "convert",
+            "Converted to the current format: this is a new file beside the original,"
+            " which is unchanged.",
+        )
+        await self.refresh_sessions()
+        return self._changed(changes | await self.open(new_ref))
+
+    async def copy_into_ours(self, ref: str) -> Changes:
+        """ "Copy into Desktop Agent": our own session holding every entry of a Pi
+        session (the Pi CLI's file stays as it is), opened."""
+        if not self.is_pi(ref):
+            raise WorkbenchError("Only sessions of the Pi coding agent can be copied in.")
+        self._check_idle("copying the session")
+        if ref == self.ref and self.session is not None:
+            await self._sync(self.session)  # the copy holds what this window wrote too
+        new_ref = await self.store.copy_in(ref)
+        changes = self.notify(
+            "copy",
+            "This is your own copy of the Pi session; the Pi coding agent's file is unchanged.",
+        )
+        await self.refresh_sessions()
+        return self._changed(changes | await self.open(new_ref))
+
+    async def reload_from_disk(self) -> Changes:
+        """Another program (the Pi CLI, another tool) wrote to the open session's file:
+        take in its entries and keep ours as a branch from where the two diverged."""
+        session = self._need_session()
+        harness = self.harness
+        if harness is None:
+            raise WorkbenchError("No session is open.")
+        self._check_idle("reloading the session")
+        report = await harness.reload_from_disk()
+        self._reported = session.entry_count  # the tree is redrawn as a whole
+        if report.error is not None:
+            self.save = SaveState(
+                "not_saved", session.pending_count, report.error.message, report.error.code
+            )
+        else:
+            self.save = SaveState("saved")
+        theirs, ours = len(report.taken_in), len(report.kept)
+        text = f"Reloaded: {entries_phrase(theirs)} written by another program came in"
+        text += (
+            f"; your {entries_phrase(ours)} are kept as a branch where the two diverged."
+            if ours
+            else "."
+        )
+        self.usage = branch_usage(
+            session, harness.model.context_window if harness.model is not None else 0
+        )
+        await self._store_for(self.ref or "").changed(self.ref or "")
+        changes = Changes(branch=True, tree=True, usage=True, save_state=True, draft=True)
+        return self._changed(changes | self.notify("save", text) | await self.refresh_sessions())
+
+    def read_only_text(self) -> str | None:
+        """Why the open session cannot be continued (None: it can, or none is open)."""
+        session = self.session
+        return self._read_only_text(session) if session is not None and session.read_only else None
+
+    def _read_only_text(self, session: Session) -> str:
+        version = session.metadata.format_version
+        if version < 3:
+            return (
+                f"This session is in an older Pi format (version {version}) and opens"
+                " read-only. Convert it to continue it: a new file is written beside it,"
+                " the original stays as it is."
+            )
+        reason = session.read_only_reason or "it cannot be written"
+        return f"This session is read-only: {reason}."
+
+    def _notify_read_only(self, session: Session) -> None:
+        if not session.read_only:
+            self.notify("read_only", None)
+            return
+        ref = self.ref
+        action = None
+        if session.metadata.format_version < 3 and ref is not None:
+            action = ("Convert to the current format", lambda: self.convert(ref))
+        self.notify("read_only", self._read_only_text(session), action)
+
     async def export(self, ref: str, fmt: str, dest: str) -> Changes:
         """Markdown or HTML of the current branch, or a JSONL copy of the session."""
         from desktop_agent.workbench._export import to_html, to_markdown
@@ -1030,10 +1174,10 @@ class Workbench:
             if ref == self.ref and self.session is not None:
                 await self.session.save_copy(dest)
             else:
-                await self.store.copy_jsonl(ref, dest)
+                await self._store_for(ref).copy_jsonl(ref, dest)
         else:
             own = ref == self.ref and self.session is not None
-            session = self.session if own and self.session else await self.store.open(ref)
+            session = self.session if own and self.session else await self._store_for(ref).open(ref)
             try:
                 render = to_markdown if fmt == "markdown" else to_html
                 text = render(session, self._title(ref))
