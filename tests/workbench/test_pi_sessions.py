@@ -198,7 +198,8 @@ async def test_a_v2_session_opens_read_only_and_converts_beside_the_original(
     new = wb.ref or ""
     assert new != str(path) and Path(new).parent == path.parent  # beside the original
     assert path.read_bytes() == original  # never rewritten
-    assert not wb.read_only and "read_only" not in wb.notices and "convert" in wb.notices
+    assert wb.read_only_text() is None and "read_only" not in wb.notices
+    assert "convert" in wb.notices
     assert json.loads(Path(new).read_text().splitlines()[0])["version"] == 3
     # hi, hello, the hook's message, after the hook, done (as the read-only view had them)
     assert len(await wb.branch()) == 5
@@ -221,11 +222,12 @@ async def test_a_save_after_another_program_appended_is_named_and_reloads(
     outside_append(pi_path, leaf, "typed in Pi", "pi000001")
     provider.script(Reply(text="ours, kept"))
     await wb.send("typed here meanwhile")
-    assert wb.save.status == "not_saved" and wb.save.code == "changed_on_disk"
-    assert "another program" in (wb.save.detail or "")
+    failed = wb.save
+    assert failed.status == "not_saved" and failed.code == "changed_on_disk"
+    assert "another program" in (failed.detail or "")
 
     await wb.retry_saving()  # a retry cannot succeed: it reloads instead
-    assert wb.save.status == "saved" and wb.session is not None
+    assert wb.save.label == "Saved" and wb.session is not None
     assert wb.session.pending_count == 0
     assert "came in" in wb.notices["save"].text and "kept as a branch" in wb.notices["save"].text
     assert wb.session.leaf_id() == "pi000001"  # where the other program left it
