@@ -29,9 +29,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--only",
-        choices=("session", "pi", "gui", "safety"),
+        choices=("session", "pi", "gui", "pi-sessions", "safety"),
         help="run only the session layer (with Pi), only the comparison with Pi, only the GUI,"
-        " or only the safety benchmarks (redaction, contained writes)",
+        " only the Pi sessions source (thousands of Pi files), or only the safety benchmarks"
+        " (redaction, contained writes)",
     )
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="data set seed")
     args = parser.parse_args(argv)

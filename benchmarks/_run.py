@@ -55,7 +55,7 @@ class Options:
     regenerate: bool = False
     check: bool = False
     profile: bool = False
-    only: str | None = None  # "session", "pi", "gui" or "safety": run only that part
+    only: str | None = None  # "session", "pi", "gui", "pi-sessions" or "safety": that part
     open_runs: int = 3
     list_runs: int = 5
     appends: int = 5_000
@@ -659,7 +659,7 @@ def run(opts: Options) -> int:
         f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs)",
         flush=True,
     )
-    data = ensure_data(opts) if opts.only != "safety" else None
+    data = ensure_data(opts) if opts.only not in ("safety", "pi-sessions") else None
     report = Report()
 
     def step(coro: Callable[[], Coroutine[Any, Any, None]]) -> None:
@@ -686,6 +686,11 @@ def run(opts: Options) -> int:
         assert data is not None
         bench_startup(data, report)
         bench_stream(report)
+
+    if opts.only in (None, "pi-sessions"):
+        from benchmarks._pi_sessions import bench_pi_sessions
+
+        bench_pi_sessions(report)
 
     if opts.only in (None, "safety"):
         from benchmarks._safety import bench_safety

@@ -95,6 +95,8 @@ from desktop_agent.workbench._views import (
 log = logging.getLogger("desktop_agent.workbench")
 
 DRAFT_SAVE_DELAY_S = 2.0
+PI_INDEX_WAIT_S = 1.0
+"""How long start-up waits for the index of Pi's folder before listing it later."""
 
 
 def _is_dir(path: str) -> bool:
@@ -176,6 +178,7 @@ class Workbench:
         self.pi = pi
         """The Pi CLI's sessions folder (the "Pi sessions" source; None: off). Its
         sessions open and continue in place; `copy_into_ours` makes our own copy."""
+        self._pi_listed = False  # its index is ready (see `_start_pi`)
         self.models = models
         self.settings = settings
         self.state = state
@@ -259,9 +262,27 @@ class Workbench:
         await self.models.load_keys()
         await self.store.start()
         if self.pi is not None:
-            await self.pi.start()  # a stat per file when nothing changed (benchmarks)
+            await self._start_pi(self.pi)
         self.spawn(self.models.discover())
         await self.refresh_sessions()
+
+    async def _start_pi(self, pi: JsonlStore) -> None:
+        """Bring the index of Pi's folder in line: a stat per file when it exists (tens of
+        ms for thousands of files), so it is awaited; a first index of thousands of files
+        takes seconds (benchmarks), so after `PI_INDEX_WAIT_S` it goes on in the
+        background and the list gets Pi's sessions when it is done."""
+        task = asyncio.ensure_future(pi.start())
+        done, _ = await asyncio.wait([task], timeout=PI_INDEX_WAIT_S)
+        if done:
+            self._pi_listed = True
+            return
+
+        async def finish() -> None:
+            await task
+            self._pi_listed = True
+            await self.refresh_sessions()
+
+        self.spawn(finish())
 
     async def warm_up(self) -> None:
         """After the first paint: import the SDKs of usable models (seconds, on a thread)."""
@@ -411,7 +432,7 @@ class Workbench:
         except (OSError, SessionError) as exc:
             log.warning("could not list the sessions: %s", exc)
             rows = [r for r in self.rows if r.source != "pi"]
-        if self.pi is not None:
+        if self.pi is not None and self._pi_listed:  # (not while its first index runs)
             try:
                 rows = newest_first(rows + await self.pi.sessions(self.query or None))
             except (OSError, SessionError) as exc:

@@ -240,3 +240,32 @@ async def test_a_save_after_another_program_appended_is_named_and_reloads(
     assert [e["message"]["role"] for e in lines[-3:-1]] == ["user", "assistant"]
     assert lines[-1]["type"] == "leaf" and lines[-1]["parentId"] == "pi000001"
     assert [i.message.role for i in await wb.branch()][-1] == "user"
+
+
+@pytest.mark.asyncio
+async def test_a_slow_first_index_of_pi_folder_does_not_hold_up_the_start(
+    tmp_path: Path,
+    provider: ProviderServer,
+    pi_folder: Path,
+    workspace: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import asyncio
+
+    from desktop_agent.workbench import Changes
+    from desktop_agent.workbench import _workbench as module
+
+    pi_path = await pi_session(pi_folder, workspace, "listed later")
+    monkeypatch.setattr(module, "PI_INDEX_WAIT_S", 0.0)
+    model = provider.model("anthropic-messages")
+    wb = make_workbench(tmp_path / "data", model, pi_folder=pi_folder)
+    seen: list[Changes] = []
+    wb.subscribe(lambda e: seen.append(e) if isinstance(e, Changes) else None)
+    await wb.start()
+    assert pi_rows(wb) == []  # the window shows ours at once
+    for _ in range(200):
+        if pi_rows(wb):
+            break
+        await asyncio.sleep(0.01)
+    assert pi_rows(wb) == [pi_path] and seen[-1].sessions  # then the list gets Pi's
+    await wb.aclose()
