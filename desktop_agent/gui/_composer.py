@@ -137,6 +137,8 @@ class Composer(QWidget):
     def set_read_only(self, reason: str | None) -> None:
         """A session that cannot be continued (e.g. an older Pi format): typing and
         sending are off, and the input says why (None: writable again)."""
+        if reason == self._read_only:
+            return
         self._read_only = reason
         self.input.setReadOnly(reason is not None)
         self.send_button.setEnabled(reason is None)

@@ -442,7 +442,7 @@ def test_a_pi_session_has_copy_and_no_delete_or_fork(qtbot: QtBot) -> None:
     sidebar.delete_requested.connect(deleted.append)
     sidebar.view.setFocus()
     sidebar.set_current(PI_ROWS[0].path)
-    qtbot.keyClick(sidebar.view, Qt.Key.Key_Delete)
+    qtbot.keyClick(sidebar.view, Qt.Key.Key_Delete)  # type: ignore[no-untyped-call]
     assert deleted == []
     model = sidebar.model()
     pi_group = model.index_for_path(PI_ROWS[0].path).parent()

@@ -256,16 +256,31 @@ async def test_a_slow_first_index_of_pi_folder_does_not_hold_up_the_start(
     from desktop_agent.workbench import _workbench as module
 
     pi_path = await pi_session(pi_folder, workspace, "listed later")
-    monkeypatch.setattr(module, "PI_INDEX_WAIT_S", 0.0)
+    monkeypatch.setattr(module, "PI_INDEX_WAIT_S", 0.05)
     model = provider.model("anthropic-messages")
     wb = make_workbench(tmp_path / "data", model, pi_folder=pi_folder)
+    assert wb.pi is not None
+    gate = asyncio.Event()  # a first index of thousands of files: it takes its time
+    real_start = wb.pi.start
+
+    async def slow_start() -> None:
+        await gate.wait()
+        await real_start()
+
+    monkeypatch.setattr(wb.pi, "start", slow_start)
     seen: list[Changes] = []
     wb.subscribe(lambda e: seen.append(e) if isinstance(e, Changes) else None)
-    await wb.start()
-    assert pi_rows(wb) == []  # the window shows ours at once
-    for _ in range(200):
-        if pi_rows(wb):
-            break
-        await asyncio.sleep(0.01)
-    assert pi_rows(wb) == [pi_path] and seen[-1].sessions  # then the list gets Pi's
-    await wb.aclose()
+    try:
+        await asyncio.wait_for(wb.start(), timeout=10)  # returns while the index runs
+        assert pi_rows(wb) == []  # the window shows ours at once
+        seen.clear()
+        gate.set()
+        for _ in range(500):
+            if pi_rows(wb):
+                break
+            await asyncio.sleep(0.01)
+        assert pi_rows(wb) == [pi_path]  # then the list gets Pi's
+        assert any(c.sessions for c in seen)
+    finally:
+        gate.set()
+        await wb.aclose()
