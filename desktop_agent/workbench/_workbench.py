@@ -1159,7 +1159,16 @@ class Workbench:
         )
         await self._store_for(self.ref or "").changed(self.ref or "")
         changes = Changes(branch=True, tree=True, usage=True, save_state=True, draft=True)
-        return self._changed(changes | self.notify("save", text) | await self.refresh_sessions())
+        ours_leaf = report.our_leaf
+        action = None
+        if ours and ours_leaf is not None and ours_leaf != session.leaf_id():
+
+            async def show_ours() -> Changes:
+                return await self.navigate(ours_leaf)
+
+            action = ("Show my branch", show_ours)
+        changes = changes | self.notify("save", text, action)
+        return self._changed(changes | await self.refresh_sessions())
 
     def read_only_text(self) -> str | None:
         """Why the open session cannot be continued (None: it can, or none is open)."""

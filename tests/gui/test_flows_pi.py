@@ -282,4 +282,12 @@ def test_reload_after_another_program_appended(
     assert find_index(window.tree.model(), ours["id"]) is not None
     lines = [json.loads(x) for x in body.splitlines()]
     assert lines[-1]["type"] == "leaf" and lines[-1]["targetId"] == "pi000001"
+    # The notice takes the user to their branch in one click.
+    notice = window.notices.findChild(QWidget, "notice_save")
+    assert notice is not None
+    show = notice.findChild(QPushButton, "noticeAction")
+    assert show is not None and show.text() == "Show my branch"
+    QTest.mouseClick(show, Qt.MouseButton.LeftButton)
+    idle(qtbot, window)
+    assert "ours, kept as a branch" in last_card_text(window)
     close(qtbot, window)
