@@ -25,6 +25,7 @@ from desktop_agent.config import (
     AppDirs,
     KeyStore,
     Settings,
+    default_pi_sessions_dir,
     load_settings,
     load_state,
     pi_sessions_dir,
@@ -184,6 +185,8 @@ def run(argv: list[str]) -> int:
             recovery_dir=dirs.data.parent / f"{dirs.data.name}-recovery",
             redactor=redactor.redactor,
             pi=make_pi_store(pi_folder, dirs),
+            make_pi=lambda setting: make_pi_store(pi_sessions_dir(setting), dirs),
+            pi_default_folder=str(default_pi_sessions_dir(Path.home(), os.environ)),
         )
         await workbench.start()
         return workbench

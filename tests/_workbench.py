@@ -16,9 +16,11 @@ from desktop_agent.ai import AssistantMessage, Model, ModelRegistry, TextContent
 from desktop_agent.config import (
     AppState,
     KeyStore,
+    PiSessionsSettings,
     Settings,
     load_settings,
     load_state,
+    pi_sessions_dir,
     save_settings,
     save_state,
 )
@@ -83,7 +85,20 @@ def make_workbench(
         recovery_dir=data.parent / f"{data.name}-recovery",
         harness_settings=HarnessSettings(base_delay_ms=10, max_delay_ms=50),
         pi=make_pi_store(data, pi_folder) if pi_folder is not None else None,
+        make_pi=lambda setting: _pi_from_setting(data, setting, pi_folder),
+        pi_default_folder=str(pi_folder or ""),
     )
+
+
+def _pi_from_setting(
+    data: Path, setting: PiSessionsSettings, default: Path | None
+) -> JsonlStore | None:
+    """What app.py builds from the pi_sessions setting; the default folder is the test's
+    (``home`` is the data dir, so the real ~/.pi is never looked at)."""
+    folder = pi_sessions_dir(setting, home=data, environ={}) if setting.folder else default
+    if not setting.enabled or folder is None or not folder.is_dir():
+        return None
+    return make_pi_store(data, folder)
 
 
 def saved_state(data: Path) -> AppState:

@@ -313,6 +313,21 @@ class SettingsDialog(QDialog):
         self.send_key.addItem("Ctrl+Enter sends, Enter new line", "ctrl+enter")
         self.send_key.setCurrentIndex(max(self.send_key.findData(form.send_key), 0))
         fields.addRow("Send with", self.send_key)
+        self.pi_sessions = QCheckBox(self.tr("Show the Pi coding agent's sessions"), self)
+        self.pi_sessions.setObjectName("piSessionsEnabled")
+        self.pi_sessions.setAccessibleName(self.tr("Show the Pi coding agent's sessions"))
+        self.pi_sessions.setChecked(form.pi_sessions)
+        self.pi_folder = QLineEdit(form.pi_folder or "", self)
+        self.pi_folder.setObjectName("piSessionsFolder")
+        self.pi_folder.setAccessibleName(self.tr("Folder of the Pi coding agent's sessions"))
+        self.pi_folder.setPlaceholderText(form.pi_default_folder or "~/.pi/agent/sessions")
+        self.pi_folder.setToolTip(
+            self.tr("Empty: where Pi keeps them. Nothing is shown when the folder does not exist.")
+        )
+        self.pi_sessions.toggled.connect(self.pi_folder.setEnabled)
+        self.pi_folder.setEnabled(form.pi_sessions)
+        fields.addRow(self.tr("Pi sessions"), self.pi_sessions)
+        fields.addRow(self.tr("Their folder"), self.pi_folder)
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self
         )
@@ -344,6 +359,8 @@ class SettingsDialog(QDialog):
             default_model=self.default_model.currentData(),
             send_key=self.send_key.currentData(),
             approval={tool: box.currentData() for tool, box in self.approval.items()},
+            pi_sessions=self.pi_sessions.isChecked(),
+            pi_folder=self.pi_folder.text().strip() or None,
         )
 
 

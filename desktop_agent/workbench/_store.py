@@ -60,6 +60,9 @@ class SessionStore(Protocol):
 
     def ref_of(self, session: Session) -> str: ...
 
+    def holds(self, ref: str) -> bool:
+        """Whether ``ref`` is one of this store's sessions (not a file elsewhere)."""
+
     async def find(self, id_or_ref: str) -> str | None:
         """The reference of a session given by id or reference, if it exists."""
 
@@ -301,7 +304,7 @@ class JsonlStore:
         return await asyncio.to_thread(run)
 
     async def changed(self, ref: str) -> None:
-        if self.index is not None and ref:
+        if self.index is not None and ref and self.holds(ref):  # never another folder's file
             try:
                 await self.index.update_file(ref)
             except Exception:
@@ -445,6 +448,9 @@ class SqliteStore:
 
     def ref_of(self, session: Session) -> str:
         return SQLITE_PREFIX + session.metadata.id
+
+    def holds(self, ref: str) -> bool:
+        return ref.startswith(SQLITE_PREFIX)
 
     async def find(self, id_or_ref: str) -> str | None:
         wanted = self._id(id_or_ref)

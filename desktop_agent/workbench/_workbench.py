@@ -32,6 +32,7 @@ from desktop_agent.ai import (
 from desktop_agent.config import (
     ApprovalRule,
     AppState,
+    PiSessionsSettings,
     ProviderSettings,
     SendKey,
     ServerApi,
@@ -145,6 +146,11 @@ class SettingsForm:
     has_key: dict[str, bool] = field(default_factory=dict)
     keychain_problem: str | None = None
     where_kept: str = ""
+    pi_sessions: bool = True
+    """Show the Pi coding agent's sessions beside ours."""
+    pi_folder: str | None = None
+    """Pi's sessions folder as typed (None: where Pi keeps them, ``pi_default_folder``)."""
+    pi_default_folder: str = ""
 
 
 LOCAL_PROVIDER = "local"
@@ -173,12 +179,17 @@ class Workbench:
         harness_settings: HarnessSettings | None = None,
         redactor: Redactor | None = None,
         pi: JsonlStore | None = None,
+        make_pi: Callable[[PiSessionsSettings], JsonlStore | None] | None = None,
+        pi_default_folder: str = "",
     ) -> None:
         self.store = store
         self.pi = pi
         """The Pi CLI's sessions folder (the "Pi sessions" source; None: off). Its
         sessions open and continue in place; `copy_into_ours` makes our own copy."""
         self._pi_listed = False  # its index is ready (see `_start_pi`)
+        self._make_pi = make_pi
+        """Builds the Pi source from the setting (Settings changes it live); None: fixed."""
+        self.pi_default_folder = pi_default_folder
         self.models = models
         self.settings = settings
         self.state = state
@@ -624,7 +635,7 @@ class Workbench:
         for key in ("model", "workspace", "save", "read_only"):
             self.notify(key, None)
         store = self._store_for(ref)
-        if empty and not draft and not session.read_only and store is self.store:
+        if empty and not draft and not session.read_only and self.store.holds(ref):
             await store.discard(ref)  # never another program's file
         else:
             await store.changed(ref)
@@ -1241,6 +1252,9 @@ class Workbench:
             has_key={p: bool(self.models.key_of(p)) for p in ("openai", "anthropic", "local")},
             keychain_problem=keys.problem,
             where_kept=keys.where_kept(),
+            pi_sessions=self.settings.pi_sessions.enabled,
+            pi_folder=self.settings.pi_sessions.folder,
+            pi_default_folder=self.pi_default_folder,
         )
 
     async def apply_settings(self, form: SettingsForm) -> Changes:
@@ -1266,10 +1280,15 @@ class Workbench:
         settings.approval = {**settings.approval, **form.approval}
         if self.harness is not None and self.harness.approval_policy is not None:
             self.harness.approval_policy.rules.update(settings.approval)
+        pi = PiSessionsSettings(enabled=form.pi_sessions, folder=form.pi_folder or None)
+        pi_changed = pi != settings.pi_sessions
+        settings.pi_sessions = pi
         try:
             self._save_settings(settings)
         except OSError as exc:
             notes.append(f"The settings could not be saved: {exc.strerror or exc}.")
+        if pi_changed and self._make_pi is not None:
+            await self._replace_pi(self._make_pi(pi))
         self.notify("settings", " ".join(notes) or None)
         await self.models.discover()
         problems = [
@@ -1277,4 +1296,15 @@ class Workbench:
         ]
         changes = self.notify("servers", " ".join(problems) or None)
         self._on_models_changed()
-        return self._changed(changes | Changes(models=True, notices=True))
+        return self._changed(changes | Changes(models=True, notices=True, sessions=True))
+
+    async def _replace_pi(self, pi: JsonlStore | None) -> None:
+        """The "Pi sessions" source after a Settings change: the list follows at once; an
+        open Pi session stays open (it is written through its own file)."""
+        old, self.pi = self.pi, pi
+        self._pi_listed = False
+        if old is not None:
+            await old.close()
+        if pi is not None:
+            await self._start_pi(pi)
+        await self.refresh_sessions()

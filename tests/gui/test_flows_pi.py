@@ -23,9 +23,10 @@ from PySide6.QtWidgets import QLabel, QMenu, QPushButton, QWidget
 from pytestqt.qtbot import QtBot
 
 from desktop_agent.gui import MainWindow
-from desktop_agent.gui._dialogs import PersistenceErrorDialog
+from desktop_agent.gui._dialogs import PersistenceErrorDialog, SettingsDialog
 from desktop_agent.gui.sidebar import SidebarRole
 from desktop_agent.session import encode_cwd
+from desktop_agent.workbench import SettingsForm
 from tests._workbench import make_workbench
 from tests.ai.provider_server import ProviderServer, Reply
 from tests.gui._window import (
@@ -290,4 +291,45 @@ def test_reload_after_another_program_appended(
     QTest.mouseClick(show, Qt.MouseButton.LeftButton)
     idle(qtbot, window)
     assert "ours, kept as a branch" in last_card_text(window)
+    close(qtbot, window)
+
+
+def test_the_pi_source_is_turned_off_and_on_in_settings(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    pi_folder: Path,
+    workspace: Path,
+) -> None:
+    pi_path = in_thread(pi_session(pi_folder, workspace, "from pi"))
+    elsewhere = tmp_path / "other-pi"
+    other = in_thread(pi_session(elsewhere, workspace, "in another folder"))
+    window = pi_window(qtbot, tmp_path, provider, pi_folder)
+    assert window.sidebar.model().section_index().isValid()
+    action = window.findChild(QAction, "settingsAction")
+    assert action is not None
+
+    def settings_with(on: bool, folder: str) -> None:
+        async def fill(form: SettingsForm) -> SettingsForm:
+            dialog = SettingsDialog(window, form)
+            qtbot.addWidget(dialog)
+            assert dialog.pi_sessions.isChecked() == form.pi_sessions
+            dialog.pi_sessions.setChecked(on)
+            dialog.pi_folder.setText(folder)
+            return dialog.result_form()
+
+        window.dialogs.settings = fill  # type: ignore[method-assign]
+        action.trigger()
+        idle(qtbot, window)
+
+    settings_with(False, "")
+    assert not window.sidebar.model().section_index().isValid()
+    assert window.sidebar.model().index_for_path(pi_path).isValid() is False
+    stored = json.loads((tmp_path / "data" / "config" / "settings.json").read_text())
+    assert stored["pi_sessions"] == {"enabled": False, "folder": None}
+    settings_with(True, str(elsewhere))
+    model = window.sidebar.model()
+    assert model.section_index().isValid() and model.index_for_path(other).isValid()
+    assert not model.index_for_path(pi_path).isValid()
     close(qtbot, window)

@@ -284,3 +284,24 @@ async def test_a_slow_first_index_of_pi_folder_does_not_hold_up_the_start(
     finally:
         gate.set()
         await wb.aclose()
+
+
+@pytest.mark.asyncio
+async def test_an_empty_pi_session_is_never_deleted_even_after_the_source_is_off(
+    wb: Workbench, pi_folder: Path, workspace: Path
+) -> None:
+    from desktop_agent.workbench import SettingsForm
+
+    empty = await pi_session(pi_folder, workspace)  # a header only: Pi started, then quit
+    await wb.refresh_sessions()
+    await wb.open(empty)
+    await wb.close()
+    assert Path(empty).exists()  # ours would be discarded; Pi's file is Pi's
+    await wb.open(empty)
+    form = wb.settings_form()
+    assert form.pi_sessions and form.pi_default_folder == str(pi_folder)
+    await wb.apply_settings(SettingsForm(**{**form.__dict__, "pi_sessions": False}))
+    assert wb.pi is None and wb.pi_count == 0 and wb.ref == empty
+    await wb.close()
+    assert Path(empty).exists()
+    assert wb.settings.pi_sessions.enabled is False
