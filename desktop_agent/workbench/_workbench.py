@@ -1115,8 +1115,7 @@ class Workbench:
         ref = ref or self.ref
         if ref is None:
             raise WorkbenchError("No session is open.")
-        if ref == self.ref and self.session is not None and self.session.read_only:
-            self._check_idle("converting the session")
+        self._check_idle("converting the session")
         new_ref = await self._store_for(ref).convert(ref)
         changes = self.notify("read_only", None) | self.notify(
             "convert",
@@ -1161,7 +1160,8 @@ class Workbench:
         theirs, ours = len(report.taken_in), len(report.kept)
         text = f"Reloaded: {entries_phrase(theirs)} written by another program came in"
         text += (
-            f"; your {entries_phrase(ours)} are kept as a branch where the two diverged."
+            f"; {entries_phrase(ours)} of yours {'is' if ours == 1 else 'are'} kept as a"
+            " branch where the two diverged."
             if ours
             else "."
         )
