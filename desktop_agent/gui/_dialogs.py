@@ -7,6 +7,7 @@ through callbacks or futures. With ``--no-err-windows`` they write to stderr ins
 from __future__ import annotations
 
 import asyncio
+import html
 import shlex
 import sys
 from collections.abc import Callable
@@ -115,7 +116,7 @@ class PersistenceErrorDialog(QDialog):
                     "<b>Nothing is lost.</b> {1} kept in memory. Press Reload: what the other"
                     " program wrote comes in, and your entries are kept as a branch from"
                     " where the two diverged. Retrying cannot help here."
-                ).format(self._where, waiting)
+                ).format(html.escape(self._where), waiting)
             )
             return
         self._text.setText(
