@@ -108,6 +108,11 @@ async def test_pi_sessions_are_listed_beside_ours_and_continue_in_place(
     with pytest.raises(WorkbenchError, match="deleted with Pi"):
         await wb.trash(pi_path)
     assert Path(pi_path).exists()
+    # Search covers Pi's sessions too (their index has the content).
+    await wb.refresh_sessions("answered here")
+    assert [r.path for r in wb.rows] == [pi_path]
+    await wb.refresh_sessions("")
+    assert len(wb.rows) == 2
 
 
 @pytest.mark.asyncio
