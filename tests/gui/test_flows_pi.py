@@ -333,3 +333,36 @@ def test_the_pi_source_is_turned_off_and_on_in_settings(
     assert model.section_index().isValid() and model.index_for_path(other).isValid()
     assert not model.index_for_path(pi_path).isValid()
     close(qtbot, window)
+
+
+def test_pi_and_the_window_take_turns_on_one_session(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    pi: Pi,  # noqa: F811
+    workspace: Path,
+) -> None:
+    """The real Pi CLI (print mode) starts a session; the window continues it from the
+    sidebar's Pi section; ``pi --continue`` then carries on after our turn."""
+    from tests.interop._pi_cli import PiCli
+    from tests.interop.test_pi_cli import user_texts
+
+    cli = PiCli(pi, provider, tmp_path / "cli")
+    provider.script(Reply(text="Pi's first answer."))
+    cli.print("Started in Pi", cwd=workspace)
+    (path,) = cli.session_files(workspace)
+    window = pi_window(qtbot, tmp_path, provider, cli.sessions_dir)
+    assert window.wb.ref == str(path)  # restored: the most recent session of either source
+    assert window.sidebar.model().index_for_path(str(path)).data(SidebarRole.SOURCE) == "pi"
+    assert any("Pi's first answer." in t for t in card_texts(window))
+    provider.script(Reply(text="The desktop's answer."))
+    send(qtbot, window, "Continued in the window")
+    assert "The desktop's answer." in last_card_text(window)
+    close(qtbot, window)
+
+    provider.script(Reply(text="Pi again."))
+    cli.print("Back in Pi", cwd=workspace, args=("--continue",))
+    assert cli.session_files(workspace) == [path]  # it continued the same file
+    sent = user_texts(provider.last_body())
+    assert sent == ["Started in Pi", "Continued in the window", "Back in Pi"]
