@@ -1,7 +1,7 @@
 """``python -m benchmarks``: generate realistic sessions; measure the session layer and the GUI.
 
-Options: ``--only session|pi|gui|map|safety|highlight`` runs one part; ``--check`` exits 1
-when a target of issue 2 or 5 fails; ``--regenerate`` rebuilds the
+Options: ``--only session|pi|gui|map|pi-sessions|safety|highlight`` runs one part;
+``--check`` exits 1 when a target of issue 2 or 5 fails; ``--regenerate`` rebuilds the
 cached data under ``benchmarks/out/``; ``--profile`` adds cProfile listings of open +
 build_context and of appends; ``--seed`` picks another deterministic data set.
 """
@@ -29,10 +29,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--only",
-        choices=("session", "pi", "gui", "map", "safety", "highlight"),
+        choices=("session", "pi", "gui", "map", "pi-sessions", "safety", "highlight"),
         help="run only the session layer (with Pi), only the comparison with Pi, only the GUI,"
-        " only the branch map, only the safety benchmarks (redaction, contained writes), or"
-        " only code highlighting",
+        " only the branch map, only the Pi sessions source (thousands of Pi files), only the"
+        " safety benchmarks (redaction, contained writes), or only code highlighting",
     )
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="data set seed")
     args = parser.parse_args(argv)

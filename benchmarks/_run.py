@@ -55,7 +55,7 @@ class Options:
     regenerate: bool = False
     check: bool = False
     profile: bool = False
-    only: str | None = None  # "session", "pi", "gui", "map", "safety", "highlight": only that
+    only: str | None = None  # one part: session, pi, gui, map, pi-sessions, safety, highlight
     open_runs: int = 3
     list_runs: int = 5
     appends: int = 5_000
@@ -659,7 +659,8 @@ def run(opts: Options) -> int:
         f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs)",
         flush=True,
     )
-    data = ensure_data(opts) if opts.only not in ("safety", "map", "highlight") else None
+    no_data = ("safety", "map", "highlight", "pi-sessions")
+    data = ensure_data(opts) if opts.only not in no_data else None
     report = Report()
 
     def step(coro: Callable[[], Coroutine[Any, Any, None]]) -> None:
@@ -691,6 +692,10 @@ def run(opts: Options) -> int:
         from benchmarks._map import bench_map
 
         bench_map(report)
+    if opts.only in (None, "pi-sessions"):
+        from benchmarks._pi_sessions import bench_pi_sessions
+
+        bench_pi_sessions(report)
 
     if opts.only in (None, "safety"):
         from benchmarks._safety import bench_safety

@@ -25,8 +25,10 @@ from desktop_agent.config import (
     AppDirs,
     KeyStore,
     Settings,
+    default_pi_sessions_dir,
     load_settings,
     load_state,
+    pi_sessions_dir,
     resolve_dirs,
     save_settings,
     save_state,
@@ -48,6 +50,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--store",
         choices=("jsonl", "sqlite"),
         help="keep sessions as Pi-compatible JSONL files (default) or in one SQLite database",
+    )
+    parser.add_argument(
+        "--pi-sessions-dir",
+        type=Path,
+        metavar="DIR",
+        help="list the Pi coding agent's sessions from this folder (default: the"
+        " pi_sessions setting, else where Pi keeps them; off when it does not exist)",
     )
     parser.add_argument(
         "--no-err-windows", action="store_true", help="report errors on stderr, not in dialogs"
@@ -116,6 +125,23 @@ def make_store(kind: str, dirs: AppDirs) -> SessionStore:
     return JsonlStore(repo, index)
 
 
+def make_pi_store(folder: Path | None, dirs: AppDirs) -> JsonlStore | None:
+    """The "Pi sessions" source: the Pi CLI's folder, opened in place, with an index kept
+    with our data (never in Pi's folder). None when the folder does not exist."""
+    if folder is None or not folder.is_dir():
+        return None
+    repo = JsonlSessionRepo(
+        folder, str(dirs.trash / "pi"), entry_index_dir=dirs.data / "cache" / "entries"
+    )
+    index: SessionIndex | None
+    try:
+        index = SessionIndex(dirs.data / "cache" / "pi-index.sqlite", repo)
+    except Exception:
+        log.exception("the index of the Pi sessions is unavailable")
+        index = None
+    return JsonlStore(repo, index, source="pi")
+
+
 def run(argv: list[str]) -> int:
     started = time.perf_counter()
     args = parse_args(argv)
@@ -135,6 +161,11 @@ def run(argv: list[str]) -> int:
     settings = load_settings(dirs.settings)
     state = load_state(dirs.state)
     workspace = str(args.workspace.resolve()) if args.workspace else None
+    pi_folder = (
+        args.pi_sessions_dir.expanduser().resolve()
+        if args.pi_sessions_dir
+        else pi_sessions_dir(settings.pi_sessions)
+    )
 
     async def make_workbench() -> Workbench:
         registry = ModelRegistry()
@@ -153,6 +184,9 @@ def run(argv: list[str]) -> int:
             tool_output_dir=dirs.tool_output,
             recovery_dir=dirs.data.parent / f"{dirs.data.name}-recovery",
             redactor=redactor.redactor,
+            pi=make_pi_store(pi_folder, dirs),
+            make_pi=lambda setting: make_pi_store(pi_sessions_dir(setting), dirs),
+            pi_default_folder=str(default_pi_sessions_dir(Path.home(), os.environ)),
         )
         await workbench.start()
         return workbench

@@ -16,9 +16,11 @@ from desktop_agent.ai import AssistantMessage, Model, ModelRegistry, TextContent
 from desktop_agent.config import (
     AppState,
     KeyStore,
+    PiSessionsSettings,
     Settings,
     load_settings,
     load_state,
+    pi_sessions_dir,
     save_settings,
     save_state,
 )
@@ -41,6 +43,13 @@ def make_store(data: Path, kind: str) -> SessionStore:
     return JsonlStore(repo, SessionIndex(data / "index.sqlite", repo))
 
 
+def make_pi_store(data: Path, pi_folder: Path) -> JsonlStore:
+    """The "Pi sessions" source over ``pi_folder`` (a temp folder: never the real ~/.pi),
+    its index kept in ``data`` (as app.make_pi_store does)."""
+    repo = JsonlSessionRepo(pi_folder, str(data / "trash" / "pi"))
+    return JsonlStore(repo, SessionIndex(data / "cache" / "pi-index.sqlite", repo), source="pi")
+
+
 def make_workbench(
     data: Path,
     models: Model | list[Model],
@@ -48,8 +57,10 @@ def make_workbench(
     store: str = "jsonl",
     settings: Settings | None = None,
     keyring: MemoryKeyring | None = None,
+    pi_folder: Path | None = None,
 ) -> Workbench:
-    """A workbench over ``data`` whose registry holds ``models`` (default model: the first)."""
+    """A workbench over ``data`` whose registry holds ``models`` (default model: the
+    first); ``pi_folder``: the Pi CLI's sessions folder beside ours."""
     data.mkdir(parents=True, exist_ok=True)
     listed = models if isinstance(models, list) else [models]
     settings_file = data / "config" / "settings.json"
@@ -73,7 +84,21 @@ def make_workbench(
         tool_output_dir=data / "tool-output",
         recovery_dir=data.parent / f"{data.name}-recovery",
         harness_settings=HarnessSettings(base_delay_ms=10, max_delay_ms=50),
+        pi=make_pi_store(data, pi_folder) if pi_folder is not None else None,
+        make_pi=lambda setting: _pi_from_setting(data, setting, pi_folder),
+        pi_default_folder=str(pi_folder or ""),
     )
+
+
+def _pi_from_setting(
+    data: Path, setting: PiSessionsSettings, default: Path | None
+) -> JsonlStore | None:
+    """What app.py builds from the pi_sessions setting; the default folder is the test's
+    (``home`` is the data dir, so the real ~/.pi is never looked at)."""
+    folder = pi_sessions_dir(setting, home=data, environ={}) if setting.folder else default
+    if not setting.enabled or folder is None or not folder.is_dir():
+        return None
+    return make_pi_store(data, folder)
 
 
 def saved_state(data: Path) -> AppState:

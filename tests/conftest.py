@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import tempfile
 import threading
 from collections.abc import Iterator
 from types import TracebackType
@@ -21,6 +22,12 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.pop("OPENAI_API_KEY", None)
 os.environ.pop("ANTHROPIC_API_KEY", None)
+# The "Pi sessions" source must never read the real ~/.pi: its default folder (for the app
+# and every subprocess it starts) is one that does not exist; tests that want Pi sessions
+# pass --pi-sessions-dir or the pi_sessions setting.
+os.environ["PI_CODING_AGENT_DIR"] = os.path.join(
+    tempfile.gettempdir(), f"desktop-agent-tests-no-pi-{os.getpid()}"
+)
 
 # Tasks still pending when a test loop closes are collected here by the patched close().
 _LEAKED_TASKS: list[str] = []

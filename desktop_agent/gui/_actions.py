@@ -99,6 +99,20 @@ ACTIONS: tuple[ActionSpec, ...] = (
         QT_TRANSLATE_NOOP("Actions", "Copy the current branch into a new session"),
     ),
     _spec(
+        "copyIntoOursAction",
+        "session",
+        QT_TRANSLATE_NOOP("Actions", "&Copy into Desktop Agent"),
+        QT_TRANSLATE_NOOP("Actions", "Make your own copy of this Pi session and open it"),
+    ),
+    _spec(
+        "convertAction",
+        "session",
+        QT_TRANSLATE_NOOP("Actions", "Con&vert to the current format"),
+        QT_TRANSLATE_NOOP(
+            "Actions", "Write a new file in the current format beside this old one, and open it"
+        ),
+    ),
+    _spec(
         "trashAction",
         "session",
         QT_TRANSLATE_NOOP("Actions", "&Move to trash"),
@@ -293,6 +307,7 @@ def _bind_signals(w: MainWindow) -> None:
     sidebar.export_requested.connect(lambda ref, fmt: run(w.export(ref, fmt)))
     sidebar.reveal_requested.connect(w.reveal)
     sidebar.backup_requested.connect(lambda: run(w.backup()))
+    sidebar.copy_requested.connect(op(wb.copy_into_ours))
     w.notices.action_requested.connect(op(wb.notice_action))
     w.notices.dismissed.connect(op(wb.dismiss))
     w.start_page.choose_workspace.connect(lambda: run(w.choose_workspace()))
@@ -315,6 +330,8 @@ def _slots(w: MainWindow) -> dict[str, Callable[[], Any]]:
         "renameAction": current(w.sidebar.rename_session),
         "forkAction": current(lambda ref: run(w.do(wb.fork(ref)))),
         "trashAction": current(lambda ref: run(w.do(wb.trash(ref)))),
+        "copyIntoOursAction": current(lambda ref: run(w.do(wb.copy_into_ours(ref)))),
+        "convertAction": current(lambda ref: run(w.do(wb.convert(ref)))),
         "editLastAction": w.chat_actions.edit,
         "retryAction": lambda: run(w.do(wb.retry())),
         "copyMessageAction": w.chat_actions.copy,
@@ -365,7 +382,8 @@ def _fill_menus(w: MainWindow, menus: dict[str, QMenu], actions: dict[str, QActi
     groups = {
         "file": ["newSessionAction", "chooseFolderAction", "", "backupAction",
                  "settingsAction", "", "quitAction"],
-        "session": ["renameAction", "forkAction", "export", "", "trashAction", "",
+        "session": ["renameAction", "forkAction", "export", "copyIntoOursAction",
+                    "convertAction", "", "trashAction", "",
                     "editLastAction", "retryAction", "copyMessageAction", "",
                     "previousVersionAction", "nextVersionAction"],
         "view": ["sidebarAction", "treeAction", "", "searchAction", "composerAction",
@@ -383,6 +401,8 @@ def _fill_menus(w: MainWindow, menus: dict[str, QMenu], actions: dict[str, QActi
                 menu.addAction(actions[name])
     view = menus["view"]
     view.aboutToShow.connect(lambda: sync_toggles(w, actions))
+    menus["session"].aboutToShow.connect(lambda: sync_session_actions(w, actions))
+    sync_session_actions(w, actions)
 
 
 def _export_menu(w: MainWindow, parent: QWidget) -> QMenu:
@@ -437,6 +457,14 @@ def sync_toggles(w: MainWindow, actions: dict[str, QAction]) -> None:
     """The checked state of the pane toggles is whether the pane is shown."""
     actions["sidebarAction"].setChecked(not w.sidebar.isHidden())
     actions["treeAction"].setChecked(not w.tree.isHidden())
+
+
+def sync_session_actions(w: MainWindow, actions: dict[str, QAction]) -> None:
+    """Copy-in is for a Pi session, Convert for a file of an old format version."""
+    wb = w.wb
+    actions["copyIntoOursAction"].setEnabled(wb.is_pi(wb.ref))
+    old = wb.session is not None and wb.session.metadata.format_version < 3
+    actions["convertAction"].setEnabled(old)
 
 
 def refresh_icons(w: MainWindow, actions: dict[str, QAction]) -> None:

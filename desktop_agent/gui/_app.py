@@ -127,7 +127,8 @@ def _qt_message(mode: QtMsgType, context: QMessageLogContext, message: str) -> N
 
 async def smoke_payload(window: MainWindow, startup_ms: int) -> dict[str, Any]:
     """The one JSON line of ``--smoke``: what was restored (``messages_shown``: the
-    messages of its context), how fast it was drawn, its model and the notices."""
+    messages of its context), how fast it was drawn, its model, the notices, and how many
+    sessions the list shows (``pi_sessions``: those of the Pi CLI's folder)."""
     wb = window.wb
     session = wb.session
     return {
@@ -137,6 +138,9 @@ async def smoke_payload(window: MainWindow, startup_ms: int) -> dict[str, Any]:
         "startup_ms": startup_ms,
         "model": wb.model_key(),
         "notices": wb.notice_texts(),
+        "sessions": len(wb.rows) - wb.pi_count,
+        "pi_sessions": wb.pi_count,
+        "restored_source": ("pi" if wb.is_pi(wb.ref) else "ours") if session else None,
     }
 
 

@@ -102,6 +102,7 @@ class Composer(QWidget):
         self.attachments_label.setObjectName("attachmentsLabel")
         self.attachments: list[Attachment] = []
         self._running = False
+        self._read_only: str | None = None
 
         controls = QHBoxLayout()
         controls.addWidget(self.model_picker, 1)
@@ -146,6 +147,20 @@ class Composer(QWidget):
         else:
             hint = self.tr("Ask the agent… (Enter to send, Shift+Enter for a new line)")
         self.input.setPlaceholderText(hint)
+
+    def set_read_only(self, reason: str | None) -> None:
+        """A session that cannot be continued (e.g. an older Pi format): typing and
+        sending are off, and the input says why (None: writable again)."""
+        if reason == self._read_only:
+            return
+        self._read_only = reason
+        self.input.setReadOnly(reason is not None)
+        self.send_button.setEnabled(reason is None)
+        self.follow_button.setEnabled(reason is None)
+        if reason is not None:
+            self.input.setPlaceholderText(reason)
+        else:
+            self.set_send_key(self.input.send_key)
 
     def set_running(self, running: bool) -> None:
         self._running = running

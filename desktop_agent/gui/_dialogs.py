@@ -7,6 +7,7 @@ through callbacks or futures. With ``--no-err-windows`` they write to stderr ins
 from __future__ import annotations
 
 import asyncio
+import html
 import shlex
 import sys
 from collections.abc import Callable
@@ -39,13 +40,20 @@ from desktop_agent.session import RecoveryReport
 from desktop_agent.tools import ApprovalDecision, ApprovalRequest
 from desktop_agent.workbench import PersistenceErrorEvent, SettingsForm, entries_phrase
 
+CHANGED_ON_DISK = "changed_on_disk"
+"""The save error of a file another program wrote to: only a reload can save."""
+
 
 def _tr(text: str) -> str:
     return QCoreApplication.translate("Dialogs", text)
 
 
 class PersistenceErrorDialog(QDialog):
-    """What could not be saved, where and why; nothing is lost yet. Retry / Save a copy."""
+    """What could not be saved, where and why; nothing is lost yet. Retry / Save a copy.
+
+    When another program changed the file (code ``changed_on_disk``) a retry cannot
+    succeed: the dialog says so and offers Reload (their entries come in, ours stay as a
+    branch) in place of Retry."""
 
     def __init__(
         self,
@@ -53,10 +61,16 @@ class PersistenceErrorDialog(QDialog):
         event: PersistenceErrorEvent,
         on_retry: Callable[[], object],
         on_save_copy: Callable[[], object],
+        on_reload: Callable[[], object] | None = None,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("persistenceErrorDialog")
-        self.setWindowTitle(self.tr("The session could not be saved"))
+        self.changed_on_disk = event.code == CHANGED_ON_DISK and on_reload is not None
+        self.setWindowTitle(
+            self.tr("The session was changed by another program")
+            if self.changed_on_disk
+            else self.tr("The session could not be saved")
+        )
         self.setWindowModality(Qt.WindowModality.NonModal)
         self._where = event.path or "the session file"
         self._why = event.os_error or event.code
@@ -70,16 +84,28 @@ class PersistenceErrorDialog(QDialog):
         details.setReadOnly(True)
         details.setVisible(False)
         buttons = QDialogButtonBox(self)
-        retry = buttons.addButton(self.tr("Retry"), QDialogButtonBox.ButtonRole.AcceptRole)
-        retry.setObjectName("retryButton")
+        if self.changed_on_disk and on_reload is not None:
+            retry = buttons.addButton(self.tr("Reload"), QDialogButtonBox.ButtonRole.AcceptRole)
+            retry.setObjectName("reloadButton")
+            retry.setAccessibleName(self.tr("Reload the session from its file"))
+            retry.setToolTip(
+                self.tr(
+                    "Take in what the other program wrote; your entries stay, as a branch"
+                    " from where the two diverged"
+                )
+            )
+            retry.clicked.connect(lambda: on_reload())
+        else:
+            retry = buttons.addButton(self.tr("Retry"), QDialogButtonBox.ButtonRole.AcceptRole)
+            retry.setObjectName("retryButton")
+            retry.clicked.connect(lambda: on_retry())
+        retry.clicked.connect(self.accept)
         copy = buttons.addButton(
             self.tr("Save a copy elsewhere…"), QDialogButtonBox.ButtonRole.ActionRole
         )
         copy.setObjectName("saveCopyButton")
         more = buttons.addButton(self.tr("Details"), QDialogButtonBox.ButtonRole.HelpRole)
         close = buttons.addButton(QDialogButtonBox.StandardButton.Close)
-        retry.clicked.connect(self.accept)
-        retry.clicked.connect(lambda: on_retry())
         copy.clicked.connect(on_save_copy)
         more.clicked.connect(lambda: details.setVisible(not details.isVisible()))
         close.clicked.connect(self.reject)
@@ -94,6 +120,18 @@ class PersistenceErrorDialog(QDialog):
         waiting = (self.tr("{entries} is") if count == 1 else self.tr("{entries} are")).format(
             entries=entries_phrase(count)
         )
+        if self.changed_on_disk:
+            self._text.setText(
+                self.tr(
+                    "<b>Another program changed this session's file</b> (the Pi coding"
+                    " agent, or another tool wrote to it while it was open here), so Desktop"
+                    " Agent did not write over what it wrote.<br><br>File: {0}<br><br>"
+                    "<b>Nothing is lost.</b> {1} kept in memory. Press Reload: what the other"
+                    " program wrote comes in, and your entries are kept as a branch from"
+                    " where the two diverged. Retrying cannot help here."
+                ).format(html.escape(self._where), waiting)
+            )
+            return
         self._text.setText(
             self.tr(
                 "<b>Desktop Agent could not save this session.</b><br><br>"
@@ -326,6 +364,21 @@ class SettingsDialog(QDialog):
             self.theme.addItem(text, value)
         self.theme.setCurrentIndex(max(self.theme.findData(form.theme), 0))
         fields.addRow(self.tr("Theme"), self.theme)
+        self.pi_sessions = QCheckBox(self.tr("Show the Pi coding agent's sessions"), self)
+        self.pi_sessions.setObjectName("piSessionsEnabled")
+        self.pi_sessions.setAccessibleName(self.tr("Show the Pi coding agent's sessions"))
+        self.pi_sessions.setChecked(form.pi_sessions)
+        self.pi_folder = QLineEdit(form.pi_folder or "", self)
+        self.pi_folder.setObjectName("piSessionsFolder")
+        self.pi_folder.setAccessibleName(self.tr("Folder of the Pi coding agent's sessions"))
+        self.pi_folder.setPlaceholderText(form.pi_default_folder or "~/.pi/agent/sessions")
+        self.pi_folder.setToolTip(
+            self.tr("Empty: where Pi keeps them. Nothing is shown when the folder does not exist.")
+        )
+        self.pi_sessions.toggled.connect(self.pi_folder.setEnabled)
+        self.pi_folder.setEnabled(form.pi_sessions)
+        fields.addRow(self.tr("Pi sessions"), self.pi_sessions)
+        fields.addRow(self.tr("Their folder"), self.pi_folder)
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self
         )
@@ -361,6 +414,8 @@ class SettingsDialog(QDialog):
             send_key=self.send_key.currentData(),
             theme=self.theme.currentData(),
             approval={tool: box.currentData() for tool, box in self.approval.items()},
+            pi_sessions=self.pi_sessions.isChecked(),
+            pi_folder=self.pi_folder.text().strip() or None,
         )
 
 
@@ -418,11 +473,12 @@ class Dialogs:
         event: PersistenceErrorEvent,
         on_retry: Callable[[], object],
         on_save_copy: Callable[[], object],
+        on_reload: Callable[[], object] | None = None,
     ) -> None:
         if self.no_windows:
             sys.stderr.write(f"desktop-agent: could not save: {event.message}\n")
             return
-        self._keep(PersistenceErrorDialog(self.parent, event, on_retry, on_save_copy))
+        self._keep(PersistenceErrorDialog(self.parent, event, on_retry, on_save_copy, on_reload))
 
     def set_pending(self, count: int) -> None:
         """Keep the count of an open "could not save" dialog right."""

@@ -91,6 +91,7 @@ class Presenter:
         w, wb = self.window, self.wb
         if changes.session:
             w.center.setCurrentWidget(w.chat_box if wb.session is not None else w.start_page)
+            w.composer.set_read_only(wb.read_only_text())
             w.tree.clear()
             self._report_recovery()
         if changes.session or changes.sessions:
@@ -205,4 +206,5 @@ class Presenter:
                 event,
                 lambda: self.window.spawn(self.window.do(self.wb.retry_saving())),
                 lambda: self.window.spawn(self.window.save_copy()),
+                lambda: self.window.spawn(self.window.do(self.wb.reload_from_disk())),
             )

@@ -295,6 +295,12 @@ class JsonlSessionRepo:
         await session.sync()
         return session
 
+    async def read_entries(self, path: str) -> builtins.list[tuple[Entry, bytes]]:
+        """Every readable entry of the file at ``path`` with its line, verbatim (a v1/v2
+        file: as Pi's migration gives them), to copy into another store."""
+        _, copies = await asyncio.to_thread(self._read_entries, path, None, "before")
+        return copies
+
     def _read_entries(
         self, path: str, entry_id: str | None, position: ForkPosition
     ) -> tuple[SessionMetadata, builtins.list[tuple[Entry, bytes]]]:

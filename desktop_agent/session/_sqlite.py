@@ -10,6 +10,7 @@ between SQLite and JSONL without any change.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import errno
 import json
 import os
@@ -30,7 +31,7 @@ from desktop_agent.session._storage import (
     Storage,
     describe_os_error,
 )
-from desktop_agent.session._tree import LineError, Row, Tree, serialize
+from desktop_agent.session._tree import Entry, LineError, Row, Tree, serialize
 from desktop_agent.utils.atomic import atomic_write
 from desktop_agent.utils.versions import header_stamp, is_newer, newer_reason, written_by
 
@@ -226,9 +227,21 @@ class SqliteSessionRepo:
         parent: str | None,
         rows: list[Row],
     ) -> Session:
+        return self._create_from(
+            cwd, session_id, metadata, parent, [(r.entry(), r.raw) for r in rows]
+        )
+
+    def _create_from(
+        self,
+        cwd: str | None,
+        session_id: str | None,
+        metadata: dict[str, Any] | None,
+        parent: str | None,
+        copies: list[tuple[Entry, bytes]],
+    ) -> Session:
         database = self._db()
-        entries = [r.entry() for r in rows]
-        lines = [r.raw for r in rows]
+        entries = [e for e, _ in copies]
+        lines = [raw for _, raw in copies]
         metadata = {**(metadata or {}), **header_stamp()}  # which app wrote it
         meta = SessionMetadata(
             id=session_id or uuidv7(),
@@ -384,6 +397,19 @@ class SqliteSessionRepo:
 
     async def delete(self, metadata: SessionMetadata) -> None:
         await asyncio.to_thread(self._delete_sync, metadata)
+
+    async def create_from_entries(
+        self,
+        copies: builtins.list[tuple[Entry, bytes]],
+        *,
+        cwd: str | None,
+        parent_session_path: str,
+    ) -> Session:
+        """A new session holding ``copies`` (entries with their lines, e.g. another
+        store's `read_entries`), verbatim; its header names ``parent_session_path``."""
+        return await asyncio.to_thread(
+            self._create_from, cwd, None, None, parent_session_path, copies
+        )
 
     async def fork(
         self,

@@ -54,6 +54,7 @@ from desktop_agent.workbench._views import (
     error_attempt_text,
     is_visible,
     latest_leaf_under,
+    newest_first,
     visible_siblings,
 )
 from desktop_agent.workbench._workbench import (
@@ -116,6 +117,7 @@ __all__ = [
     "is_visible",
     "label_of",
     "latest_leaf_under",
+    "newest_first",
     "to_html",
     "to_markdown",
     "visible_siblings",

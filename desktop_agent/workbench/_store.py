@@ -60,6 +60,9 @@ class SessionStore(Protocol):
 
     def ref_of(self, session: Session) -> str: ...
 
+    def holds(self, ref: str) -> bool:
+        """Whether ``ref`` is one of this store's sessions (not a file elsewhere)."""
+
     async def find(self, id_or_ref: str) -> str | None:
         """The reference of a session given by id or reference, if it exists."""
 
@@ -89,11 +92,26 @@ class SessionStore(Protocol):
     async def changed(self, ref: str) -> None:
         """``ref`` was written to: refresh what the list knows about it."""
 
+    async def convert(self, ref: str) -> str:
+        """ "Convert to the current format": a v1/v2 session as a new v3 session (the
+        original is never rewritten); returns the new reference."""
+
+    async def copy_in(self, path: str) -> str:
+        """ "Copy into Desktop Agent": our own session holding every entry of another
+        program's session file at ``path`` (left as it is); returns its reference."""
+
     async def close(self) -> None: ...
 
 
 def _existing_file(path: str) -> str | None:
     return os.path.abspath(path) if os.path.isfile(path) else None
+
+
+def _mtime(path: str) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return 0
 
 
 def _meta(path: str) -> SessionMetadata:
@@ -104,13 +122,19 @@ def _meta(path: str) -> SessionMetadata:
 
 
 class JsonlStore:
-    """Pi-compatible JSONL files under the repo's folder, listed through the index."""
+    """Pi-compatible JSONL files under the repo's folder, listed through the index.
+
+    ``source`` names the list its rows belong to (`SidebarRow.source`): ours, or
+    ``"pi"`` for the Pi CLI's folder (`Workbench.pi`)."""
 
     kind = "jsonl"
 
-    def __init__(self, repo: JsonlSessionRepo, index: SessionIndex | None) -> None:
+    def __init__(
+        self, repo: JsonlSessionRepo, index: SessionIndex | None, *, source: str = "sessions"
+    ) -> None:
         self.repo = repo
         self.index = index
+        self.source = source
         self._trash: list[SidebarRow] | None = None  # read again after a move in or out
 
     async def start(self) -> None:
@@ -133,6 +157,7 @@ class JsonlStore:
                         title=s.title,
                         last_activity=s.last_activity or s.created_at,
                         problem=s.problem,
+                        source=self.source,
                         message_count=s.message_count,
                     )
                     for s in await self.index.sessions(query=query or None)
@@ -147,6 +172,7 @@ class JsonlStore:
                 cwd=m.cwd or "",
                 title=Path(m.cwd or "").name or NEW_SESSION_TITLE,
                 last_activity=m.created_at,
+                source=self.source,
             )
             for m in await self.repo.list()
         ]
@@ -186,13 +212,23 @@ class JsonlStore:
     def ref_of(self, session: Session) -> str:
         return session.metadata.path or ""
 
+    def holds(self, ref: str) -> bool:
+        """Whether ``ref`` is a file inside this store's folder."""
+        if not ref.endswith(".jsonl"):
+            return False
+        root = os.path.realpath(self.repo.sessions_root)
+        real = os.path.realpath(ref)
+        return real != root and os.path.commonpath([root, real]) == root
+
     async def find(self, id_or_ref: str) -> str | None:
         if id_or_ref.endswith(".jsonl"):
             return await asyncio.to_thread(_existing_file, id_or_ref)
-        for row in await self.sessions():
-            if row.id == id_or_ref:
-                return row.path
-        return None
+        found = [row.path for row in await self.sessions() if row.id == id_or_ref]
+        if len(found) > 1:
+            # A converted (or repaired) file keeps its original's id: the one written
+            # last is the one to continue.
+            found.sort(key=_mtime, reverse=True)
+        return found[0] if found else None
 
     async def fork(self, ref: str, cwd: str, at: str | None = None) -> Session:
         forked = await self.repo.fork(_meta(ref), cwd=cwd, entry_id=at, position="at")
@@ -236,6 +272,23 @@ class JsonlStore:
         data = await asyncio.to_thread(Path(ref).read_bytes)
         await asyncio.to_thread(atomic_write, dest, data, mode=0o644)
 
+    async def convert(self, ref: str) -> str:
+        meta = await self.repo.convert(ref)
+        path = meta.path or ""
+        await self.changed(path)
+        return path
+
+    async def copy_in(self, path: str) -> str:
+        if self.holds(path):
+            raise SessionError("invalid_argument", f"{path} is already a session of this list")
+        facts = await asyncio.to_thread(session_facts, path)  # its cwd (fork reads the rest)
+        # Every entry as it is (a v1/v2 file becomes v3); the header names the original.
+        copy = await self.repo.fork(_meta(path), cwd=facts.cwd or "", parent_session_path=path)
+        ref = self.ref_of(copy)
+        await copy.close()
+        await self.changed(ref)
+        return ref
+
     async def backup(self, dest: str) -> int:
         root = Path(self.repo.sessions_root)
 
@@ -252,7 +305,7 @@ class JsonlStore:
         return await asyncio.to_thread(run)
 
     async def changed(self, ref: str) -> None:
-        if self.index is not None and ref:
+        if self.index is not None and ref and self.holds(ref):  # never another folder's file
             try:
                 await self.index.update_file(ref)
             except Exception:
@@ -397,6 +450,9 @@ class SqliteStore:
     def ref_of(self, session: Session) -> str:
         return SQLITE_PREFIX + session.metadata.id
 
+    def holds(self, ref: str) -> bool:
+        return ref.startswith(SQLITE_PREFIX)
+
     async def find(self, id_or_ref: str) -> str | None:
         wanted = self._id(id_or_ref)
         for meta in await self.repo.list():
@@ -465,6 +521,19 @@ class SqliteStore:
 
     async def changed(self, ref: str) -> None:
         self._facts.pop(self._id(ref), None)
+
+    async def convert(self, ref: str) -> str:
+        raise SessionError("invalid_argument", "This session is already in the current format")
+
+    async def copy_in(self, path: str) -> str:
+        facts = await asyncio.to_thread(session_facts, path)  # its cwd
+        copies = await JsonlSessionRepo(os.path.dirname(path)).read_entries(path)
+        session = await self.repo.create_from_entries(
+            copies, cwd=facts.cwd, parent_session_path=path
+        )
+        ref = self.ref_of(session)
+        await session.close()
+        return ref
 
     async def close(self) -> None:
         await self.repo.close()

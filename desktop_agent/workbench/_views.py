@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Literal
 
 from desktop_agent.ai import (
@@ -241,6 +242,9 @@ class SaveState:
     status: SaveStatus = "none"
     pending: int = 0
     detail: str | None = None
+    code: str | None = None
+    """Why saving failed (`SessionError` code): ``changed_on_disk`` means another program
+    wrote to the file, and only a reload (not a retry) can save."""
 
     @property
     def label(self) -> str:
@@ -290,6 +294,19 @@ class SidebarRow:
     source: str = "sessions"
     message_count: int = -1
     """Messages in the session (-1: unknown); 0 marks an empty "New session"."""
+
+
+def newest_first(rows: list[SidebarRow]) -> list[SidebarRow]:
+    """Rows of several lists as one, most recent activity first (ISO times of any zone)."""
+
+    def key(row: SidebarRow) -> float:
+        try:
+            when = datetime.fromisoformat(row.last_activity.strip())
+        except (ValueError, AttributeError):
+            return float("-inf")
+        return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
+
+    return sorted(rows, key=key, reverse=True)
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from desktop_agent.ai import (
 from desktop_agent.config import (
     ApprovalRule,
     AppState,
+    PiSessionsSettings,
     ProviderSettings,
     SendKey,
     ServerApi,
@@ -82,7 +83,7 @@ from desktop_agent.workbench._map import (
     tooltip_text,
 )
 from desktop_agent.workbench._models import Models
-from desktop_agent.workbench._store import SessionStore
+from desktop_agent.workbench._store import JsonlStore, SessionStore
 from desktop_agent.workbench._views import (
     BranchItem,
     MessageLoader,
@@ -96,12 +97,15 @@ from desktop_agent.workbench._views import (
     entries_phrase,
     is_visible,
     latest_leaf_under,
+    newest_first,
     visible_siblings,
 )
 
 log = logging.getLogger("desktop_agent.workbench")
 
 DRAFT_SAVE_DELAY_S = 2.0
+PI_INDEX_WAIT_S = 1.0
+"""How long start-up waits for the index of Pi's folder before listing it later."""
 
 
 def _is_dir(path: str) -> bool:
@@ -151,6 +155,11 @@ class SettingsForm:
     has_key: dict[str, bool] = field(default_factory=dict)
     keychain_problem: str | None = None
     where_kept: str = ""
+    pi_sessions: bool = True
+    """Show the Pi coding agent's sessions beside ours."""
+    pi_folder: str | None = None
+    """Pi's sessions folder as typed (None: where Pi keeps them, ``pi_default_folder``)."""
+    pi_default_folder: str = ""
 
 
 LOCAL_PROVIDER = "local"
@@ -178,8 +187,18 @@ class Workbench:
         tools: Callable[[], list[Tool[Any]]] = built_in_tools,
         harness_settings: HarnessSettings | None = None,
         redactor: Redactor | None = None,
+        pi: JsonlStore | None = None,
+        make_pi: Callable[[PiSessionsSettings], JsonlStore | None] | None = None,
+        pi_default_folder: str = "",
     ) -> None:
         self.store = store
+        self.pi = pi
+        """The Pi CLI's sessions folder (the "Pi sessions" source; None: off). Its
+        sessions open and continue in place; `copy_into_ours` makes our own copy."""
+        self._pi_listed = False  # its index is ready (see `_start_pi`)
+        self._make_pi = make_pi
+        """Builds the Pi source from the setting (Settings changes it live); None: fixed."""
+        self.pi_default_folder = pi_default_folder
         self.models = models
         self.settings = settings
         self.state = state
@@ -276,8 +295,28 @@ class Workbench:
                 " saved.",
             )
         await self.store.start()
+        if self.pi is not None:
+            await self._start_pi(self.pi)
         self.spawn(self.models.discover())
         await self.refresh_sessions()
+
+    async def _start_pi(self, pi: JsonlStore) -> None:
+        """Bring the index of Pi's folder in line: a stat per file when it exists (tens of
+        ms for thousands of files), so it is awaited; a first index of thousands of files
+        takes seconds (benchmarks), so after `PI_INDEX_WAIT_S` it goes on in the
+        background and the list gets Pi's sessions when it is done."""
+        task = asyncio.ensure_future(pi.start())
+        done, _ = await asyncio.wait([task], timeout=PI_INDEX_WAIT_S)
+        if done:
+            self._pi_listed = True
+            return
+
+        async def finish() -> None:
+            await task
+            self._pi_listed = True
+            await self.refresh_sessions()
+
+        self.spawn(finish())
 
     async def warm_up(self) -> None:
         """After the first paint: import the SDKs of usable models (seconds, on a thread)."""
@@ -292,6 +331,8 @@ class Workbench:
         while self._tasks:
             await asyncio.wait(list(self._tasks))
         await self.store.close()
+        if self.pi is not None:
+            await self.pi.close()
 
     # ------------------------------------------------------------ views
 
@@ -394,6 +435,19 @@ class Workbench:
     def row_for(self, ref: str) -> SidebarRow | None:
         return next((r for r in self.rows if r.path == ref), None)
 
+    def is_pi(self, ref: str | None) -> bool:
+        """Whether ``ref`` is a session of the Pi CLI's folder."""
+        return ref is not None and self.pi is not None and self.pi.holds(ref)
+
+    def _store_for(self, ref: str) -> SessionStore:
+        """The store that holds ``ref``: the Pi CLI's folder, or ours."""
+        return self.pi if self.pi is not None and self.pi.holds(ref) else self.store
+
+    @property
+    def pi_count(self) -> int:
+        """How many sessions of the Pi CLI's folder the list shows."""
+        return sum(1 for r in self.rows if r.source == "pi")
+
     # ------------------------------------------------------------ notices
 
     def notify(
@@ -432,10 +486,17 @@ class Workbench:
         if query is not None:
             self.query = query
         try:
-            self.rows = await self.store.sessions(self.query or None)
+            rows = await self.store.sessions(self.query or None)
             self.trash_rows = await self.store.trash()
         except (OSError, SessionError) as exc:
             log.warning("could not list the sessions: %s", exc)
+            rows = [r for r in self.rows if r.source != "pi"]
+        if self.pi is not None and self._pi_listed:  # (not while its first index runs)
+            try:
+                rows = newest_first(rows + await self.pi.sessions(self.query or None))
+            except (OSError, SessionError) as exc:
+                log.warning("could not list the Pi sessions: %s", exc)
+        self.rows = rows
         return self._changed(Changes(sessions=True))
 
     # ------------------------------------------------------------ opening and closing
@@ -449,14 +510,14 @@ class Workbench:
         if workspace:
             self.state.last_workspace = workspace
         if target is not None:
-            ref = await self.store.find(target)
+            ref = await self._find(target)
             if ref is None:
                 return self._changed(self.notify("open", f"No session {target} was found."))
             return await self.open(ref)
         if new or (self.settings.restore == "new" and (workspace or self.state.last_workspace)):
             return await self.new_session(workspace)
         last = self.state.last_session_path
-        if last and await self.store.find(last):
+        if last and await self._find(last):
             return await self.open(last)
         wanted = workspace or self.state.last_workspace
         rows = [r for r in self.rows if r.cwd == wanted] or self.rows
@@ -464,11 +525,20 @@ class Workbench:
             return await self.open(rows[0].path)
         return self._changed(Changes.everything())
 
+    async def _find(self, id_or_ref: str) -> str | None:
+        """The reference of a session given by id or reference, ours first, then Pi's."""
+        if self.pi is not None and self.pi.holds(id_or_ref):
+            return await self.pi.find(id_or_ref)
+        ref = await self.store.find(id_or_ref)
+        if ref is None and self.pi is not None and not id_or_ref.endswith(".jsonl"):
+            ref = await self.pi.find(id_or_ref)
+        return ref
+
     async def open(self, ref: str) -> Changes:
         if ref == self.ref:
             return NOTHING
         self._check_idle("switching sessions")
-        session = await self.store.open(ref)
+        session = await self._store_for(ref).open(ref)
         await self._leave()
         return await self._adopt(session)
 
@@ -495,14 +565,14 @@ class Workbench:
     async def _adopt(self, session: Session) -> Changes:
         """Make ``session`` the open one: its harness, views, and what to remember."""
         self.session = session
-        self.ref = self.store.ref_of(session)
+        path = session.metadata.path
+        self.ref = path if path and self.is_pi(path) else self.store.ref_of(session)
         self.recovery = session.recovery
         self._loader = MessageLoader(session)
         self._reported = session.entry_count
         await self._start_harness(session)
         self.save = SaveState("read_only" if session.read_only else "saved")
-        newer = session.written_by_newer_app
-        self.notify("newer_session", f"Read-only: {session.read_only_reason}." if newer else None)
+        self._notify_read_only(session)
         self.state.last_session_path = self.ref
         self.state.last_workspace = session.metadata.cwd or self.state.last_workspace
         self._remember()
@@ -610,12 +680,13 @@ class Workbench:
             self._unsubscribe = None
         self.session, self.harness, self.ref, self._loader = None, None, None, None
         self.recovery = None
-        for key in ("model", "workspace", "save"):
+        for key in ("model", "workspace", "save", "read_only"):
             self.notify(key, None)
-        if empty and not draft and not session.read_only:
-            await self.store.discard(ref)
+        store = self._store_for(ref)
+        if empty and not draft and not session.read_only and self.store.holds(ref):
+            await store.discard(ref)  # never another program's file
         else:
-            await self.store.changed(ref)
+            await store.changed(ref)
 
     async def close(self) -> Changes:
         """Close the open session (the start page shows)."""
@@ -632,6 +703,8 @@ class Workbench:
 
     async def send(self, text: str, attachments: Sequence[Attachment] = ()) -> Changes:
         """Run one prompt to the end (its events reach listeners as they come)."""
+        if self.session is not None and self.session.read_only:
+            raise WorkbenchError(self._read_only_text(self.session))
         if self._restoring_model:
             await self.models.settled()
         harness = self.harness
@@ -684,7 +757,7 @@ class Workbench:
             self.running = False
             self.progress = ""
             if self.ref:
-                await self.store.changed(self.ref)
+                await self._store_for(self.ref).changed(self.ref)
         # Failed attempts fold into the answer once it came: then the chat redraws the
         # branch; otherwise what streamed in is what the branch is.
         return self._changed(
@@ -742,11 +815,11 @@ class Workbench:
             if event.saved:
                 self.save = SaveState("saved")
             else:
-                self.save = SaveState("not_saved", pending, self.save.detail)
+                self.save = SaveState("not_saved", pending, self.save.detail, self.save.code)
             changes = Changes(save_state=True)
         elif isinstance(event, PersistenceErrorEvent):
             pending = self.session.pending_count if self.session else event.pending_count
-            self.save = SaveState("not_saved", pending, event.message)
+            self.save = SaveState("not_saved", pending, event.message, event.code)
             changes = Changes(save_state=True)
         elif isinstance(event, PersistenceRestoredEvent):
             self.save = SaveState("saved")
@@ -872,7 +945,7 @@ class Workbench:
         try:
             await session.sync()
         except SessionWriteError as exc:
-            self.save = SaveState("not_saved", session.pending_count, exc.message)
+            self.save = SaveState("not_saved", session.pending_count, exc.message, exc.code)
             self._changed(Changes(save_state=True))
 
     # ------------------------------------------------------------ model and thinking
@@ -936,14 +1009,18 @@ class Workbench:
     # ------------------------------------------------------------ saving failures
 
     async def retry_saving(self) -> Changes:
+        """Write what waits in memory; when another program changed the file (a retry
+        cannot succeed), reload it instead (`reload_from_disk`)."""
         session = self._need_session()
+        if self.save.code == "changed_on_disk":
+            return await self.reload_from_disk()
         try:
             if self.harness is not None:
                 written = await self.harness.retry_persistence()
             else:
                 written = await session.retry_persistence()
         except SessionWriteError as exc:
-            self.save = SaveState("not_saved", session.pending_count, exc.message)
+            self.save = SaveState("not_saved", session.pending_count, exc.message, exc.code)
             return self._changed(Changes(save_state=True))
         self.save = SaveState("saved")
         text = f"Saved {entries_phrase(written)} that were waiting." if written else None
@@ -1004,12 +1081,12 @@ class Workbench:
             await self.session.append_session_name(name)
             await self._sync(self.session)
         else:
-            other = await self.store.open(ref)
+            other = await self._store_for(ref).open(ref)
             try:
                 await other.append_session_name(name)
             finally:
                 await other.close()
-        await self.store.changed(ref)
+        await self._store_for(ref).changed(ref)
         return self._changed(await self.refresh_sessions())
 
     async def fork(self, ref: str, at: str | None = None) -> Changes:
@@ -1024,7 +1101,10 @@ class Workbench:
             row = self.row_for(ref)
             cwd = row.cwd if row is not None else (self.default_workspace() or "")
         title = self._title(ref)
-        forked = await self.store.fork(ref, cwd, at)
+        if self.is_pi(ref) and at is None:  # a new session of ours, from another program's file
+            forked = await self.store.open(await self.store.copy_in(ref))
+        else:
+            forked = await self.store.fork(ref, cwd, at)
         await forked.append_session_name(f"{title} (fork)")
         await forked.sync()
         await self._leave()
@@ -1035,11 +1115,16 @@ class Workbench:
     async def trash(self, ref: str) -> Changes:
         """Move a session to the trash (Undo in the notice brings it back). Trashing the
         open session opens the next one of the list, or none."""
+        if self.is_pi(ref):
+            raise WorkbenchError(
+                "Sessions of the Pi coding agent are deleted with Pi; Desktop Agent leaves"
+                " its folder as it is."
+            )
         was_open = ref == self.ref
         following: str | None = None
         if was_open:
             self._check_idle("deleting the session")
-            paths = [r.path for r in self.rows]
+            paths = [r.path for r in self.rows if r.source != "pi"]
             rest = [p for p in paths if p != ref]
             index = paths.index(ref) if ref in paths else 0
             following = rest[min(index, len(rest) - 1)] if rest else None
@@ -1079,6 +1164,106 @@ class Workbench:
         )
         return self._changed(changes | await self.open(new_ref))
 
+    async def convert(self, ref: str | None = None) -> Changes:
+        """ "Convert to the current format": a v1/v2 session (read-only here) as a new v3
+        file beside the original, which is never rewritten; the new file opens."""
+        ref = ref or self.ref
+        if ref is None:
+            raise WorkbenchError("No session is open.")
+        self._check_idle("converting the session")
+        new_ref = await self._store_for(ref).convert(ref)
+        changes = self.notify("read_only", None) | self.notify(
+            "convert",
+            "Converted to the current format: this is a new file beside the original,"
+            " which is unchanged.",
+        )
+        await self.refresh_sessions()
+        return self._changed(changes | await self.open(new_ref))
+
+    async def copy_into_ours(self, ref: str) -> Changes:
+        """ "Copy into Desktop Agent": our own session holding every entry of a Pi
+        session (the Pi CLI's file stays as it is), opened."""
+        if not self.is_pi(ref):
+            raise WorkbenchError("Only sessions of the Pi coding agent can be copied in.")
+        self._check_idle("copying the session")
+        if ref == self.ref and self.session is not None:
+            await self._sync(self.session)  # the copy holds what this window wrote too
+        new_ref = await self.store.copy_in(ref)
+        changes = self.notify(
+            "copy",
+            "This is your own copy of the Pi session; the Pi coding agent's file is unchanged.",
+        )
+        await self.refresh_sessions()
+        return self._changed(changes | await self.open(new_ref))
+
+    async def reload_from_disk(self) -> Changes:
+        """Another program (the Pi CLI, another tool) wrote to the open session's file:
+        take in its entries and keep ours as a branch from where the two diverged."""
+        session = self._need_session()
+        harness = self.harness
+        if harness is None:
+            raise WorkbenchError("No session is open.")
+        self._check_idle("reloading the session")
+        report = await harness.reload_from_disk()
+        self._reported = session.entry_count  # the tree is redrawn as a whole
+        if report.error is not None:
+            self.save = SaveState(
+                "not_saved", session.pending_count, report.error.message, report.error.code
+            )
+        else:
+            self.save = SaveState("saved")
+        theirs, ours = len(report.taken_in), len(report.kept)
+        text = f"Reloaded: {entries_phrase(theirs)} written by another program came in"
+        text += (
+            f"; {entries_phrase(ours)} of yours {'is' if ours == 1 else 'are'} kept as a"
+            " branch where the two diverged."
+            if ours
+            else "."
+        )
+        self.usage = branch_usage(
+            session, harness.model.context_window if harness.model is not None else 0
+        )
+        await self._store_for(self.ref or "").changed(self.ref or "")
+        changes = Changes(branch=True, tree=True, usage=True, save_state=True, draft=True)
+        ours_leaf = report.our_leaf
+        action = None
+        if ours and ours_leaf is not None and ours_leaf != session.leaf_id():
+
+            async def show_ours() -> Changes:
+                return await self.navigate(ours_leaf)
+
+            action = ("Show my branch", show_ours)
+        changes = changes | self.notify("save", text, action)
+        return self._changed(changes | await self.refresh_sessions())
+
+    def read_only_text(self) -> str | None:
+        """Why the open session cannot be continued (None: it can, or none is open)."""
+        session = self.session
+        return self._read_only_text(session) if session is not None and session.read_only else None
+
+    def _read_only_text(self, session: Session) -> str:
+        version = session.metadata.format_version
+        if version < 3:
+            return (
+                f"This session is in an older Pi format (version {version}) and opens"
+                " read-only. Convert it to continue it: a new file is written beside it,"
+                " the original stays as it is."
+            )
+        reason = session.read_only_reason or "it cannot be written"
+        if session.written_by_newer_app:
+            return f"Read-only: {reason}."
+        return f"This session is read-only: {reason}."
+
+    def _notify_read_only(self, session: Session) -> None:
+        if not session.read_only:
+            self.notify("read_only", None)
+            return
+        ref = self.ref
+        action = None
+        if session.metadata.format_version < 3 and ref is not None:
+            action = ("Convert to the current format", lambda: self.convert(ref))
+        self.notify("read_only", self._read_only_text(session), action)
+
     async def export(self, ref: str, fmt: str, dest: str) -> Changes:
         """Markdown or HTML of the current branch, or a JSONL copy of the session."""
         from desktop_agent.workbench._export import to_html, to_markdown
@@ -1087,10 +1272,10 @@ class Workbench:
             if ref == self.ref and self.session is not None:
                 await self.session.save_copy(dest)
             else:
-                await self.store.copy_jsonl(ref, dest)
+                await self._store_for(ref).copy_jsonl(ref, dest)
         else:
             own = ref == self.ref and self.session is not None
-            session = self.session if own and self.session else await self.store.open(ref)
+            session = self.session if own and self.session else await self._store_for(ref).open(ref)
             try:
                 render = to_markdown if fmt == "markdown" else to_html
                 text = render(session, self._title(ref))
@@ -1125,6 +1310,9 @@ class Workbench:
             has_key={p: bool(self.models.key_of(p)) for p in ("openai", "anthropic", "local")},
             keychain_problem=keys.problem,
             where_kept=keys.where_kept(),
+            pi_sessions=self.settings.pi_sessions.enabled,
+            pi_folder=self.settings.pi_sessions.folder,
+            pi_default_folder=self.pi_default_folder,
         )
 
     async def apply_settings(self, form: SettingsForm) -> Changes:
@@ -1151,10 +1339,15 @@ class Workbench:
         settings.approval = {**settings.approval, **form.approval}
         if self.harness is not None and self.harness.approval_policy is not None:
             self.harness.approval_policy.rules.update(settings.approval)
+        pi = PiSessionsSettings(enabled=form.pi_sessions, folder=form.pi_folder or None)
+        pi_changed = pi != settings.pi_sessions
+        settings.pi_sessions = pi
         try:
             self._save_settings(settings)
         except OSError as exc:
             notes.append(f"The settings could not be saved: {exc.strerror or exc}.")
+        if pi_changed and self._make_pi is not None:
+            await self._replace_pi(self._make_pi(pi))
         self.notify("settings", " ".join(notes) or None)
         await self.models.discover()
         problems = [
@@ -1162,4 +1355,15 @@ class Workbench:
         ]
         changes = self.notify("servers", " ".join(problems) or None)
         self._on_models_changed()
-        return self._changed(changes | Changes(models=True, notices=True))
+        return self._changed(changes | Changes(models=True, notices=True, sessions=True))
+
+    async def _replace_pi(self, pi: JsonlStore | None) -> None:
+        """The "Pi sessions" source after a Settings change: the list follows at once; an
+        open Pi session stays open (it is written through its own file)."""
+        old, self.pi = self.pi, pi
+        self._pi_listed = False
+        if old is not None:
+            await old.close()
+        if pi is not None:
+            await self._start_pi(pi)
+        await self.refresh_sessions()

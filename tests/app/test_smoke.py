@@ -15,8 +15,8 @@ from desktop_agent.session import JsonlSessionRepo
 from desktop_agent.utils import RedactingFilter
 
 
-def run_smoke(data_dir: Path, *extra: str) -> dict[str, object]:
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+def run_smoke(data_dir: Path, *extra: str, env: dict[str, str] | None = None) -> dict[str, object]:
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", **(env or {})}
     done = subprocess.run(
         [sys.executable, "-m", "desktop_agent", "--data-dir", str(data_dir), "--smoke", *extra],
         capture_output=True,
@@ -163,3 +163,50 @@ async def test_the_whole_app_runs_on_the_sqlite_store(tmp_path: Path) -> None:
     result = run_smoke(tmp_path, "--store", "sqlite")
     assert result["restored_session"] == s.metadata.id
     assert result["leaf"] == first and result["messages_shown"] == 1
+
+
+def _session(folder: Path, cwd: str, text: str) -> tuple[str, str]:
+    """A v3 session in a folder of Pi's layout (ours or Pi's); returns its id and leaf."""
+    import asyncio
+
+    async def write() -> tuple[str, str]:
+        s = await JsonlSessionRepo(folder).create(cwd=cwd)
+        leaf = await s.append_message(UserMessage(content=[TextContent(text=text)], timestamp=1))
+        await s.close()
+        return s.metadata.id, leaf
+
+    return asyncio.run(write())
+
+
+def test_smoke_lists_pi_sessions_and_restores_the_most_recent_of_either(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "data"
+    ours_id, _ = _session(data / "sessions", str(tmp_path / "a"), "ours")
+    # Pi's default folder: $PI_CODING_AGENT_DIR/sessions (the suite points it at a temp
+    # folder; never the real ~/.pi).
+    agent = tmp_path / "pi-agent"
+    pi_id, pi_leaf = _session(agent / "sessions", str(tmp_path / "b"), "newest, in pi")
+    env = {"PI_CODING_AGENT_DIR": str(agent)}
+    result = _smoke_env(data, env)
+    assert result["pi_sessions"] == 1 and result["sessions"] == 1
+    assert result["restored_session"] == pi_id and result["leaf"] == pi_leaf
+    assert result["restored_source"] == "pi"
+    # The last session the user had open wins over a newer one (here: ours, by --session).
+    result = _smoke_env(data, env, "--session", ours_id)
+    assert result["restored_session"] == ours_id
+    _session(agent / "sessions", str(tmp_path / "b"), "even newer, in pi")
+    assert _smoke_env(data, env)["restored_session"] == ours_id
+    # The setting turns the source off; --pi-sessions-dir names another folder.
+    (data / "config").mkdir(exist_ok=True)
+    (data / "config" / "settings.json").write_text(json.dumps({"pi_sessions": {"enabled": False}}))
+    assert _smoke_env(data, env)["pi_sessions"] == 0
+    other = tmp_path / "elsewhere"
+    other_id, _ = _session(other, str(tmp_path / "c"), "in another folder")
+    result = _smoke_env(data, env, "--pi-sessions-dir", str(other), "--session", other_id)
+    assert result["pi_sessions"] == 1 and result["restored_session"] == other_id
+    assert result["restored_source"] == "pi"
+
+
+def _smoke_env(data_dir: Path, env: dict[str, str], *extra: str) -> dict[str, object]:
+    return run_smoke(data_dir, *extra, env=env)

@@ -375,3 +375,80 @@ def test_thousand_sessions_fast(qtbot: QtBot) -> None:
           f"local search {search:.3f}s, paint {paint:.3f}s")  # fmt: skip
     assert sidebar.model().session_count() == 19  # Task 99, 199 … 899, 990 … 999
     assert first < 0.3 and again < 0.3 and search < 0.3
+
+
+PI_ROWS = [
+    SessionRowData(
+        path="/home/ann/.pi/agent/sessions/--api--/a.jsonl",
+        id="pi-a",
+        cwd="/home/ann/projects/api",
+        title="Pi: speed up the parser",
+        last_activity=ago(minutes=1),  # newer than any of ours: still after them
+        source="pi",
+    ),
+    SessionRowData(
+        path="/home/ann/.pi/agent/sessions/--infra--/b.jsonl",
+        id="pi-b",
+        cwd="/home/ann/projects/infra",
+        title="Pi: deploy timeout",
+        last_activity=ago(days=4),
+        source="pi",
+    ),
+]
+
+
+def test_pi_sessions_follow_ours_under_a_section_grouped_by_workspace(qtbot: QtBot) -> None:
+    model = SessionListModel(now=lambda: NOW)
+    ModelTester(qtbot).check(model)  # type: ignore[no-untyped-call]
+    model.set_rows(ROWS + PI_ROWS)
+    assert groups(model) == [
+        *("api (projects)", "web", "api (clients)"),
+        *("Pi sessions", "api (projects)", "infra"),
+    ]
+    section = model.section_index()
+    assert section.row() == 3 and model.rowCount(section) == 0
+    assert section.siblingAtColumn(1).data() == "2" and section.data(SidebarRole.IS_SECTION)
+    assert not model.flags(section) & Qt.ItemFlag.ItemIsSelectable
+    assert model.source_count("pi") == 2 and model.source_count("sessions") == len(ROWS)
+    # The same workspace in both sources: two groups, told apart by their key.
+    ours, theirs = model.index(0, 0), model.index(4, 0)
+    assert ours.data(SidebarRole.CWD) == theirs.data(SidebarRole.CWD)
+    assert ours.data(SidebarRole.GROUP_KEY) != theirs.data(SidebarRole.GROUP_KEY)
+    pi = model.index_for_path(PI_ROWS[0].path)
+    assert pi.parent() == theirs and pi.data(SidebarRole.SOURCE) == "pi"
+    assert "Pi coding agent" in str(pi.data(Qt.ItemDataRole.ToolTipRole))
+    # A filter that matches none of Pi's sessions hides the section too.
+    model.set_filter("flaky")
+    assert groups(model) == ["api (projects)"] and not model.section_index().isValid()
+    model.set_filter("deploy")
+    assert groups(model) == ["Pi sessions", "infra"]
+
+
+def test_a_pi_session_has_copy_and_no_delete_or_fork(qtbot: QtBot) -> None:
+    sidebar = make_sidebar(qtbot, ROWS + PI_ROWS)
+    menu = sidebar.context_menu_for(PI_ROWS[1].path)
+    assert menu is not None
+    names = [a.objectName() for a in menu.actions() if a.objectName()]
+    assert "copySession" in names and "openSession" in names
+    assert "deleteSession" not in names and "forkSession" not in names
+    copied: list[str] = []
+    sidebar.copy_requested.connect(copied.append)
+    next(a for a in menu.actions() if a.objectName() == "copySession").trigger()
+    assert copied == [PI_ROWS[1].path]
+    ours = sidebar.context_menu_for(path_of("add-login-page"))
+    assert ours is not None and "copySession" not in [a.objectName() for a in ours.actions()]
+    # Del on a Pi session does nothing (Pi's folder is Pi's); folding a Pi group leaves
+    # our group of the same workspace open.
+    deleted: list[str] = []
+    sidebar.delete_requested.connect(deleted.append)
+    sidebar.view.setFocus()
+    sidebar.set_current(PI_ROWS[0].path)
+    qtbot.keyClick(sidebar.view, Qt.Key.Key_Delete)  # type: ignore[no-untyped-call]
+    assert deleted == []
+    model = sidebar.model()
+    pi_group = model.index_for_path(PI_ROWS[0].path).parent()
+    sidebar.set_current(path_of("add-login-page"))  # (a selected row's group unfolds)
+    sidebar.view.collapse(pi_group)
+    sidebar.set_sessions(ROWS + PI_ROWS, None)
+    assert not sidebar.view.isExpanded(model.index_for_path(PI_ROWS[0].path).parent())
+    assert sidebar.view.isExpanded(model.index_for_path(path_of("fix-flaky-tests")).parent())

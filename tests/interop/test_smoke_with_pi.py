@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from desktop_agent.ai import TextContent, UserMessage
-from desktop_agent.session import JsonlSessionRepo
+from desktop_agent.session import JsonlSessionRepo, encode_cwd
 from tests.interop._pi import Pi
 
 
@@ -51,3 +51,46 @@ def test_smoke_restores_the_pi_written_session(pi: Pi, tmp_path: Path) -> None:
     assert payload["messages_shown"] == len(report["context"]["messages"])
     assert isinstance(payload["startup_ms"], int)
     shutil.rmtree(data / "logs", ignore_errors=True)
+
+
+def test_smoke_lists_the_pi_folder_and_restores_its_cli_written_session(
+    pi: Pi, tmp_path: Path
+) -> None:
+    """Issue 13 acceptance: with the setting on, ``--smoke`` on a machine whose Pi folder
+    holds sessions lists them and restores the most recent one on its leaf."""
+    data = tmp_path / "data"
+
+    async def ours() -> None:
+        repo = JsonlSessionRepo(data / "sessions")
+        s = await repo.create(cwd=str(tmp_path / "older"))
+        await s.append_message(UserMessage(content=[TextContent(text="old")], timestamp=1))
+        await s.close()
+
+    asyncio.run(ours())
+    time.sleep(0.05)
+    pi_folder = tmp_path / "pi-home" / "sessions"  # the pi_sessions setting names it
+    project = tmp_path / "pi-project"
+    project.mkdir()
+    report = pi.run("cli-write-fixture", pi_folder / encode_cwd(str(project)), str(project))
+    pi_path = Path(report["path"])
+    (data / "config").mkdir(parents=True)
+    (data / "config" / "settings.json").write_text(
+        json.dumps({"pi_sessions": {"enabled": True, "folder": str(pi_folder)}})
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "desktop_agent", "--data-dir", str(data), "--smoke"],
+        capture_output=True,
+        text=True,
+        timeout=90,
+        env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
+        check=True,
+    )
+    payload = json.loads([ln for ln in done.stdout.splitlines() if ln.startswith("{")][-1])
+    header = json.loads(pi_path.read_text(encoding="utf-8").splitlines()[0])
+    assert payload["pi_sessions"] == 1 and payload["sessions"] == 1
+    assert payload["restored_session"] == header["id"]
+    assert payload["restored_source"] == "pi"
+    assert payload["leaf"] == report["leafId"]
+    assert payload["messages_shown"] == len(report["context"]["messages"])
+    assert not list(pi_folder.rglob("*.lock"))  # nothing of ours left in Pi's folder
+    assert sorted(p.name for p in pi_folder.rglob("*") if p.is_file()) == [pi_path.name]

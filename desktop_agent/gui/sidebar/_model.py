@@ -1,4 +1,6 @@
-"""`SessionListModel`: sessions grouped by workspace, newest activity first."""
+"""`SessionListModel`: sessions grouped by workspace, newest activity first; the sessions
+of another program's folder (the Pi CLI's, ``SidebarRow.source == "pi"``) follow ours
+under a section header, grouped by workspace the same way."""
 
 from __future__ import annotations
 
@@ -33,6 +35,18 @@ class SidebarRole(IntEnum):
     CWD = Qt.ItemDataRole.UserRole + 3
     ROW = Qt.ItemDataRole.UserRole + 4  # the SessionRowData of a session row
     IS_CURRENT = Qt.ItemDataRole.UserRole + 5
+    SOURCE = Qt.ItemDataRole.UserRole + 6  # "sessions" (ours) or "pi"
+    GROUP_KEY = Qt.ItemDataRole.UserRole + 7  # a group's key: its cwd (ours), "pi:" + cwd
+    IS_SECTION = Qt.ItemDataRole.UserRole + 8  # the header of another source's groups
+
+
+PI_SOURCE = "pi"
+"""`SidebarRow.source` of the Pi CLI's sessions."""
+
+
+def group_key(source: str, cwd: str) -> str:
+    """Workspaces are grouped per source: ours by cwd, Pi's as ``pi:<cwd>``."""
+    return cwd if source != PI_SOURCE else f"{PI_SOURCE}:{cwd}"
 
 
 def parse_time(value: str) -> datetime | None:
@@ -88,6 +102,12 @@ class _Group:
     name: str
     sessions: list[SessionRowData] = field(default_factory=list)
     newest: datetime = _OLDEST
+    source: str = "sessions"
+    section: bool = False  # the header row above another source's groups (no children)
+
+    @property
+    def key(self) -> str:
+        return f"section:{self.source}" if self.section else group_key(self.source, self.cwd)
 
 
 def _folder_names(cwds: Sequence[str]) -> dict[str, str]:
@@ -186,8 +206,16 @@ class SessionListModel(QAbstractItemModel):
         return self.createIndex(where[1], 0, where[0] + 1) if where else QModelIndex()
 
     def index_for_cwd(self, cwd: str) -> QModelIndex:
+        """The group of a workspace, by `group_key` (ours: the cwd itself)."""
         for g, group in enumerate(self._groups):
-            if group.cwd == cwd:
+            if group.key == cwd:
+                return self.createIndex(g, 0, 0)
+        return QModelIndex()
+
+    def section_index(self, source: str = PI_SOURCE) -> QModelIndex:
+        """The section header of ``source``'s sessions (invalid when it has none)."""
+        for g, group in enumerate(self._groups):
+            if group.section and group.source == source:
                 return self.createIndex(g, 0, 0)
         return QModelIndex()
 
@@ -203,6 +231,10 @@ class SessionListModel(QAbstractItemModel):
     def session_count(self) -> int:
         return sum(len(g.sessions) for g in self._groups)
 
+    def source_count(self, source: str) -> int:
+        """Sessions of one source the list shows now."""
+        return sum(len(g.sessions) for g in self._groups if g.source == source)
+
     # ------------------------------------------------------------------ build
 
     def _build(self) -> None:
@@ -216,12 +248,21 @@ class SessionListModel(QAbstractItemModel):
         # names come from every workspace, so filtering never changes a group's name
         names = _folder_names(list(dict.fromkeys(row.cwd for row in self._rows)))
         for when, row in keyed:
-            group = by_cwd.get(row.cwd)
+            key = group_key(row.source, row.cwd)
+            group = by_cwd.get(key)
             if group is None:
-                group = by_cwd[row.cwd] = _Group(row.cwd, names[row.cwd], newest=when)
+                group = by_cwd[key] = _Group(
+                    row.cwd, names[row.cwd], newest=when, source=row.source
+                )
             group.sessions.append(row)
-        # groups appear in the order of their newest session (keyed is newest first)
-        self._groups = list(by_cwd.values())
+        # groups appear in the order of their newest session (keyed is newest first);
+        # ours first, then each other source under its section header
+        groups = list(by_cwd.values())
+        self._groups = [g for g in groups if g.source != PI_SOURCE]
+        pi = [g for g in groups if g.source == PI_SOURCE]
+        if pi:
+            self._groups.append(_Group("", "", source=PI_SOURCE, section=True))
+            self._groups.extend(pi)
         self._where = {
             row.path: (g, r)
             for g, group in enumerate(self._groups)
@@ -263,6 +304,8 @@ class SessionListModel(QAbstractItemModel):
     def flags(self, index: Index) -> Qt.ItemFlag:
         if not index.isValid():
             return Qt.ItemFlag.NoItemFlags
+        if index.internalId() == 0 and self._groups[index.row()].section:
+            return Qt.ItemFlag.ItemIsEnabled
         return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 
     def headerData(
@@ -280,7 +323,37 @@ class SessionListModel(QAbstractItemModel):
         group = self._groups[index.internalId() - 1]
         return self._session_data(group.sessions[index.row()], index.column(), role)
 
+    def _section_data(self, group: _Group, column: int, role: int) -> Any:
+        if role == Qt.ItemDataRole.DisplayRole:
+            if column == 0:
+                return self.tr("Pi sessions")
+            return str(self.source_count(group.source))
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return self.tr(
+                "Sessions of the Pi coding agent, from its own folder. They open and continue"
+                " in place (Pi can go on with them too); right-click one to copy it into"
+                " Desktop Agent."
+            )
+        if role == Qt.ItemDataRole.FontRole and column == 0:
+            font = QFont()
+            font.setBold(True)
+            font.setCapitalization(QFont.Capitalization.AllUppercase)
+            return font
+        if role == Qt.ItemDataRole.ForegroundRole:
+            return QBrush(_muted())
+        if role == Qt.ItemDataRole.TextAlignmentRole and column == 1:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role in (SidebarRole.IS_GROUP, SidebarRole.IS_SECTION):
+            return True
+        if role == SidebarRole.SOURCE:
+            return group.source
+        if role == SidebarRole.GROUP_KEY:
+            return group.key
+        return None
+
     def _group_data(self, group: _Group, column: int, role: int) -> Any:
+        if group.section:
+            return self._section_data(group, column, role)
         if role == Qt.ItemDataRole.DisplayRole:
             return group.name if column == 0 else str(len(group.sessions))
         if role == Qt.ItemDataRole.ToolTipRole:
@@ -295,8 +368,14 @@ class SessionListModel(QAbstractItemModel):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == SidebarRole.IS_GROUP:
             return True
+        if role == SidebarRole.IS_SECTION:
+            return False
         if role == SidebarRole.CWD:
             return group.cwd
+        if role == SidebarRole.SOURCE:
+            return group.source
+        if role == SidebarRole.GROUP_KEY:
+            return group.key
         return None
 
     def _session_data(self, row: SessionRowData, column: int, role: int) -> Any:
@@ -309,7 +388,10 @@ class SessionListModel(QAbstractItemModel):
                 return f"Cannot read this session: {row.problem}\n{row.path}"
             when = parse_time(row.last_activity)
             shown = when.astimezone().strftime("%Y-%m-%d %H:%M") if when else row.last_activity
-            return f"{row.title or '(untitled)'}\n{row.cwd}\nLast activity: {shown}"
+            text = f"{row.title or '(untitled)'}\n{row.cwd}\nLast activity: {shown}"
+            if row.source == PI_SOURCE:
+                text += "\n" + self.tr("A session of the Pi coding agent: {0}").format(row.path)
+            return text
         if role == Qt.ItemDataRole.ForegroundRole:
             if row.problem:
                 return QBrush(_muted())
@@ -324,10 +406,12 @@ class SessionListModel(QAbstractItemModel):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == SidebarRole.PATH:
             return row.path
-        if role == SidebarRole.IS_GROUP:
+        if role in (SidebarRole.IS_GROUP, SidebarRole.IS_SECTION):
             return False
         if role == SidebarRole.CWD:
             return row.cwd
+        if role == SidebarRole.SOURCE:
+            return row.source
         if role == SidebarRole.ROW:
             return row
         if role == SidebarRole.IS_CURRENT:

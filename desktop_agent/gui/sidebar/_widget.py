@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
 from desktop_agent.gui._icons import icon
 from desktop_agent.gui._tr import QT_TRANSLATE_NOOP
 from desktop_agent.gui.sidebar._model import (
+    PI_SOURCE,
     Clock,
     SessionListModel,
     SessionRowData,
@@ -110,6 +111,8 @@ class SessionSidebar(QWidget):
     reveal_requested = Signal(str)
     export_requested = Signal(str, str)
     backup_requested = Signal()
+    copy_requested = Signal(str)
+    """ "Copy into Desktop Agent" on a session of another program (the Pi CLI)."""
 
     def __init__(self, parent: QWidget | None = None, *, now: Clock = local_now) -> None:
         super().__init__(parent)
@@ -335,11 +338,11 @@ class SessionSidebar(QWidget):
 
     def _on_expanded(self, index: QModelIndex) -> None:
         if not self._restoring:
-            self._collapsed.discard(str(index.data(SidebarRole.CWD)))
+            self._collapsed.discard(str(index.data(SidebarRole.GROUP_KEY)))
 
     def _on_collapsed(self, index: QModelIndex) -> None:
         if not self._restoring:
-            self._collapsed.add(str(index.data(SidebarRole.CWD)))
+            self._collapsed.add(str(index.data(SidebarRole.GROUP_KEY)))
 
     def _on_clicked(self, index: QModelIndex) -> None:
         view = self.sender()
@@ -386,7 +389,7 @@ class SessionSidebar(QWidget):
             if key == Qt.Key.Key_F2 and path and not in_trash:
                 self.rename_session(str(path))
                 return True
-            if key == Qt.Key.Key_Delete and path and not in_trash:
+            if key == Qt.Key.Key_Delete and path and not in_trash and not self._is_pi(str(path)):
                 self.delete_requested.emit(str(path))
                 return True
         return super().eventFilter(watched, event)
@@ -407,20 +410,32 @@ class SessionSidebar(QWidget):
         if path:
             p = str(path)
             is_current = p == self._model.current()
+            pi = self._is_pi(p)
             open_action = menu.addAction(self.tr("Open"))
             open_action.setObjectName("openSession")
             open_action.setEnabled(not is_current)
             open_action.triggered.connect(lambda: self.session_activated.emit(p))
+            if pi:
+                copy = menu.addAction(self.tr("Copy into Desktop Agent"))
+                copy.setObjectName("copySession")
+                copy.setToolTip(
+                    self.tr(
+                        "Make your own copy of this Pi session and open it; Pi's file stays"
+                        " as it is"
+                    )
+                )
+                copy.triggered.connect(lambda: self.copy_requested.emit(p))
             rename = menu.addAction(self.tr("Rename…"))
             rename.setObjectName("renameSession")
             rename.setShortcut("F2")
             rename.triggered.connect(lambda: self.rename_session(p))
-            fork = menu.addAction(self.tr("New session from here"))
-            fork.setObjectName("forkSession")
-            fork.setToolTip(
-                self.tr("A new session that continues from this session's current position")
-            )
-            fork.triggered.connect(lambda: self.fork_requested.emit(p))
+            if not pi:  # for a Pi session, "Copy into Desktop Agent" is the new session
+                fork = menu.addAction(self.tr("New session from here"))
+                fork.setObjectName("forkSession")
+                fork.setToolTip(
+                    self.tr("A new session that continues from this session's current position")
+                )
+                fork.triggered.connect(lambda: self.fork_requested.emit(p))
             export = menu.addMenu(self.tr("Export"))
             export.setObjectName("exportMenu")
             for fmt, text in EXPORT_FORMATS:
@@ -431,11 +446,12 @@ class SessionSidebar(QWidget):
             reveal.setObjectName("revealSession")
             reveal.triggered.connect(lambda: self.reveal_requested.emit(p))
             menu.addSeparator()
-            delete = menu.addAction(self.tr("Move to trash"))
-            delete.setObjectName("deleteSession")
-            delete.setShortcut("Del")
-            delete.triggered.connect(lambda: self.delete_requested.emit(p))
-            menu.addSeparator()
+            if not pi:  # Pi's folder is Pi's: deleting its sessions is done with Pi
+                delete = menu.addAction(self.tr("Move to trash"))
+                delete.setObjectName("deleteSession")
+                delete.setShortcut("Del")
+                delete.triggered.connect(lambda: self.delete_requested.emit(p))
+                menu.addSeparator()
         else:
             new = menu.addAction(self.tr("New session"))
             new.setObjectName("newSession")
@@ -444,6 +460,10 @@ class SessionSidebar(QWidget):
         backup.setObjectName("backupSessions")
         backup.triggered.connect(self.backup_requested)
         return menu
+
+    def _is_pi(self, path: str) -> bool:
+        row = self._model.row_data(self._model.index_for_path(path))
+        return row is not None and row.source == PI_SOURCE
 
     def _on_context_menu(self, pos: QPoint) -> None:
         view = self.sender()

@@ -239,6 +239,22 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>&amp;Copy into Desktop Agent</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Make your own copy of this Pi session and open it</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Con&amp;vert to the current format</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Write a new file in the current format beside this old one, and open it</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>&amp;Move to trash</source>
         <translation type="unfinished"></translation>
     </message>
@@ -749,7 +765,23 @@
 <context>
     <name>PersistenceErrorDialog</name>
     <message>
+        <source>The session was changed by another program</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>The session could not be saved</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Reload</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Reload the session from its file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Take in what the other program wrote; your entries stay, as a branch from where the two diverged</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -770,6 +802,10 @@
     </message>
     <message>
         <source>{entries} are</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Another program changed this session&apos;s file&lt;/b&gt; (the Pi coding agent, or another tool wrote to it while it was open here), so Desktop Agent did not write over what it wrote.&lt;br&gt;&lt;br&gt;File: {0}&lt;br&gt;&lt;br&gt;&lt;b&gt;Nothing is lost.&lt;/b&gt; {1} kept in memory. Press Reload: what the other program wrote comes in, and your entries are kept as a branch from where the two diverged. Retrying cannot help here.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -805,6 +841,21 @@
     </message>
     <message>
         <source>Quit without them</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>SessionListModel</name>
+    <message>
+        <source>Pi sessions</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sessions of the Pi coding agent, from its own folder. They open and continue in place (Pi can go on with them too); right-click one to copy it into Desktop Agent.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A session of the Pi coding agent: {0}</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -872,6 +923,14 @@
     </message>
     <message>
         <source>Open</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Copy into Desktop Agent</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Make your own copy of this Pi session and open it; Pi&apos;s file stays as it is</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1002,6 +1061,26 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Show the Pi coding agent&apos;s sessions</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Folder of the Pi coding agent&apos;s sessions</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Empty: where Pi keeps them. Nothing is shown when the folder does not exist.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Pi sessions</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Their folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>a key is set; type to replace it</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1062,6 +1141,10 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Converted to the current format: this is a new file beside the original, which is unchanged.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Not saved</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1087,6 +1170,10 @@
     </message>
     <message>
         <source>The session was moved to the trash.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>This is your own copy of the Pi session; the Pi coding agent&apos;s file is unchanged.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
