@@ -76,7 +76,9 @@ from desktop_agent.workbench._changes import NOTHING, Changes
 from desktop_agent.workbench._models import Models
 from desktop_agent.workbench._store import SessionStore
 from desktop_agent.workbench._views import (
+    INLINE_ENTRIES,
     BranchItem,
+    BranchReader,
     MessageLoader,
     ModelChoices,
     Notice,
@@ -84,7 +86,7 @@ from desktop_agent.workbench._views import (
     SidebarRow,
     Usage,
     branch_items,
-    branch_usage,
+    count_branch_usage,
     entries_phrase,
     is_visible,
     latest_leaf_under,
@@ -94,6 +96,13 @@ from desktop_agent.workbench._views import (
 log = logging.getLogger("desktop_agent.workbench")
 
 DRAFT_SAVE_DELAY_S = 2.0
+
+
+async def _usage(session: Session, context_window: int) -> Usage:
+    """The usage of the current branch (a long branch is counted in a worker thread)."""
+    if session.entry_count <= INLINE_ENTRIES:
+        return count_branch_usage(session, context_window)
+    return await asyncio.to_thread(count_branch_usage, session, context_window)
 
 
 def _is_dir(path: str) -> bool:
@@ -281,6 +290,12 @@ class Workbench:
         if self.session is None:
             return []
         return await branch_items(self.session, self._loader)
+
+    def branch_reader(self) -> BranchReader | None:
+        """The current branch for the chat, read from its end in pages (`BranchReader`)."""
+        if self.session is None:
+            return None
+        return BranchReader(self.session, self._loader, at_rest=not self.running)
 
     async def context_size(self) -> int:
         """How many messages the model would see now (Pi's ``buildSessionContext``)."""
@@ -520,7 +535,7 @@ class Workbench:
                 "use its tools."
             )
         self.notify("workspace", missing)
-        self.usage = branch_usage(session, model.context_window if model else 0)
+        self.usage = await _usage(session, model.context_window if model else 0)
 
     def _on_models_changed(self) -> None:
         """Discovery or a new key: a session waiting for its model may get it now."""
@@ -773,7 +788,7 @@ class Workbench:
         session = self.session
         model = self.harness.model if self.harness else None
         if session is not None:
-            self.usage = branch_usage(session, model.context_window if model else 0)
+            self.usage = await _usage(session, model.context_window if model else 0)
         self._remember()
         return self._changed(Changes(branch=True, usage=True, draft=True, running=True))
 
@@ -789,9 +804,11 @@ class Workbench:
         return await self.navigate(latest_leaf_under(session, target))
 
     async def switch_sibling_at_end(self, direction: int) -> Changes:
-        for item in reversed(await self.branch()):
-            if item.sibling_count > 1:
-                return await self.switch_sibling(item.entry_id, direction)
+        reader = self.branch_reader()
+        while reader is not None and reader.has_more:  # from the end: a page or two
+            for item in reversed(await reader.older()):
+                if item.sibling_count > 1:
+                    return await self.switch_sibling(item.entry_id, direction)
         return NOTHING
 
     async def edit_resend(self, entry_id: str, text: str) -> Changes:
