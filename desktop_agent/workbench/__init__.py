@@ -31,6 +31,7 @@ from desktop_agent.workbench._store import (
     SqliteStore,
 )
 from desktop_agent.workbench._views import (
+    INLINE_ENTRIES,
     PAGE,
     BranchItem,
     BranchReader,
@@ -62,6 +63,7 @@ from desktop_agent.workbench._workbench import (
 
 __all__ = [
     "EXPORT_SUFFIX",
+    "INLINE_ENTRIES",
     "LOCAL_PROVIDER",
     "NEW_SESSION_TITLE",
     "NOTHING",

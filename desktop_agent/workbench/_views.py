@@ -25,7 +25,14 @@ from desktop_agent.ai import (
 )
 from desktop_agent.session import CompactionEntry, Session
 
-_VISIBLE_ROLES = ("user", "assistant", "custom", "branchSummary", "compactionSummary")
+_VISIBLE_ROLES = (
+    "user",
+    "assistant",
+    "custom",
+    "branchSummary",
+    "compactionSummary",
+    "bashExecution",  # a command the user ran in Pi (``!cmd``), shown as a shell card
+)
 
 Loader = Callable[[str], AgentMessage | None]
 

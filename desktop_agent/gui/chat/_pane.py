@@ -49,7 +49,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_agent.ai import AssistantMessage, ToolResultMessage, UserMessage
+from desktop_agent.ai import (
+    AssistantMessage,
+    BashExecutionMessage,
+    ToolResultMessage,
+    UserMessage,
+)
 from desktop_agent.gui.chat._items import ChatItem
 from desktop_agent.gui.chat._model import ChatModel, Row, tooltip
 from desktop_agent.gui.chat._render import (
@@ -59,6 +64,7 @@ from desktop_agent.gui.chat._render import (
     LiveTool,
     RowState,
     Theme,
+    bash_text,
     build_card,
     estimate_height,
     message_text,
@@ -461,6 +467,18 @@ class ChatView(QListView):
             i += 1
         return first.row()
 
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        """Home and End go to the top and the end of the chat (the cards are not
+        selectable, so moving a current row would not always scroll)."""
+        if event.key() == Qt.Key.Key_Home and not event.modifiers():
+            self.scrollToTop()
+            return
+        if event.key() == Qt.Key.Key_End and not event.modifiers():
+            self.stick_to_bottom = True
+            self.scrollToBottom()
+            return
+        super().keyPressEvent(event)
+
     def mouseMoveEvent(self, event: QMouseEvent) -> None:
         super().mouseMoveEvent(event)
         pos = event.position().toPoint()
@@ -719,7 +737,12 @@ class ChatPane(QWidget):
         row = self.model.row_at(i)
         item = row.item
         if action == "copy":
-            text = arg if isinstance(arg, str) else message_text(item.message)
+            if isinstance(arg, str):
+                text = arg
+            elif isinstance(item.message, BashExecutionMessage):
+                text = bash_text(item.message)
+            else:
+                text = message_text(item.message)
             QGuiApplication.clipboard().setText(text)
             self.copy_requested.emit(text)
         elif action == "sibling" and isinstance(arg, int) and item.entry_id is not None:
