@@ -16,7 +16,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
 
+from desktop_agent.gui import MainWindow
 from desktop_agent.session._jsonl import encode_cwd
+from desktop_agent.utils.text import message_text
 from desktop_agent.workbench import INLINE_ENTRIES, PAGE
 from tests.ai.provider_server import ProviderServer, Reply
 from tests.gui._window import (
@@ -107,6 +109,10 @@ class _Writer:
         return path
 
 
+def has_more(window: MainWindow) -> bool:
+    return window.chat.has_more
+
+
 def long_session(data: Path, cwd: Path, turns: int = TURNS) -> None:
     w = _Writer(cwd)
     for i in range(turns):
@@ -140,7 +146,7 @@ def test_restoring_a_long_session_paints_its_end_and_scrolling_up_loads_older_pa
     # in above it, and what was at the top stays where it was.
     chat.view.setFocus()
     pages = 0
-    while chat.has_more:
+    while has_more(window):
         before = chat.model.rowCount()
         top_item = chat.model.row_at(0).item.entry_id
         QTest.keyClick(chat.view, Qt.Key.Key_Home)
@@ -183,7 +189,7 @@ def test_a_reply_streaming_into_a_long_session_keeps_the_end_in_view(
     def streaming_in_view() -> bool:
         last = chat.model.last_row()
         row = chat.model.row_at(last)
-        if row.streaming and row.item.message.content:
+        if row.streaming and message_text(row.item.message):
             seen.append(on_screen(window, last) and bar.value() >= bar.maximum() - 2)
         return len(seen) >= 5
 
