@@ -3,7 +3,9 @@
 Options: ``--only session|gui`` runs one part; ``--check`` exits 1 when a target of
 issue 2 or 5 fails; ``--regenerate`` rebuilds the
 cached data under ``benchmarks/out/``; ``--profile`` adds cProfile listings of open +
-build_context and of appends; ``--seed`` picks another deterministic data set.
+build_context and of appends; ``--seed`` picks another deterministic data set;
+``--only app`` runs the whole app against Pi on 10 MB and 100 MB sessions, ``--huge``
+adds the ~1 GB one.
 """
 
 from __future__ import annotations
@@ -29,9 +31,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--only",
-        choices=("session", "pi", "gui", "safety"),
+        choices=("session", "pi", "gui", "app", "safety"),
         help="run only the session layer (with Pi), only the comparison with Pi, only the GUI,"
-        " or only the safety benchmarks (redaction, contained writes)",
+        " only the whole app against Pi, or only the safety benchmarks (redaction, contained"
+        " writes)",
+    )
+    parser.add_argument(
+        "--huge",
+        action="store_true",
+        help="the whole app against Pi also restores the ~1 GB session (takes minutes)",
     )
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="data set seed")
     args = parser.parse_args(argv)
@@ -42,6 +50,7 @@ def main(argv: list[str] | None = None) -> int:
             check=args.check,
             profile=args.profile,
             only=args.only,
+            huge=args.huge,
         )
     )
 

@@ -55,7 +55,8 @@ class Options:
     regenerate: bool = False
     check: bool = False
     profile: bool = False
-    only: str | None = None  # "session", "pi", "gui" or "safety": run only that part
+    only: str | None = None  # "session", "pi", "gui", "app" or "safety": run only that part
+    huge: bool = False  # the whole-app comparison also restores the ~1 GB session
     open_runs: int = 3
     list_runs: int = 5
     appends: int = 5_000
@@ -686,6 +687,12 @@ def run(opts: Options) -> int:
         assert data is not None
         bench_startup(data, report)
         bench_stream(report)
+
+    if opts.only in (None, "app"):
+        from benchmarks._app_vs_pi import bench_app_vs_pi
+
+        assert data is not None
+        bench_app_vs_pi(data, report, out_dir=OUT_DIR, seed=opts.seed, with_huge=opts.huge)
 
     if opts.only in (None, "safety"):
         from benchmarks._safety import bench_safety

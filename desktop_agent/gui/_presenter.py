@@ -25,6 +25,7 @@ from desktop_agent.workbench import (
     MessageStartEvent,
     MessageUpdateEvent,
     PersistenceErrorEvent,
+    TailReader,
     ToolExecutionStartEvent,
     ToolExecutionUpdateEvent,
     Workbench,
@@ -62,7 +63,7 @@ class Presenter:
         self._task: asyncio.Task[None] | None = None
         self._shown = False
         self._was_running = False
-        self._reader: BranchReader | None = None
+        self._reader: BranchReader | TailReader | None = None
         self._older = False  # the chat asked for older messages
         window.chat.older_wanted.connect(self._on_older_wanted)
 
@@ -96,7 +97,8 @@ class Presenter:
     def apply(self, changes: Changes) -> None:
         w, wb = self.window, self.wb
         if changes.session:
-            w.center.setCurrentWidget(w.chat_box if wb.session is not None else w.start_page)
+            showing = wb.session is not None or wb.opening is not None
+            w.center.setCurrentWidget(w.chat_box if showing else w.start_page)
             w.tree.set_rows([], [])
             self._report_recovery()
         if changes.session or changes.sessions:

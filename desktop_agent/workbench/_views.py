@@ -23,7 +23,7 @@ from desktop_agent.ai import (
     ToolResultMessage,
     classify_error,
 )
-from desktop_agent.session import CompactionEntry, Session
+from desktop_agent.session import BranchTail, CompactionEntry, Session
 
 _VISIBLE_ROLES = (
     "user",
@@ -124,13 +124,13 @@ class MessageLoader:
         return self._session.get_message(entry_id)
 
 
-PAGE = 40
+PAGE = 24
 """Visible messages per page of `BranchReader` (a screen or two of cards)."""
 
 INLINE_ENTRIES = 2_000
 """Sessions up to this many entries are decoded on the loop (a page costs a few ms);
 longer ones in a worker thread."""
-_READ_STEP = 64  # entries decoded per step while walking back
+_READ_STEP = 32  # entries decoded per step while walking back
 _DECODED_KINDS = ("message", "custom_message", "branch_summary")
 
 
@@ -277,6 +277,59 @@ class BranchReader:
             sibling_count=max(1, len(siblings)),
             label=session.label_of(entry_id),
         )
+
+
+class TailReader:
+    """`BranchReader` of a session still being read: the end of its current branch as
+    `open_progressive` found it (one page; older ones come once the session is open).
+    Siblings are not known yet (each item is shown as the only version)."""
+
+    def __init__(self, tail: BranchTail) -> None:
+        self._tail = tail
+        self._done = False
+
+    @property
+    def has_more(self) -> bool:
+        return not self._done
+
+    async def older(self, limit: int = PAGE) -> list[BranchItem]:
+        if self._done:
+            return []
+        self._done = True
+        return tail_items(self._tail)
+
+
+def tail_items(tail: BranchTail) -> list[BranchItem]:
+    """The chat items of a `BranchTail` (tool results merged, root-first)."""
+    messages = tail.messages
+    load = messages.get
+    items: list[BranchItem] = []
+    by_call: dict[str, BranchItem] = {}
+    calls_of: list[tuple[BranchItem, list[str]]] = []
+    for facts in tail.entries:
+        message = messages.get(facts.id)
+        if message is None:
+            continue
+        if isinstance(message, ToolResultMessage):
+            owner = by_call.get(message.tool_call_id)
+            if owner is not None:
+                owner.tool_result_ids.append(facts.id)
+            continue
+        if facts.type == "message" and facts.role not in _VISIBLE_ROLES:
+            continue
+        if message.role == "custom" and not getattr(message, "display", True):
+            continue
+        item = BranchItem(entry_id=facts.id, kind=facts.type, role=facts.role, load=load)
+        if isinstance(message, AssistantMessage) and not _failed(message):
+            calls = [b.id for b in message.content if isinstance(b, ToolCall)]
+            by_call.update((c, item) for c in calls)
+            if message.stop_reason != "aborted":
+                calls_of.append((item, calls))
+        items.append(item)
+    for item, calls in calls_of:  # at rest: a call without a result was cut off
+        owned = {r.tool_call_id for r in item.tool_results().values()}
+        item.interrupted = [c for c in calls if c not in owned]
+    return items
 
 
 async def branch_items(session: Session, loader: MessageLoader | None = None) -> list[BranchItem]:

@@ -22,6 +22,7 @@ from typing import Any, TypeAlias
 
 from desktop_agent.agent import TurnStartEvent
 from desktop_agent.ai import (
+    AgentMessage,
     AssistantMessage,
     ImageContent,
     Model,
@@ -58,6 +59,7 @@ from desktop_agent.session import (
     RecoveryReport,
     Session,
     SessionError,
+    SessionOpening,
     SessionWriteError,
     TreeRow,
     rows_for_entries,
@@ -84,6 +86,7 @@ from desktop_agent.workbench._views import (
     Notice,
     SaveState,
     SidebarRow,
+    TailReader,
     Usage,
     branch_items,
     count_branch_usage,
@@ -96,13 +99,6 @@ from desktop_agent.workbench._views import (
 log = logging.getLogger("desktop_agent.workbench")
 
 DRAFT_SAVE_DELAY_S = 2.0
-
-
-async def _usage(session: Session, context_window: int) -> Usage:
-    """The usage of the current branch (a long branch is counted in a worker thread)."""
-    if session.entry_count <= INLINE_ENTRIES:
-        return count_branch_usage(session, context_window)
-    return await asyncio.to_thread(count_branch_usage, session, context_window)
 
 
 def _is_dir(path: str) -> bool:
@@ -219,6 +215,10 @@ class Workbench:
         self._run_failures = 0
         self._tasks: set[asyncio.Task[Any]] = set()
         self._draft_timer: asyncio.TimerHandle | None = None
+        self.opening: SessionOpening | None = None
+        """A big session never seen before, being read (its branch's end is shown)."""
+        self.opening_ref: str | None = None
+        self._opening_task: asyncio.Task[None] | None = None
         models.changed = self._on_models_changed
 
     # ------------------------------------------------------------ listeners, tasks
@@ -238,7 +238,7 @@ class Workbench:
         """Add what was appended since the last report, then tell every listener."""
         session = self.session
         if session is not None and session.entry_count > self._reported:
-            new = tuple(r[0] for r in session.raw_entries()[self._reported :])
+            new = tuple(session.entry_ids(self._reported))  # ids only: no line is read
             self._reported = session.entry_count
             changes = changes | Changes(appended=new)
         if not changes.empty:
@@ -271,6 +271,7 @@ class Workbench:
 
     async def aclose(self) -> None:
         """Wait for background work, then close the store."""
+        self._cancel_opening()
         if self._draft_timer is not None:
             self._draft_timer.cancel()
         for task in list(self._tasks):
@@ -291,10 +292,11 @@ class Workbench:
             return []
         return await branch_items(self.session, self._loader)
 
-    def branch_reader(self) -> BranchReader | None:
-        """The current branch for the chat, read from its end in pages (`BranchReader`)."""
+    def branch_reader(self) -> BranchReader | TailReader | None:
+        """The current branch for the chat, read from its end in pages (`BranchReader`);
+        while a big file is still being read, the end of its branch (`TailReader`)."""
         if self.session is None:
-            return None
+            return TailReader(self.opening.tail) if self.opening is not None else None
         return BranchReader(self.session, self._loader, at_rest=not self.running)
 
     async def context_size(self) -> int:
@@ -432,12 +434,64 @@ class Workbench:
         return self._changed(Changes.everything())
 
     async def open(self, ref: str) -> Changes:
-        if ref == self.ref:
+        if ref == self.ref or (self.opening is not None and ref == self.opening_ref):
             return NOTHING
         self._check_idle("switching sessions")
-        session = await self.store.open(ref)
+        opening = await self.store.open_progressive(ref)
+        if opening is None:
+            session = await self.store.open(ref)
+        elif opening.tail.complete:  # it has an entry index: it is open already
+            session = await opening.session()
+        else:
+            return await self._open_progressively(ref, opening)
+        self._cancel_opening()
         await self._leave()
         return await self._adopt(session)
+
+    async def _open_progressively(self, ref: str, opening: SessionOpening) -> Changes:
+        """A big file never seen before: the chat shows the end of its current branch
+        now (`TailReader`), the status bar how much is read, and the session is adopted
+        when the whole file is read off the loop."""
+        self._cancel_opening()
+        await self._leave()
+        self.opening, self.opening_ref = opening, ref
+        self.progress = "Reading the session…"
+        self._opening_task = self.spawn(self._finish_opening(ref, opening))
+        return self._changed(Changes.everything())
+
+    async def _finish_opening(self, ref: str, opening: SessionOpening) -> None:
+        try:
+            while True:
+                try:
+                    session = await asyncio.wait_for(opening.session(), 0.25)
+                    break
+                except TimeoutError:
+                    if self.opening is not opening:
+                        return
+                    self.progress = f"Reading the session… {opening.progress:.0%}"
+                    self._changed(Changes(running=True))
+        except SessionError as exc:
+            if self.opening is opening:
+                self.opening, self.opening_ref, self.progress = None, None, ""
+                text = f"Could not open {ref}: {exc.message}"
+                self._changed(Changes.everything() | self.notify("open", text))
+            return
+        if self.opening is not opening:  # another session was opened meanwhile
+            opening.cancel()
+            return
+        self.opening, self.opening_ref, self.progress = None, None, ""
+        await self._adopt(session)
+
+    def _cancel_opening(self) -> None:
+        if self.opening is not None:
+            self.opening.cancel()
+            self.opening, self.opening_ref, self.progress = None, None, ""
+
+    async def opened(self) -> None:
+        """Wait until a session being opened progressively is open (or failed)."""
+        task = self._opening_task
+        if task is not None and not task.done():
+            await asyncio.wait([task])
 
     async def new_session(self, cwd: str | None = None) -> Changes:
         """The one way a session starts: it records its model, thinking level and tools."""
@@ -535,7 +589,44 @@ class Workbench:
                 "use its tools."
             )
         self.notify("workspace", missing)
-        self.usage = await _usage(session, model.context_window if model else 0)
+        self._count_usage(session, model.context_window if model else 0, context.messages)
+
+    def _count_usage(
+        self, session: Session, context_window: int, context: Sequence[AgentMessage] = ()
+    ) -> None:
+        """The usage of the current branch. A long branch is counted after the first
+        paint, in a worker thread (it reads the usage of every answer); until then the
+        status bar has how full the context is, from the context just built."""
+        if session.entry_count <= INLINE_ENTRIES:
+            self.usage = count_branch_usage(session, context_window)
+            return
+        last = next(
+            (
+                m
+                for m in reversed(context)
+                if isinstance(m, AssistantMessage) and m.stop_reason not in ("error", "aborted")
+            ),
+            None,
+        )
+        start = Usage(context_window=context_window)
+        self.usage = start.add(last) if last is not None else start
+        start = self.usage
+        ref = self.ref
+
+        async def count() -> None:
+            counted = await asyncio.to_thread(count_branch_usage, session, context_window)
+            if self.session is not session or self.ref != ref:
+                return
+            now = self.usage  # plus what was answered meanwhile
+            self.usage = Usage(
+                tokens=counted.tokens + now.tokens - start.tokens,
+                cost=counted.cost + now.cost - start.cost,
+                context_tokens=(now.context_tokens if now != start else counted.context_tokens),
+                context_window=now.context_window,
+            )
+            self._changed(Changes(usage=True))
+
+        self.spawn(count())
 
     def _on_models_changed(self) -> None:
         """Discovery or a new key: a session waiting for its model may get it now."""
@@ -559,7 +650,7 @@ class Workbench:
         if session is None or ref is None:
             return
         self._remember()
-        empty = not any(k == "message" for _i, _p, k, _t, _r in session.raw_entries())
+        empty = not any(session.entry_kind(i)[0] == "message" for i in session.entry_ids())
         draft = self.state.drafts.get(self._draft_key() or "", "")
         try:
             await session.close()
@@ -599,6 +690,8 @@ class Workbench:
         """Run one prompt to the end (its events reach listeners as they come)."""
         if self._restoring_model:
             await self.models.settled()
+        if self.opening is not None:
+            raise self._not_open()  # the prompt stays in the composer
         harness = self.harness
         if harness is None or harness.model is None:
             key = self._draft_key()
@@ -764,9 +857,16 @@ class Workbench:
 
     # ------------------------------------------------------------ branches
 
+    def _not_open(self) -> WorkbenchError:
+        if self.opening is not None:
+            return WorkbenchError(
+                "The session is still being read: you can continue it in a moment."
+            )
+        return WorkbenchError("No session is open.")
+
     def _need_harness(self) -> AgentHarness:
         if self.harness is None:
-            raise WorkbenchError("No session is open.")
+            raise self._not_open()
         self._check_idle("switching branches")
         return self.harness
 
@@ -788,7 +888,7 @@ class Workbench:
         session = self.session
         model = self.harness.model if self.harness else None
         if session is not None:
-            self.usage = await _usage(session, model.context_window if model else 0)
+            self._count_usage(session, model.context_window if model else 0)
         self._remember()
         return self._changed(Changes(branch=True, usage=True, draft=True, running=True))
 
@@ -826,7 +926,7 @@ class Workbench:
 
     def _need_session(self) -> Session:
         if self.session is None:
-            raise WorkbenchError("No session is open.")
+            raise self._not_open()
         return self.session
 
     async def _sync(self, session: Session) -> None:

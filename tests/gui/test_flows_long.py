@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +18,12 @@ from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
 
 from desktop_agent.gui import MainWindow
+from desktop_agent.session import _jsonl as jsonl_module
 from desktop_agent.session._jsonl import encode_cwd
 from desktop_agent.utils.text import message_text
 from desktop_agent.workbench import INLINE_ENTRIES, PAGE
+from desktop_agent.workbench import _store as store_module
+from tests._workbench import make_workbench
 from tests.ai.provider_server import ProviderServer, Reply
 from tests.gui._window import (
     close,
@@ -28,6 +32,7 @@ from tests.gui._window import (
     open_window,
     painted,
     painted_text,
+    run,
     settle,
     type_and_send,
 )
@@ -107,6 +112,10 @@ class _Writer:
         path = folder / "2026-11-01T00-00-00-000Z_01a20000-0000-7000-8000-000000000001.jsonl"
         path.write_text("".join(json.dumps(line) + "\n" for line in self.lines), encoding="utf-8")
         return path
+
+
+def opening_now(window: MainWindow) -> bool:
+    return window.wb.session is None and window.wb.opening is not None
 
 
 def has_more(window: MainWindow) -> bool:
@@ -249,4 +258,49 @@ def test_an_interrupted_tool_call_and_a_pi_shell_command_are_painted_as_cards(
     assert "bash" in tool and "$ make" in tool and "interrupted" in tool
     assert "The app stopped before this tool finished" in tool
     assert "not run" not in tool
+    close(qtbot, window)
+
+
+def test_a_big_session_never_seen_shows_its_end_while_the_rest_is_read(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The first open of a big file (no entry index) paints the end of its branch at
+    once, says how much is read, and becomes the open session when the scan ends."""
+    data = tmp_path / "data"
+    long_session(data, workspace)
+    monkeypatch.setattr(store_module, "PROGRESSIVE_BYTES", 0)  # our file counts as big
+    release = threading.Event()
+    real_open = jsonl_module.JsonlStorage.open
+
+    def slow_open(*args: Any, **kwargs: Any) -> Any:
+        assert release.wait(20), "the test never let the scan finish"
+        return real_open(*args, **kwargs)
+
+    monkeypatch.setattr(jsonl_module.JsonlStorage, "open", slow_open)
+    wb = make_workbench(data, provider.model("anthropic-messages"))
+    window = open_window(qtbot, data, [], workbench=wb)
+    try:
+        chat = window.chat
+        assert opening_now(window)
+        assert window.center.currentWidget() is window.chat_box
+        last = chat.model.last_row()
+        assert f"Answer {TURNS - 1}: {(TURNS - 1) ** 2}." in painted_text(painted(window, last))
+        assert on_screen(window, last)
+        assert "Reading the session" in window.status.progress.text()
+        assert not has_more(window)  # older pages come with the open session
+    finally:
+        release.set()
+    run(qtbot, window.wb.opened())
+    idle(qtbot, window)
+    assert window.wb.session is not None
+    assert window.wb.opening is None and window.status.progress.text() == ""
+    assert has_more(window) and PAGE <= chat.model.rowCount() < 2 * TURNS
+    last = chat.model.last_row()
+    assert f"Answer {TURNS - 1}: {(TURNS - 1) ** 2}." in painted_text(painted(window, last))
+    assert on_screen(window, last)
     close(qtbot, window)
