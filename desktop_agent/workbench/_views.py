@@ -9,7 +9,7 @@ session caches decoded messages), so a view that shows a few rows decodes a few.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -418,6 +418,13 @@ def _num(value: Any) -> float:
     return 0
 
 
+def _lines_in_runs(session: Session, ids: list[str]) -> Iterator[tuple[str, bytes]]:
+    """(id, line) of ``ids``, read a run at a time (not the whole branch's lines at once)."""
+    for at in range(0, len(ids), 1_000):
+        run = ids[at : at + 1_000]
+        yield from zip(run, session.raw_lines(run), strict=True)
+
+
 def count_branch_usage(session: Session, context_window: int) -> Usage:
     """`branch_usage` without decoding the messages: only the usage fields of each
     assistant line are read (a long branch holds tens of thousands). A line that does
@@ -428,7 +435,7 @@ def count_branch_usage(session: Session, context_window: int) -> Usage:
         if session.entry_kind(i) == ("message", "assistant")
     ]
     tokens, cost, context = 0, 0.0, 0
-    for entry_id, raw in zip(ids, session.raw_lines(ids), strict=True):
+    for entry_id, raw in _lines_in_runs(session, ids):
         try:
             line = _decode_usage(raw)
         except (msgspec.DecodeError, msgspec.ValidationError):
