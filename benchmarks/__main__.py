@@ -1,9 +1,11 @@
 """``python -m benchmarks``: generate realistic sessions; measure the session layer and the GUI.
 
-Options: ``--only session|pi|gui|map|pi-sessions|safety|highlight`` runs one part;
+Options: ``--only session|pi|gui|app|map|pi-sessions|safety|highlight`` runs one part;
 ``--check`` exits 1 when a target of issue 2 or 5 fails; ``--regenerate`` rebuilds the
 cached data under ``benchmarks/out/``; ``--profile`` adds cProfile listings of open +
-build_context and of appends; ``--seed`` picks another deterministic data set.
+build_context and of appends; ``--seed`` picks another deterministic data set;
+``--only app`` runs the whole app against Pi on 10 MB and 100 MB sessions, ``--huge``
+adds the ~1 GB one.
 """
 
 from __future__ import annotations
@@ -29,10 +31,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--only",
-        choices=("session", "pi", "gui", "map", "pi-sessions", "safety", "highlight"),
+        choices=("session", "pi", "gui", "app", "map", "pi-sessions", "safety", "highlight"),
         help="run only the session layer (with Pi), only the comparison with Pi, only the GUI,"
-        " only the branch map, only the Pi sessions source (thousands of Pi files), only the"
-        " safety benchmarks (redaction, contained writes), or only code highlighting",
+        " only the whole app against Pi, only the branch map, only the Pi sessions source"
+        " (thousands of Pi files), only the safety benchmarks (redaction, contained writes),"
+        " or only code highlighting",
+    )
+    parser.add_argument(
+        "--huge",
+        action="store_true",
+        help="the whole app against Pi also restores the ~1 GB session (takes minutes)",
     )
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="data set seed")
     args = parser.parse_args(argv)
@@ -43,6 +51,7 @@ def main(argv: list[str] | None = None) -> int:
             check=args.check,
             profile=args.profile,
             only=args.only,
+            huge=args.huge,
         )
     )
 

@@ -55,7 +55,8 @@ class Options:
     regenerate: bool = False
     check: bool = False
     profile: bool = False
-    only: str | None = None  # one part: session, pi, gui, map, pi-sessions, safety, highlight
+    only: str | None = None  # one part: session, pi, gui, app, map, pi-sessions, safety, ...
+    huge: bool = False  # the whole-app comparison also restores the ~1 GB session
     open_runs: int = 3
     list_runs: int = 5
     appends: int = 5_000
@@ -696,6 +697,11 @@ def run(opts: Options) -> int:
         from benchmarks._pi_sessions import bench_pi_sessions
 
         bench_pi_sessions(report)
+    if opts.only in (None, "app"):
+        from benchmarks._app_vs_pi import bench_app_vs_pi
+
+        assert data is not None
+        bench_app_vs_pi(data, report, out_dir=OUT_DIR, seed=opts.seed, with_huge=opts.huge)
 
     if opts.only in (None, "safety"):
         from benchmarks._safety import bench_safety

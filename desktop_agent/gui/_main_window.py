@@ -112,6 +112,7 @@ class MainWindow(QMainWindow):
         self._quitting = False
         self._closed_ok = False
         self._setting_text = False
+        self.warm_up: asyncio.Task[Any] | None = None
         self.presenter = Presenter(self, workbench)
         self.hits = HitNavigator(self)
         self.panes = PaneCycler(self)
@@ -152,10 +153,12 @@ class MainWindow(QMainWindow):
         await self.presenter.settled()
         return changes
 
-    async def settle_tasks(self) -> None:
-        """Wait for the window's other tasks and redraws."""
+    async def settle_tasks(self, *, but_warm_up: bool = False) -> None:
+        """Wait for the window's other tasks and redraws (``but_warm_up``: not for the
+        SDK imports after the first paint, which run on a thread)."""
         me = asyncio.current_task()
-        while others := [t for t in self._tasks if t is not me]:
+        skip = {me, self.warm_up if but_warm_up else None}
+        while others := [t for t in self._tasks if t not in skip]:
             await asyncio.wait(others)
         await self.presenter.settled()
 
@@ -174,7 +177,7 @@ class MainWindow(QMainWindow):
     def _first_paint_done(self) -> None:
         log.info("The window is shown")
         self.presenter.shown()
-        self.spawn(self.wb.warm_up())
+        self.warm_up = self.spawn(self.wb.warm_up())
         self.shown.emit()
 
     def focus_composer(self) -> None:

@@ -20,6 +20,7 @@ from desktop_agent.utils.text import content_text
 from desktop_agent.workbench import (
     ApprovalWaitEvent,
     BranchItem,
+    BranchReader,
     Changes,
     Event,
     MapUpdate,
@@ -27,6 +28,7 @@ from desktop_agent.workbench import (
     MessageStartEvent,
     MessageUpdateEvent,
     PersistenceErrorEvent,
+    TailReader,
     ToolExecutionStartEvent,
     ToolExecutionUpdateEvent,
     Workbench,
@@ -47,6 +49,7 @@ def chat_item(item: BranchItem) -> ChatItem:
         tool_results=item.tool_results(),
         label=item.label,
         attempts=item.attempts(),
+        interrupted=frozenset(item.interrupted),
     )
 
 
@@ -63,6 +66,9 @@ class Presenter:
         self._task: asyncio.Task[None] | None = None
         self._shown = False
         self._was_running = False
+        self._reader: BranchReader | TailReader | None = None
+        self._older = False  # the chat asked for older messages
+        window.chat.older_wanted.connect(self._on_older_wanted)
 
     # ------------------------------------------------------------ entry points
 
@@ -73,6 +79,10 @@ class Presenter:
             self.window.chat.tool_waiting(event.tool_call_id, event.waiting)
         else:
             self._stream(event)
+
+    def _on_older_wanted(self) -> None:
+        self._older = True
+        self._schedule()
 
     def shown(self) -> None:
         """After the first paint: the tree (which the first paint does not wait for)."""
@@ -90,7 +100,8 @@ class Presenter:
     def apply(self, changes: Changes) -> None:
         w, wb = self.window, self.wb
         if changes.session:
-            w.center.setCurrentWidget(w.chat_box if wb.session is not None else w.start_page)
+            showing = wb.session is not None or wb.opening is not None
+            w.center.setCurrentWidget(w.chat_box if showing else w.start_page)
             w.composer.set_read_only(wb.read_only_text())
             w.tree.clear()
             self._report_recovery()
@@ -159,19 +170,35 @@ class Presenter:
 
     def _schedule(self) -> None:
         idle = self._task is None or self._task.done()
-        if idle and (self._branch or self._tree_due()):
+        if idle and (self._branch or self._older or self._tree_due()):
             self._task = asyncio.ensure_future(self._redraw())
 
     async def _redraw(self) -> None:
         w, wb = self.window, self.wb
-        while self._branch or self._tree_due():
+        while self._branch or self._older or self._tree_due():
             if self._branch:
                 self._branch = False
-                items = await wb.branch()
-                w.chat.set_items([chat_item(i) for i in items])
-                self.messages_shown = len(items)
+                self._older = False
+                reader = self._reader = wb.branch_reader()
+                items = await reader.older() if reader is not None else []
+                if self._branch:
+                    continue  # the branch moved again meanwhile
+                w.chat.set_items(
+                    [chat_item(i) for i in items], has_more=bool(reader and reader.has_more)
+                )
+                self.messages_shown = w.chat.item_count()
                 if self._shown:
                     w.tree.apply(wb.map, await wb.update_map())
+                continue
+            if self._older:
+                self._older = False
+                reader = self._reader
+                if reader is None or not reader.has_more:
+                    continue
+                items = await reader.older()
+                if reader is self._reader and not self._branch:
+                    w.chat.prepend_items([chat_item(i) for i in items], has_more=reader.has_more)
+                    self.messages_shown = w.chat.item_count()
                 continue
             full = self._tree_full and not wb.running
             if full:

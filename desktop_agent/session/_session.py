@@ -491,6 +491,22 @@ class Session:
         tree = self._storage.tree
         return _projected(tree, [tree.require_index(entry_id)])[0]
 
+    def entry_ids(self, start: int = 0) -> list[str]:
+        """Ids of the entries in file order from the ``start``-th (no line is read)."""
+        return self._storage.tree.ids[start:]
+
+    def get_messages(self, entry_ids: Sequence[str]) -> list[AgentMessage | None]:
+        """`get_message` of many entries, their lines read in runs of the file (safe to
+        call in a worker thread: decoded messages go into the same cache)."""
+        tree = self._storage.tree
+        return _projected(tree, [tree.require_index(i) for i in entry_ids])
+
+    def raw_lines(self, entry_ids: Sequence[str]) -> list[bytes]:
+        """The exact JSON lines of entries (read in runs of the file), for light reads of
+        one field of many entries off the event loop."""
+        tree = self._storage.tree
+        return list(tree.lines([tree.require_index(i) for i in entry_ids]))
+
     def raw_entries(self) -> list[tuple[str, str | None, str, str, bytes]]:
         """(id, parent id, type, timestamp, exact JSON line) of every entry, file order.
 

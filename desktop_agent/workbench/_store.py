@@ -27,16 +27,26 @@ from desktop_agent.session import (
     SessionError,
     SessionIndex,
     SessionMetadata,
+    SessionOpening,
     SqliteSessionRepo,
     session_facts,
 )
 from desktop_agent.utils.atomic import atomic_file, atomic_write
 from desktop_agent.utils.text import message_text
-from desktop_agent.workbench._views import SidebarRow
+from desktop_agent.workbench._views import PAGE, SidebarRow
 
 log = logging.getLogger("desktop_agent.workbench")
 
 NEW_SESSION_TITLE = "New session"
+PROGRESSIVE_BYTES = 8 << 20
+"""Files from this size on, never seen before, open showing their end first."""
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
 
 
 class SessionStore(Protocol):
@@ -57,6 +67,10 @@ class SessionStore(Protocol):
     async def create(self, cwd: str) -> Session: ...
 
     async def open(self, ref: str) -> Session: ...
+
+    async def open_progressive(self, ref: str) -> SessionOpening | None:
+        """Start opening a big session never seen before: its branch's end is known at
+        once, the rest is read off the loop. None: open it with `open` (it is quick)."""
 
     def ref_of(self, session: Session) -> str: ...
 
@@ -208,6 +222,12 @@ class JsonlStore:
 
     async def open(self, ref: str) -> Session:
         return await self.repo.open(ref)
+
+    async def open_progressive(self, ref: str) -> SessionOpening | None:
+        size = await asyncio.to_thread(_size, ref)
+        if size < PROGRESSIVE_BYTES:
+            return None
+        return await self.repo.open_progressive(ref, tail=PAGE)
 
     def ref_of(self, session: Session) -> str:
         return session.metadata.path or ""
@@ -440,6 +460,9 @@ class SqliteStore:
 
     async def create(self, cwd: str) -> Session:
         return await self.repo.create(cwd=cwd)
+
+    async def open_progressive(self, ref: str) -> SessionOpening | None:
+        return None  # a database session opens from its rows, quickly
 
     async def open(self, ref: str) -> Session:
         trashed = await self._trash_entries()

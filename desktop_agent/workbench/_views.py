@@ -8,10 +8,13 @@ session caches decoded messages), so a view that shows a few rows decodes a few.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Any, Literal
+
+import msgspec
 
 from desktop_agent.ai import (
     AgentMessage,
@@ -21,9 +24,16 @@ from desktop_agent.ai import (
     ToolResultMessage,
     classify_error,
 )
-from desktop_agent.session import CompactionEntry, Session
+from desktop_agent.session import BranchTail, CompactionEntry, Session
 
-_VISIBLE_ROLES = ("user", "assistant", "custom", "branchSummary", "compactionSummary")
+_VISIBLE_ROLES = (
+    "user",
+    "assistant",
+    "custom",
+    "branchSummary",
+    "compactionSummary",
+    "bashExecution",  # a command the user ran in Pi (``!cmd``), shown as a shell card
+)
 
 Loader = Callable[[str], AgentMessage | None]
 
@@ -46,6 +56,9 @@ class BranchItem:
     label: str | None = None
     tool_result_ids: list[str] = field(default_factory=list)
     failed_attempts: list[str] = field(default_factory=list)
+    interrupted: list[str] = field(default_factory=list)
+    """Ids of its tool calls that never got a result: the app stopped while they ran
+    (the harness answers them with a synthetic "interrupted" result in the context)."""
 
     @property
     def message(self) -> AgentMessage:
@@ -112,73 +125,217 @@ class MessageLoader:
         return self._session.get_message(entry_id)
 
 
-async def branch_items(session: Session, loader: MessageLoader | None = None) -> list[BranchItem]:
-    """The chat view of the current branch (see `BranchItem`).
+PAGE = 24
+"""Visible messages per page of `BranchReader` (a screen or two of cards)."""
 
-    Siblings of a message are the visible children of its parent (what "edit and
-    resend" creates), oldest first. Consecutive failed answers (automatic or manual
-    retries of one request) fold into the next answer, or into the last failure.
+INLINE_ENTRIES = 2_000
+"""Sessions up to this many entries are decoded on the loop (a page costs a few ms);
+longer ones in a worker thread."""
+_READ_STEP = 32  # entries decoded per step while walking back
+_DECODED_KINDS = ("message", "custom_message", "branch_summary")
+
+
+class BranchReader:
+    """The chat view of the current branch, read from its end backwards in pages.
+
+    `older` returns the next older page (root-first) of `BranchItem`; the first call
+    gives the end of the branch, so a long session shows its last messages at once and
+    decodes only what is shown (messages are decoded off the event loop in steps of
+    ``_READ_STEP`` entries). Siblings of a message are the visible children of its
+    parent (what "edit and resend" creates), oldest first. Consecutive failed answers
+    (automatic or manual retries of one request) fold into the next answer, or into the
+    last failure; a page never ends inside such a run.
+
+    ``at_rest``: no run is going on, so a tool call of the branch without a result was
+    cut off (the app stopped while it ran) and its item lists it in ``interrupted``.
     """
-    load = loader or MessageLoader(session)
-    items: list[BranchItem] = []
-    by_call: dict[str, BranchItem] = {}
-    siblings_of: dict[str | None, list[str]] = {}
-    failures: list[BranchItem] = []
 
-    def flush_failures() -> None:
-        if failures:
-            last = failures[-1]
-            last.failed_attempts = [f.entry_id for f in failures[:-1]]
-            items.append(last)
-            failures.clear()
+    def __init__(
+        self, session: Session, loader: MessageLoader | None = None, *, at_rest: bool = True
+    ) -> None:
+        self._session = session
+        self._load = loader or MessageLoader(session)
+        self._path = session.branch_ids(lenient=True)
+        self._pos = len(self._path)  # entries before this are not read yet
+        self._at_rest = at_rest
+        self._siblings: dict[str | None, list[str]] = {}
+        self._results: dict[str, str] = {}  # tool_call_id -> result entry, not yet owned
+        self._absorber: BranchItem | None = None  # the answer earlier failures fold into
+        self._answered_after = False  # a later assistant exists (for interrupted calls)
+        self._held: BranchItem | None = None  # read but not returned (next page's first)
+        self._decoded: dict[str, AgentMessage | None] = {}
 
-    for entry_id in session.branch_ids(lenient=True):
+    @property
+    def has_more(self) -> bool:
+        """Older messages remain to be read."""
+        return self._held is not None or self._pos > 0
+
+    @property
+    def path(self) -> list[str]:
+        return self._path
+
+    async def older(self, limit: int = PAGE) -> list[BranchItem]:
+        """The next ``limit`` older visible messages, root-first (empty at the start)."""
+        out: list[BranchItem] = []
+        if self._held is not None:
+            out.append(self._held)
+            self._held = None
+        while len(out) < limit and self._pos > 0:
+            item = await self._step()
+            if item is not None:
+                out.append(item)
+        # Never end a page inside a run of failed attempts: they belong to its first item.
+        while self._pos > 0 and self._absorber is not None:
+            item = await self._step()
+            if item is not None:
+                self._held = item
+                break
+        out.reverse()
+        return out
+
+    async def all(self) -> list[BranchItem]:
+        """Every visible message of the branch, root-first."""
+        pages: list[list[BranchItem]] = []
+        while self.has_more:
+            pages.append(await self.older(10_000))
+        return [item for page in reversed(pages) for item in page]
+
+    async def _message(self, entry_id: str) -> AgentMessage | None:
+        """The entry's message, decoded with the entries before it in one step off the
+        loop (the walk goes backwards, so those are read next)."""
+        if entry_id not in self._decoded:
+            self._decoded.clear()
+            at = self._pos
+            chunk = self._path[max(0, at - _READ_STEP) : at + 1]
+            session = self._session
+            wanted = [
+                i
+                for i in chunk
+                if session.entry_kind(i)[0] in ("message", "custom_message", "branch_summary")
+            ]
+            if session.entry_count <= INLINE_ENTRIES:
+                messages = session.get_messages(wanted)
+            else:
+                messages = await asyncio.to_thread(session.get_messages, wanted)
+            self._decoded.update(zip(wanted, messages, strict=True))
+            for i in chunk:
+                self._decoded.setdefault(i, None)
+        if self._session.entry_kind(entry_id)[0] == "compaction":
+            await self._load.prepare(entry_id)
+            return self._load(entry_id)
+        return self._decoded.get(entry_id)
+
+    async def _step(self) -> BranchItem | None:
+        """Read the entry before the cursor; return it as an item when it shows as one."""
+        self._pos -= 1
+        session = self._session
+        entry_id = self._path[self._pos]
         kind, role = session.entry_kind(entry_id)
         if kind == "message" and role == "toolResult":
-            result = load(entry_id)
+            result = await self._message(entry_id)
             if isinstance(result, ToolResultMessage):
-                owner = by_call.get(result.tool_call_id)
-                if owner is not None:
-                    owner.tool_result_ids.append(entry_id)
-            continue
+                self._results[result.tool_call_id] = entry_id
+            return None
         if not is_visible(session, entry_id):
-            continue
-        if kind == "compaction":
-            await load.prepare(entry_id)
-        message = load(entry_id)
+            return None
+        message = await self._message(entry_id)
         if message is None:
-            continue
+            return None
         if message.role == "custom" and not getattr(message, "display", True):
-            continue
+            return None
+        if isinstance(message, AssistantMessage):
+            absorber = self._absorber
+            if _failed(message) and absorber is not None:
+                absorber.failed_attempts.insert(0, entry_id)
+                return None
+        item = self._item(entry_id, kind, role)
+        if isinstance(message, AssistantMessage):
+            calls = [b.id for b in message.content if isinstance(b, ToolCall)]
+            owned = {c: self._results.pop(c) for c in calls if c in self._results}
+            item.tool_result_ids = [owned[c] for c in calls if c in owned]
+            ran = not _failed(message) and message.stop_reason != "aborted"
+            if ran and (self._at_rest or self._answered_after):
+                item.interrupted = [c for c in calls if c not in owned]
+            self._answered_after = True
+            self._absorber = item
+        else:
+            self._absorber = None
+        return item
+
+    def _item(self, entry_id: str, kind: str, role: str | None) -> BranchItem:
+        session = self._session
         parent = session.parent_of(entry_id)
-        siblings = siblings_of.get(parent)
+        siblings = self._siblings.get(parent)
         if siblings is None:
             siblings = [c for c in session.child_ids(parent) if is_visible(session, c)]
-            siblings_of[parent] = siblings
-        item = BranchItem(
+            self._siblings[parent] = siblings
+        return BranchItem(
             entry_id=entry_id,
             kind=kind,
             role=role,
-            load=load,
+            load=self._load,
             sibling_index=siblings.index(entry_id) if entry_id in siblings else 0,
             sibling_count=max(1, len(siblings)),
             label=session.label_of(entry_id),
         )
-        if isinstance(message, AssistantMessage):
-            for block in message.content:
-                if isinstance(block, ToolCall):
-                    by_call[block.id] = item
-            if _failed(message):
-                failures.append(item)
-                continue
-            if failures:
-                item.failed_attempts = [f.entry_id for f in failures]
-                failures.clear()
-        else:
-            flush_failures()
+
+
+class TailReader:
+    """`BranchReader` of a session still being read: the end of its current branch as
+    `open_progressive` found it (one page; older ones come once the session is open).
+    Siblings are not known yet (each item is shown as the only version)."""
+
+    def __init__(self, tail: BranchTail) -> None:
+        self._tail = tail
+        self._done = False
+
+    @property
+    def has_more(self) -> bool:
+        return not self._done
+
+    async def older(self, limit: int = PAGE) -> list[BranchItem]:
+        if self._done:
+            return []
+        self._done = True
+        return tail_items(self._tail)
+
+
+def tail_items(tail: BranchTail) -> list[BranchItem]:
+    """The chat items of a `BranchTail` (tool results merged, root-first)."""
+    messages = tail.messages
+    load = messages.get
+    items: list[BranchItem] = []
+    by_call: dict[str, BranchItem] = {}
+    calls_of: list[tuple[BranchItem, list[str]]] = []
+    for facts in tail.entries:
+        message = messages.get(facts.id)
+        if message is None:
+            continue
+        if isinstance(message, ToolResultMessage):
+            owner = by_call.get(message.tool_call_id)
+            if owner is not None:
+                owner.tool_result_ids.append(facts.id)
+            continue
+        if facts.type == "message" and facts.role not in _VISIBLE_ROLES:
+            continue
+        if message.role == "custom" and not getattr(message, "display", True):
+            continue
+        item = BranchItem(entry_id=facts.id, kind=facts.type, role=facts.role, load=load)
+        if isinstance(message, AssistantMessage) and not _failed(message):
+            calls = [b.id for b in message.content if isinstance(b, ToolCall)]
+            by_call.update((c, item) for c in calls)
+            if message.stop_reason != "aborted":
+                calls_of.append((item, calls))
         items.append(item)
-    flush_failures()
+    for item, calls in calls_of:  # at rest: a call without a result was cut off
+        owned = {r.tool_call_id for r in item.tool_results().values()}
+        item.interrupted = [c for c in calls if c not in owned]
     return items
+
+
+async def branch_items(session: Session, loader: MessageLoader | None = None) -> list[BranchItem]:
+    """The chat view of the whole current branch (see `BranchReader`)."""
+    return await BranchReader(session, loader).all()
 
 
 def latest_leaf_under(session: Session, entry_id: str) -> str:
@@ -221,6 +378,7 @@ class Usage:
 
 
 def branch_usage(session: Session, context_window: int) -> Usage:
+    """`Usage` of the current branch, its messages decoded (see `count_branch_usage`)."""
     usage = Usage(context_window=context_window)
     for entry_id in session.branch_ids(lenient=True):
         if session.entry_kind(entry_id) == ("message", "assistant"):
@@ -228,6 +386,79 @@ def branch_usage(session: Session, context_window: int) -> Usage:
             if isinstance(message, AssistantMessage):
                 usage = usage.add(message)
     return usage
+
+
+class _UsageCost(msgspec.Struct):
+    total: Any = 0
+
+
+class _UsageFields(msgspec.Struct, rename="camel"):
+    input: Any = 0
+    output: Any = 0
+    cache_read: Any = 0
+    cache_write: Any = 0
+    total_tokens: Any = 0
+    cost: _UsageCost | None = None
+
+
+class _UsageMessage(msgspec.Struct, rename="camel"):
+    usage: _UsageFields | None = None
+    stop_reason: Any = None
+
+
+class _UsageLine(msgspec.Struct):
+    message: _UsageMessage | None = None
+
+
+_decode_usage = msgspec.json.Decoder(_UsageLine).decode
+
+
+def _num(value: Any) -> float:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return value
+    return 0
+
+
+def _lines_in_runs(session: Session, ids: list[str]) -> Iterator[tuple[str, bytes]]:
+    """(id, line) of ``ids``, read a run at a time (not the whole branch's lines at once)."""
+    for at in range(0, len(ids), 1_000):
+        run = ids[at : at + 1_000]
+        yield from zip(run, session.raw_lines(run), strict=True)
+
+
+def count_branch_usage(session: Session, context_window: int) -> Usage:
+    """`branch_usage` without decoding the messages: only the usage fields of each
+    assistant line are read (a long branch holds tens of thousands). A line that does
+    not fit that light read is decoded as a message. Safe in a worker thread."""
+    ids = [
+        i
+        for i in session.branch_ids(lenient=True)
+        if session.entry_kind(i) == ("message", "assistant")
+    ]
+    tokens, cost, context = 0, 0.0, 0
+    for entry_id, raw in _lines_in_runs(session, ids):
+        try:
+            line = _decode_usage(raw)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            message = session.get_message(entry_id)
+            if isinstance(message, AssistantMessage):
+                add = Usage().add(message)
+                tokens += add.tokens
+                cost += add.cost
+                if message.stop_reason not in ("error", "aborted"):
+                    context = add.context_tokens
+            continue
+        found = line.message
+        u = found.usage if found is not None else None
+        if found is None or u is None:
+            continue
+        parts = _num(u.input) + _num(u.output) + _num(u.cache_read) + _num(u.cache_write)
+        total = int(_num(u.total_tokens) or parts)
+        tokens += total
+        cost += float(_num(u.cost.total) if u.cost is not None else 0)
+        if found.stop_reason not in ("error", "aborted"):
+            context = total
+    return Usage(tokens=tokens, cost=cost, context_tokens=context, context_window=context_window)
 
 
 # --------------------------------------------------------------------------- save state

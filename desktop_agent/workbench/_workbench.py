@@ -22,6 +22,7 @@ from typing import Any, TypeAlias
 
 from desktop_agent.agent import TurnStartEvent
 from desktop_agent.ai import (
+    AgentMessage,
     AssistantMessage,
     ImageContent,
     Model,
@@ -61,6 +62,7 @@ from desktop_agent.session import (
     RecoveryReport,
     Session,
     SessionError,
+    SessionOpening,
     SessionWriteError,
 )
 from desktop_agent.tools import (
@@ -85,15 +87,18 @@ from desktop_agent.workbench._map import (
 from desktop_agent.workbench._models import Models
 from desktop_agent.workbench._store import JsonlStore, SessionStore
 from desktop_agent.workbench._views import (
+    INLINE_ENTRIES,
     BranchItem,
+    BranchReader,
     MessageLoader,
     ModelChoices,
     Notice,
     SaveState,
     SidebarRow,
+    TailReader,
     Usage,
     branch_items,
-    branch_usage,
+    count_branch_usage,
     entries_phrase,
     is_visible,
     latest_leaf_under,
@@ -244,6 +249,10 @@ class Workbench:
         self._run_failures = 0
         self._tasks: set[asyncio.Task[Any]] = set()
         self._draft_timer: asyncio.TimerHandle | None = None
+        self.opening: SessionOpening | None = None
+        """A big session never seen before, being read (its branch's end is shown)."""
+        self.opening_ref: str | None = None
+        self._opening_task: asyncio.Task[None] | None = None
         models.changed = self._on_models_changed
 
     # ------------------------------------------------------------ listeners, tasks
@@ -263,8 +272,7 @@ class Workbench:
         """Add what was appended since the last report, then tell every listener."""
         session = self.session
         if session is not None and session.entry_count > self._reported:
-            # ids from the tree's column: no line is read (raw_entries read every line)
-            new = tuple(session.shape().ids[self._reported :])
+            new = tuple(session.entry_ids(self._reported))  # ids only: no line is read
             self._reported = session.entry_count
             changes = changes | Changes(appended=new)
         if not changes.empty:
@@ -277,6 +285,14 @@ class Workbench:
         self._tasks.add(task)
         task.add_done_callback(self._task_done)
         return task
+
+    async def settled(self) -> None:
+        """Wait for the workbench's background work (model discovery, a harness restarted
+        for a model that just came, usage counted, a progressive open, Pi's first index);
+        each piece is finite (servers have timeouts)."""
+        me = asyncio.current_task()
+        while pending := [t for t in self._tasks if t is not me]:
+            await asyncio.wait(pending)
 
     def _task_done(self, task: asyncio.Task[Any]) -> None:
         self._tasks.discard(task)
@@ -324,6 +340,7 @@ class Workbench:
 
     async def aclose(self) -> None:
         """Wait for background work, then close the store."""
+        self._cancel_opening()
         if self._draft_timer is not None:
             self._draft_timer.cancel()
         for task in list(self._tasks):
@@ -345,6 +362,13 @@ class Workbench:
         if self.session is None:
             return []
         return await branch_items(self.session, self._loader)
+
+    def branch_reader(self) -> BranchReader | TailReader | None:
+        """The current branch for the chat, read from its end in pages (`BranchReader`);
+        while a big file is still being read, the end of its branch (`TailReader`)."""
+        if self.session is None:
+            return TailReader(self.opening.tail) if self.opening is not None else None
+        return BranchReader(self.session, self._loader, at_rest=not self.running)
 
     async def context_size(self) -> int:
         """How many messages the model would see now (Pi's ``buildSessionContext``)."""
@@ -535,12 +559,65 @@ class Workbench:
         return ref
 
     async def open(self, ref: str) -> Changes:
-        if ref == self.ref:
+        if ref == self.ref or (self.opening is not None and ref == self.opening_ref):
             return NOTHING
         self._check_idle("switching sessions")
-        session = await self._store_for(ref).open(ref)
+        store = self._store_for(ref)
+        opening = await store.open_progressive(ref)
+        if opening is None:
+            session = await store.open(ref)
+        elif opening.tail.complete:  # it has an entry index: it is open already
+            session = await opening.session()
+        else:
+            return await self._open_progressively(ref, opening)
+        self._cancel_opening()
         await self._leave()
         return await self._adopt(session)
+
+    async def _open_progressively(self, ref: str, opening: SessionOpening) -> Changes:
+        """A big file never seen before: the chat shows the end of its current branch
+        now (`TailReader`), the status bar how much is read, and the session is adopted
+        when the whole file is read off the loop."""
+        self._cancel_opening()
+        await self._leave()
+        self.opening, self.opening_ref = opening, ref
+        self.progress = "Reading the session…"
+        self._opening_task = self.spawn(self._finish_opening(ref, opening))
+        return self._changed(Changes.everything())
+
+    async def _finish_opening(self, ref: str, opening: SessionOpening) -> None:
+        try:
+            while True:
+                try:
+                    session = await asyncio.wait_for(opening.session(), 0.25)
+                    break
+                except TimeoutError:
+                    if self.opening is not opening:
+                        return
+                    self.progress = f"Reading the session… {opening.progress:.0%}"
+                    self._changed(Changes(running=True))
+        except SessionError as exc:
+            if self.opening is opening:
+                self.opening, self.opening_ref, self.progress = None, None, ""
+                text = f"Could not open {ref}: {exc.message}"
+                self._changed(Changes.everything() | self.notify("open", text))
+            return
+        if self.opening is not opening:  # another session was opened meanwhile
+            opening.cancel()
+            return
+        self.opening, self.opening_ref, self.progress = None, None, ""
+        await self._adopt(session)
+
+    def _cancel_opening(self) -> None:
+        if self.opening is not None:
+            self.opening.cancel()
+            self.opening, self.opening_ref, self.progress = None, None, ""
+
+    async def opened(self) -> None:
+        """Wait until a session being opened progressively is open (or failed)."""
+        task = self._opening_task
+        if task is not None and not task.done():
+            await asyncio.wait([task])
 
     async def new_session(self, cwd: str | None = None) -> Changes:
         """The one way a session starts: it records its model, thinking level and tools."""
@@ -632,6 +709,10 @@ class Workbench:
         )
         self._unsubscribe = harness.subscribe(self._on_harness_event)
         self.harness = harness
+        if self._restoring_model and saved is not None and not self.models.pending(saved.provider):
+            # The server answered while this harness was being built (the awaits above):
+            # its models-changed call found no harness to restart, so restart it now.
+            self.spawn(self._restart_harness())
         self.notify("model", notice)
         missing = None
         if workspace is None:
@@ -640,7 +721,44 @@ class Workbench:
                 "use its tools."
             )
         self.notify("workspace", missing)
-        self.usage = branch_usage(session, model.context_window if model else 0)
+        self._count_usage(session, model.context_window if model else 0, context.messages)
+
+    def _count_usage(
+        self, session: Session, context_window: int, context: Sequence[AgentMessage] = ()
+    ) -> None:
+        """The usage of the current branch. A long branch is counted after the first
+        paint, in a worker thread (it reads the usage of every answer); until then the
+        status bar has how full the context is, from the context just built."""
+        if session.entry_count <= INLINE_ENTRIES:
+            self.usage = count_branch_usage(session, context_window)
+            return
+        last = next(
+            (
+                m
+                for m in reversed(context)
+                if isinstance(m, AssistantMessage) and m.stop_reason not in ("error", "aborted")
+            ),
+            None,
+        )
+        start = Usage(context_window=context_window)
+        self.usage = start.add(last) if last is not None else start
+        start = self.usage
+        ref = self.ref
+
+        async def count() -> None:
+            counted = await asyncio.to_thread(count_branch_usage, session, context_window)
+            if self.session is not session or self.ref != ref:
+                return
+            now = self.usage  # plus what was answered meanwhile
+            self.usage = Usage(
+                tokens=counted.tokens + now.tokens - start.tokens,
+                cost=counted.cost + now.cost - start.cost,
+                context_tokens=(now.context_tokens if now != start else counted.context_tokens),
+                context_window=now.context_window,
+            )
+            self._changed(Changes(usage=True))
+
+        self.spawn(count())
 
     def _on_models_changed(self) -> None:
         """Discovery or a new key: a session waiting for its model may get it now."""
@@ -664,7 +782,7 @@ class Workbench:
         if session is None or ref is None:
             return
         self._remember()
-        empty = not any(k == "message" for _i, _p, k, _t, _r in session.raw_entries())
+        empty = not any(session.entry_kind(i)[0] == "message" for i in session.entry_ids())
         draft = self.state.drafts.get(self._draft_key() or "", "")
         try:
             await session.close()
@@ -707,6 +825,8 @@ class Workbench:
             raise WorkbenchError(self._read_only_text(self.session))
         if self._restoring_model:
             await self.models.settled()
+        if self.opening is not None:
+            raise self._not_open()  # the prompt stays in the composer
         harness = self.harness
         if harness is None or harness.model is None:
             key = self._draft_key()
@@ -872,9 +992,16 @@ class Workbench:
 
     # ------------------------------------------------------------ branches
 
+    def _not_open(self) -> WorkbenchError:
+        if self.opening is not None:
+            return WorkbenchError(
+                "The session is still being read: you can continue it in a moment."
+            )
+        return WorkbenchError("No session is open.")
+
     def _need_harness(self) -> AgentHarness:
         if self.harness is None:
-            raise WorkbenchError("No session is open.")
+            raise self._not_open()
         self._check_idle("switching branches")
         return self.harness
 
@@ -896,7 +1023,7 @@ class Workbench:
         session = self.session
         model = self.harness.model if self.harness else None
         if session is not None:
-            self.usage = branch_usage(session, model.context_window if model else 0)
+            self._count_usage(session, model.context_window if model else 0)
         self._remember()
         return self._changed(Changes(branch=True, usage=True, draft=True, running=True))
 
@@ -918,9 +1045,11 @@ class Workbench:
         return await self.navigate(latest_leaf_under(session, target))
 
     async def switch_sibling_at_end(self, direction: int) -> Changes:
-        for item in reversed(await self.branch()):
-            if item.sibling_count > 1:
-                return await self.switch_sibling(item.entry_id, direction)
+        reader = self.branch_reader()
+        while reader is not None and reader.has_more:  # from the end: a page or two
+            for item in reversed(await reader.older()):
+                if item.sibling_count > 1:
+                    return await self.switch_sibling(item.entry_id, direction)
         return NOTHING
 
     async def edit_resend(self, entry_id: str, text: str) -> Changes:
@@ -938,7 +1067,7 @@ class Workbench:
 
     def _need_session(self) -> Session:
         if self.session is None:
-            raise WorkbenchError("No session is open.")
+            raise self._not_open()
         return self.session
 
     async def _sync(self, session: Session) -> None:
@@ -1220,9 +1349,7 @@ class Workbench:
             if ours
             else "."
         )
-        self.usage = branch_usage(
-            session, harness.model.context_window if harness.model is not None else 0
-        )
+        self._count_usage(session, harness.model.context_window if harness.model is not None else 0)
         await self._store_for(self.ref or "").changed(self.ref or "")
         changes = Changes(branch=True, tree=True, usage=True, save_state=True, draft=True)
         ours_leaf = report.our_leaf

@@ -23,3 +23,5 @@ class ChatItem:
     label: str | None = None
     attempts: list[AssistantMessage] = field(default_factory=list)
     """Earlier failed attempts of the same request, folded into this card."""
+    interrupted: frozenset[str] = frozenset()
+    """Its tool calls that never got a result: the app stopped while they ran."""

@@ -100,7 +100,9 @@ class ChatModel(QStandardItemModel):
         row.hint = (size.width(), size.height())
         return row
 
-    def reset(self, items: list[ChatItem]) -> None:
+    @staticmethod
+    def _merged(items: list[ChatItem]) -> list[ChatItem]:
+        """``items`` with tool-result items merged into their assistant items (copies)."""
         merged: list[ChatItem] = []
         owners: dict[str, ChatItem] = {}
         for item in items:
@@ -115,6 +117,10 @@ class ChatModel(QStandardItemModel):
                 merged.append(copy)
             else:
                 merged.append(item)
+        return merged
+
+    def reset(self, items: list[ChatItem]) -> None:
+        merged = self._merged(items)
         self.clear()
         self.setColumnCount(1)  # else appending rows also inserts a column, mid-insert
         self.live.clear()
@@ -122,6 +128,14 @@ class ChatModel(QStandardItemModel):
         self._rows = [self._new_row(item) for item in merged]
         if self._rows:
             self.invisibleRootItem().appendRows([r.qitem for r in self._rows])
+
+    def prepend(self, items: list[ChatItem]) -> int:
+        """Insert older messages above the first row; return how many rows were added."""
+        rows = [self._new_row(item) for item in self._merged(items)]
+        if rows:
+            self._rows[:0] = rows
+            self.invisibleRootItem().insertRows(0, [r.qitem for r in rows])
+        return len(rows)
 
     def append(self, item: ChatItem, *, streaming: bool = False) -> int:
         """Append a row (or merge a tool result into its assistant row); return the row."""

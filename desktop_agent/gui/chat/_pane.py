@@ -49,7 +49,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_agent.ai import AssistantMessage, ToolResultMessage, UserMessage
+from desktop_agent.ai import (
+    AssistantMessage,
+    BashExecutionMessage,
+    ToolResultMessage,
+    UserMessage,
+)
 from desktop_agent.gui.chat._hover import CardFocus
 from desktop_agent.gui.chat._items import ChatItem
 from desktop_agent.gui.chat._model import ChatModel, Row, tooltip
@@ -60,6 +65,7 @@ from desktop_agent.gui.chat._render import (
     LiveTool,
     RowState,
     Theme,
+    bash_text,
     build_card,
     estimate_height,
     message_text,
@@ -332,7 +338,11 @@ class ChatDelegate(QStyledItemDelegate):
 
 
 class ChatView(QListView):
-    """The list of cards; follows the bottom while the user is there."""
+    """The list of cards; follows the bottom while the user is there. ``near_top`` is
+    emitted when the top of the list comes within a screen of the viewport (the pane
+    then loads older messages)."""
+
+    near_top = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -370,6 +380,8 @@ class ChatView(QListView):
 
     def _on_scrolled(self, value: int) -> None:
         self.stick_to_bottom = value >= self.verticalScrollBar().maximum() - 2
+        if value < self.viewport().height():
+            self.near_top.emit()
 
     def _on_range(self, _lo: int, hi: int) -> None:
         if self.stick_to_bottom:
@@ -459,6 +471,18 @@ class ChatView(QListView):
             i += 1
         return first.row()
 
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        """Home and End go to the top and the end of the chat (the cards are not
+        selectable, so moving a current row would not always scroll)."""
+        if event.key() == Qt.Key.Key_Home and not event.modifiers():
+            self.scrollToTop()
+            return
+        if event.key() == Qt.Key.Key_End and not event.modifiers():
+            self.stick_to_bottom = True
+            self.scrollToBottom()
+            return
+        super().keyPressEvent(event)
+
     def mouseMoveEvent(self, event: QMouseEvent) -> None:
         super().mouseMoveEvent(event)
         pos = event.position().toPoint()
@@ -487,6 +511,8 @@ class ChatPane(QWidget):
     edit_resend_requested = Signal(str, str)
     retry_requested = Signal()
     copy_requested = Signal(str)
+    older_wanted = Signal()
+    """The user scrolled near the top and older messages exist: `prepend_items` them."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -502,6 +528,14 @@ class ChatPane(QWidget):
         box.addWidget(self.view)
         self.delegate.action.connect(self._on_action)
         self.delegate.edit_submitted.connect(self._on_edit_submitted)
+        self.view.near_top.connect(self._maybe_older)
+        self.has_more = False
+        """Older messages of the branch exist above the first row."""
+        self._asked_older = False  # older_wanted was emitted; prepend_items answers it
+        self._fill_timer = QTimer(self)
+        self._fill_timer.setSingleShot(True)
+        self._fill_timer.setInterval(0)
+        self._fill_timer.timeout.connect(self._fill)
         self._stream: Row | None = None
         self._pending: AssistantMessage | None = None
         self._dirty: set[int] = set()  # uids of rows to repaint on the next flush
@@ -513,8 +547,10 @@ class ChatPane(QWidget):
 
     # -- whole branch
 
-    def set_items(self, items: list[ChatItem]) -> None:
-        """Replace everything (a branch switch) and show the bottom."""
+    def set_items(self, items: list[ChatItem], *, has_more: bool = False) -> None:
+        """Replace everything (a branch switch) and show the bottom. ``has_more``: the
+        branch goes on above ``items`` (the end of a long branch is shown first; older
+        pages come through `older_wanted` / `prepend_items` as the user scrolls up)."""
         start = time.perf_counter()
         self._flush_timer.stop()
         self._stream = None
@@ -522,9 +558,44 @@ class ChatPane(QWidget):
         self._dirty.clear()
         self.delegate.painted.clear()
         self.model.reset(items)
+        self.has_more = has_more
+        self._asked_older = False
         self.view.stick_to_bottom = True
         self.view.relayout_now()
+        self._fill_timer.start()
         self.last_set_items_ms = (time.perf_counter() - start) * 1000
+
+    def prepend_items(self, items: list[ChatItem], *, has_more: bool) -> None:
+        """Older messages above the first row; what the user looks at stays in place."""
+        self._asked_older = False
+        self.has_more = has_more
+        view = self.view
+        bar = view.verticalScrollBar()
+        stick = view.stick_to_bottom
+        before = bar.value()
+        added = self.model.prepend(items)
+        if added:
+            height = sum(self.model.row_at(i).hint[1] for i in range(added))
+            view.scheduleDelayedItemsLayout()
+            view.executeDelayedItemsLayout()
+            if stick:
+                bar.setValue(bar.maximum())
+            else:
+                view.stick_to_bottom = False
+                bar.setValue(before + height)
+            view.schedule_relayout(-1)
+        self._fill_timer.start()
+
+    def _maybe_older(self) -> None:
+        if self.has_more and not self._asked_older:
+            self._asked_older = True
+            self.older_wanted.emit()
+
+    def _fill(self) -> None:
+        """Rows that do not fill the viewport (or a top within a screen): load more."""
+        bar = self.view.verticalScrollBar()
+        if bar.value() < self.view.viewport().height():
+            self._maybe_older()
 
     def append_item(self, item: ChatItem) -> None:
         """Append a finished message; tool results join their assistant message's card."""
@@ -670,7 +741,12 @@ class ChatPane(QWidget):
         row = self.model.row_at(i)
         item = row.item
         if action == "copy":
-            text = arg if isinstance(arg, str) else message_text(item.message)
+            if isinstance(arg, str):
+                text = arg
+            elif isinstance(item.message, BashExecutionMessage):
+                text = bash_text(item.message)
+            else:
+                text = message_text(item.message)
             QGuiApplication.clipboard().setText(text)
             self.copy_requested.emit(text)
         elif action == "sibling" and isinstance(arg, int) and item.entry_id is not None:

@@ -19,6 +19,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetrics
 
 from desktop_agent.ai import (
     AssistantMessage,
+    BashExecutionMessage,
     BranchSummaryMessage,
     CompactionSummaryMessage,
     CustomMessage,
@@ -309,6 +310,7 @@ class _Builder:
         result: ToolResultMessage | None,
         live: LiveTool | None,
         expanded: bool,
+        interrupted: bool = False,
     ) -> None:
         t = self.t
         top = self.y
@@ -326,6 +328,8 @@ class _Builder:
                 status = f"exit {code}"
         elif live is not None:
             status = "waiting for approval" if live.waiting else "running…"
+        elif interrupted:
+            status = _tr("interrupted")
         else:
             status = "not run"
         h = max(t.line, t.small_line + 6)
@@ -379,6 +383,8 @@ class _Builder:
                 self.doc("small", f"Full output: {path}", t.muted)
         elif live is not None and live.output:
             self.doc("mono", _clip_lines(live.output, lines, chars, tail=True), t.muted)
+        elif interrupted:
+            self.doc("small", _tr(INTERRUPTED_NOTE), t.red)
         self.y += 6
         self.left, self.right = saved
         border = t.red if error else t.border
@@ -523,12 +529,85 @@ def _build(b: _Builder, state: RowState) -> None:
     elif isinstance(msg, CustomMessage):
         text = msg.content if isinstance(msg.content, str) else message_text(msg)
         _notice(b, state, msg.custom_type, "", text)
+    elif isinstance(msg, BashExecutionMessage):
+        _bash_card(b, state, msg)
     else:
         role = getattr(msg, "role", "?")
         b.header(state, "Message", f"({role})", [])
         b.doc("small", f"A message of type '{role}' that this app does not display.", t.muted)
         b.y += PAD
         _card_box(b, t.card_notice, t.border, dashed=True)
+
+
+INTERRUPTED_NOTE = QT_TRANSLATE_NOOP(
+    "ChatCard", "The app stopped before this tool finished. The agent was told it was interrupted."
+)
+
+
+def bash_status(msg: BashExecutionMessage) -> str:
+    """What a shell command card says of how the command ended."""
+    if msg.cancelled:
+        return _tr("cancelled")
+    code = msg.exit_code
+    if code is None:
+        return ""
+    if code == 0:
+        return _tr("done")
+    return _tr("exit {code}").format(code=int(code))
+
+
+def bash_text(msg: BashExecutionMessage) -> str:
+    """The card's text for Copy: the command line and its output."""
+    return f"$ {msg.command}\n{msg.output}" if msg.output else f"$ {msg.command}"
+
+
+def _bash_card(b: _Builder, state: RowState, msg: BashExecutionMessage) -> None:
+    """A command the user ran in Pi (``!cmd``): the command line, then its output,
+    as Pi shows it; a ``!!`` command (not sent to the model) says so."""
+    t = b.t
+    extra = _tr("not sent to the model") if msg.exclude_from_context else ""
+    b.header(state, _tr("Shell"), extra, [_action("Copy")])
+    top = b.y
+    box_index = len(b.out.parts)
+    saved = b.left, b.right
+    b.left += 8
+    b.right -= 8
+    b.y += 6
+    failed = msg.cancelled or (msg.exit_code is not None and msg.exit_code != 0)
+    status = bash_status(msg)
+    h = max(t.line, t.small_line + 6)
+    if status:
+        sw = t.fm_small.horizontalAdvance(status) + 2
+        b.out.parts.append(
+            TextPart(
+                QRect(b.right - sw, b.y, sw, h),
+                status,
+                t.red if failed else t.muted,
+                t.small,
+                Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
+            )
+        )
+        b.right -= sw + 8
+    b.text_line(b.left, "$ " + msg.command.replace("\n", " ⏎ "), t.text, t.mono, h)
+    b.right = saved[1] - 8
+    b.y += h + 4
+    if msg.output:
+        b.doc("mono", _clip_lines(msg.output, TOOL_LINES_EXPANDED, TOOL_CHARS_EXPANDED), None)
+    else:
+        b.doc("small", _tr("(no output)"), t.muted)
+    if msg.truncated and msg.full_output_path:
+        b.y += 2
+        b.doc(
+            "small",
+            _tr("Output truncated. Full output: {path}").format(path=msg.full_output_path),
+            t.muted,
+        )
+    b.y += 6
+    b.left, b.right = saved
+    border = t.red if failed else t.border
+    b.out.parts.insert(box_index, BoxPart(QRect(b.left, top, b.w, b.y - top), t.tool_bg, border, 5))
+    b.y += PAD
+    _card_box(b, t.card_user, t.border)
 
 
 def _notice(b: _Builder, state: RowState, title: str, extra: str, text: str) -> None:
@@ -576,7 +655,13 @@ def _assistant_blocks(b: _Builder, state: RowState, msg: AssistantMessage) -> No
             if result is None and live is not None:
                 result = live.result
             b.tool_card(
-                block.id, block.name, block, result, live, f"tool:{block.id}" in state.expanded
+                block.id,
+                block.name,
+                block,
+                result,
+                live,
+                f"tool:{block.id}" in state.expanded,
+                interrupted=result is None and live is None and block.id in item.interrupted,
             )
         elif isinstance(block, ImageContent):
             b.image(block)
@@ -635,6 +720,8 @@ def estimate_height(item: ChatItem, width: int, theme: Theme, expanded: frozense
         h += text_h(message_text(msg), line)
     elif isinstance(msg, ToolResultMessage):
         h += line + 24 + text_h(_result_text(msg), theme.mono_line, TOOL_LINES_COLLAPSED + 1)
+    elif isinstance(msg, BashExecutionMessage):
+        h += line + 24 + text_h(msg.output, theme.mono_line, TOOL_LINES_EXPANDED)
     else:
         h += theme.small_line
     return h
@@ -654,6 +741,7 @@ __all__ = [
     "RowState",
     "TextPart",
     "Theme",
+    "bash_text",
     "build_card",
     "estimate_height",
     "message_text",

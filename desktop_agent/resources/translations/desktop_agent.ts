@@ -492,6 +492,10 @@
         <source>Assistant</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>The app stopped before this tool finished. The agent was told it was interrupted.</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>Composer</name>
@@ -1150,6 +1154,10 @@
     </message>
     <message>
         <source>Read-only</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Reading the session…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>

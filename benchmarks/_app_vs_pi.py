@@ -1,0 +1,204 @@
+"""The whole app against Pi 0.74.2, on the same files, in the same run (issue 12, Acceptance).
+
+For each Pi-format session (the generated 10 MB and 100 MB ones, and the ~1 GB one with
+``--huge``), a data dir holding only that session is restored by the real app:
+``python -m desktop_agent --data-dir D --smoke``, timed from the spawn to the line it
+prints (Qt start-up, imports and the first paint included), on
+
+- the first launch (no entry index, no state: the file was never seen),
+- the second launch (the file unchanged since the first),
+- a launch after another process (Pi, through its own API) appended 1,000 entries,
+
+each beside Pi's own open + ``buildContext`` of the same file (`benchmarks/pi_probe.mjs`,
+timed inside Node: Node's start-up is not counted, which favours Pi). Peak RSS of the app
+with the 100 MB session restored is compared with 1.5x the file size plus Qt's own: the
+peak RSS of the same app on an empty data dir, measured in the same run.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from benchmarks._generate import DataSet
+from benchmarks._gui import child_env, warm_bytecode
+from benchmarks._vs_pi import APPENDED, ProbeError, huge, pi
+
+FIRST_TARGET = 1.5
+SECOND_TARGET = 0.6
+APPENDED_TARGET = 0.7
+RSS_FILE_FACTOR = 1.5
+SMOKE_TIMEOUT_S = 1800.0
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@dataclass
+class Launch:
+    to_line_s: float
+    """Spawn to the ``--smoke`` JSON line."""
+    wall_s: float
+    """Spawn to exit."""
+    peak_rss: int
+    """Peak resident set of the app's process, bytes."""
+    payload: dict[str, Any]
+
+
+def smoke(data_dir: str, env: dict[str, str]) -> Launch:
+    """One ``--smoke`` launch, timed to its JSON line; peak RSS from the child's rusage."""
+    import json
+
+    cmd = [sys.executable, "-m", "desktop_agent", "--data-dir", data_dir, "--smoke"]
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        cmd, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    line_at: float | None = None
+    payload: dict[str, Any] = {}
+    for line in proc.stdout:
+        if line.startswith("{") and line_at is None:
+            line_at = time.perf_counter()
+            payload = json.loads(line)
+    stderr = proc.stderr.read()
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0 or line_at is None:
+        raise RuntimeError(f"--smoke failed ({proc.returncode}): {stderr[-2000:]}")
+    return Launch(line_at - start, wall, usage.ru_maxrss * 1024, payload)
+
+
+def _data_dir(root: str, session: str) -> tuple[str, str]:
+    """A fresh data dir holding only ``session`` (copied); returns (data dir, its copy)."""
+    shutil.rmtree(root, ignore_errors=True)
+    folder = os.path.join(root, "sessions", os.path.basename(os.path.dirname(session)))
+    os.makedirs(folder)
+    return root, shutil.copy(session, folder)
+
+
+def _mb(n: float) -> str:
+    return f"{n / 1e6:,.0f} MB"
+
+
+def bench_app_vs_pi(
+    data: DataSet, report: Any, *, out_dir: str, seed: int, with_huge: bool
+) -> None:
+    from benchmarks._vs_pi import _node
+
+    report.section(
+        "whole app against Pi 0.74.2: spawn to the `--smoke` line (offscreen), restoring a "
+        "Pi-format session, beside Pi's open + buildContext of the same file"
+    )
+    try:
+        node = _node()
+    except Exception as exc:  # noqa: BLE001 - reported as a failed figure, not a crash
+        report.note(f"Pi could not be run: {exc}")
+        report.failures.append("Pi 0.74.2 available")
+        return
+    env = child_env()
+    warm_bytecode(env)
+    messages = os.path.join(data.root, "append-messages.json")
+    scratch = tempfile.mkdtemp(prefix="desktop-agent-app-vs-pi-", dir=out_dir)
+    try:
+        empty = [smoke(os.path.join(scratch, f"empty-{i}"), env) for i in range(3)]
+        qt_own = max(e.peak_rss for e in empty)
+        empty_s = statistics.median(e.to_line_s for e in empty)
+        report.line("baseline: the app on an empty data dir, spawn to the line", empty_s, "s")
+        report.line(
+            "baseline: peak RSS of the app on an empty data dir", qt_own / 1e6, "MB", digits=0
+        )
+        cases = [("10 MB", data.medium.path, False), ("100 MB", data.big.path, True)]
+        if with_huge:
+            cases.append(("1 GB", huge(out_dir, seed), False))
+        else:
+            report.note("the ~1 GB case runs with `--huge` (minutes)")
+        for name, source, memory in cases:
+            _case(node, name, source, scratch, env, messages, report, memory, qt_own)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _case(
+    node: str,
+    name: str,
+    source: str,
+    scratch: str,
+    env: dict[str, str],
+    messages: str,
+    report: Any,
+    memory: bool,
+    qt_own: int,
+) -> None:
+    size = os.path.getsize(source)
+    report.note(f"-- {name} session ({_mb(size)}, {os.path.basename(source)})")
+    data_dir, path = _data_dir(os.path.join(scratch, "data"), source)
+    big = size > 600_000_000
+    pi_s: float | None = None
+    try:
+        pi_runs = [pi(node, "open", path) for _ in range(1 if big else 2)]
+        pi_s = statistics.median(r["total_s"] for r in pi_runs)
+        report.line(f"Pi: open + buildContext, {name}", pi_s, "s")
+    except ProbeError as exc:
+        report.note(f"Pi could not open this file: {exc}")
+    base = [("Pi", pi_s)] if pi_s is not None else []
+
+    def figure(label: str, launch: Launch, target: float, baseline: list[Any]) -> None:
+        report.line(
+            f"{label}, {name}",
+            launch.to_line_s,
+            "s",
+            baselines=baseline,
+            target=target if baseline else None,
+            target_on_ratio=True,
+        )
+        p = launch.payload
+        settling = (float(p.get("settled_ms", 0)) - float(p.get("startup_ms", 0))) / 1000
+        report.line(
+            f"  diagnostic: spawn to the first paint (the end of the branch shown), {name}",
+            launch.to_line_s - settling,
+            "s",
+            baselines=baseline,
+        )
+        report.note(
+            f"startup_ms (run() to the first paint) {p.get('startup_ms')}, settled_ms (to the"
+            f" line: every redraw, the tree pane's included) {p.get('settled_ms')}, spawn to exit "
+            f"{launch.wall_s:.1f} s, peak RSS {launch.peak_rss / 1e6:,.0f} MB, "
+            f"context messages {p.get('messages_shown')}, leaf {p.get('leaf')}"
+        )
+
+    first = smoke(data_dir, env)
+    figure("first launch (file never seen)", first, FIRST_TARGET, base)
+    seconds = [smoke(data_dir, env) for _ in range(1 if big else 2)]
+    second = sorted(seconds, key=lambda x: x.to_line_s)[len(seconds) // 2]
+    figure("second launch (file unchanged)", second, SECOND_TARGET, base)
+    if memory:
+        limit = RSS_FILE_FACTOR * size + qt_own
+        report.line(
+            f"peak RSS of the app with the {name} session restored (second launch)",
+            second.peak_rss / 1e6,
+            "MB",
+            baselines=[("1.5x file + Qt's own", limit / 1e6)],
+            target=limit / 1e6,
+            digits=0,
+        )
+    try:
+        pi(node, "append", path, messages, str(APPENDED))
+    except ProbeError as exc:
+        report.note(f"appending through Pi failed: {exc}")
+        return
+    grown_base: list[Any] = []
+    if pi_s is not None:
+        try:
+            grown_base = [("Pi on the grown file", pi(node, "open", path)["total_s"])]
+        except ProbeError as exc:
+            report.note(f"Pi could not open the grown file: {exc}")
+    grown = smoke(data_dir, env)
+    figure(f"after Pi appended {APPENDED:,} entries", grown, APPENDED_TARGET, grown_base)
