@@ -236,7 +236,7 @@ class Shots:
         self.save_error()
 
     def save_error(self) -> None:
-        """The data folder on a 3 MB tmpfs that is filled once the window is up."""
+        """The data folder on a 3 MB tmpfs that is kept full once the window is up."""
         if shutil.which("unshare") is None:
             sys.stderr.write("screenshots: no unshare; 6-save-error not made\n")
             return
@@ -247,7 +247,9 @@ class Shots:
         inner = (
             f'mount -t tmpfs -o size=3m tmpfs "{mnt}" && cp -a "{self.data}/." "{mnt}/" && '
             f'("$@" &) && while [ ! -e "{go}" ]; do sleep 0.1; done; '
-            f'dd if=/dev/zero of="{mnt}/filler" bs=16k 2>/dev/null; sleep 3600'
+            # fill every free page, and again whenever some come free (SQLite's WAL shrinks)
+            f"i=0; while true; do i=$((i+1)); "
+            f'dd if=/dev/zero of="{mnt}/filler$i" bs=4k 2>/dev/null; sleep 0.3; done'
         )
         wrap = ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", inner, "sh"]
         real_data = self.data

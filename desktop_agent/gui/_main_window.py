@@ -15,7 +15,7 @@ import sys
 from collections.abc import Coroutine
 from typing import Any
 
-from PySide6.QtCore import QByteArray, Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QCloseEvent, QDesktopServices, QShowEvent
 from PySide6.QtWidgets import (
     QApplication,
@@ -118,7 +118,6 @@ class MainWindow(QMainWindow):
         self.panes = PaneCycler(self)
         self.chat_actions = ChatActions(self)
         self.actions_by_name = install_actions(self)
-        self.theme.changed.connect(self._on_theme)
         name_widgets(self)
         self.focus_ring = FocusRing(self)
         self._restore_geometry()
@@ -219,8 +218,12 @@ class MainWindow(QMainWindow):
             sidebar_visible=not self.sidebar.isHidden(),
         )
 
-    def _on_theme(self, _dark: bool) -> None:
-        refresh_icons(self, self.actions_by_name)
+    def changeEvent(self, event: QEvent) -> None:
+        """A theme switch reaches every widget as a PaletteChange (after the application
+        palette changed, on a later turn of the loop): the icons are tinted again then."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange and hasattr(self, "actions_by_name"):
+            refresh_icons(self, self.actions_by_name)
 
     def _toggle(self, pane: QWidget) -> None:
         """Show or hide a side pane; focus leaves a pane that goes away; remembered."""

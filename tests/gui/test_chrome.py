@@ -68,6 +68,20 @@ def lightness(widget: QWidget) -> float:
     return sum(samples) / len(samples)
 
 
+def icon_lightness(window: MainWindow, button_name: str) -> float:
+    """Mean lightness of the opaque pixels of a toolbar button's icon, as it is painted."""
+    button = window.findChild(QToolButton, button_name)
+    assert button is not None
+    image = button.icon().pixmap(button.iconSize()).toImage()
+    inked = [
+        QColor.fromRgba(image.pixel(x, y))
+        for x in range(image.width())
+        for y in range(image.height())
+        if QColor.fromRgba(image.pixel(x, y)).alpha() > 200
+    ]
+    return sum(c.lightness() for c in inked) / max(1, len(inked))
+
+
 def panes(window: MainWindow) -> dict[str, QWidget]:
     toolbar = window.findChild(QWidget, "mainToolBar")
     assert toolbar is not None
@@ -116,6 +130,7 @@ def test_dark_in_settings_json_makes_every_pane_dark_on_first_paint(
     assert window.palette().color(QPalette.ColorRole.Base).lightness() < 60
     for name, widget in panes(window).items():
         assert lightness(widget) < 90, f"{name} is not dark"
+    qtbot.waitUntil(lambda: icon_lightness(window, "settingsToolButton") > 170)
     window.grab().save(str(SCREENSHOTS / "chrome_dark.png"))
     close(qtbot, window)
 
@@ -130,6 +145,7 @@ def test_light_setting_is_light_and_the_theme_switches_live_from_settings(
     window = seeded_window(qtbot, tmp_path, provider, workspace)
     for name, widget in panes(window).items():
         assert lightness(widget) > 170, f"{name} is not light"
+    assert icon_lightness(window, "settingsToolButton") < 90
     send = window.composer.send_button.icon().pixmap(16, 16).toImage()
     form = window.wb.settings_form()
     assert form.theme == "system"
@@ -141,6 +157,7 @@ def test_light_setting_is_light_and_the_theme_switches_live_from_settings(
     run(qtbot, window.settings())
     settle(qtbot, window)
     qtbot.waitUntil(lambda: all(lightness(w) < 90 for w in panes(window).values()))
+    qtbot.waitUntil(lambda: icon_lightness(window, "settingsToolButton") > 170)
     assert window.composer.send_button.icon().pixmap(16, 16).toImage() != send  # re-tinted
     saved = json.loads((tmp_path / "data" / "config" / "settings.json").read_text())
     assert saved["theme"] == "dark"
