@@ -199,8 +199,9 @@ class CodeColors:
     a run of blocks and marking that run dirty once costs ~4 ms per 50 lines.
     """
 
-    def __init__(self, doc: QTextDocument, *, dark: bool, lang: str) -> None:
+    def __init__(self, doc: QTextDocument, *, dark: bool, lang: str, text: str = "") -> None:
         self.doc = doc
+        self.text = text
         self.style = STYLES[dark]
         self.lang = lang
         self.tokens: Tokens | None = None
@@ -364,7 +365,7 @@ class CodeColorizer(QObject):
         doc.setPlainText(text)
         if not name or (name in _LEXERS and _LEXERS[name] is None):
             return None  # no language, or one Pygments does not know
-        colors = CodeColors(doc, dark=dark, lang=name)
+        colors = CodeColors(doc, dark=dark, lang=name, text=text)
         key = (name, text)
         tokens, final = self._known(key)
         if tokens is None and len(text) <= self.sync_chars and _lexer_known(name):
@@ -485,7 +486,8 @@ class CodeColorizer(QObject):
     # -- applying formats
 
     def _schedule(self, colors: CodeColors, runs: list[tuple[int, int]]) -> None:
-        self._applying = deque(a for a in self._applying if a.colors is not colors)
+        # A stream's older documents are not shown any more: only the newest is coloured.
+        self._applying = deque(a for a in self._applying if not _replaces(colors, a.colors))
         self._applying.append(_Apply(colors, deque((f, n) for f, n in runs if n > 0)))
         if not self._timer.isActive():
             self._timer.start()
@@ -506,6 +508,12 @@ class CodeColorizer(QObject):
             if done == step and count > step:
                 job.runs.appendleft((first + step, count - step))
         return changed
+
+
+def _replaces(new: CodeColors, old: CodeColors) -> bool:
+    return old is new or (
+        old.lang == new.lang and old.style == new.style and new.text.startswith(old.text)
+    )
 
 
 __all__ = [
