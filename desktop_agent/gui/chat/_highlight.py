@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import bisect
 import logging
+import sys
 import threading
 import time
 from array import array
@@ -60,6 +61,7 @@ SLICE_BLOCKS = 40
 """Blocks formatted (and laid out again) at a time: ~3 ms for 40 lines of code."""
 POLL_MS = 4
 YIELD_TOKENS = 48
+SWITCH_INTERVAL_S = 0.0002
 """The worker gives up the GIL this often (tokens), see `tokenize`."""
 CACHE_LIMIT = 256
 CACHE_TOKENS = 2_000_000
@@ -199,8 +201,9 @@ class CodeColors:
     a run of blocks and marking that run dirty once costs ~4 ms per 50 lines.
     """
 
-    def __init__(self, doc: QTextDocument, *, dark: bool, lang: str) -> None:
+    def __init__(self, doc: QTextDocument, *, dark: bool, lang: str, text: str = "") -> None:
         self.doc = doc
+        self.text = text
         self.style = STYLES[dark]
         self.lang = lang
         self.tokens: Tokens | None = None
@@ -306,6 +309,10 @@ _EXECUTOR: ThreadPoolExecutor | None = None
 def _executor() -> ThreadPoolExecutor:
     global _EXECUTOR
     if _EXECUTOR is None:
+        # A worker holding the GIL makes the GUI thread wait up to the switch interval at
+        # every Qt call it returns from (5 ms by default: a convoy that stretched 10 ms
+        # of painting to 100 ms while a lexer loaded); 0.2 ms keeps the GUI thread smooth.
+        sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL_S))
         _EXECUTOR = ThreadPoolExecutor(max_workers=1, thread_name_prefix="code-colours")
         _EXECUTOR.submit(_warm_up)
     return _EXECUTOR
@@ -364,7 +371,7 @@ class CodeColorizer(QObject):
         doc.setPlainText(text)
         if not name or (name in _LEXERS and _LEXERS[name] is None):
             return None  # no language, or one Pygments does not know
-        colors = CodeColors(doc, dark=dark, lang=name)
+        colors = CodeColors(doc, dark=dark, lang=name, text=text)
         key = (name, text)
         tokens, final = self._known(key)
         if tokens is None and len(text) <= self.sync_chars and _lexer_known(name):
@@ -485,7 +492,8 @@ class CodeColorizer(QObject):
     # -- applying formats
 
     def _schedule(self, colors: CodeColors, runs: list[tuple[int, int]]) -> None:
-        self._applying = deque(a for a in self._applying if a.colors is not colors)
+        # A stream's older documents are not shown any more: only the newest is coloured.
+        self._applying = deque(a for a in self._applying if not _replaces(colors, a.colors))
         self._applying.append(_Apply(colors, deque((f, n) for f, n in runs if n > 0)))
         if not self._timer.isActive():
             self._timer.start()
@@ -506,6 +514,12 @@ class CodeColorizer(QObject):
             if done == step and count > step:
                 job.runs.appendleft((first + step, count - step))
         return changed
+
+
+def _replaces(new: CodeColors, old: CodeColors) -> bool:
+    return old is new or (
+        old.lang == new.lang and old.style == new.style and new.text.startswith(old.text)
+    )
 
 
 __all__ = [
