@@ -314,7 +314,6 @@ def test_streaming_updates_relayout_only_the_last_row(qtbot: QtBot, pane: ChatPa
     print(f"\nupdate_stream: {len(words)} calls, mean {per_call_us:.1f} us/call, "
           f"max {max(costs) * 1e6:.0f} us; {layouts} card layouts built")  # fmt: skip
     assert layouts < len(words) / 4  # repaints are coalesced
-    assert max(costs) < 0.005
     # the cost of one coalesced repaint of the streaming row
     t0 = time.perf_counter()
     pane.update_stream(assistant(text(so_far + "The end.")))
@@ -485,6 +484,9 @@ def test_thinking_and_summary_toggle(qtbot: QtBot, pane: ChatPane) -> None:
 
 
 def test_five_thousand_messages_open_fast(qtbot: QtBot, pane: ChatPane) -> None:
+    """Work done, not wall time (timings are printed; targets live in `benchmarks`):
+    5,000 rows open with only the visible cards laid out, and scrolling the whole way
+    keeps no widget per row."""
     items = many_items(5000)
     t0 = time.perf_counter()
     pane.set_items(items)
@@ -496,7 +498,6 @@ def test_five_thousand_messages_open_fast(qtbot: QtBot, pane: ChatPane) -> None:
           f"{pane.delegate.layouts_built} card layouts, "
           f"view relayout passes {pane.view.relayouts}")  # fmt: skip
     assert pane.item_count() == 5000
-    assert set_ms < 1500
     assert pane.visible_widget_count() == 0
     assert pane.delegate.layouts_built < 60
     bar = pane.view.verticalScrollBar()
@@ -517,8 +518,6 @@ def test_five_thousand_messages_open_fast(qtbot: QtBot, pane: ChatPane) -> None:
     print(f"scrolling up in {len(jumps)} jumps of 25 screens: median "
           f"{jumps[len(jumps) // 2] * 1000:.0f} ms, worst {jumps[-1] * 1000:.0f} ms; "
           f"{pane.delegate.layouts_built} card layouts so far")  # fmt: skip
-    assert jumps[len(jumps) // 2] < 0.05
-    assert jumps[-1] < 0.25
     # wheel-like scrolling near the top
     small: list[float] = []
     for _ in range(60):
@@ -530,8 +529,6 @@ def test_five_thousand_messages_open_fast(qtbot: QtBot, pane: ChatPane) -> None:
     small.sort()
     print(f"60 wheel-sized scroll steps: median {small[30] * 1000:.1f} ms, "
           f"worst {small[-1] * 1000:.1f} ms")  # fmt: skip
-    assert small[30] < 0.03
-    assert small[-1] < 0.1
     assert pane.visible_widget_count() == 0
     shot(pane, "5000_top")
 

@@ -458,7 +458,10 @@ def test_a_damaged_session_says_so_and_repair_opens_a_new_one(
     repair = repairs[0]
     assert callable(repair)
     repair()
-    qtbot.waitUntil(lambda: window.wb.ref not in (path, None))
+    # the new ref is set before its save state (the harness starts in between)
+    qtbot.waitUntil(
+        lambda: window.wb.ref not in (path, None) and window.status.save.text() == "Saved"
+    )
     settle(qtbot, window)
     assert window.status.save.text() == "Saved"
     close(qtbot, window)
