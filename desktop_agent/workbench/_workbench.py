@@ -529,7 +529,8 @@ class Workbench:
         self, target: str | None = None, *, new: bool = False, workspace: str | None = None
     ) -> Changes:
         """At launch: ``target``, else a new session when asked, else the last session
-        (of the last workspace), else nothing (the start page). ``workspace`` (given on
+        (of the last workspace), else a new session in that workspace when it exists,
+        else nothing (the start page). ``workspace`` (given on
         the command line) becomes the folder of new sessions."""
         if workspace:
             self.state.last_workspace = workspace
@@ -547,6 +548,11 @@ class Workbench:
         rows = [r for r in self.rows if r.cwd == wanted] or self.rows
         if rows:
             return await self.open(rows[0].path)
+        exists = bool(wanted) and await asyncio.to_thread(_is_dir, wanted or "")
+        if wanted and exists:
+            # Nothing to restore but a folder to work in: a new session there, so a
+            # prompt typed at once goes to the composer (not to the session search).
+            return await self.new_session(wanted)
         return self._changed(Changes.everything())
 
     async def _find(self, id_or_ref: str) -> str | None:

@@ -404,3 +404,22 @@ async def test_repair_a_damaged_sqlite_session(
     assert [i.role for i in await wb.branch()] == ["user"]
     await wb.shutdown(stop=True)
     await wb.aclose()
+
+
+async def test_first_launch_with_a_folder_opens_a_new_session_there(
+    tmp_path: Path, workspace: Path, provider: ProviderServer, store: str
+) -> None:
+    """Nothing to restore but a folder given (or remembered): a new session in it, not
+    the start page (a prompt typed at once must reach the composer)."""
+    wb = make_workbench(tmp_path / "data", provider.model("anthropic-messages"), store=store)
+    await wb.start()
+    await wb.restore(workspace=str(workspace))
+    assert wb.session is not None and wb.session.metadata.cwd == str(workspace)
+    await wb.shutdown(stop=True)
+    await wb.aclose()
+    gone = make_workbench(tmp_path / "other", provider.model("anthropic-messages"), store=store)
+    await gone.start()
+    await gone.restore(workspace=str(tmp_path / "no-such-folder"))
+    assert gone.session is None  # the start page: no folder to work in
+    await gone.shutdown(stop=True)
+    await gone.aclose()
