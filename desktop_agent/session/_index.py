@@ -20,7 +20,7 @@ import re
 import sqlite3
 import stat
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
@@ -28,7 +28,7 @@ import msgspec
 
 from desktop_agent.session._errors import SessionError
 from desktop_agent.session._jsonl import header_metadata, open_error, parse_header
-from desktop_agent.session._migrate import migrated_if_legacy
+from desktop_agent.session._migrate import is_legacy_header, migrated_if_legacy
 from desktop_agent.session._platform import OS_FILE_OPS
 from desktop_agent.session._repos import JsonlSessionRepo
 from desktop_agent.session._storage import SessionMetadata, describe_os_error
@@ -194,6 +194,14 @@ def _id_from_file_name(path: str) -> str:
     return stem.rpartition("_")[2] or stem
 
 
+READ_CHUNK = 4 << 20
+"""Bytes read at a time when indexing a file: its memory stays bounded by the longest
+line (plus one chunk), never the file's size."""
+
+_Lines = Iterator[tuple[bytes, bool]]
+"""Each line of a file without its newline, and whether one ended it."""
+
+
 def read_facts(path: str) -> _Facts:
     """Everything the index keeps about one file; never raises for a bad file."""
     facts = _Facts(
@@ -222,13 +230,17 @@ def read_facts(path: str) -> _Facts:
     try:
         st = ops.fstat(fd)  # before reading: a later append changes it
         facts.size, facts.mtime_ns = st.size, st.mtime_ns
-        data = ops.read_all(fd, st.size)
+        first = ops.pread(fd, READ_CHUNK, 0)
+        if _legacy_header(first):  # v1/v2: what the read-only view shows (all of it)
+            data = migrated_if_legacy(path, ops.read_all(fd, st.size))
+            _scan(_split(data), facts)
+        else:
+            _scan(_read_lines(ops, fd, first), facts)
     except OSError as exc:
         facts.problem = f"cannot be read: {describe_os_error(exc)}"
         return facts
     finally:
         ops.close(fd)
-    _scan(migrated_if_legacy(path, data), facts)  # v1/v2: what the read-only view shows
     return facts
 
 
@@ -238,40 +250,74 @@ def session_facts(path: str) -> IndexedSession:
     return IndexedSession(*read_facts(path).row()[:-1])
 
 
-def _scan(data: bytes, facts: _Facts) -> None:
-    lines = data.split(b"\n")
-    terminated = len(lines) - 1  # lines[:terminated] ended with "\n"
-    index = 0
-    while index < len(lines) and not lines[index].strip():
-        index += 1
-    if index >= len(lines):
-        facts.problem = "the file has no session header"
-        return
-    try:
-        meta = header_metadata(parse_header(lines[index].rstrip(b"\r"), facts.path), facts.path)
-    except SessionError as exc:
-        facts.problem = exc.message
-        return
-    facts.id, facts.cwd, facts.created_at = meta.id, meta.cwd, meta.created_at
-    facts.parent_session_path = meta.parent_session_path
-    facts.last_activity = meta.created_at
+def _legacy_header(head: bytes) -> bool:
+    """Whether the first line of ``head`` may be a v1/v2 header (then the file is
+    migrated whole, as when it is opened). A first line longer than ``head`` counts
+    as may-be: `migrated_if_legacy` decides on the whole file."""
+    start = 0
+    while start < len(head):
+        end = head.find(b"\n", start)
+        if end < 0:
+            return True
+        piece = head[start:end]
+        start = end + 1
+        if piece.strip():
+            return is_legacy_header(piece)
+    return False
 
-    damaged = 0
-    torn = False
-    texts: list[str] = []
-    budget = TEXT_CAP_CHARS
+
+def _split(data: bytes) -> _Lines:
+    lines = data.split(b"\n")
     last = len(lines) - 1
-    while last > index and not lines[last].strip():
-        last -= 1
-    for i in range(index + 1, last + 1):
-        raw = lines[i]
-        if not raw.strip():
-            continue
-        if i == last and i >= terminated:
-            torn = True  # no newline yet: as when opening, it is not an entry
-            break
+    for i, line in enumerate(lines):
+        yield line, i < last
+
+
+def _read_lines(ops: Any, fd: int, first: bytes) -> _Lines:
+    """The file's lines, read `READ_CHUNK` bytes at a time from offset 0 to the end
+    (also if it grows meanwhile); ``first`` is its first chunk, already read."""
+    pending: list[bytes] = []  # the start of a line longer than what was read so far
+    offset = 0
+    chunk = first
+    while chunk:
+        offset += len(chunk)
+        cut = chunk.rfind(b"\n")
+        if cut < 0:
+            pending.append(chunk)
+        else:
+            if pending:
+                pending.append(chunk[: cut + 1])
+                block = b"".join(pending)
+                pending = [chunk[cut + 1 :]]
+            else:
+                block = chunk[: cut + 1]
+                pending = [chunk[cut + 1 :]]
+            lines = block.split(b"\n")
+            lines.pop()  # the empty piece after the block's last newline
+            for line in lines:
+                yield line, True
+        chunk = ops.pread(fd, READ_CHUNK, offset)
+    yield b"".join(pending), False
+
+
+class _Scanner:
+    """The facts of one file's entry lines, fed in order; the last non-blank line is
+    told apart (without a newline it is still being written: not an entry)."""
+
+    def __init__(self, facts: _Facts) -> None:
+        self.facts = facts
+        self.damaged = 0
+        self.torn = False
+        self.texts: list[str] = []
+        self.budget = TEXT_CAP_CHARS
+
+    def line(self, raw: bytes, *, last: bool, terminated: bool) -> None:
+        facts = self.facts
+        if last and not terminated:
+            self.torn = True  # no newline yet: as when opening, it is not an entry
+            return
         # Content is decoded while the text budget lasts (and until the first prompt).
-        full = budget > 0 or facts.first_prompt is None
+        full = self.budget > 0 or facts.first_prompt is None
         entry: _Line | _Bare
         try:
             entry = (_DECODE_FULL if full else _DECODE_BARE).decode(raw)
@@ -283,11 +329,11 @@ def _scan(data: bytes, facts: _Facts) -> None:
         except (msgspec.DecodeError, RecursionError):
             entry = _Bare()
         if not isinstance(entry.type, str) or not isinstance(entry.id, str) or not entry.id:
-            if i == last:
-                torn = True
+            if last:
+                self.torn = True
             else:
-                damaged += 1
-            continue
+                self.damaged += 1
+            return
         facts.entry_count += 1
         if isinstance(entry.timestamp, str) and entry.timestamp:
             facts.last_activity = entry.timestamp
@@ -300,16 +346,49 @@ def _scan(data: bytes, facts: _Facts) -> None:
                 text = _message_text(entry.message)
                 if facts.first_prompt is None and entry.message.role == "user" and text.strip():
                     facts.first_prompt = _collapse(text, FIRST_PROMPT_CHARS)
-                if text and budget > 0:
-                    texts.append(text[:budget])
-                    budget -= len(texts[-1])
-    facts.body = "\n".join(texts)
-    problems: list[str] = []
-    if damaged:
-        problems.append(f"{damaged} damaged line(s) could not be read")
-    if torn:
-        problems.append("the last line is incomplete")
-    facts.problem = "; ".join(problems) or None
+                if text and self.budget > 0:
+                    self.texts.append(text[: self.budget])
+                    self.budget -= len(self.texts[-1])
+
+    def finish(self) -> None:
+        self.facts.body = "\n".join(self.texts)
+        problems: list[str] = []
+        if self.damaged:
+            problems.append(f"{self.damaged} damaged line(s) could not be read")
+        if self.torn:
+            problems.append("the last line is incomplete")
+        self.facts.problem = "; ".join(problems) or None
+
+
+def _scan(lines: _Lines, facts: _Facts) -> None:
+    header: bytes | None = None
+    for raw, _terminated in lines:
+        if raw.strip():
+            header = raw
+            break
+    if header is None:
+        facts.problem = "the file has no session header"
+        return
+    try:
+        meta = header_metadata(parse_header(header.rstrip(b"\r"), facts.path), facts.path)
+    except SessionError as exc:
+        facts.problem = exc.message
+        return
+    facts.id, facts.cwd, facts.created_at = meta.id, meta.cwd, meta.created_at
+    facts.parent_session_path = meta.parent_session_path
+    facts.last_activity = meta.created_at
+
+    scanner = _Scanner(facts)
+    held: tuple[bytes, bool] | None = None  # a line is fed once the next one is seen
+    for raw, terminated in lines:
+        if not raw.strip():
+            continue
+        if held is not None:
+            scanner.line(held[0], last=False, terminated=held[1])
+        held = (raw, terminated)
+    if held is not None:
+        scanner.line(held[0], last=True, terminated=held[1])
+    scanner.finish()
 
 
 # ----------------------------------------------------------------------- the index
@@ -544,6 +623,8 @@ class SessionIndex:
             if not os.path.isfile(path):
                 self._delete_row(db, path)
                 result = None
+            elif (known := self._unchanged(db, path)) is not None:
+                result = known  # e.g. closing a session that was only read: no re-read
             else:
                 facts = read_facts(path)
                 self._store(db, facts)
@@ -553,6 +634,20 @@ class SessionIndex:
             db.execute("ROLLBACK")
             raise
         return result
+
+    @staticmethod
+    def _unchanged(db: sqlite3.Connection, path: str) -> IndexedSession | None:
+        """The row of ``path`` when its ``(size, mtime_ns)`` still match the file (the
+        rule `reconcile` keeps too), else None."""
+        row = db.execute(f"SELECT {_COLUMNS} FROM sessions WHERE path = ?", (path,)).fetchone()
+        if row is None:
+            return None
+        known = IndexedSession(*row)
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        return known if (known.size, known.mtime_ns) == (st.st_size, st.st_mtime_ns) else None
 
     def _forget(self, path: str) -> None:
         db = self._db()

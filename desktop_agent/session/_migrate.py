@@ -201,6 +201,19 @@ def migrate_legacy(path: str, data: bytes) -> MigratedFile:
     )
 
 
+def is_legacy_header(line: bytes) -> bool:
+    """Whether ``line`` (a file's first non-blank line) is a v1 or v2 session header."""
+    try:
+        header = loads_js(line)
+    except (ValueError, RecursionError):
+        return False
+    return (
+        isinstance(header, dict)
+        and header.get("type") == "session"
+        and legacy_version(header) is not None
+    )
+
+
 def migrated_if_legacy(path: str, data: bytes) -> bytes:
     """``data`` itself, or the v3 file Pi's migration makes of it if it is v1 or v2."""
     start = 0
@@ -211,16 +224,7 @@ def migrated_if_legacy(path: str, data: bytes) -> bytes:
         start = end + 1
         if not piece.strip():
             continue
-        try:
-            header = loads_js(piece)
-        except (ValueError, RecursionError):
-            return data
-        legacy = (
-            isinstance(header, dict)
-            and header.get("type") == "session"
-            and legacy_version(header) is not None
-        )
-        if not legacy:
+        if not is_legacy_header(piece):
             return data
         try:
             return migrate_legacy(path, data).data

@@ -253,6 +253,59 @@ async def test_unchanged_files_are_not_reread(
 
 
 @pytest.mark.asyncio
+async def test_update_file_of_an_unchanged_file_reads_nothing(
+    repo: JsonlSessionRepo, index: SessionIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Closing a session that was only read (every quit) must not re-read its file."""
+    session = await new_session(repo, CWD, "first", "answer")
+    path = session.metadata.path or ""
+    first = await index.update_file(path)
+    reads: list[str] = []
+    real = index_module.read_facts
+
+    def counting(p: str) -> Any:
+        reads.append(p)
+        return real(p)
+
+    monkeypatch.setattr(index_module, "read_facts", counting)
+    assert await index.update_file(path) == first
+    assert reads == []
+    await session.append_message(user("more"))
+    await session.sync()
+    grown = await index.update_file(path)
+    assert reads == [path] and grown is not None and grown.message_count == 3
+    await session.close()
+
+
+def test_facts_are_the_same_whatever_the_read_chunk(
+    repo: JsonlSessionRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file is indexed a chunk at a time (memory bounded by a line, not the file): lines
+    cut by a chunk's end, damage, blank lines and a torn tail give the same facts."""
+    body = b"".join(
+        line(message_entry(i, "user" if i % 2 else "assistant", f"text {i} " * i, f"2027-01-0{i}"))
+        for i in range(1, 9)
+    )
+    cases = {
+        "plain": body,
+        "damaged": body[:200] + b"\n{not json\n\n\n" + body[200:],
+        "torn": body + b'{"type":"message","id":"torn","parentId":null,"timest',
+        "crlf": body.replace(b"\n", b"\r\n"),
+        "blank tail": body + b"\n\n  \n",
+        "named": body + line({"type": "session_info", "id": "n", "name": " Named "}),
+    }
+    for name, data in cases.items():
+        file_name = f"2026-01-01T00-00-00-000Z_{name.replace(' ', '-')}.jsonl"
+        path = str(write_raw(repo, file_name, data))
+        whole = index_module.read_facts(path)
+        for chunk in (1, 7, 64, 1000):
+            monkeypatch.setattr(index_module, "READ_CHUNK", chunk)
+            assert index_module.read_facts(path) == whole, (name, chunk)
+        monkeypatch.undo()
+        assert whole.entry_count >= 8 or name == "damaged", name
+
+
+@pytest.mark.asyncio
 async def test_update_file_and_forget(repo: JsonlSessionRepo, index: SessionIndex) -> None:
     session = await new_session(repo, CWD, "first")
     path = session.metadata.path or ""
