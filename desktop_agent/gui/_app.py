@@ -187,7 +187,8 @@ def run_gui(
 
     async def start() -> None:
         workbench = await make_workbench()
-        window = MainWindow(workbench, no_err_windows=no_err_windows)
+        # --smoke reports the restored, settled window and quits: no SDK warm-up.
+        window = MainWindow(workbench, no_err_windows=no_err_windows, warm_up=not smoke)
         holder["window"] = window
         if logs_dir is not None:
             install_help_menu(window, Path(logs_dir))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import linecache
 import logging
 import os
 import sys
@@ -60,7 +61,9 @@ class MainWindow(QMainWindow):
     closed = Signal()
     """Emitted once the window has really closed (after everything was saved)."""
 
-    def __init__(self, workbench: Workbench, *, no_err_windows: bool = False) -> None:
+    def __init__(
+        self, workbench: Workbench, *, no_err_windows: bool = False, warm_up: bool = True
+    ) -> None:
         super().__init__()
         # Provider requests, tree rows and index scans run on worker threads; a shorter
         # GIL switch interval hands the GIL back to this thread sooner (measured: 121 ms
@@ -113,6 +116,7 @@ class MainWindow(QMainWindow):
         self._closed_ok = False
         self._setting_text = False
         self.warm_up: asyncio.Task[Any] | None = None
+        self._warm_up_enabled = warm_up
         self.presenter = Presenter(self, workbench)
         self.hits = HitNavigator(self)
         self.panes = PaneCycler(self)
@@ -176,8 +180,27 @@ class MainWindow(QMainWindow):
     def _first_paint_done(self) -> None:
         log.info("The window is shown")
         self.presenter.shown()
-        self.warm_up = self.spawn(self.wb.warm_up())
+        linecache.clearcache()  # see _warm_up_when_settled
+        if self._warm_up_enabled:
+            self.warm_up = self.spawn(self._warm_up_when_settled())
         self.shown.emit()
+
+    async def _warm_up_when_settled(self) -> None:
+        """The first request's one-off work (importing the SDKs: seconds of CPU on a
+        thread) once the restored session is settled, not during it: on the GIL it
+        stretched the settling of a 100 MB session by a second.
+
+        PySide6's import hook reads the source of every module imported after Qt
+        (``inspect.getsource``) and `linecache` keeps it: tens of MB for the SDKs,
+        dropped once they are in (a traceback reads a file again when it needs it)."""
+        await self.wb.models.settled()
+        await self.wb.opened()
+        await self.wb.settled()
+        await self.presenter.settled()
+        try:
+            await self.wb.warm_up()
+        finally:
+            linecache.clearcache()
 
     def focus_composer(self) -> None:
         """Keyboard focus to the composer (unless the user is moving through the list)."""

@@ -210,3 +210,34 @@ def test_smoke_lists_pi_sessions_and_restores_the_most_recent_of_either(
 
 def _smoke_env(data_dir: Path, env: dict[str, str], *extra: str) -> dict[str, object]:
     return run_smoke(data_dir, *extra, env=env)
+
+
+@pytest.mark.asyncio
+async def test_restore_and_settle_import_no_provider_sdk(tmp_path: Path) -> None:
+    """Restoring a session and settling the window never imports the openai or anthropic
+    SDK (their imports take seconds: they are warmed up after the settle, or loaded by the
+    first request), even with a key that makes a model usable."""
+    repo = JsonlSessionRepo(tmp_path / "sessions")
+    s = await repo.create(cwd=str(tmp_path))
+    await s.append_message(UserMessage(content=[TextContent(text="q1")], timestamp=1))
+    await s.close()
+    script = (
+        "import json, sys\n"
+        "from desktop_agent.app import run\n"
+        f"code = run(['--data-dir', {str(tmp_path)!r}, '--smoke'])\n"
+        "sdks = sorted(n for n in ('anthropic', 'openai', 'httpx2') if n in sys.modules)\n"
+        "print(json.dumps({'code': code, 'sdks': sdks}))\n"
+    )
+    env = {
+        **os.environ,
+        "QT_QPA_PLATFORM": "offscreen",
+        "ANTHROPIC_API_KEY": "sk-ant-test-not-a-real-key",
+        "OPENAI_API_KEY": "sk-test-not-a-real-key",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, env=env
+    )
+    lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
+    restored, last = json.loads(lines[0]), json.loads(lines[-1])
+    assert restored["restored_session"] == s.metadata.id and restored["model"] is not None
+    assert last == {"code": 0, "sdks": []}, done.stderr[-2000:]
