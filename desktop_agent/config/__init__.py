@@ -40,7 +40,13 @@ from desktop_agent.config._settings import (
     save_settings,
     settings_from_newer,
 )
-from desktop_agent.config._state import AppState, draft_key, load_state, save_state
+from desktop_agent.config._state import (
+    AppState,
+    BranchUsage,
+    draft_key,
+    load_state,
+    save_state,
+)
 from desktop_agent.utils.atomic import atomic_write
 
 __all__ = [
@@ -52,6 +58,7 @@ __all__ = [
     "AppDirs",
     "AppState",
     "ApprovalRule",
+    "BranchUsage",
     "DataDirError",
     "KeySource",
     "KeyStore",

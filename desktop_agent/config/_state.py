@@ -17,6 +17,18 @@ def draft_key(session_path: str, leaf_id: str | None) -> str:
     return f"{session_path}#{leaf_id or ''}"
 
 
+class BranchUsage(BaseModel):
+    """The usage counted on the last session's branch up to ``leaf`` (derived data)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    ref: str
+    leaf: str
+    tokens: int = 0
+    cost: float = 0.0
+    context_tokens: int = 0
+
+
 class AppState(BaseModel):
     """Remembered between runs; losing it costs convenience, never data."""
 
@@ -36,6 +48,9 @@ class AppState(BaseModel):
     sidebar_visible: bool = True
     map_filter: str = "conversation"
     """What the branch map shows (the workbench's ``MAP_FILTERS``)."""
+    branch_usage: BranchUsage | None = None
+    """So that a restart reads only the answers after ``leaf`` to count the usage of a
+    long branch (tens of thousands of answers: a second of reading at every launch)."""
 
 
 def load_state(path: Path) -> AppState:

@@ -9,7 +9,7 @@ session caches decoded messages), so a view that shows a few rows decodes a few.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -426,16 +426,25 @@ def _lines_in_runs(session: Session, ids: list[str]) -> Iterator[tuple[str, byte
         yield from zip(run, session.raw_lines(run), strict=True)
 
 
-def count_branch_usage(session: Session, context_window: int) -> Usage:
+def count_branch_usage(
+    session: Session,
+    context_window: int,
+    since: tuple[str, Usage] | None = None,
+    branch: Sequence[str] | None = None,
+) -> Usage:
     """`branch_usage` without decoding the messages: only the usage fields of each
     assistant line are read (a long branch holds tens of thousands). A line that does
-    not fit that light read is decoded as a message. Safe in a worker thread."""
-    ids = [
-        i
-        for i in session.branch_ids(lenient=True)
-        if session.entry_kind(i) == ("message", "assistant")
-    ]
+    not fit that light read is decoded as a message. Safe in a worker thread.
+
+    ``since`` (an entry id and the usage counted up to it, e.g. remembered from the last
+    run): when that entry is on the branch, only the entries after it are read (entries
+    never change once written). ``branch``: the branch's ids when the caller has them."""
+    ids = list(session.branch_ids(lenient=True) if branch is None else branch)
     tokens, cost, context = 0, 0.0, 0
+    if since is not None and since[0] in ids:
+        ids = ids[ids.index(since[0]) + 1 :]
+        tokens, cost, context = since[1].tokens, since[1].cost, since[1].context_tokens
+    ids = [i for i in ids if session.entry_kind(i) == ("message", "assistant")]
     for entry_id, raw in _lines_in_runs(session, ids):
         try:
             line = _decode_usage(raw)

@@ -33,6 +33,7 @@ from desktop_agent.ai import (
 from desktop_agent.config import (
     ApprovalRule,
     AppState,
+    BranchUsage,
     PiSessionsSettings,
     ProviderSettings,
     SendKey,
@@ -750,11 +751,29 @@ class Workbench:
         self.usage = start.add(last) if last is not None else start
         start = self.usage
         ref = self.ref
+        memo = self.state.branch_usage
+        since = None
+        if memo is not None and ref is not None and memo.ref == ref:
+            counted = Usage(tokens=memo.tokens, cost=memo.cost, context_tokens=memo.context_tokens)
+            since = (memo.leaf, counted)
+
+        def run() -> tuple[Usage, str | None]:
+            branch = session.branch_ids(lenient=True)
+            usage = count_branch_usage(session, context_window, since, branch)
+            return usage, (branch[-1] if branch else None)
 
         async def count() -> None:
-            counted = await asyncio.to_thread(count_branch_usage, session, context_window)
+            counted, leaf = await asyncio.to_thread(run)
             if self.session is not session or self.ref != ref:
                 return
+            if ref is not None and leaf is not None:
+                self.state.branch_usage = BranchUsage(
+                    ref=ref,
+                    leaf=leaf,
+                    tokens=counted.tokens,
+                    cost=counted.cost,
+                    context_tokens=counted.context_tokens,
+                )
             now = self.usage  # plus what was answered meanwhile
             self.usage = Usage(
                 tokens=counted.tokens + now.tokens - start.tokens,
