@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import re
 import sqlite3
 import stat
 import threading
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar
@@ -36,10 +38,13 @@ from desktop_agent.utils.text import content_text
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 FIRST_PROMPT_CHARS = 200
 TEXT_CAP_CHARS = 200_000
 """Searchable text kept per session (the start of the conversation)."""
+TAIL_CHECK = 4096
+"""Bytes before the indexed size whose CRC is kept: a file that grew and still has them
+is indexed from where the last read stopped (an append), not from the start."""
 
 _T = TypeVar("_T")
 _SPACES = re.compile(r"\s+")
@@ -66,7 +71,9 @@ CREATE TABLE sessions (
     mtime_ns INTEGER NOT NULL,
     problem TEXT,
     parent_session_path TEXT,
-    title_fold TEXT NOT NULL
+    title_fold TEXT NOT NULL,
+    text_chars INTEGER NOT NULL,
+    tail_crc INTEGER
 );
 CREATE INDEX sessions_by_activity ON sessions (last_activity DESC);
 CREATE INDEX sessions_by_cwd ON sessions (cwd, last_activity DESC);
@@ -181,11 +188,19 @@ class _Facts:
     problem: str | None
     parent_session_path: str | None
     body: str
+    text_chars: int = 0
+    """The length of the texts in ``body`` (without the newlines joining them)."""
+    tail_crc: int | None = None
+    """CRC-32 of the `TAIL_CHECK` bytes before ``size`` (None: not read to there)."""
 
     def row(self) -> tuple[Any, ...]:
         """The `IndexedSession` columns in their order, then the folded title."""
         fold = f"{self.name or ''}\n{self.first_prompt or ''}".casefold()
         return (*(getattr(self, f.name) for f in fields(IndexedSession)), fold)
+
+    def record(self) -> tuple[Any, ...]:
+        """`row`, then what an append needs to go on from (`text_chars`, `tail_crc`)."""
+        return (*self.row(), self.text_chars, self.tail_crc)
 
 
 def _id_from_file_name(path: str) -> str:
@@ -202,8 +217,10 @@ _Lines = Iterator[tuple[bytes, bool]]
 """Each line of a file without its newline, and whether one ended it."""
 
 
-def read_facts(path: str) -> _Facts:
-    """Everything the index keeps about one file; never raises for a bad file."""
+def read_facts(path: str, known: _Facts | None = None) -> _Facts:
+    """Everything the index keeps about one file; never raises for a bad file. With
+    ``known`` (its facts as indexed) and a file that only grew since (the bytes before
+    ``known.size`` end as they did, a line ended there), only the new bytes are read."""
     facts = _Facts(
         path=path,
         id=_id_from_file_name(path),
@@ -228,14 +245,24 @@ def read_facts(path: str) -> _Facts:
         facts.problem = f"cannot be read: {open_error(path, exc).message}"
         return facts
     try:
-        st = ops.fstat(fd)  # before reading: a later append changes it
+        st = ops.fstat(fd)  # before reading: what is read is the file up to this size
+        if known is not None and _only_grew(ops, fd, known, st.size):
+            facts = dataclasses.replace(known, size=st.size, mtime_ns=st.mtime_ns)
+            scanner = _Scanner(facts, [known.body] if known.body else [], known.text_chars)
+            _feed(_read_lines(ops, fd, known.size, st.size), scanner)
+            facts.tail_crc = _tail_crc(ops, fd, st.size)
+            return facts
         facts.size, facts.mtime_ns = st.size, st.mtime_ns
-        first = ops.pread(fd, READ_CHUNK, 0)
+        first = ops.pread(fd, min(READ_CHUNK, st.size), 0)
         if _legacy_header(first):  # v1/v2: what the read-only view shows (all of it)
-            data = migrated_if_legacy(path, ops.read_all(fd, st.size))
+            raw = ops.read_all(fd, st.size)[: st.size]
+            data = migrated_if_legacy(path, raw)
             _scan(_split(data), facts)
+            if data is raw:  # a v3 file after all (its first line is a long one)
+                facts.tail_crc = _tail_crc(ops, fd, st.size)
         else:
-            _scan(_read_lines(ops, fd, first), facts)
+            _scan(_read_lines(ops, fd, 0, st.size, first), facts)
+            facts.tail_crc = _tail_crc(ops, fd, st.size)
     except OSError as exc:
         facts.problem = f"cannot be read: {describe_os_error(exc)}"
         return facts
@@ -248,6 +275,21 @@ def session_facts(path: str) -> IndexedSession:
     """What the index keeps about one file, read now and never written anywhere (for
     files outside the indexed folder, e.g. in the trash)."""
     return IndexedSession(*read_facts(path).row()[:-1])
+
+
+def _tail_crc(ops: Any, fd: int, size: int) -> int:
+    start = max(0, size - TAIL_CHECK)
+    return zlib.crc32(ops.pread(fd, size - start, start))
+
+
+def _only_grew(ops: Any, fd: int, known: _Facts, size: int) -> bool:
+    """Whether the file of ``known`` (read cleanly to its end) grew by an append since."""
+    if known.problem is not None or known.tail_crc is None or not 0 < known.size < size:
+        return False
+    return (
+        ops.pread(fd, 1, known.size - 1) == b"\n"
+        and _tail_crc(ops, fd, known.size) == known.tail_crc
+    )
 
 
 def _legacy_header(head: bytes) -> bool:
@@ -273,12 +315,12 @@ def _split(data: bytes) -> _Lines:
         yield line, i < last
 
 
-def _read_lines(ops: Any, fd: int, first: bytes) -> _Lines:
-    """The file's lines, read `READ_CHUNK` bytes at a time from offset 0 to the end
-    (also if it grows meanwhile); ``first`` is its first chunk, already read."""
+def _read_lines(ops: Any, fd: int, start: int, end: int, first: bytes | None = None) -> _Lines:
+    """The lines of the file's bytes ``start:end``, read `READ_CHUNK` bytes at a time;
+    ``first``: its first chunk, already read."""
     pending: list[bytes] = []  # the start of a line longer than what was read so far
-    offset = 0
-    chunk = first
+    offset = start
+    chunk = ops.pread(fd, min(READ_CHUNK, end - offset), offset) if first is None else first
     while chunk:
         offset += len(chunk)
         cut = chunk.rfind(b"\n")
@@ -296,7 +338,7 @@ def _read_lines(ops: Any, fd: int, first: bytes) -> _Lines:
             lines.pop()  # the empty piece after the block's last newline
             for line in lines:
                 yield line, True
-        chunk = ops.pread(fd, READ_CHUNK, offset)
+        chunk = ops.pread(fd, min(READ_CHUNK, end - offset), offset) if offset < end else b""
     yield b"".join(pending), False
 
 
@@ -304,12 +346,13 @@ class _Scanner:
     """The facts of one file's entry lines, fed in order; the last non-blank line is
     told apart (without a newline it is still being written: not an entry)."""
 
-    def __init__(self, facts: _Facts) -> None:
+    def __init__(self, facts: _Facts, texts: list[str] | None = None, chars: int = 0) -> None:
         self.facts = facts
         self.damaged = 0
         self.torn = False
-        self.texts: list[str] = []
-        self.budget = TEXT_CAP_CHARS
+        self.texts: list[str] = texts or []
+        self.chars = chars
+        self.budget = TEXT_CAP_CHARS - chars
 
     def line(self, raw: bytes, *, last: bool, terminated: bool) -> None:
         facts = self.facts
@@ -349,9 +392,11 @@ class _Scanner:
                 if text and self.budget > 0:
                     self.texts.append(text[: self.budget])
                     self.budget -= len(self.texts[-1])
+                    self.chars += len(self.texts[-1])
 
     def finish(self) -> None:
         self.facts.body = "\n".join(self.texts)
+        self.facts.text_chars = self.chars
         problems: list[str] = []
         if self.damaged:
             problems.append(f"{self.damaged} damaged line(s) could not be read")
@@ -378,7 +423,11 @@ def _scan(lines: _Lines, facts: _Facts) -> None:
     facts.parent_session_path = meta.parent_session_path
     facts.last_activity = meta.created_at
 
-    scanner = _Scanner(facts)
+    _feed(lines, _Scanner(facts))
+
+
+def _feed(lines: _Lines, scanner: _Scanner) -> None:
+    """The entry lines to ``scanner``, then its `finish`."""
     held: tuple[bytes, bool] | None = None  # a line is fed once the next one is seen
     for raw, terminated in lines:
         if not raw.strip():
@@ -576,7 +625,7 @@ class SessionIndex:
             for path in removed:
                 self._delete_row(db, path)
             for path in [*added, *updated]:
-                facts = read_facts(path)
+                facts = read_facts(path, self._known(db, path))
                 if facts.problem is not None:
                     unreadable.append(path)
                 self._store(db, facts)
@@ -586,13 +635,31 @@ class SessionIndex:
             raise
         return ReconcileReport(tuple(added), tuple(updated), tuple(removed), tuple(unreadable))
 
+    @staticmethod
+    def _known(db: sqlite3.Connection, path: str) -> _Facts | None:
+        """The facts of ``path`` as indexed (an append is indexed from them on)."""
+        row = db.execute(
+            f"SELECT doc, {_COLUMNS}, text_chars, tail_crc FROM sessions WHERE path = ?",
+            (path,),
+        ).fetchone()
+        if row is None:
+            return None
+        body = db.execute("SELECT body FROM content WHERE rowid = ?", (row[0],)).fetchone()
+        *columns, text_chars, tail_crc = row[1:]
+        return _Facts(
+            **dataclasses.asdict(IndexedSession(*columns)),
+            body=body[0] if body else "",
+            text_chars=text_chars,
+            tail_crc=tail_crc,
+        )
+
     def _store(self, db: sqlite3.Connection, facts: _Facts) -> None:
         row = db.execute("SELECT doc FROM sessions WHERE path = ?", (facts.path,)).fetchone()
-        values = facts.row()
+        values = facts.record()
         if row is None:
             cursor = db.execute(
-                f"INSERT INTO sessions ({_COLUMNS}, title_fold)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO sessions ({_COLUMNS}, title_fold, text_chars, tail_crc)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 values,
             )
             doc = cursor.lastrowid
@@ -601,8 +668,8 @@ class SessionIndex:
             db.execute(
                 "UPDATE sessions SET path = ?, id = ?, cwd = ?, created_at = ?, name = ?,"
                 " first_prompt = ?, last_activity = ?, entry_count = ?, message_count = ?,"
-                " size = ?, mtime_ns = ?, problem = ?, parent_session_path = ?, title_fold = ?"
-                " WHERE doc = ?",
+                " size = ?, mtime_ns = ?, problem = ?, parent_session_path = ?, title_fold = ?,"
+                " text_chars = ?, tail_crc = ? WHERE doc = ?",
                 (*values, doc),
             )
             db.execute("DELETE FROM content WHERE rowid = ?", (doc,))
@@ -626,7 +693,7 @@ class SessionIndex:
             elif (known := self._unchanged(db, path)) is not None:
                 result = known  # e.g. closing a session that was only read: no re-read
             else:
-                facts = read_facts(path)
+                facts = read_facts(path, self._known(db, path))
                 self._store(db, facts)
                 result = IndexedSession(*facts.row()[:-1])
             db.execute("COMMIT")

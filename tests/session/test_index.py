@@ -29,6 +29,7 @@ from desktop_agent.session import (
     encode_cwd,
 )
 from desktop_agent.session import _index as index_module
+from desktop_agent.session._platform import FileOps
 
 CWD = "/home/demo/project"
 OTHER_CWD = "/home/demo/other"
@@ -238,9 +239,9 @@ async def test_unchanged_files_are_not_reread(
     reads: list[str] = []
     real = index_module.read_facts
 
-    def counting(path: str) -> Any:
+    def counting(path: str, *known: Any) -> Any:
         reads.append(path)
-        return real(path)
+        return real(path, *known)
 
     monkeypatch.setattr(index_module, "read_facts", counting)
     assert await index.reconcile() == ReconcileReport()
@@ -263,9 +264,9 @@ async def test_update_file_of_an_unchanged_file_reads_nothing(
     reads: list[str] = []
     real = index_module.read_facts
 
-    def counting(p: str) -> Any:
+    def counting(p: str, *known: Any) -> Any:
         reads.append(p)
-        return real(p)
+        return real(p, *known)
 
     monkeypatch.setattr(index_module, "read_facts", counting)
     assert await index.update_file(path) == first
@@ -303,6 +304,57 @@ def test_facts_are_the_same_whatever_the_read_chunk(
             assert index_module.read_facts(path) == whole, (name, chunk)
         monkeypatch.undo()
         assert whole.entry_count >= 8 or name == "damaged", name
+
+
+class _CountingOps(FileOps):
+    """The OS's file operations, counting the bytes read."""
+
+    def __init__(self) -> None:
+        self.read = 0
+
+    def pread(self, fd: int, size: int, offset: int) -> bytes:
+        data = super().pread(fd, size, offset)
+        self.read += len(data)
+        return data
+
+
+def test_an_appended_file_is_indexed_from_where_the_last_read_stopped(
+    repo: JsonlSessionRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another program (Pi) appended entries: only the new bytes are read (and a check of
+    the bytes before them), and the facts are those of a read from the start."""
+    ops = _CountingOps()
+    monkeypatch.setattr(index_module, "OS_FILE_OPS", ops)
+    body = b"".join(
+        line(message_entry(i, "user" if i % 2 else "assistant", f"text {i}", f"2027-01-{i:02d}"))
+        for i in range(1, 200)
+    )
+    path = write_raw(repo, "2026-01-01T00-00-00-000Z_grown.jsonl", body)
+    known = index_module.read_facts(str(path))
+    assert known.problem is None and known.tail_crc is not None
+    more = line(message_entry(300, "user", "the appended prompt", "2028-01-01")) + line(
+        {"type": "session_info", "id": "n1", "parentId": "e300", "name": "Grown"}
+    )
+    with path.open("ab") as fh:
+        fh.write(more)
+    ops.read = 0
+    grown = index_module.read_facts(str(path), known)
+    assert ops.read <= len(more) + 2 * index_module.TAIL_CHECK + 1  # + the CRCs before, after
+    assert grown == index_module.read_facts(str(path))
+    assert grown.name == "Grown" and grown.message_count == 200
+    assert "the appended prompt" in grown.body
+
+    # A file whose end changed, or that was read with a torn tail, is read again whole.
+    for damage in (b"X", b'{"type":"message","id":"torn"'):
+        data = path.read_bytes()
+        edited = data[:-2] + damage + b"\n" if damage == b"X" else data + damage
+        path.write_bytes(edited)
+        before = index_module.read_facts(str(path))
+        path.write_bytes(edited + b"\n" + more)
+        ops.read = 0
+        again = index_module.read_facts(str(path), known if damage == b"X" else before)
+        assert again == index_module.read_facts(str(path))
+        assert ops.read >= len(edited), damage
 
 
 @pytest.mark.asyncio
