@@ -7,13 +7,17 @@ import json
 import logging
 from collections.abc import Iterable, Mapping
 from importlib.resources.abc import Traversable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 from pydantic import ValidationError
 
 from desktop_agent.ai._models import Api, Model, ModelCompat
 from desktop_agent.resources import MODELS, resource
+
+if TYPE_CHECKING:
+    import ssl
+
+    import httpx
 
 _log = logging.getLogger("desktop_agent.ai.registry")
 
@@ -161,8 +165,7 @@ class ModelRegistry:
         replaces the models an earlier scan found and is returned.
         """
         servers = LOCAL_SERVERS if servers is None else servers
-        timeout = httpx.Timeout(timeout_s)
-        async with httpx.AsyncClient(timeout=timeout, trust_env=False) as client:
+        async with await _client(timeout_s, {}) as client:
             results = await asyncio.gather(
                 *(
                     self._probe(client, name, f"http://{host}:{port}/v1")
@@ -199,9 +202,10 @@ class ModelRegistry:
             candidates = [(f"{url}/models", url)]
             if not url.endswith("/v1"):
                 candidates.append((f"{url}/v1/models", f"{url}/v1"))
-        timeout = httpx.Timeout(timeout_s)
         problem = "it did not answer"
-        async with httpx.AsyncClient(timeout=timeout, trust_env=False, headers=headers) as client:
+        async with await _client(timeout_s, headers) as client:
+            import httpx  # loaded by _client
+
             for list_url, model_url in candidates:
                 try:
                     response = await client.get(list_url)
@@ -230,6 +234,8 @@ class ModelRegistry:
 
     @staticmethod
     async def _probe(client: httpx.AsyncClient, name: str, base_url: str) -> list[Model]:
+        import httpx  # loaded by _client
+
         try:
             response = await client.get(f"{base_url}/models")
             response.raise_for_status()
@@ -237,6 +243,30 @@ class ModelRegistry:
             _log.debug("no %s server at %s: %s", name, base_url, type(exc).__name__)
             return []
         return _models_from(response, name, base_url, "openai-completions") or []
+
+
+_SSL_CONTEXT: ssl.SSLContext | None = None
+
+
+async def _client(timeout_s: float, headers: Mapping[str, str]) -> httpx.AsyncClient:
+    """An HTTP client for discovery, made on a worker thread: importing httpx (~0.1 s)
+    and building its TLS context (certifi's CAs, ~0.15 s; once, then shared) ran on the
+    event loop at every launch, before the first paint."""
+
+    def make() -> httpx.AsyncClient:
+        global _SSL_CONTEXT
+        import httpx
+
+        if _SSL_CONTEXT is None:
+            _SSL_CONTEXT = httpx.create_ssl_context()
+        return httpx.AsyncClient(
+            timeout=httpx.Timeout(timeout_s),
+            trust_env=False,
+            headers=dict(headers),
+            verify=_SSL_CONTEXT,
+        )
+
+    return await asyncio.to_thread(make)
 
 
 class DiscoveryError(Exception):
