@@ -116,6 +116,7 @@ class MainWindow(QMainWindow):
         self._closed_ok = False
         self._setting_text = False
         self.warm_up: asyncio.Task[Any] | None = None
+        self._warm_up_waiter: asyncio.Task[None] | None = None
         self._warm_up_enabled = warm_up
         self.presenter = Presenter(self, workbench)
         self.hits = HitNavigator(self)
@@ -182,8 +183,15 @@ class MainWindow(QMainWindow):
         self.presenter.shown()
         linecache.clearcache()  # see _warm_up_when_settled
         if self._warm_up_enabled:
-            self.warm_up = self.spawn(self._warm_up_when_settled())
+            # Not one of the window's tasks while it waits: `settle_tasks` does not wait
+            # for a big session's first read through it; `_quit` cancels it.
+            self._warm_up_waiter = asyncio.ensure_future(self._warm_up_when_settled())
+            self._warm_up_waiter.add_done_callback(self._waiter_done)
         self.shown.emit()
+
+    def _waiter_done(self, task: asyncio.Task[Any]) -> None:
+        if not task.cancelled() and (exc := task.exception()) is not None:
+            log.error("the SDK warm-up could not start", exc_info=exc)
 
     async def _warm_up_when_settled(self) -> None:
         """The first request's one-off work (importing the SDKs: seconds of CPU on a
@@ -197,6 +205,10 @@ class MainWindow(QMainWindow):
         await self.wb.opened()
         await self.wb.settled()
         await self.presenter.settled()
+        if not self._quitting:
+            self.warm_up = self.spawn(self._warm_up())
+
+    async def _warm_up(self) -> None:
         try:
             await self.wb.warm_up()
         finally:
@@ -367,6 +379,8 @@ class MainWindow(QMainWindow):
 
     async def _quit(self, *, stop: bool, ask: bool) -> None:
         """Settle the run, write and sync everything, save the state, then close."""
+        if self._warm_up_waiter is not None:
+            self._warm_up_waiter.cancel()
         self._remember_geometry()
         unsaved = await self.wb.shutdown(stop=stop)
         while unsaved:
