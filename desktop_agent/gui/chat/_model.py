@@ -162,7 +162,11 @@ class ChatModel(QStandardItemModel):
         if 0 <= i < len(self._rows):
             row = self._rows[i]
             row.touch()
-            row.qitem.setText(_summary(row.item))  # emits dataChanged
+            summary = _summary(row.item)
+            if row.qitem.text() != summary:
+                row.qitem.setText(summary)  # emits dataChanged
+            else:  # the summary is cut at 200 characters: a growing reply keeps it
+                row.qitem.emitDataChanged()
             row.qitem.setEditable(
                 isinstance(row.item.message, UserMessage) and row.item.entry_id is not None
             )

@@ -31,7 +31,7 @@ from PySide6.QtGui import (
 
 from desktop_agent.ai import ImageContent
 from desktop_agent.gui._icons import render as render_icon
-from desktop_agent.gui.chat._highlight import CodeColorizer, Colors, DiffHighlighter
+from desktop_agent.gui.chat._highlight import CodeColorizer, CodeColors, Colors, DiffHighlighter
 
 # --------------------------------------------------------------------------- theme
 
@@ -121,6 +121,12 @@ def _mix(a: QColor, b: QColor, t: float) -> QColor:
 # --------------------------------------------------------------------------- documents
 
 
+GROWABLE = frozenset({"code", "mono", "plain"})
+"""Document kinds a streaming row extends in place (Markdown is parsed again whole)."""
+GROW_MIN_CHARS = 2_000
+"""Shorter streaming documents are built again: that is as cheap and keeps them simple."""
+
+
 class DocCache:
     """Laid-out QTextDocuments by (kind, text, width, theme); least recently used go first.
 
@@ -134,18 +140,41 @@ class DocCache:
         self._limit = limit
         self.colorizer = colorizer if colorizer is not None else CodeColorizer()
         self.built = 0  # documents laid out so far (tests and timings)
+        self.grown = 0  # streaming documents extended in place instead
+        self._tails: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        """(kind, lang, width, theme) -> key of the streaming document that may grow."""
 
     def clear(self) -> None:
         for _doc, highlighter in self._docs.values():
             self.colorizer.discard(highlighter)
         self._docs.clear()
+        self._tails.clear()
 
-    def get(self, kind: str, text: str, width: int, theme: Theme, lang: str = "") -> QTextDocument:
+    def get(
+        self,
+        kind: str,
+        text: str,
+        width: int,
+        theme: Theme,
+        lang: str = "",
+        *,
+        grow: bool = False,
+    ) -> QTextDocument:
+        """The laid-out document of ``text``. ``grow``: a streaming row's; when its text
+        extends the last streaming document of this kind, that document gets the new end
+        (only the new lines are laid out and coloured, not the whole block again)."""
         key = (kind, lang, text, width, theme.key)
+        tail = (kind, lang, width, theme.key)
         hit = self._docs.get(key)
         if hit is not None:
             self._docs.move_to_end(key)
+            if not grow and self._tails.get(tail) == key:
+                del self._tails[tail]  # a finished row shows it now: it stays as it is
             return hit[0]
+        if grow and kind in GROWABLE and len(text) >= GROW_MIN_CHARS:
+            doc = self._grow(tail, key, text)
+            if doc is not None:
+                return doc
         doc = QTextDocument()
         doc.setDocumentMargin(0)
         option = QTextOption()
@@ -175,8 +204,33 @@ class DocCache:
         doc.size()  # lay out now, not while painting
         self.built += 1
         self._docs[key] = (doc, highlighter)
+        if grow and kind in GROWABLE:
+            self._tails[tail] = key
         while len(self._docs) > self._limit:
-            self.colorizer.discard(self._docs.popitem(last=False)[1][1])
+            dropped, (_doc, colors) = self._docs.popitem(last=False)
+            self.colorizer.discard(colors)
+            if self._tails.get(dropped[:2] + dropped[3:]) == dropped:
+                del self._tails[dropped[:2] + dropped[3:]]
+        return doc
+
+    def _grow(self, tail: tuple[Any, ...], key: tuple[Any, ...], text: str) -> QTextDocument | None:
+        old_key = self._tails.get(tail)
+        if old_key is None or old_key not in self._docs:
+            return None
+        old_text: str = old_key[2]
+        if len(text) <= len(old_text) or not text.startswith(old_text):
+            return None
+        doc, colors = self._docs.pop(old_key)
+        first = doc.blockCount() - 1  # the old last line may go on
+        cursor = QTextCursor(doc)
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor.insertText(text[len(old_text) :])
+        if isinstance(colors, CodeColors):
+            self.colorizer.extend(colors, text, first)
+        doc.size()  # lay out the new lines now, not while painting
+        self.grown += 1
+        self._docs[key] = (doc, colors)
+        self._tails[tail] = key
         return doc
 
 

@@ -146,6 +146,8 @@ class _Builder:
         self.left = self.x0 + MARGIN_X + PAD
         self.right = self.x0 + col - MARGIN_X - PAD
         self.y = MARGIN_Y + PAD
+        self.grow = False
+        """The row streams: its long plain documents grow in place (`DocCache.get`)."""
 
     @property
     def w(self) -> int:
@@ -154,7 +156,7 @@ class _Builder:
     # -- primitives
 
     def doc(self, kind: str, text: str, color: QColor | None = None, lang: str = "") -> None:
-        d = self.docs.get(kind, text, self.w, self.t, lang)
+        d = self.docs.get(kind, text, self.w, self.t, lang, grow=self.grow)
         self.out.parts.append(DocPart(self.left, self.y, d, color))
         self.y += int(d.size().height() + 0.999)
 
@@ -461,6 +463,7 @@ def build_card(
 ) -> CardLayout:
     """Lay out one row. Never raises: a row that cannot be shown becomes a placeholder."""
     b = _Builder(width, theme, docs, images, live)
+    b.grow = state.streaming
     try:
         _build(b, state)
     except Exception:  # habit 8: a damaged row is a placeholder, not a crash
