@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from pygments.token import Keyword
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QImage
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
@@ -137,3 +138,35 @@ def test_a_finished_card_is_never_changed_by_a_stream_that_extends_its_text(
     assert code_text(0) == finished  # the finished card's text is as it was
     assert code_text(1) == more.removeprefix("```python\n").rstrip("\n")
     pane.set_items([ChatItem("e1", _message(body))])
+
+
+def test_partial_repaints_of_a_streaming_card_leave_what_a_full_paint_shows(
+    qtbot: QtBot,
+) -> None:
+    """Each new snapshot repaints only the card's end; what is on screen then (the
+    window's backing store) is what painting the whole card again gives."""
+    pane = ChatPane()
+    qtbot.addWidget(pane)
+    pane.resize(700, 500)
+    pane.show()
+    qtbot.waitExposed(pane)
+    words = ["the", "session", "branch", "append", "entry", "leaf", "sync", "file", "test"]
+    body = "Streaming:\n\n"
+    pane.begin_stream(_message(body))
+    for i in range(60):
+        body += words[i % len(words)] + (" " if i % 7 else ".\n\n")
+        if i == 30:
+            body += "```python\ndef f(x):\n    return x\n"
+        pane.update_stream(_message(body))
+        qtbot.wait(45)  # past the repaint throttle: one snapshot painted each time
+    assert pane.stream_repaints >= 20, pane.stream_repaints
+
+    def on_screen() -> QImage:
+        QApplication.processEvents()
+        handle = pane.window().windowHandle()
+        return handle.screen().grabWindow(pane.window().winId()).toImage()
+
+    partial = on_screen()
+    pane.view.viewport().repaint()  # the whole viewport, from scratch
+    full = on_screen()
+    assert partial == full

@@ -293,6 +293,17 @@ class DocPart(Part):
     y: int
     doc: QTextDocument
     color: QColor | None = None
+    height: int = 0
+    """The document's height, its length and the top of its last block when this part
+    was laid out: a growing document (`DocCache.get`) changes after that."""
+    chars: int = 0
+    tail_top: int = 0
+
+    @staticmethod
+    def of(x: int, y: int, doc: QTextDocument, color: QColor | None) -> DocPart:
+        tail = doc.documentLayout().blockBoundingRect(doc.lastBlock()).top()
+        height = int(doc.size().height() + 0.999)
+        return DocPart(x, y, doc, color, height, doc.characterCount(), int(tail))
 
     def paint(self, p: QPainter, theme: Theme) -> None:
         p.save()
@@ -315,6 +326,55 @@ def _visible_rect(p: QPainter) -> QRectF:
     device = p.device()
     inverse, ok = p.transform().inverted()
     return inverse.mapRect(QRectF(0, 0, device.width(), device.height())) if ok else QRectF()
+
+
+def changed_from(old: CardLayout, new: CardLayout) -> int | None:
+    """The first y (card coordinates) below which ``new`` may paint differently from
+    ``old`` (the same row, one version on), or None when both paint the same. A streaming
+    card changes at its end: only that part of it is painted again."""
+    ys: list[int] = []
+    for i, part in enumerate(new.parts):
+        prev = old.parts[i] if i < len(old.parts) else None
+        if prev is None or type(prev) is not type(part):
+            ys.append(_top(part))
+        elif isinstance(part, DocPart) and isinstance(prev, DocPart):
+            if part.doc is not prev.doc or (part.x, part.y, part.color) != (
+                prev.x,
+                prev.y,
+                prev.color,
+            ):
+                ys.append(min(part.y, prev.y))
+            elif (part.height, part.chars) != (prev.height, prev.chars):
+                ys.append(part.y + prev.tail_top)  # it grew: from its old last block on
+        elif isinstance(part, BoxPart) and isinstance(prev, BoxPart):
+            a, b = part.rect, prev.rect
+            if part == prev:
+                continue
+            same_top = (a.top(), a.left(), a.width()) == (b.top(), b.left(), b.width())
+            if same_top and (part.fill, part.border, part.radius) == (
+                prev.fill,
+                prev.border,
+                prev.radius,
+            ):
+                ys.append(min(a.bottom(), b.bottom()) - int(part.radius) - 2)  # its end moved
+            else:
+                ys.append(min(a.top(), b.top()))
+        elif isinstance(part, ImagePart) and isinstance(prev, ImagePart):
+            if part.image is not prev.image or part.rect != prev.rect:
+                ys.append(min(part.rect.top(), prev.rect.top()))
+        elif part != prev:
+            ys.append(min(_top(part), _top(prev)))
+    ys.extend(_top(p) for p in old.parts[len(new.parts) :])
+    if old.height != new.height:
+        ys.append(min(old.height, new.height) - 12)
+    return max(0, min(ys)) if ys else None
+
+
+def _top(part: Part) -> int:
+    if isinstance(part, DocPart):
+        return part.y
+    rect = getattr(part, "rect", None)
+    return rect.top() if isinstance(rect, QRect) else 0
 
 
 @dataclass

@@ -157,7 +157,7 @@ class _Builder:
 
     def doc(self, kind: str, text: str, color: QColor | None = None, lang: str = "") -> None:
         d = self.docs.get(kind, text, self.w, self.t, lang, grow=self.grow)
-        self.out.parts.append(DocPart(self.left, self.y, d, color))
+        self.out.parts.append(DocPart.of(self.left, self.y, d, color))
         self.y += int(d.size().height() + 0.999)
 
     def button(self, right: int, text: str, action: str, arg: Any = None, **kw: Any) -> int:
