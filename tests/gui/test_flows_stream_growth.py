@@ -65,7 +65,9 @@ def test_a_long_streaming_block_grows_in_place_and_ends_coloured(
             if shown is not None:
                 seen.add(shown[0])
 
-    unsubscribe = window.wb.harness.subscribe(on_event)
+    harness = window.wb.harness
+    assert harness is not None
+    unsubscribe = harness.subscribe(on_event)
     type_and_send(qtbot, window, "Write the steps module")
     idle(qtbot, window)
     unsubscribe()

@@ -4,6 +4,7 @@ are compiled before that, so a reply's first Python block loads no lexer (gui/_g
 from __future__ import annotations
 
 import asyncio
+import gc
 import sys
 from pathlib import Path
 from typing import Any
@@ -45,7 +46,7 @@ def test_start_up_compiles_the_common_lexers_then_freezes(
     monkeypatch.setattr(hl, "_LEXERS", {})  # as in a new process: no lexer loaded yet
     frozen: list[dict[str, Any]] = []
     monkeypatch.setattr(  # the suite's heap stays as it is; record what the app would do
-        gc_module.gc,
+        gc,
         "freeze",
         lambda: frozen.append(
             {

@@ -397,9 +397,20 @@ class BoxPart(Part):
         else:
             p.setPen(Qt.PenStyle.NoPen)
         p.setBrush(self.fill)
-        p.drawRoundedRect(
-            QRectF(self.rect).adjusted(0.5, 0.5, -0.5, -0.5), self.radius, self.radius
-        )
+        rect = QRectF(self.rect).adjusted(0.5, 0.5, -0.5, -0.5)
+        if not self.dashed:  # (a dashed border's pattern starts at its corner)
+            # A tall card or code box is filled only where it shows: its corners outside
+            # the visible part are never drawn, so what shows is the same, and an
+            # antialiased 4,000-pixel rounded rectangle is not rasterized for a few lines.
+            seen = _visible_rect(p)
+            if not seen.isEmpty():
+                pad = self.radius + self.border_width + 2
+                rect.setTop(max(rect.top(), seen.top() - pad))
+                rect.setBottom(min(rect.bottom(), seen.bottom() + pad))
+                if rect.bottom() <= rect.top():
+                    p.restore()
+                    return
+        p.drawRoundedRect(rect, self.radius, self.radius)
         p.restore()
 
 
