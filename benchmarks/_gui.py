@@ -312,6 +312,14 @@ def print_stream(result: dict[str, Any], report: Report) -> None:
             digits=1,
         )
     report.line(
+        "most GUI-thread CPU inside one gap while streaming (worst reply; the gap on a quiet "
+        "machine, GIL waits aside)",
+        worst(thawed, "max_cpu_ms"),
+        "ms",
+        baselines=[("idle", worst(thawed, "max_cpu_ms", "idle"))],
+        digits=1,
+    )
+    report.line(
         "GUI-thread CPU per reply, send() to done (load-independent)",
         mean_of_key(thawed, "gui_cpu_s") * 1e3,
         "ms",

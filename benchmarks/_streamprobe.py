@@ -195,6 +195,9 @@ class Window:
     """Gaps (ms) between probe ticks whose end falls in one time window."""
 
     gaps_ms: list[float] = field(default_factory=list)
+    cpu_ms: list[float] = field(default_factory=list)
+    """The GUI thread's CPU time within each gap: what the gap would be on a quiet
+    machine, were the GIL never held elsewhere (the machine's load does not add to it)."""
     ticks: int = 0
     duration_s: float = 0.0
 
@@ -207,6 +210,7 @@ class Window:
             "p99_ms": gaps[min(len(gaps) - 1, int(len(gaps) * 0.99))],
             "mean_ms": sum(gaps) / len(gaps),
             "over_50": sum(1 for g in gaps if g > 50),
+            "max_cpu_ms": max(self.cpu_ms, default=0.0),
         }
 
 
@@ -221,6 +225,7 @@ class Probe:
         self.timer.setInterval(PROBE_MS)
         self.timer.timeout.connect(self._tick)
         self.ticks: list[float] = []
+        self.cpu: list[float] = []  # the GUI thread's CPU time at each tick
         self.samples: list[tuple[float, str]] = []  # (time, stack of the GUI thread)
         self.others: list[tuple[float, list[str]]] = []  # (time, where the other threads are)
         self.gc_pauses: list[tuple[float, float, int]] = []  # (start, seconds, generation)
@@ -231,6 +236,7 @@ class Probe:
 
     def _tick(self) -> None:
         self.ticks.append(time.perf_counter())
+        self.cpu.append(time.thread_time())
 
     def _gc(self, phase: str, info: dict[str, Any]) -> None:
         """Every collection, in whichever thread: one in a worker holds the GIL as long
@@ -267,7 +273,9 @@ class Probe:
         self.samples.clear()
         self.others.clear()
         self.gc_pauses.clear()
+        self.cpu.clear()
         self.ticks.append(time.perf_counter())
+        self.cpu.append(time.thread_time())
         gc.callbacks.append(self._gc)
         self.timer.start()
         self._stop.clear()
@@ -283,9 +291,10 @@ class Probe:
 
     def window(self, start: float, end: float) -> Window:
         w = Window(duration_s=end - start)
-        for a, b in zip(self.ticks, self.ticks[1:], strict=False):
+        for i, (a, b) in enumerate(zip(self.ticks, self.ticks[1:], strict=False)):
             if start < b <= end:
                 w.gaps_ms.append((b - a) * 1e3)
+                w.cpu_ms.append((self.cpu[i + 1] - self.cpu[i]) * 1e3)
                 w.ticks += 1
         return w
 
