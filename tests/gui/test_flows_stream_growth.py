@@ -172,3 +172,25 @@ def test_partial_repaints_of_a_streaming_card_leave_what_a_full_paint_shows(
     pane.view.viewport().repaint()  # the whole viewport, from scratch
     full = on_screen()
     assert partial == full
+
+
+def test_a_closed_block_of_the_streaming_card_never_grows(qtbot: QtBot) -> None:
+    """The reply repeats a block and goes on: only the block still open grows, never the
+    closed one above it with the same beginning."""
+    pane = ChatPane()
+    qtbot.addWidget(pane)
+    pane.resize(900, 700)
+    pane.show()
+    qtbot.waitExposed(pane)
+    first = f"```python\n{CODE}"
+    pane.begin_stream(_message(first))
+    qtbot.wait(60)
+    pane.view.viewport().repaint()
+    body = f"{first}```\n\nAgain, longer:\n\n```python\n{CODE}more = 1\n"
+    pane.update_stream(_message(body))
+    qtbot.wait(60)
+    pane.view.viewport().repaint()
+    layout = pane.delegate.layout_for(0)
+    codes = [p.doc.toPlainText() for p in layout.parts if isinstance(p, DocPart)]
+    assert codes[0] == CODE.rstrip("\n")
+    assert codes[-1] == CODE + "more = 1"

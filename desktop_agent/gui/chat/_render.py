@@ -239,10 +239,13 @@ class _Builder:
                 + f"\n\n*[... {len(text) - MAX_TEXT_CHARS:,} more characters; Copy copies all]*"
             )
         first = True
-        for seg in split_markdown(text):
+        segments = split_markdown(text)
+        growing = self.grow
+        for n, seg in enumerate(segments):
             if not first:
                 self.y += GAP
             first = False
+            self.grow = growing and n == len(segments) - 1  # only the end still grows
             if seg.kind == "md":
                 self.doc("md", seg.text, color)
             else:
@@ -251,6 +254,7 @@ class _Builder:
                 self.left += indent
                 self.code_block(seg.text, seg.lang)
                 self.left -= indent
+        self.grow = growing
 
     def code_block(self, code: str, lang: str, kind: str = "code") -> None:
         t = self.t
