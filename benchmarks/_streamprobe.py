@@ -195,6 +195,9 @@ class Window:
     """Gaps (ms) between probe ticks whose end falls in one time window."""
 
     gaps_ms: list[float] = field(default_factory=list)
+    cpu_ms: list[float] = field(default_factory=list)
+    """The GUI thread's CPU time within each gap: what the gap would be on a quiet
+    machine, were the GIL never held elsewhere (the machine's load does not add to it)."""
     ticks: int = 0
     duration_s: float = 0.0
 
@@ -207,6 +210,7 @@ class Window:
             "p99_ms": gaps[min(len(gaps) - 1, int(len(gaps) * 0.99))],
             "mean_ms": sum(gaps) / len(gaps),
             "over_50": sum(1 for g in gaps if g > 50),
+            "max_cpu_ms": max(self.cpu_ms, default=0.0),
         }
 
 
@@ -221,7 +225,9 @@ class Probe:
         self.timer.setInterval(PROBE_MS)
         self.timer.timeout.connect(self._tick)
         self.ticks: list[float] = []
+        self.cpu: list[float] = []  # the GUI thread's CPU time at each tick
         self.samples: list[tuple[float, str]] = []  # (time, stack of the GUI thread)
+        self.others: list[tuple[float, list[str]]] = []  # (time, where the other threads are)
         self.gc_pauses: list[tuple[float, float, int]] = []  # (start, seconds, generation)
         self._gc_start = 0.0
         self._main = threading.get_ident()
@@ -230,15 +236,19 @@ class Probe:
 
     def _tick(self) -> None:
         self.ticks.append(time.perf_counter())
+        self.cpu.append(time.thread_time())
 
     def _gc(self, phase: str, info: dict[str, Any]) -> None:
-        if threading.get_ident() != self._main:
-            return
+        """Every collection, in whichever thread: one in a worker holds the GIL as long
+        (the generation is negative for a worker's)."""
         if phase == "start":
             self._gc_start = time.perf_counter()
         else:
             now = time.perf_counter()
-            self.gc_pauses.append((self._gc_start, now - self._gc_start, int(info["generation"])))
+            gen = int(info["generation"])
+            if threading.get_ident() != self._main:
+                gen = -1 - gen
+            self.gc_pauses.append((self._gc_start, now - self._gc_start, gen))
 
     def _watchdog(self) -> None:
         sampled_for = -1.0
@@ -249,18 +259,23 @@ class Probe:
             last = self.ticks[-1]
             now = time.perf_counter()
             if now - last > STALL_SAMPLE_S and (last != sampled_for or now - last_sample > 0.02):
-                frame = sys._current_frames().get(self._main)
+                frames = sys._current_frames()
+                frame = frames.get(self._main)
                 if frame is not None:
                     stack = "".join(traceback.format_stack(frame, limit=14))
                     self.samples.append((now, stack))
+                    self.others.append((now, _other_threads(frames, self._main)))
                 sampled_for = last
                 last_sample = now
 
     def start(self) -> None:
         self.ticks.clear()
         self.samples.clear()
+        self.others.clear()
         self.gc_pauses.clear()
+        self.cpu.clear()
         self.ticks.append(time.perf_counter())
+        self.cpu.append(time.thread_time())
         gc.callbacks.append(self._gc)
         self.timer.start()
         self._stop.clear()
@@ -276,9 +291,10 @@ class Probe:
 
     def window(self, start: float, end: float) -> Window:
         w = Window(duration_s=end - start)
-        for a, b in zip(self.ticks, self.ticks[1:], strict=False):
+        for i, (a, b) in enumerate(zip(self.ticks, self.ticks[1:], strict=False)):
             if start < b <= end:
                 w.gaps_ms.append((b - a) * 1e3)
+                w.cpu_ms.append((self.cpu[i + 1] - self.cpu[i]) * 1e3)
                 w.ticks += 1
         return w
 
@@ -288,6 +304,7 @@ class Probe:
         for a, b in zip(self.ticks, self.ticks[1:], strict=False):
             if start < b <= end and (b - a) * 1e3 > over_ms:
                 stacks = [s for t, s in self.samples if a < t <= b]
+                others = [o for t, os_ in self.others if a < t <= b for o in os_]
                 gcs = [(round(d * 1e3, 1), g) for t, d, g in self.gc_pauses if a <= t <= b]
                 out.append(
                     {
@@ -295,13 +312,14 @@ class Probe:
                         "gap_ms": round((b - a) * 1e3, 1),
                         "gc_ms_gen": gcs,
                         "stacks": _distinct(stacks),
+                        "other_threads": _distinct(others, 16),
                     }
                 )
         return out
 
     def gc_in(self, start: float, end: float) -> dict[str, Any]:
         pauses = [(d, g) for t, d, g in self.gc_pauses if start <= t <= end]
-        gen2 = [d for d, g in pauses if g == 2]
+        gen2 = [d for d, g in pauses if g in (2, -3)]
         return {
             "collections": len(pauses),
             "gen2": len(gen2),
@@ -310,12 +328,30 @@ class Probe:
         }
 
 
-def _distinct(stacks: list[str]) -> list[str]:
+def _other_threads(frames: dict[int, Any], main: int) -> list[str]:
+    """Where every other thread is (innermost frames first): the one running Python
+    code, not waiting, is the one that kept the GIL from the GUI thread."""
+    names = {t.ident: t.name for t in threading.enumerate()}
+    out: list[str] = []
+    for ident, frame in frames.items():
+        if ident in (main, threading.get_ident()):
+            continue
+        where = traceback.extract_stack(frame)[-3:]
+        out.append(
+            f"[{names.get(ident, ident)}] "
+            + " <- ".join(
+                f"{os.path.basename(f.filename)}:{f.lineno} {f.name}" for f in reversed(where)
+            )
+        )
+    return out
+
+
+def _distinct(stacks: list[str], limit: int = 4) -> list[str]:
     seen: list[str] = []
     for s in stacks:
         if s not in seen:
             seen.append(s)
-    return seen[:4]
+    return seen[:limit]
 
 
 async def _settle(seconds: float) -> None:
@@ -330,33 +366,89 @@ class _Marks:
         self.end: float | None = None
         self.text_chars = 0
 
+        self.updates = 0
+        self.window: Any = None
+        self.painted_versions: set[int] = set()
+        self.stops: list[tuple[str, str | None]] = []
+        self.text = ""  # the last assistant message's text
+        self.argument_bytes = 0  # of the tool calls of the run
+
     def __call__(self, event: Any) -> None:
         from desktop_agent.agent import MessageEndEvent, MessageUpdateEvent
-        from desktop_agent.ai import AssistantMessage, TextContent
+        from desktop_agent.ai import AssistantMessage, TextContent, ToolCall
 
-        if isinstance(event, MessageUpdateEvent) and self.first_delta is None:
-            self.first_delta = time.perf_counter()
+        if isinstance(event, MessageUpdateEvent):
+            self.updates += 1
+            if self.first_delta is None:
+                self.first_delta = time.perf_counter()
+            if self.window is not None:  # which versions of the streaming card were painted
+                chat = self.window.chat
+                row = chat.model.row_at(chat.model.last_row())
+                shown = chat.delegate.painted.get(row.uid) if row.streaming else None
+                if shown is not None:
+                    self.painted_versions.add(shown[0])
         elif isinstance(event, MessageEndEvent) and isinstance(event.message, AssistantMessage):
-            self.end = time.perf_counter()
             blocks = event.message.content
-            self.text_chars = sum(len(b.text) for b in blocks if isinstance(b, TextContent))
+            self.stops.append((event.message.stop_reason, event.message.error_message))
+            calls = [b for b in blocks if isinstance(b, ToolCall)]
+            self.argument_bytes += sum(len(json.dumps(c.arguments)) for c in calls)
+            if self.end is None:  # the first assistant message's end: the measured stream
+                self.end = time.perf_counter()
+                self.text_chars = sum(len(b.text) for b in blocks if isinstance(b, TextContent))
+            self.text = "".join(b.text for b in blocks if isinstance(b, TextContent))
+
+
+def _last_words(text: str, n: int = 4) -> str:
+    """The end of a reply as the card shows it (Markdown marks aside)."""
+    words = [w for w in text.replace("`", " ").replace("-", " ").split() if w.strip(".,")]
+    return " ".join(words[-n:]).rstrip(".,")
+
+
+def _painted_text(window: Any) -> str:
+    """What the chat pane last painted of its last row, if that is its current version."""
+    from desktop_agent.gui.chat._parts import DocPart
+
+    chat = window.chat
+    row = chat.model.row_at(chat.model.last_row())
+    seen = chat.delegate.painted.get(row.uid)
+    if seen is None or seen[0] != row.version:
+        return ""
+    return " ".join(
+        " ".join(p.doc.toPlainText().split()) for p in seen[1].parts if isinstance(p, DocPart)
+    )
+
+
+async def _painted_end(window: Any, text: str, timeout_s: float = 5.0) -> float:
+    """Seconds until the window has painted the reply's last words (never forced)."""
+    want = _last_words(text)
+    t = time.perf_counter()
+    while want not in _painted_text(window).replace("-", " ").replace("`", " "):
+        if time.perf_counter() - t > timeout_s:
+            raise AssertionError(f"the reply's end {want!r} was not painted")
+        await asyncio.sleep(0.005)
+    return time.perf_counter() - t
 
 
 async def measure_reply(window: Any, probe: Probe, label: str, freeze: bool) -> dict[str, Any]:
     """One prompt -> streamed reply under the probe, then the idle probe as long."""
-    if freeze:
-        gc.freeze()
     marks = _Marks()
+    marks.window = window
     unsubscribe = window.wb.harness.subscribe(marks)
     await _settle(0.2)
     probe.start()
     await _settle(0.05)
     t0 = time.perf_counter()
+    cpu0 = time.thread_time()  # the GUI thread's CPU: a figure the machine's load leaves
+    profile = _profile_start()
     await window.send(PROMPT)
+    _profile_stop(profile, label)
     t_done = time.perf_counter()
+    cpu_s = time.thread_time() - cpu0
+    painted_s = await _painted_end(window, marks.text)
     await _settle(0.05)
     probe.stop()
     unsubscribe()
+    _check_reply(label, marks)
     end = marks.end or t_done
     result: dict[str, Any] = {
         "label": label,
@@ -367,6 +459,12 @@ async def measure_reply(window: Any, probe: Probe, label: str, freeze: bool) -> 
         "stream_s": end - t0,
         "after_s": t_done - end,
         "text_chars": marks.text_chars,
+        "stops": marks.stops,
+        "updates": marks.updates,
+        "argument_bytes": marks.argument_bytes,
+        "painted_end_after_s": painted_s,
+        "stream_paints": len(marks.painted_versions),
+        "gui_cpu_s": cpu_s,
         "gc": probe.gc_in(t0, end),
         "gc_after": probe.gc_in(end, t_done),
         "stalls": probe.stalls(t0, t_done),
@@ -375,12 +473,48 @@ async def measure_reply(window: Any, probe: Probe, label: str, freeze: bool) -> 
     await _settle(0.2)
     probe.start()
     i0 = time.perf_counter()
+    cpu_idle = time.thread_time()
     await _settle(end - t0)
     i1 = time.perf_counter()
+    result["idle_gui_cpu_s"] = time.thread_time() - cpu_idle
     probe.stop()
     result["idle"] = probe.window(i0, i1).summary()
     result["idle_gc"] = probe.gc_in(i0, i1)
     return result
+
+
+def _profile_start() -> Any:
+    """STREAMPROBE_PROFILE=DIR: cProfile the GUI thread during each reply (a diagnostic:
+    it slows the loop, so gaps measured with it are not figures)."""
+    folder = os.environ.get("STREAMPROBE_PROFILE")
+    if not folder:
+        return None
+    import cProfile
+
+    profile = cProfile.Profile()
+    profile.enable()
+    return profile
+
+
+def _profile_stop(profile: Any, label: str) -> None:
+    if profile is not None:
+        profile.disable()
+        name = "".join(c if c.isalnum() else "-" for c in label)
+        profile.dump_stats(os.path.join(os.environ["STREAMPROBE_PROFILE"], f"{name}.prof"))
+
+
+def _check_reply(label: str, marks: _Marks) -> None:
+    """The run measured what it claims: a complete reply (and for `BIG_RUN` a ``write``
+    with a 1 MB argument, then the closing answer), not an error card."""
+    if not marks.stops or any(stop not in ("stop", "toolUse") for stop, _ in marks.stops):
+        raise AssertionError(f"{label}: the reply failed: {marks.stops}")
+    if label == BIG_RUN:
+        if marks.argument_bytes < BIG_ARGUMENT_BYTES or len(marks.stops) != 2:
+            raise AssertionError(f"{label}: no 1 MB tool call ({marks.argument_bytes} bytes)")
+    elif marks.text_chars < 1_000:
+        raise AssertionError(f"{label}: a short reply ({marks.text_chars} characters)")
+    if len(marks.painted_versions) < 10:  # the window painted the reply as it grew
+        raise AssertionError(f"{label}: streaming card painted {marks.painted_versions}")
 
 
 RUNS: tuple[tuple[str, bool], ...] = (
@@ -442,6 +576,7 @@ def _run_window(data: Path, model: Any, path: str) -> dict[str, Any]:
     from desktop_agent.ai import ModelRegistry
     from desktop_agent.config import AppState, KeyStore, Settings
     from desktop_agent.gui import MainWindow
+    from desktop_agent.gui._gc import freeze_when_started
     from desktop_agent.session import JsonlSessionRepo
     from desktop_agent.workbench import JsonlStore, Models, Workbench
 
@@ -478,16 +613,19 @@ def _run_window(data: Path, model: Any, path: str) -> dict[str, Any]:
         out["messages_shown"] = window.messages_shown
         window.chat.view.scrollToBottom()
         await _settle(0.5)
-        gc.collect()
+        # As the app does (gui/_app.py): once the SDK import after the first paint
+        # (`Workbench.warm_up`) is done, the start-up heap is frozen (gui/_gc.py). The
+        # runs measure streaming, not a start-up import competing for the GIL.
+        # STREAMPROBE_NO_FREEZE=1: the same without it (a diagnostic; see gui/_gc.py).
+        freeze = not os.environ.get("STREAMPROBE_NO_FREEZE")
+        if freeze:
+            out["gc_frozen_objects"] = await freeze_when_started(window)
         out["gc_objects"] = len(gc.get_objects())
         probe = Probe()
         runs: list[dict[str, Any]] = []
-        for label, freeze in RUNS:
-            if freeze and gc.isenabled() and not runs[-1]["gc_frozen"]:
-                gc.collect()
+        for label, _ in RUNS:
             runs.append(await measure_reply(window, probe, label, freeze))
-        gc.unfreeze()
-        runs.append(await measure_reply(window, probe, BIG_RUN, False))
+        runs.append(await measure_reply(window, probe, BIG_RUN, freeze))
         out["runs"] = runs
         out["items_after"] = window.chat.item_count()
         window.request_quit(ask=False)

@@ -120,7 +120,8 @@ async def test_plain_text_stop(provider_server: ProviderServer, api: str) -> Non
     provider_server.script(Reply(text=["Hel", "lo", " world"]))
     events, message = await run_stream(provider_server.model(api, reasoning=False), ctx())
     deltas = [e.delta for e in events if e.type == "text_delta"]
-    assert deltas == ["Hel", "lo", " world"]
+    # Pieces that arrive while the caller is busy are merged (gui streaming budget).
+    assert "".join(deltas) == "Hello world" and all(deltas) and 1 <= len(deltas) <= 3
     assert message.stop_reason == "stop"
     assert message.error_message is None
     assert kinds(events) == ["start", "text_start", "text_delta", "text_end", "done"]

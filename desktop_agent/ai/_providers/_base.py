@@ -50,9 +50,16 @@ def now_ms() -> int:
 
 
 async def load_sdk(name: str) -> ModuleType:
-    """Import an SDK off the event loop's thread (importing one takes a second or more)."""
+    """Import an SDK off the event loop's thread (importing one takes a second or more).
+
+    A module another thread is still importing (the start-up warm-up, when the first
+    message is sent at once) is in ``sys.modules`` half initialized: that one is waited
+    for (`importlib` blocks on the module's lock), never returned.
+    """
     module = sys.modules.get(name)
-    if module is not None:
+    if module is not None and not getattr(
+        getattr(module, "__spec__", None), "_initializing", False
+    ):
         return module
     return await asyncio.to_thread(importlib.import_module, name)
 

@@ -9,6 +9,13 @@ only the cheap part (updating the message being built).
 
 Failures raised by the SDK are re-raised in the caller unchanged (so they classify the
 same way); cancelling the caller cancels the worker's request promptly.
+
+The events reach the caller in batches: the worker appends to a buffer and wakes the
+caller's loop once per batch (not once per event), and consecutive text or argument
+deltas of one block that the caller has not taken yet are merged there (`DeltaMerge`,
+one per dialect), so a 1 MB tool-call argument streamed in 7-byte pieces costs the
+caller's loop one update per batch, not 150,000. Between batches the caller yields to
+its loop (`YIELD_S`), so a flood never starves the window.
 """
 
 from __future__ import annotations
@@ -17,7 +24,10 @@ import asyncio
 import contextlib
 import json
 import threading
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+import time
+from collections import deque
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Hashable
+from dataclasses import dataclass
 from typing import Any
 
 from desktop_agent.ai._providers._common import as_dict
@@ -26,6 +36,35 @@ StartStream = Callable[[], Awaitable[tuple[Any, AsyncIterator[Any]]]]
 """Runs on the worker loop: make the SDK client and start the stream; returns both."""
 
 _END = object()
+YIELD_S = 0.008
+"""The caller gives its loop a turn after this long of handling events without a pause."""
+
+
+@dataclass(frozen=True)
+class DeltaMerge:
+    """How a dialect's events merge: ``split`` gives a delta event's (key, text) or None
+    for an event that never merges; two buffered events with equal keys are one event,
+    ``join(first, text)``, whose text is both texts (in order)."""
+
+    split: Callable[[dict[str, Any]], tuple[Hashable, str] | None]
+    join: Callable[[dict[str, Any], str], dict[str, Any]]
+
+
+class _Pending:
+    """A buffered event; ``parts`` collects the texts of the deltas merged into it."""
+
+    __slots__ = ("event", "key", "kind", "parts")
+
+    def __init__(self, kind: object, event: Any, key: Hashable | None, text: str) -> None:
+        self.kind = kind
+        self.event = event
+        self.key = key
+        self.parts = [text] if key is not None else []
+
+    def value(self, merge: DeltaMerge | None) -> Any:
+        if merge is not None and len(self.parts) > 1:
+            return merge.join(self.event, "".join(self.parts))
+        return self.event
 
 
 def client_stream(
@@ -76,10 +115,16 @@ async def _raise_for_json_answer(stream: Any) -> None:
 
 
 class _Worker:
-    def __init__(self, start: StartStream) -> None:
+    def __init__(self, start: StartStream, merge: DeltaMerge | None = None) -> None:
         self._start = start
+        self._merge = merge
         self._main = asyncio.get_running_loop()
-        self.queue: asyncio.Queue[tuple[object, Any]] = asyncio.Queue()
+        self.ready = asyncio.Event()
+        self._buffer: deque[_Pending] = deque()
+        self._signalled = False  # a wake-up for the caller's loop is on its way
+        self._buffer_lock = threading.Lock()
+        self.received = 0  # SDK events (for tests and benchmarks)
+        self.batches = 0  # times the caller took what was buffered
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[None] | None = None
         self._cancelled = threading.Event()
@@ -87,8 +132,34 @@ class _Worker:
         self.thread = threading.Thread(target=self._run, name="provider-stream", daemon=True)
 
     def _put(self, kind: object, value: Any) -> None:
+        """(worker thread) Buffer one item; wake the caller if nothing is buffered yet."""
+        merge = self._merge
+        split = merge.split(value) if merge is not None and kind == "event" else None
+        with self._buffer_lock:
+            if kind == "event":
+                self.received += 1
+            if split is not None and self._buffer:
+                last = self._buffer[-1]
+                if last.key is not None and last.key == split[0]:
+                    last.parts.append(split[1])
+                    return
+            key, text = split if split is not None else (None, "")
+            self._buffer.append(_Pending(kind, value, key, text))
+            if self._signalled:
+                return
+            self._signalled = True
         with contextlib.suppress(RuntimeError):  # the caller's loop is gone: nobody listens
-            self._main.call_soon_threadsafe(self.queue.put_nowait, (kind, value))
+            self._main.call_soon_threadsafe(self.ready.set)
+
+    def take(self) -> list[tuple[object, Any]]:
+        """(caller's loop) Everything buffered so far, deltas merged; empty: wait `ready`."""
+        with self._buffer_lock:
+            items, self._buffer = self._buffer, deque()
+            self._signalled = False
+        self.ready.clear()
+        if items:
+            self.batches += 1
+        return [(p.kind, p.value(self._merge)) for p in items]
 
     async def _body(self) -> None:
         client: Any = None
@@ -136,18 +207,35 @@ class _Worker:
                     loop.call_soon_threadsafe(task.cancel)
 
 
-async def sdk_events(start: StartStream) -> AsyncGenerator[dict[str, Any], None]:
-    """The SDK stream's events as dicts, produced on a worker thread."""
-    worker = _Worker(start)
+async def sdk_events(
+    start: StartStream, merge: DeltaMerge | None = None, *, stats: dict[str, int] | None = None
+) -> AsyncGenerator[dict[str, Any], None]:
+    """The SDK stream's events as dicts, produced on a worker thread (see the module
+    docstring: batched, deltas merged by ``merge``). ``stats`` (tests, benchmarks) gets
+    how many SDK events were received and how many batches and events were handed out."""
+    worker = _Worker(start, merge)
     worker.thread.start()
+    handed = 0
     try:
+        busy_since = time.perf_counter()
         while True:
-            kind, value = await worker.queue.get()
-            if kind == "event":
-                yield value
-            elif kind == "error":
-                raise value
-            else:
-                return
+            batch = worker.take()
+            if not batch:
+                await worker.ready.wait()
+                busy_since = time.perf_counter()
+                continue
+            for kind, value in batch:
+                if kind == "event":
+                    handed += 1
+                    yield value
+                elif kind == "error":
+                    raise value
+                else:
+                    return
+            if time.perf_counter() - busy_since >= YIELD_S:
+                await asyncio.sleep(0)  # the window paints, timers fire
+                busy_since = time.perf_counter()
     finally:
         worker.cancel()
+        if stats is not None:
+            stats.update(received=worker.received, batches=worker.batches, handed=handed)

@@ -22,6 +22,7 @@ from desktop_agent.ai._messages import (
 from desktop_agent.ai._models import Model
 from desktop_agent.ai._providers._base import FinalReason, MessageBuilder, load_sdk, settle
 from desktop_agent.ai._providers._common import client_kwargs, int_or_none
+from desktop_agent.ai._providers._merge import ANTHROPIC
 from desktop_agent.ai._providers._worker import client_stream, sdk_events
 from desktop_agent.ai._thinking import thinking_value
 from desktop_agent.ai._transform import transform_messages
@@ -195,7 +196,7 @@ async def stream_anthropic(
 
     events: Any = None
     try:
-        events = sdk_events(start)
+        events = sdk_events(start, ANTHROPIC)
         index_map: dict[int, int] = {}
         ev: AssistantMessageEvent
         async for event in events:

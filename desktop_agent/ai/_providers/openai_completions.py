@@ -33,6 +33,7 @@ from desktop_agent.ai._providers._common import (
     int_or_none,
     text_of,
 )
+from desktop_agent.ai._providers._merge import COMPLETIONS
 from desktop_agent.ai._providers._worker import client_stream, sdk_events
 from desktop_agent.ai._thinking import thinking_value
 from desktop_agent.ai._transform import transform_messages
@@ -190,7 +191,7 @@ async def stream_openai_completions(
     events: Any = None
     state = _State()
     try:
-        events = sdk_events(start)
+        events = sdk_events(start, COMPLETIONS)
         async for chunk in events:
             if chunk.get("error"):
                 raise ProviderError(_chunk_error(chunk["error"]))

@@ -33,6 +33,7 @@ from desktop_agent.ai._providers._common import (
     int_or_none,
     text_of,
 )
+from desktop_agent.ai._providers._merge import RESPONSES
 from desktop_agent.ai._providers._worker import client_stream, sdk_events
 from desktop_agent.ai._thinking import thinking_value
 from desktop_agent.ai._transform import is_same_model, transform_messages
@@ -183,7 +184,7 @@ async def stream_openai_responses(
     summary_parts: dict[int, int] = {}
     ev: AssistantMessageEvent
     try:
-        events = sdk_events(start)
+        events = sdk_events(start, RESPONSES)
         async for event in events:
             kind = event.get("type")
             if kind in ("response.created", "response.in_progress"):

@@ -211,6 +211,28 @@ class CodeColors:
         self.discarded = False
         self._formats: list[QTextCharFormat | None] = []
 
+    def changed_from(self, tokens: Tokens | None) -> int:
+        """The first text position whose colour differs between the tokens applied now
+        and ``tokens`` (0 when nothing was applied): blocks before it stay as they are."""
+        old = self.tokens
+        if old is None or tokens is None or old.types != tokens.types[: len(old.types)]:
+            return 0
+        n = min(len(old), len(tokens))
+        lo, hi = 0, n  # the longest common run of spans: [0, lo) equal
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if (
+                old.starts[:mid] == tokens.starts[:mid]
+                and old.ends[:mid] == tokens.ends[:mid]
+                and old.kinds[:mid] == tokens.kinds[:mid]
+            ):
+                lo = mid
+            else:
+                hi = mid - 1
+        if lo == 0:
+            return 0
+        return min(old.ends[lo - 1], tokens.ends[lo - 1])
+
     def set_tokens(self, tokens: Tokens | None, *, final: bool) -> None:
         self.tokens = tokens
         self.final = final
@@ -330,6 +352,28 @@ def _warm_up() -> None:
     del pygments.lexers
 
 
+COMMON_LANGUAGES = ("python", "bash", "json", "javascript", "typescript", "diff")
+"""Lexers `warm_up_lexers` loads ahead: a lexer's first use compiles its regular expressions
+(Python's: 170 ms, TypeScript's: 110 ms), which in the worker still holds the GIL from the
+GUI thread in long pieces: it stalled the first reply with a Python block."""
+
+
+def _load_lexers(languages: tuple[str, ...]) -> int:
+    loaded = 0
+    for lang in languages:
+        lexer = lexer_for(lang)
+        if lexer is not None:
+            tokenize(lexer, "x = 1\n")  # the regular expressions compile at first use
+            loaded += 1
+    return loaded
+
+
+def warm_up_lexers(languages: tuple[str, ...] = COMMON_LANGUAGES) -> Future[int]:
+    """Load and compile the lexers of ``languages`` in the colours' worker (at start-up,
+    before a reply streams); the future gives how many were loaded."""
+    return _executor().submit(_load_lexers, languages)
+
+
 Colors = CodeColors | DiffHighlighter
 """What `CodeColorizer.build` attaches to a document (keep it as long as the document)."""
 
@@ -389,6 +433,26 @@ class CodeColorizer(QObject):
         if not final:
             self._request(key, colors, extends=tokens is not None)
         return colors
+
+    def extend(self, colors: CodeColors, text: str, first_block: int) -> None:
+        """``colors.doc`` got more text at its end (a streaming block, `DocCache`): colour
+        its blocks from ``first_block`` on (the old last line and the new ones) with the
+        tokens at hand, and ask the worker for the new text's."""
+        colors.text = text
+        key = (colors.lang, text)
+        tokens, final = self._known(key)
+        if tokens is None and len(text) <= self.sync_chars and _lexer_known(colors.lang):
+            tokens, final = self._tokenize_now(key), True
+        if tokens is not None:
+            colors.set_tokens(tokens, final=final)
+            count = colors.doc.blockCount() - first_block
+            now = min(count, SYNC_LINES)
+            colors.apply(first_block, 1, relayout=True)
+            colors.apply(first_block + 1, now - 1, relayout=False)
+            if count > now:
+                self._schedule(colors, [(first_block + now, count - now)])
+        if not final:
+            self._request(key, colors, extends=True)
 
     def discard(self, colors: object) -> None:
         """The document is gone from the caller's cache: no more work for it."""
@@ -479,10 +543,15 @@ class CodeColorizer(QObject):
             self._store((req.lang, req.text), tokens)
             for colors in req.waiters:
                 if not colors.discarded:
-                    colors.set_tokens(tokens, final=True)
+                    # A growing document may be longer than the text tokenized: those
+                    # tokens colour its start, a newer request the rest.
+                    changed = colors.changed_from(tokens)
+                    colors.set_tokens(tokens, final=colors.text == req.text)
                     count = colors.doc.blockCount()
-                    tail = min(count, SYNC_LINES // 2)
-                    self._schedule(colors, [(count - tail, tail), (0, count - tail)])
+                    first = colors.doc.findBlock(changed).blockNumber() if changed else 0
+                    first = max(0, min(first, count))
+                    tail = min(count - first, SYNC_LINES // 2)
+                    self._schedule(colors, [(count - tail, tail), (first, count - tail - first)])
         self._start()
         if self._apply_slice():
             self.recolored.emit()
@@ -493,8 +562,15 @@ class CodeColorizer(QObject):
 
     def _schedule(self, colors: CodeColors, runs: list[tuple[int, int]]) -> None:
         # A stream's older documents are not shown any more: only the newest is coloured.
+        # The same (growing) document keeps what it still had to do, merged into one run.
+        pending = [r for a in self._applying if a.colors is colors for r in a.runs]
         self._applying = deque(a for a in self._applying if not _replaces(colors, a.colors))
-        self._applying.append(_Apply(colors, deque((f, n) for f, n in runs if n > 0)))
+        wanted = [(f, n) for f, n in runs if n > 0]
+        if pending:
+            start = min(f for f, _ in [*pending, *wanted])
+            end = max(f + n for f, n in [*pending, *wanted])
+            wanted = [(start, end - start)]
+        self._applying.append(_Apply(colors, deque(wanted)))
         if not self._timer.isActive():
             self._timer.start()
 

@@ -157,12 +157,26 @@ class ChatModel(QStandardItemModel):
             self.changed(n - 1)  # its Retry button is only shown while it is last
         return n
 
+    def touch_quietly(self, i: int) -> bool:
+        """Row ``i`` shows something new, and the caller repaints it: a new version
+        without a model signal. False (and no new version) when its summary changes:
+        then `changed` must tell the view (and the accessibility tree)."""
+        row = self._rows[i]
+        if row.qitem.text() != _summary(row.item):
+            return False
+        row.touch()
+        return True
+
     def changed(self, i: int) -> None:
         """Row ``i`` shows something new: drop its cached picture and repaint it."""
         if 0 <= i < len(self._rows):
             row = self._rows[i]
             row.touch()
-            row.qitem.setText(_summary(row.item))  # emits dataChanged
+            summary = _summary(row.item)
+            if row.qitem.text() != summary:
+                row.qitem.setText(summary)  # emits dataChanged
+            else:  # the summary is cut at 200 characters: a growing reply keeps it
+                row.qitem.emitDataChanged()
             row.qitem.setEditable(
                 isinstance(row.item.message, UserMessage) and row.item.entry_id is not None
             )

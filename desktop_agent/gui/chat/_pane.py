@@ -20,6 +20,7 @@ from PySide6.QtCore import (
     QModelIndex,
     QPersistentModelIndex,
     QPoint,
+    QRect,
     QSize,
     Qt,
     QTimer,
@@ -31,6 +32,7 @@ from PySide6.QtGui import (
     QKeyEvent,
     QMouseEvent,
     QPainter,
+    QPaintEvent,
     QPalette,
     QResizeEvent,
 )
@@ -58,6 +60,7 @@ from desktop_agent.ai import (
 from desktop_agent.gui.chat._hover import CardFocus
 from desktop_agent.gui.chat._items import ChatItem
 from desktop_agent.gui.chat._model import ChatModel, Row, tooltip
+from desktop_agent.gui.chat._parts import changed_from
 from desktop_agent.gui.chat._render import (
     CardLayout,
     DocCache,
@@ -244,6 +247,9 @@ class ChatDelegate(QStyledItemDelegate):
         layout = self.layout_for(i)
         rect = option.rect
         painter.save()
+        dirty = self._view.paint_rect  # documents draw only the lines in it
+        if dirty is not None:
+            painter.setClipRect(dirty.intersected(rect))
         painter.translate(rect.topLeft())
         self._view.cards.paint(painter, layout, self.theme(), i)  # hover actions, focus
         painter.restore()
@@ -377,6 +383,15 @@ class ChatView(QListView):
         bar.rangeChanged.connect(self._on_range)
         self.relayouts = 0
         self.cards = CardFocus(self)
+        self.paint_rect: QRect | None = None
+        """While painting: the part of the viewport being painted."""
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        self.paint_rect = event.rect()
+        try:
+            super().paintEvent(event)
+        finally:
+            self.paint_rect = None
 
     def _on_scrolled(self, value: int) -> None:
         self.stick_to_bottom = value >= self.verticalScrollBar().maximum() - 2
@@ -544,6 +559,7 @@ class ChatPane(QWidget):
         self._flush_timer.setInterval(STREAM_REPAINT_MS)
         self._flush_timer.timeout.connect(self._flush)
         self.last_set_items_ms = 0.0
+        self.stream_repaints = 0  # partial repaints of the streaming card (tests)
 
     # -- whole branch
 
@@ -723,10 +739,32 @@ class ChatPane(QWidget):
         # Dirty rows are the streaming row or rows with running tools: near the end.
         for i in range(len(rows) - 1, -1, -1):
             if rows[i].uid in dirty:
-                self.model.changed(i)
+                if rows[i] is self._stream:
+                    self._repaint_stream(i)
+                else:
+                    self.model.changed(i)
                 dirty.discard(rows[i].uid)
                 if not dirty:
                     break
+
+    def _repaint_stream(self, i: int) -> None:
+        """The streaming row has a new snapshot: repaint only what changed in its card
+        (its end, as the reply grows), not the whole card again."""
+        row = self.model.row_at(i)
+        shown = self.delegate.painted.get(row.uid)
+        if shown is None or shown[0] != row.version or not self.model.touch_quietly(i):
+            self.model.changed(i)  # its last version is not painted yet, or its summary changed
+            return
+        view = self.view
+        rect = view.visualRect(self.model.index(i, 0))
+        if not rect.intersects(view.viewport().rect()):
+            return  # scrolled away: painted when it comes back into view
+        y = changed_from(shown[1], self.delegate.layout_for(i))
+        if y is None:
+            self.delegate.painted[row.uid] = (row.version, shown[1])
+            return
+        self.stream_repaints += 1
+        view.viewport().update(rect.adjusted(0, y, 0, 0))
 
     def _index_of(self, row: Row) -> int:
         rows = self.model.rows()

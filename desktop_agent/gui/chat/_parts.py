@@ -31,7 +31,7 @@ from PySide6.QtGui import (
 
 from desktop_agent.ai import ImageContent
 from desktop_agent.gui._icons import render as render_icon
-from desktop_agent.gui.chat._highlight import CodeColorizer, Colors, DiffHighlighter
+from desktop_agent.gui.chat._highlight import CodeColorizer, CodeColors, Colors, DiffHighlighter
 
 # --------------------------------------------------------------------------- theme
 
@@ -121,6 +121,12 @@ def _mix(a: QColor, b: QColor, t: float) -> QColor:
 # --------------------------------------------------------------------------- documents
 
 
+GROWABLE = frozenset({"code", "mono", "plain"})
+"""Document kinds a streaming row extends in place (Markdown is parsed again whole)."""
+GROW_MIN_CHARS = 2_000
+"""Shorter streaming documents are built again: that is as cheap and keeps them simple."""
+
+
 class DocCache:
     """Laid-out QTextDocuments by (kind, text, width, theme); least recently used go first.
 
@@ -134,18 +140,41 @@ class DocCache:
         self._limit = limit
         self.colorizer = colorizer if colorizer is not None else CodeColorizer()
         self.built = 0  # documents laid out so far (tests and timings)
+        self.grown = 0  # streaming documents extended in place instead
+        self._tails: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        """(kind, lang, width, theme) -> key of the streaming document that may grow."""
 
     def clear(self) -> None:
         for _doc, highlighter in self._docs.values():
             self.colorizer.discard(highlighter)
         self._docs.clear()
+        self._tails.clear()
 
-    def get(self, kind: str, text: str, width: int, theme: Theme, lang: str = "") -> QTextDocument:
+    def get(
+        self,
+        kind: str,
+        text: str,
+        width: int,
+        theme: Theme,
+        lang: str = "",
+        *,
+        grow: bool = False,
+    ) -> QTextDocument:
+        """The laid-out document of ``text``. ``grow``: a streaming row's; when its text
+        extends the last streaming document of this kind, that document gets the new end
+        (only the new lines are laid out and coloured, not the whole block again)."""
         key = (kind, lang, text, width, theme.key)
+        tail = (kind, lang, width, theme.key)
         hit = self._docs.get(key)
         if hit is not None:
             self._docs.move_to_end(key)
+            if not grow and self._tails.get(tail) == key:
+                del self._tails[tail]  # a finished row shows it now: it stays as it is
             return hit[0]
+        if grow and kind in GROWABLE and len(text) >= GROW_MIN_CHARS:
+            doc = self._grow(tail, key, text)
+            if doc is not None:
+                return doc
         doc = QTextDocument()
         doc.setDocumentMargin(0)
         option = QTextOption()
@@ -175,8 +204,33 @@ class DocCache:
         doc.size()  # lay out now, not while painting
         self.built += 1
         self._docs[key] = (doc, highlighter)
+        if grow and kind in GROWABLE:
+            self._tails[tail] = key
         while len(self._docs) > self._limit:
-            self.colorizer.discard(self._docs.popitem(last=False)[1][1])
+            dropped, (_doc, colors) = self._docs.popitem(last=False)
+            self.colorizer.discard(colors)
+            if self._tails.get(dropped[:2] + dropped[3:]) == dropped:
+                del self._tails[dropped[:2] + dropped[3:]]
+        return doc
+
+    def _grow(self, tail: tuple[Any, ...], key: tuple[Any, ...], text: str) -> QTextDocument | None:
+        old_key = self._tails.get(tail)
+        if old_key is None or old_key not in self._docs:
+            return None
+        old_text: str = old_key[2]
+        if len(text) <= len(old_text) or not text.startswith(old_text):
+            return None
+        doc, colors = self._docs.pop(old_key)
+        first = doc.blockCount() - 1  # the old last line may go on
+        cursor = QTextCursor(doc)
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor.insertText(text[len(old_text) :])
+        if isinstance(colors, CodeColors):
+            self.colorizer.extend(colors, text, first)
+        doc.size()  # lay out the new lines now, not while painting
+        self.grown += 1
+        self._docs[key] = (doc, colors)
+        self._tails[tail] = key
         return doc
 
 
@@ -239,6 +293,17 @@ class DocPart(Part):
     y: int
     doc: QTextDocument
     color: QColor | None = None
+    height: int = 0
+    """The document's height, its length and the top of its last block when this part
+    was laid out: a growing document (`DocCache.get`) changes after that."""
+    chars: int = 0
+    tail_top: int = 0
+
+    @staticmethod
+    def of(x: int, y: int, doc: QTextDocument, color: QColor | None) -> DocPart:
+        tail = doc.documentLayout().blockBoundingRect(doc.lastBlock()).top()
+        height = int(doc.size().height() + 0.999)
+        return DocPart(x, y, doc, color, height, doc.characterCount(), int(tail))
 
     def paint(self, p: QPainter, theme: Theme) -> None:
         p.save()
@@ -263,6 +328,55 @@ def _visible_rect(p: QPainter) -> QRectF:
     return inverse.mapRect(QRectF(0, 0, device.width(), device.height())) if ok else QRectF()
 
 
+def changed_from(old: CardLayout, new: CardLayout) -> int | None:
+    """The first y (card coordinates) below which ``new`` may paint differently from
+    ``old`` (the same row, one version on), or None when both paint the same. A streaming
+    card changes at its end: only that part of it is painted again."""
+    ys: list[int] = []
+    for i, part in enumerate(new.parts):
+        prev = old.parts[i] if i < len(old.parts) else None
+        if prev is None or type(prev) is not type(part):
+            ys.append(_top(part))
+        elif isinstance(part, DocPart) and isinstance(prev, DocPart):
+            if part.doc is not prev.doc or (part.x, part.y, part.color) != (
+                prev.x,
+                prev.y,
+                prev.color,
+            ):
+                ys.append(min(part.y, prev.y))
+            elif (part.height, part.chars) != (prev.height, prev.chars):
+                ys.append(part.y + prev.tail_top)  # it grew: from its old last block on
+        elif isinstance(part, BoxPart) and isinstance(prev, BoxPart):
+            a, b = part.rect, prev.rect
+            if part == prev:
+                continue
+            same_top = (a.top(), a.left(), a.width()) == (b.top(), b.left(), b.width())
+            if same_top and (part.fill, part.border, part.radius) == (
+                prev.fill,
+                prev.border,
+                prev.radius,
+            ):
+                ys.append(min(a.bottom(), b.bottom()) - int(part.radius) - 2)  # its end moved
+            else:
+                ys.append(min(a.top(), b.top()))
+        elif isinstance(part, ImagePart) and isinstance(prev, ImagePart):
+            if part.image is not prev.image or part.rect != prev.rect:
+                ys.append(min(part.rect.top(), prev.rect.top()))
+        elif part != prev:
+            ys.append(min(_top(part), _top(prev)))
+    ys.extend(_top(p) for p in old.parts[len(new.parts) :])
+    if old.height != new.height:
+        ys.append(min(old.height, new.height) - 12)
+    return max(0, min(ys)) if ys else None
+
+
+def _top(part: Part) -> int:
+    if isinstance(part, DocPart):
+        return part.y
+    rect = getattr(part, "rect", None)
+    return rect.top() if isinstance(rect, QRect) else 0
+
+
 @dataclass
 class BoxPart(Part):
     rect: QRect
@@ -283,9 +397,20 @@ class BoxPart(Part):
         else:
             p.setPen(Qt.PenStyle.NoPen)
         p.setBrush(self.fill)
-        p.drawRoundedRect(
-            QRectF(self.rect).adjusted(0.5, 0.5, -0.5, -0.5), self.radius, self.radius
-        )
+        rect = QRectF(self.rect).adjusted(0.5, 0.5, -0.5, -0.5)
+        if not self.dashed:  # (a dashed border's pattern starts at its corner)
+            # A tall card or code box is filled only where it shows: its corners outside
+            # the visible part are never drawn, so what shows is the same, and an
+            # antialiased 4,000-pixel rounded rectangle is not rasterized for a few lines.
+            seen = _visible_rect(p)
+            if not seen.isEmpty():
+                pad = self.radius + self.border_width + 2
+                rect.setTop(max(rect.top(), seen.top() - pad))
+                rect.setBottom(min(rect.bottom(), seen.bottom() + pad))
+                if rect.bottom() <= rect.top():
+                    p.restore()
+                    return
+        p.drawRoundedRect(rect, self.radius, self.radius)
         p.restore()
 
 

@@ -146,6 +146,8 @@ class _Builder:
         self.left = self.x0 + MARGIN_X + PAD
         self.right = self.x0 + col - MARGIN_X - PAD
         self.y = MARGIN_Y + PAD
+        self.grow = False
+        """The row streams: its long plain documents grow in place (`DocCache.get`)."""
 
     @property
     def w(self) -> int:
@@ -154,8 +156,8 @@ class _Builder:
     # -- primitives
 
     def doc(self, kind: str, text: str, color: QColor | None = None, lang: str = "") -> None:
-        d = self.docs.get(kind, text, self.w, self.t, lang)
-        self.out.parts.append(DocPart(self.left, self.y, d, color))
+        d = self.docs.get(kind, text, self.w, self.t, lang, grow=self.grow)
+        self.out.parts.append(DocPart.of(self.left, self.y, d, color))
         self.y += int(d.size().height() + 0.999)
 
     def button(self, right: int, text: str, action: str, arg: Any = None, **kw: Any) -> int:
@@ -237,10 +239,13 @@ class _Builder:
                 + f"\n\n*[... {len(text) - MAX_TEXT_CHARS:,} more characters; Copy copies all]*"
             )
         first = True
-        for seg in split_markdown(text):
+        segments = split_markdown(text)
+        growing = self.grow
+        for n, seg in enumerate(segments):
             if not first:
                 self.y += GAP
             first = False
+            self.grow = growing and n == len(segments) - 1  # only the end still grows
             if seg.kind == "md":
                 self.doc("md", seg.text, color)
             else:
@@ -249,6 +254,7 @@ class _Builder:
                 self.left += indent
                 self.code_block(seg.text, seg.lang)
                 self.left -= indent
+        self.grow = growing
 
     def code_block(self, code: str, lang: str, kind: str = "code") -> None:
         t = self.t
@@ -461,6 +467,7 @@ def build_card(
 ) -> CardLayout:
     """Lay out one row. Never raises: a row that cannot be shown becomes a placeholder."""
     b = _Builder(width, theme, docs, images, live)
+    b.grow = state.streaming
     try:
         _build(b, state)
     except Exception:  # habit 8: a damaged row is a placeholder, not a crash

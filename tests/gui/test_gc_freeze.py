@@ -1,0 +1,78 @@
+"""After start-up the app freezes its heap for the cyclic GC, and the common code lexers
+are compiled before that, so a reply's first Python block loads no lexer (gui/_gc.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from pytestqt.qtbot import QtBot
+
+import desktop_agent.gui._gc as gc_module
+from desktop_agent.gui import MainWindow
+from desktop_agent.gui.chat import _highlight as hl
+from tests.ai.provider_server import ProviderServer, Reply
+from tests.gui._window import close, idle, new_window, run, settle, type_and_send
+
+pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    return folder
+
+
+def test_start_up_compiles_the_common_lexers_then_freezes(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    store: str,
+    workspace: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    window: MainWindow = new_window(qtbot, tmp_path, provider, store, workspace)
+    QTest.keyClick(window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: window.wb.session is not None)
+    settle(qtbot, window)
+    monkeypatch.setattr(hl, "_LEXERS", {})  # as in a new process: no lexer loaded yet
+    frozen: list[dict[str, Any]] = []
+    monkeypatch.setattr(  # the suite's heap stays as it is; record what the app would do
+        gc,
+        "freeze",
+        lambda: frozen.append(
+            {
+                "warm_up_done": window.warm_up is not None and window.warm_up.done(),
+                "lexers": {k for k, v in hl._LEXERS.items() if v is not None},
+            }
+        ),
+    )
+    run(qtbot, gc_module.freeze_when_started(window))
+    assert len(frozen) == 1
+    assert frozen[0]["warm_up_done"]  # after the SDK import, not competing with it
+    assert set(hl.COMMON_LANGUAGES) <= frozen[0]["lexers"]
+
+    # A reply with a Python block now loads no lexer while it streams.
+    loads: list[str] = []
+    lexers = sys.modules["pygments.lexers"]
+    real = lexers.get_lexer_by_name
+
+    def counting(name: str, **options: Any) -> Any:
+        loads.append(name)
+        return real(name, **options)
+
+    monkeypatch.setattr(lexers, "get_lexer_by_name", counting)
+    reply = "Like this:\n\n```python\nimport os\nprint(os.getcwd())\n```\n\nDone.\n"
+    provider.script(Reply(text=[reply[i : i + 8] for i in range(0, len(reply), 8)]))
+    type_and_send(qtbot, window, "Show me the working folder")
+    idle(qtbot, window)
+    assert loads == []
+    close(qtbot, window)
