@@ -34,8 +34,7 @@ async def freeze_when_started(window: MainWindow) -> int:
     """After the start-up work of ``window`` (the SDK import, the common code lexers
     compiled, the session open, the first redraws): `gc.freeze()`; returns how many
     objects were frozen (`gc.get_freeze_count`)."""
-    if window.warm_up is not None:
-        await asyncio.wait([window.warm_up])  # its failure is the window's to report
+    await window.warmed_up()  # (it starts once the restored session is settled)
     await asyncio.wrap_future(warm_up_lexers())
     await window.wb.opened()
     await window.settle_tasks(but_warm_up=True)

@@ -208,6 +208,14 @@ class MainWindow(QMainWindow):
         if not self._quitting:
             self.warm_up = self.spawn(self._warm_up())
 
+    async def warmed_up(self) -> None:
+        """Once the start-up warm-up is over: its wait for the settle, then the SDK
+        imports (at once when the window has none; a failure is logged, not raised)."""
+        if self._warm_up_waiter is not None:
+            await asyncio.wait([self._warm_up_waiter])
+        if self.warm_up is not None:
+            await asyncio.wait([self.warm_up])
+
     async def _warm_up(self) -> None:
         try:
             await self.wb.warm_up()
