@@ -32,6 +32,8 @@ from desktop_agent.workbench._map import (
     MapRow,
     MapUpdate,
     age_text,
+    query_words,
+    text_matches,
 )
 from desktop_agent.workbench._models import Models, label_of
 from desktop_agent.workbench._store import (
@@ -128,6 +130,8 @@ __all__ = [
     "label_of",
     "latest_leaf_under",
     "newest_first",
+    "query_words",
+    "text_matches",
     "to_html",
     "to_markdown",
     "visible_siblings",

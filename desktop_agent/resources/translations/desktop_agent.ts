@@ -303,6 +303,46 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Previous version at the fork (branch map)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Switch to the previous version at the selected row&apos;s fork, as ‹ does</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Next version at the fork (branch map)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Switch to the next version at the selected row&apos;s fork, as › does</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Previous fork point (branch map)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Select the fork above the selected row, along its line</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Next fork point (branch map)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Select the fork below the selected row, along its line</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Label the selected entry (branch map)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Set, edit or remove the label of the selected row</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Session &amp;list</source>
         <translation type="unfinished"></translation>
     </message>
@@ -724,6 +764,14 @@
     </message>
     <message>
         <source>Branches, newest first</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Filter branches</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Shows the branches whose last message or label has every word typed; Esc clears, Down moves into the list</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
