@@ -32,6 +32,7 @@ from desktop_agent.workbench import (
     ToolExecutionStartEvent,
     ToolExecutionUpdateEvent,
     Workbench,
+    fill,
 )
 
 if TYPE_CHECKING:
@@ -141,14 +142,20 @@ class Presenter:
     def _running_changed(self) -> None:
         w, wb = self.window, self.wb
         w.composer.set_running(wb.running)
-        w.status.progress.setText(QCoreApplication.translate("notices", wb.progress))
+        progress = QCoreApplication.translate("notices", wb.progress)
+        w.status.progress.setText(fill(progress, wb.progress_args))
         if wb.running and not self._was_running:
             w.chat.follow_bottom()  # the new message is shown even when scrolled up
         self._was_running = wb.running
 
     def _title(self) -> str:
         row = self.wb.row_for(self.wb.ref or "")
-        return f"{row.title} — Desktop Agent" if row is not None else "Desktop Agent"
+        app = QCoreApplication.translate("MainWindow", "Desktop Agent")
+        if row is None:
+            return app
+        return QCoreApplication.translate("MainWindow", "{title} — {app}").format(
+            title=row.title, app=app
+        )
 
     def _report_recovery(self) -> None:
         report, ref = self.wb.recovery, self.wb.ref

@@ -9,7 +9,7 @@ session caches decoded messages), so a view that shows a few rows decodes a few.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -539,7 +539,28 @@ class Notice:
 
     key: str
     text: str
+    """English, with ``{name}`` placeholders for `args` (the GUI translates the text with
+    the context ``notices``, then fills them in with `fill`)."""
     action_label: str | None = None
+    args: tuple[tuple[str, str], ...] = ()
+    """Values of the text's placeholders (paths, counts, messages: never translated)."""
+
+    @property
+    def english(self) -> str:
+        """The text with its values, untranslated (logs, ``--smoke``, comparisons)."""
+        return fill(self.text, self.args)
+
+
+def fill(template: str, args: Iterable[tuple[str, str]]) -> str:
+    """``template`` (English or a translation of it) with its ``{name}`` placeholders
+    filled; a translation with broken placeholders shows unfilled rather than failing."""
+    values = dict(args)
+    if not values:
+        return template
+    try:
+        return template.format_map(values)
+    except (KeyError, ValueError, IndexError, AttributeError):
+        return template + " (" + ", ".join(values.values()) + ")"
 
 
 # --------------------------------------------------------------------------- sidebar

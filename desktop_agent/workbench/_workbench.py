@@ -236,6 +236,8 @@ class Workbench:
         """The search whose hits the map marks ("" none)."""
         self.running = False
         self.progress = ""
+        self.progress_args: tuple[tuple[str, str], ...] = ()
+        """Values of ``progress``'s ``{name}`` placeholders (like `Notice.args`)."""
         self.waiting_approval: set[str] = set()
         self.approver: Approver | None = None
         self._listeners: list[Listener] = []
@@ -306,9 +308,10 @@ class Workbench:
         if settings_from_newer(self.settings):
             self.notify(
                 "settings_version",
-                f"Settings were saved by Desktop Agent {self.settings.app_version}, newer than"
-                f" this version ({APP_VERSION}): they are used, but changes made here are not"
-                " saved.",
+                "Settings were saved by Desktop Agent {saved}, newer than this version"
+                " ({version}): they are used, but changes made here are not saved.",
+                saved=self.settings.app_version,
+                version=APP_VERSION,
             )
         await self.store.start()
         if self.pi is not None:
@@ -445,7 +448,7 @@ class Workbench:
         )
 
     def notice_texts(self) -> list[str]:
-        return [n.text for n in self.notices.values()]
+        return [n.english for n in self.notices.values()]
 
     def draft(self) -> str:
         key = self._draft_key()
@@ -479,14 +482,17 @@ class Workbench:
         key: str,
         text: str | None,
         action: tuple[str, Callable[[], Coroutine[Any, Any, Changes]]] | None = None,
+        **args: object,
     ) -> Changes:
-        """Show (or with ``text`` None, drop) the notice of one cause."""
+        """Show (or with ``text`` None, drop) the notice of one cause. ``text`` is a fixed
+        English text (the GUI translates it) with ``{name}`` placeholders for ``args``."""
         if text is None:
             if self.notices.pop(key, None) is None:
                 return NOTHING
             self._actions.pop(key, None)
         else:
-            self.notices[key] = Notice(key, text, action[0] if action else None)
+            values = tuple((k, str(v)) for k, v in args.items())
+            self.notices[key] = Notice(key, text, action[0] if action else None, values)
             if action is not None:
                 self._actions[key] = action[1]
             else:
@@ -537,7 +543,9 @@ class Workbench:
         if target is not None:
             ref = await self._find(target)
             if ref is None:
-                return self._changed(self.notify("open", f"No session {target} was found."))
+                return self._changed(
+                    self.notify("open", "No session {target} was found.", target=target)
+                )
             return await self.open(ref)
         if new or (self.settings.restore == "new" and (workspace or self.state.last_workspace)):
             return await self.new_session(workspace)
@@ -600,13 +608,16 @@ class Workbench:
                 except TimeoutError:
                     if self.opening is not opening:
                         return
-                    self.progress = f"Reading the session… {opening.progress:.0%}"
+                    self.progress = "Reading the session… {percent}"
+                    self.progress_args = (("percent", f"{opening.progress:.0%}"),)
                     self._changed(Changes(running=True))
         except SessionError as exc:
             if self.opening is opening:
                 self.opening, self.opening_ref, self.progress = None, None, ""
-                text = f"Could not open {ref}: {exc.message}"
-                self._changed(Changes.everything() | self.notify("open", text))
+                notice = self.notify(
+                    "open", "Could not open {ref}: {error}", ref=ref, error=exc.message
+                )
+                self._changed(Changes.everything() | notice)
             return
         if self.opening is not opening:  # another session was opened meanwhile
             opening.cancel()
@@ -723,10 +734,10 @@ class Workbench:
         missing = None
         if workspace is None:
             missing = (
-                f"The project folder {cwd} does not exist here: the agent can chat but not "
+                "The project folder {folder} does not exist here: the agent can chat but not "
                 "use its tools."
             )
-        self.notify("workspace", missing)
+        self.notify("workspace", missing, folder=cwd)
         self._count_usage(session, model.context_window if model else 0, context.messages)
 
     def _count_usage(
@@ -952,8 +963,12 @@ class Workbench:
             changes = Changes(save_state=True)
         elif isinstance(event, AutoRetryStartEvent):
             self.progress = (
-                f"The request failed; retrying in {event.delay_ms / 1000:.0f} s"
-                f" (attempt {event.attempt} of {event.max_attempts})"
+                "The request failed; retrying in {seconds} s (attempt {n} of {attempts})"
+            )
+            self.progress_args = (
+                ("seconds", f"{event.delay_ms / 1000:.0f}"),
+                ("n", str(event.attempt)),
+                ("attempts", str(event.max_attempts)),
             )
             changes = Changes(running=True)
         elif isinstance(event, AutoRetryEndEvent | CompactionEndEvent):
@@ -1158,14 +1173,17 @@ class Workbench:
             self.save = SaveState("not_saved", session.pending_count, exc.message, exc.code)
             return self._changed(Changes(save_state=True))
         self.save = SaveState("saved")
-        text = f"Saved {entries_phrase(written)} that were waiting." if written else None
-        return self._changed(Changes(save_state=True) | self.notify("save", text))
+        text = "Saved {entries} that were waiting." if written else None
+        notice = self.notify("save", text, entries=entries_phrase(written))
+        return self._changed(Changes(save_state=True) | notice)
 
     async def save_copy(self, dest: str) -> Changes:
         """The whole session (saved or not) in a new file, e.g. on another disk."""
         session = self._need_session()
         await session.save_copy(dest)
-        return self._changed(self.notify("save", f"A copy of the whole session is in {dest}."))
+        return self._changed(
+            self.notify("save", "A copy of the whole session is in {path}.", path=dest)
+        )
 
     async def shutdown(self, *, stop: bool) -> int:
         """Settle the run, save everything; returns how many entries could not be saved
@@ -1418,12 +1436,14 @@ class Workbench:
             from desktop_agent.utils.atomic import atomic_write
 
             await asyncio.to_thread(atomic_write, dest, text.encode("utf-8"), mode=0o644)
-        return self._changed(self.notify("export", f"Exported to {dest}."))
+        return self._changed(self.notify("export", "Exported to {path}.", path=dest))
 
     async def backup(self, dest: str) -> Changes:
         count = await self.store.backup(dest)
-        what = f"{count} session{'s' if count != 1 else ''}"
-        return self._changed(self.notify("export", f"{what} backed up to {dest}."))
+        text = (
+            "{n} sessions backed up to {path}." if count != 1 else "1 session backed up to {path}."
+        )
+        return self._changed(self.notify("export", text, n=count, path=dest))
 
     # ------------------------------------------------------------ settings
 
