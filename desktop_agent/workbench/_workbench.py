@@ -1366,12 +1366,14 @@ class Workbench:
         else:
             self.save = SaveState("saved")
         theirs, ours = len(report.taken_in), len(report.kept)
-        text = f"Reloaded: {entries_phrase(theirs)} written by another program came in"
-        text += (
-            f"; {entries_phrase(ours)} of yours {'is' if ours == 1 else 'are'} kept as a"
-            " branch where the two diverged."
+        text = (
+            "Reloaded: {theirs} written by another program came in; {ours} of yours are"
+            " kept as a branch where the two diverged."
+            if ours > 1
+            else "Reloaded: {theirs} written by another program came in; {ours} of yours is"
+            " kept as a branch where the two diverged."
             if ours
-            else "."
+            else "Reloaded: {theirs} written by another program came in."
         )
         self._count_usage(session, harness.model.context_window if harness.model is not None else 0)
         await self._store_for(self.ref or "").changed(self.ref or "")
@@ -1384,8 +1386,10 @@ class Workbench:
                 return await self.navigate(ours_leaf)
 
             action = ("Show my branch", show_ours)
-        changes = changes | self.notify("save", text, action)
-        return self._changed(changes | await self.refresh_sessions())
+        notice = self.notify(
+            "save", text, action, theirs=entries_phrase(theirs), ours=entries_phrase(ours)
+        )
+        return self._changed(changes | notice | await self.refresh_sessions())
 
     def read_only_text(self) -> str | None:
         """Why the open session cannot be continued (None: it can, or none is open)."""

@@ -1571,6 +1571,18 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Reloaded: {theirs} written by another program came in.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Reloaded: {theirs} written by another program came in; {ours} of yours are kept as a branch where the two diverged.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Reloaded: {theirs} written by another program came in; {ours} of yours is kept as a branch where the two diverged.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Saved</source>
         <translation type="unfinished"></translation>
     </message>
