@@ -850,7 +850,7 @@ class Workbench:
             if key:
                 self.state.drafts[key] = text
             raise WorkbenchError(
-                self.notices["model"].text
+                self.notices["model"].english
                 if "model" in self.notices
                 else "No model is available: add an API key or a local server in Settings."
             )

@@ -86,6 +86,19 @@ def test_tab_from_the_message_box_reaches_its_buttons_the_toolbar_and_every_pane
         "chatView", "branchTabs", "branchFilter", "branchTree",
     ]  # fmt: skip
     assert [n for n in seen if n in expected] == expected, seen
+    # while the agent runs, Tab from the message box reaches Stop, and Space stops it
+    provider.script(Reply(text=["partial ", "answer ", "never ends"], stall_after=4, stall_s=30))
+    type_and_send(qtbot, window, "long answer please")
+    qtbot.waitUntil(lambda: window.composer.stop_button.isEnabled(), timeout=10_000)
+    window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
+    for _ in range(4):
+        if focused() is window.composer.stop_button:
+            break
+        press(Qt.Key.Key_Tab)
+    assert focused() is window.composer.stop_button
+    press(Qt.Key.Key_Space)
+    idle(qtbot, window)
+    assert not window.wb.running and "Aborted" in painted_text(painted(window, 3))
     # a toolbar button works from the keyboard: Space on "Branch map" hides the map
     window.findChild(QWidget, "treeToolButton").setFocus(Qt.FocusReason.TabFocusReason)  # type: ignore[union-attr]
     press(Qt.Key.Key_Space)
