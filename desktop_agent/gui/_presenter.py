@@ -103,7 +103,7 @@ class Presenter:
         if changes.session:
             showing = wb.session is not None or wb.opening is not None
             w.center.setCurrentWidget(w.chat_box if showing else w.start_page)
-            w.composer.set_read_only(wb.read_only_text())
+            w.composer.set_read_only(self._read_only_shown())
             w.tree.clear()
             self._report_recovery()
         if changes.session or changes.sessions:
@@ -147,6 +147,14 @@ class Presenter:
         if wb.running and not self._was_running:
             w.chat.follow_bottom()  # the new message is shown even when scrolled up
         self._was_running = wb.running
+
+    def _read_only_shown(self) -> str | None:
+        """Why the session cannot be continued, translated (the read-only notice's text)."""
+        english = self.wb.read_only_text()
+        notice = self.wb.notices.get("read_only")
+        if english is None or notice is None:
+            return english
+        return fill(QCoreApplication.translate("notices", notice.text), notice.args)
 
     def _title(self) -> str:
         row = self.wb.row_for(self.wb.ref or "")

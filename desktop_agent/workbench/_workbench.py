@@ -100,6 +100,7 @@ from desktop_agent.workbench._views import (
     branch_items,
     count_branch_usage,
     entries_phrase,
+    fill,
     is_visible,
     latest_leaf_under,
     newest_first,
@@ -839,7 +840,7 @@ class Workbench:
     async def send(self, text: str, attachments: Sequence[Attachment] = ()) -> Changes:
         """Run one prompt to the end (its events reach listeners as they come)."""
         if self.session is not None and self.session.read_only:
-            raise WorkbenchError(self._read_only_text(self.session))
+            raise WorkbenchError(fill(*self._read_only_text(self.session)))
         if self._restoring_model:
             await self.models.settled()
         if self.opening is not None:
@@ -1394,20 +1395,26 @@ class Workbench:
     def read_only_text(self) -> str | None:
         """Why the open session cannot be continued (None: it can, or none is open)."""
         session = self.session
-        return self._read_only_text(session) if session is not None and session.read_only else None
+        if session is None or not session.read_only:
+            return None
+        return fill(*self._read_only_text(session))
 
-    def _read_only_text(self, session: Session) -> str:
+    def _read_only_text(self, session: Session) -> tuple[str, tuple[tuple[str, str], ...]]:
+        """(English template, its values) of why ``session`` is read-only."""
         version = session.metadata.format_version
         if version < 3:
-            return (
-                f"This session is in an older Pi format (version {version}) and opens"
+            text = (
+                "This session is in an older Pi format (version {version}) and opens"
                 " read-only. Convert it to continue it: a new file is written beside it,"
                 " the original stays as it is."
             )
+            return text, (("version", str(version)),)
         reason = session.read_only_reason or "it cannot be written"
         if session.written_by_newer_app:
-            return f"Read-only: {reason}."
-        return f"This session is read-only: {reason}."
+            text = "Read-only: {reason}."
+        else:
+            text = "This session is read-only: {reason}."
+        return text, (("reason", reason),)
 
     def _notify_read_only(self, session: Session) -> None:
         if not session.read_only:
@@ -1417,7 +1424,8 @@ class Workbench:
         action = None
         if session.metadata.format_version < 3 and ref is not None:
             action = ("Convert to the current format", lambda: self.convert(ref))
-        self.notify("read_only", self._read_only_text(session), action)
+        text, values = self._read_only_text(session)
+        self.notify("read_only", text, action, **dict(values))
 
     async def export(self, ref: str, fmt: str, dest: str) -> Changes:
         """Markdown or HTML of the current branch, or a JSONL copy of the session."""

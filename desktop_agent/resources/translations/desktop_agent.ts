@@ -1563,6 +1563,10 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Read-only: {reason}.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Reading the session…</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1620,6 +1624,14 @@
     </message>
     <message>
         <source>This is your own copy of the Pi session; the Pi coding agent&apos;s file is unchanged.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>This session is in an older Pi format (version {version}) and opens read-only. Convert it to continue it: a new file is written beside it, the original stays as it is.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>This session is read-only: {reason}.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
