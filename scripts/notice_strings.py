@@ -5,9 +5,9 @@ labels, the save state, progress), and the GUI translates them where it shows th
 the context ``notices`` (`gui/_panels.py`, `gui/_presenter.py`). pyside6-lupdate cannot see
 them in the workbench's code, so `scripts/translations` feeds it this module's output:
 every string literal given to ``notify(...)`` (text and action label), ``Notice(...)``,
-as ``action_label=``, set as ``progress``, or returned by ``SaveState.label``. Texts made
-with values (f-strings) stay English: see the round-2 chrome report.
-"""
+as ``action_label=``, set as ``progress`` or as a ``text`` variable, or returned by
+``SaveState.label``. Values go in ``{name}`` placeholders (``notify(key, "Exported to
+{path}.", path=dest)``), filled in after translation (`workbench.fill`)."""
 
 from __future__ import annotations
 
@@ -25,6 +25,14 @@ def _text(node: ast.AST | None) -> str | None:
     return None
 
 
+def _texts(node: ast.AST | None) -> list[str]:
+    """A literal, or both literals of ``"a" if c else "b"`` (a notice's text chosen)."""
+    if isinstance(node, ast.IfExp):
+        return [*_texts(node.body), *_texts(node.orelse)]
+    text = _text(node)
+    return [text] if text else []
+
+
 def notice_texts(folder: Path = WORKBENCH) -> list[str]:
     found: set[str] = set()
     for path in sorted(folder.glob("*.py")):
@@ -34,7 +42,7 @@ def notice_texts(folder: Path = WORKBENCH) -> list[str]:
                 func = node.func
                 name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
                 if name == "notify" and len(node.args) > 1:
-                    found.add(_text(node.args[1]) or "")
+                    found.update(_texts(node.args[1]))
                     if len(node.args) > 2 and isinstance(node.args[2], ast.Tuple):
                         found.add(_text(node.args[2].elts[0]) or "")  # the action's label
                 if name == "Notice":
@@ -45,7 +53,9 @@ def notice_texts(folder: Path = WORKBENCH) -> list[str]:
             elif isinstance(node, ast.Assign):
                 target = node.targets[0]
                 if isinstance(target, ast.Attribute) and target.attr == "progress":
-                    found.add(_text(node.value) or "")
+                    found.update(_texts(node.value))
+                elif isinstance(target, ast.Name) and target.id in ("text", "missing"):
+                    found.update(_texts(node.value))  # a notice's text, then notify(key, text)
             elif isinstance(node, ast.FunctionDef) and node.name == "label":
                 for inner in ast.walk(node):
                     if isinstance(inner, ast.Dict):

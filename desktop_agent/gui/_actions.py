@@ -35,7 +35,7 @@ class ActionSpec:
     """One command of the window. ``text`` and ``tip`` are marked for translation."""
 
     name: str
-    menu: str  # "file" | "session" | "view" | "help"
+    menu: str  # "file" | "session" | "view" | "help"; "map": keys of the branch map
     text: str
     tip: str
     shortcuts: tuple[str, ...] = ()
@@ -157,6 +157,45 @@ ACTIONS: tuple[ActionSpec, ...] = (
         QT_TRANSLATE_NOOP("Actions", "Show the next version of the message (sibling branch)"),
         "Alt+Right",
         icon="next",
+    ),
+    _spec(
+        "mapPreviousVersionAction",
+        "map",
+        QT_TRANSLATE_NOOP("Actions", "Previous version at the fork (branch map)"),
+        QT_TRANSLATE_NOOP(
+            "Actions", "Switch to the previous version at the selected row's fork, as ‹ does"
+        ),
+        "[",
+    ),
+    _spec(
+        "mapNextVersionAction",
+        "map",
+        QT_TRANSLATE_NOOP("Actions", "Next version at the fork (branch map)"),
+        QT_TRANSLATE_NOOP(
+            "Actions", "Switch to the next version at the selected row's fork, as › does"
+        ),
+        "]",
+    ),
+    _spec(
+        "mapPreviousForkAction",
+        "map",
+        QT_TRANSLATE_NOOP("Actions", "Previous fork point (branch map)"),
+        QT_TRANSLATE_NOOP("Actions", "Select the fork above the selected row, along its line"),
+        "Alt+Up",
+    ),
+    _spec(
+        "mapNextForkAction",
+        "map",
+        QT_TRANSLATE_NOOP("Actions", "Next fork point (branch map)"),
+        QT_TRANSLATE_NOOP("Actions", "Select the fork below the selected row, along its line"),
+        "Alt+Down",
+    ),
+    _spec(
+        "mapLabelAction",
+        "map",
+        QT_TRANSLATE_NOOP("Actions", "Label the selected entry (branch map)"),
+        QT_TRANSLATE_NOOP("Actions", "Set, edit or remove the label of the selected row"),
+        "F2",
     ),
     _spec(
         "sidebarAction",
@@ -288,6 +327,7 @@ def _bind_signals(w: MainWindow) -> None:
     composer.thinking_chosen.connect(op(wb.choose_thinking))
     composer.draft_changed.connect(w.on_draft)
     chat.sibling_requested.connect(op(wb.switch_sibling))
+    tree.sibling_requested.connect(op(wb.switch_sibling))
     chat.edit_resend_requested.connect(lambda e, t: run(w.edit_resend(e, t)))
     chat.retry_requested.connect(op(wb.retry))
     tree.node_activated.connect(op(wb.navigate))
@@ -344,6 +384,11 @@ def _slots(w: MainWindow) -> dict[str, Callable[[], Any]]:
         "nextPaneAction": lambda: w.panes.cycle(1),
         "previousPaneAction": lambda: w.panes.cycle(-1),
         "shortcutsAction": w.dialogs.shortcuts,
+        "mapPreviousVersionAction": lambda: w.tree.step_version(-1),
+        "mapNextVersionAction": lambda: w.tree.step_version(1),
+        "mapPreviousForkAction": lambda: w.tree.step_fork(-1),
+        "mapNextForkAction": lambda: w.tree.step_fork(1),
+        "mapLabelAction": w.tree.label_selected,
     }
 
 
@@ -370,7 +415,11 @@ def install_actions(w: MainWindow) -> dict[str, QAction]:
         action.setCheckable(spec.checkable)
         slot = slots[spec.name]
         action.triggered.connect(lambda _checked=False, slot=slot: slot())
-        w.addAction(action)  # shortcuts work even when the menu bar is hidden
+        if spec.menu == "map":  # the map's own keys (F2 there labels, elsewhere renames)
+            action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+            w.tree.view.addAction(action)
+        else:
+            w.addAction(action)  # shortcuts work even when the menu bar is hidden
         actions[spec.name] = action
     _fill_menus(w, menus, actions)
     w.addToolBar(_toolbar(w, actions))
@@ -446,9 +495,11 @@ def _toolbar(w: MainWindow, actions: dict[str, QAction]) -> QToolBar:
     for action in bar.actions():
         button = bar.widgetForAction(action)
         if isinstance(button, QToolButton) and action.objectName():
+            button.setFocusPolicy(Qt.FocusPolicy.TabFocus)  # in the Tab order (issue 9)
             button.setObjectName(action.objectName().replace("Action", "ToolButton"))
             button.setAccessibleName(action.text().replace("&", ""))
             button.setAccessibleDescription(action.toolTip())
+    export.setFocusPolicy(Qt.FocusPolicy.TabFocus)
     w.export_button = export
     return bar
 

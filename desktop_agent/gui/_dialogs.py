@@ -72,7 +72,7 @@ class PersistenceErrorDialog(QDialog):
             else self.tr("The session could not be saved")
         )
         self.setWindowModality(Qt.WindowModality.NonModal)
-        self._where = event.path or "the session file"
+        self._where = event.path or self.tr("the session file")
         self._why = event.os_error or event.code
         text = QLabel(self)
         text.setObjectName("persistenceErrorText")

@@ -7,10 +7,11 @@ on the card's hover button takes, so a key and a click do exactly the same thing
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QAbstractScrollArea, QApplication, QWidget
+from PySide6.QtWidgets import QAbstractScrollArea, QApplication, QToolBar, QWidget
 
 from desktop_agent.ai import AssistantMessage, UserMessage
 
@@ -34,6 +35,35 @@ def focus_target(pane: QWidget) -> QWidget | None:
         if isinstance(c, QAbstractScrollArea):
             return c
     return usable[0] if usable else None
+
+
+def tab_chain(w: MainWindow) -> list[QWidget]:
+    """The window's Tab order: the message box and its buttons, the toolbar left to
+    right, the session list, the conversation, the branch pane, back to the message box
+    (hidden widgets are passed over)."""
+    composer, sidebar, tree = w.composer, w.sidebar, w.tree
+    bar = w.findChild(QToolBar, "mainToolBar")
+    buttons: list[QWidget] = []
+    if bar is not None:
+        for action in bar.actions():
+            button = bar.widgetForAction(action)
+            if button.focusPolicy() & Qt.FocusPolicy.TabFocus:
+                buttons.append(button)
+    return [
+        composer.input, composer.send_button, composer.follow_button, composer.stop_button,
+        composer.model_picker, composer.thinking_picker,
+        *buttons,
+        sidebar.search, sidebar.new_button, sidebar.view, sidebar.trash_view,
+        sidebar.trash_toggle, sidebar.backup_button,
+        w.chat.view,
+        tree.tabs, tree.filter, tree.branch_filter, tree.view, tree.branch_list,
+    ]  # fmt: skip
+
+
+def set_tab_order(w: MainWindow) -> None:
+    chain = tab_chain(w)
+    for first, second in pairwise(chain):
+        QWidget.setTabOrder(first, second)
 
 
 class PaneCycler:

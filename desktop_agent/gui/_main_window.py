@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 from desktop_agent.gui._actions import install_actions, refresh_icons
 from desktop_agent.gui._composer import Composer
 from desktop_agent.gui._dialogs import Dialogs
-from desktop_agent.gui._keyboard import ChatActions, PaneCycler
+from desktop_agent.gui._keyboard import ChatActions, PaneCycler, set_tab_order
 from desktop_agent.gui._panels import NoticeBar, StartPage, StatusBar, name_widgets
 from desktop_agent.gui._presenter import Presenter
 from desktop_agent.gui._search import HitNavigator
@@ -123,6 +123,7 @@ class MainWindow(QMainWindow):
         self.panes = PaneCycler(self)
         self.chat_actions = ChatActions(self)
         self.actions_by_name = install_actions(self)
+        set_tab_order(self)
         name_widgets(self)
         self.focus_ring = FocusRing(self)
         self._restore_geometry()

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_agent.gui._tr import QT_TRANSLATE_NOOP
-from desktop_agent.workbench import Notice, SaveState, Usage
+from desktop_agent.workbench import Notice, SaveState, Usage, fill
 
 
 class StartPage(QWidget):
@@ -95,14 +95,15 @@ class NoticeBar(QWidget):
         self.setVisible(bool(notices))
 
     def texts(self) -> list[str]:
-        return [n.text for n in self._shown]
+        """The notices as shown (translated, values filled in)."""
+        return [fill(QCoreApplication.translate("notices", n.text), n.args) for n in self._shown]
 
     def _row(self, notice: Notice) -> QWidget:
         row = QWidget(self)
         row.setObjectName(f"notice_{notice.key}")
         line = QHBoxLayout(row)
         line.setContentsMargins(0, 0, 0, 0)
-        text = QCoreApplication.translate("notices", notice.text)
+        text = fill(QCoreApplication.translate("notices", notice.text), notice.args)
         label = QLabel(text, row)
         label.setObjectName("noticeText")
         label.setAccessibleName(self.tr("Notice"))

@@ -32,6 +32,7 @@ from desktop_agent.workbench import (
     ToolExecutionStartEvent,
     ToolExecutionUpdateEvent,
     Workbench,
+    fill,
 )
 
 if TYPE_CHECKING:
@@ -102,7 +103,7 @@ class Presenter:
         if changes.session:
             showing = wb.session is not None or wb.opening is not None
             w.center.setCurrentWidget(w.chat_box if showing else w.start_page)
-            w.composer.set_read_only(wb.read_only_text())
+            w.composer.set_read_only(self._read_only_shown())
             w.tree.clear()
             self._report_recovery()
         if changes.session or changes.sessions:
@@ -141,14 +142,28 @@ class Presenter:
     def _running_changed(self) -> None:
         w, wb = self.window, self.wb
         w.composer.set_running(wb.running)
-        w.status.progress.setText(QCoreApplication.translate("notices", wb.progress))
+        progress = QCoreApplication.translate("notices", wb.progress)
+        w.status.progress.setText(fill(progress, wb.progress_args))
         if wb.running and not self._was_running:
             w.chat.follow_bottom()  # the new message is shown even when scrolled up
         self._was_running = wb.running
 
+    def _read_only_shown(self) -> str | None:
+        """Why the session cannot be continued, translated (the read-only notice's text)."""
+        english = self.wb.read_only_text()
+        notice = self.wb.notices.get("read_only")
+        if english is None or notice is None:
+            return english
+        return fill(QCoreApplication.translate("notices", notice.text), notice.args)
+
     def _title(self) -> str:
         row = self.wb.row_for(self.wb.ref or "")
-        return f"{row.title} — Desktop Agent" if row is not None else "Desktop Agent"
+        app = QCoreApplication.translate("MainWindow", "Desktop Agent")
+        if row is None:
+            return app
+        return QCoreApplication.translate("MainWindow", "{title} — {app}").format(
+            title=row.title, app=app
+        )
 
     def _report_recovery(self) -> None:
         report, ref = self.wb.recovery, self.wb.ref

@@ -32,6 +32,8 @@ from desktop_agent.workbench._map import (
     MapRow,
     MapUpdate,
     age_text,
+    query_words,
+    text_matches,
 )
 from desktop_agent.workbench._models import Models, label_of
 from desktop_agent.workbench._store import (
@@ -57,6 +59,7 @@ from desktop_agent.workbench._views import (
     count_branch_usage,
     entries_phrase,
     error_attempt_text,
+    fill,
     is_visible,
     latest_leaf_under,
     newest_first,
@@ -124,10 +127,13 @@ __all__ = [
     "entries_phrase",
     "error_attempt_text",
     "fence_for",
+    "fill",
     "is_visible",
     "label_of",
     "latest_leaf_under",
     "newest_first",
+    "query_words",
+    "text_matches",
     "to_html",
     "to_markdown",
     "visible_siblings",

@@ -9,7 +9,7 @@ session caches decoded messages), so a view that shows a few rows decodes a few.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -24,7 +24,7 @@ from desktop_agent.ai import (
     ToolResultMessage,
     classify_error,
 )
-from desktop_agent.session import BranchTail, CompactionEntry, Session
+from desktop_agent.session import BranchTail, CompactionEntry, Session, SessionError
 
 _VISIBLE_ROLES = (
     "user",
@@ -92,10 +92,46 @@ def is_visible(session: Session, entry_id: str) -> bool:
     return kind in ("custom_message", "branch_summary", "compaction")
 
 
-def visible_siblings(session: Session, entry_id: str) -> list[str]:
-    """The visible children of ``entry_id``'s parent, oldest first."""
+def visible_parent(session: Session, entry_id: str) -> str | None:
+    """The nearest ancestor of ``entry_id`` the chat shows (None: none). Entries it does
+    not show (labels, leaf moves, settings, model and thinking changes, tool results)
+    are passed through, as the branch map hangs an entry on its nearest shown ancestor."""
+    seen = {entry_id}
     parent = session.parent_of(entry_id)
-    return [c for c in session.child_ids(parent) if is_visible(session, c)]
+    while parent is not None and parent not in seen:
+        try:
+            if is_visible(session, parent):
+                break
+        except SessionError:  # a parent missing from a damaged file: its orphans
+            break
+        seen.add(parent)
+        parent = session.parent_of(parent)
+    return None if parent in seen else parent
+
+
+def visible_children(session: Session, parent: str | None) -> list[str]:
+    """The shown entries whose nearest shown ancestor is ``parent`` (None: the roots'),
+    oldest first: one message's versions. The branch map's rule (`BranchMap.siblings` in
+    its default filter), so the chat's ``‹ n/m ›`` counts what the map shows."""
+    out: list[str] = []
+    seen: set[str] = set()
+    stack = list(reversed(session.child_ids(parent)))
+    while stack:
+        child = stack.pop()
+        if child in seen:  # a cycle in an odd file
+            continue
+        seen.add(child)
+        if is_visible(session, child):
+            out.append(child)
+        else:
+            stack.extend(reversed(session.child_ids(child)))
+    return out
+
+
+def visible_siblings(session: Session, entry_id: str) -> list[str]:
+    """The versions of ``entry_id`` (itself included), oldest first: `visible_children`
+    of its `visible_parent`."""
+    return visible_children(session, visible_parent(session, entry_id))
 
 
 def _failed(message: AgentMessage | None) -> bool:
@@ -264,10 +300,10 @@ class BranchReader:
 
     def _item(self, entry_id: str, kind: str, role: str | None) -> BranchItem:
         session = self._session
-        parent = session.parent_of(entry_id)
+        parent = visible_parent(session, entry_id)
         siblings = self._siblings.get(parent)
         if siblings is None:
-            siblings = [c for c in session.child_ids(parent) if is_visible(session, c)]
+            siblings = visible_children(session, parent)
             self._siblings[parent] = siblings
         return BranchItem(
             entry_id=entry_id,
@@ -512,7 +548,28 @@ class Notice:
 
     key: str
     text: str
+    """English, with ``{name}`` placeholders for `args` (the GUI translates the text with
+    the context ``notices``, then fills them in with `fill`)."""
     action_label: str | None = None
+    args: tuple[tuple[str, str], ...] = ()
+    """Values of the text's placeholders (paths, counts, messages: never translated)."""
+
+    @property
+    def english(self) -> str:
+        """The text with its values, untranslated (logs, ``--smoke``, comparisons)."""
+        return fill(self.text, self.args)
+
+
+def fill(template: str, args: Iterable[tuple[str, str]]) -> str:
+    """``template`` (English or a translation of it) with its ``{name}`` placeholders
+    filled; a translation with broken placeholders shows unfilled rather than failing."""
+    values = dict(args)
+    if not values:
+        return template
+    try:
+        return template.format_map(values)
+    except (KeyError, ValueError, IndexError, AttributeError):
+        return template + " (" + ", ".join(values.values()) + ")"
 
 
 # --------------------------------------------------------------------------- sidebar

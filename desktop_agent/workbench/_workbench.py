@@ -101,6 +101,7 @@ from desktop_agent.workbench._views import (
     branch_items,
     count_branch_usage,
     entries_phrase,
+    fill,
     is_visible,
     latest_leaf_under,
     newest_first,
@@ -237,6 +238,8 @@ class Workbench:
         """The search whose hits the map marks ("" none)."""
         self.running = False
         self.progress = ""
+        self.progress_args: tuple[tuple[str, str], ...] = ()
+        """Values of ``progress``'s ``{name}`` placeholders (like `Notice.args`)."""
         self.waiting_approval: set[str] = set()
         self.approver: Approver | None = None
         self._listeners: list[Listener] = []
@@ -307,9 +310,10 @@ class Workbench:
         if settings_from_newer(self.settings):
             self.notify(
                 "settings_version",
-                f"Settings were saved by Desktop Agent {self.settings.app_version}, newer than"
-                f" this version ({APP_VERSION}): they are used, but changes made here are not"
-                " saved.",
+                "Settings were saved by Desktop Agent {saved}, newer than this version"
+                " ({version}): they are used, but changes made here are not saved.",
+                saved=self.settings.app_version,
+                version=APP_VERSION,
             )
         await self.store.start()
         if self.pi is not None:
@@ -446,7 +450,7 @@ class Workbench:
         )
 
     def notice_texts(self) -> list[str]:
-        return [n.text for n in self.notices.values()]
+        return [n.english for n in self.notices.values()]
 
     def draft(self) -> str:
         key = self._draft_key()
@@ -480,14 +484,17 @@ class Workbench:
         key: str,
         text: str | None,
         action: tuple[str, Callable[[], Coroutine[Any, Any, Changes]]] | None = None,
+        **args: object,
     ) -> Changes:
-        """Show (or with ``text`` None, drop) the notice of one cause."""
+        """Show (or with ``text`` None, drop) the notice of one cause. ``text`` is a fixed
+        English text (the GUI translates it) with ``{name}`` placeholders for ``args``."""
         if text is None:
             if self.notices.pop(key, None) is None:
                 return NOTHING
             self._actions.pop(key, None)
         else:
-            self.notices[key] = Notice(key, text, action[0] if action else None)
+            values = tuple((k, str(v)) for k, v in args.items())
+            self.notices[key] = Notice(key, text, action[0] if action else None, values)
             if action is not None:
                 self._actions[key] = action[1]
             else:
@@ -538,7 +545,9 @@ class Workbench:
         if target is not None:
             ref = await self._find(target)
             if ref is None:
-                return self._changed(self.notify("open", f"No session {target} was found."))
+                return self._changed(
+                    self.notify("open", "No session {target} was found.", target=target)
+                )
             return await self.open(ref)
         if new or (self.settings.restore == "new" and (workspace or self.state.last_workspace)):
             return await self.new_session(workspace)
@@ -601,13 +610,16 @@ class Workbench:
                 except TimeoutError:
                     if self.opening is not opening:
                         return
-                    self.progress = f"Reading the session… {opening.progress:.0%}"
+                    self.progress = "Reading the session… {percent}"
+                    self.progress_args = (("percent", f"{opening.progress:.0%}"),)
                     self._changed(Changes(running=True))
         except SessionError as exc:
             if self.opening is opening:
                 self.opening, self.opening_ref, self.progress = None, None, ""
-                text = f"Could not open {ref}: {exc.message}"
-                self._changed(Changes.everything() | self.notify("open", text))
+                notice = self.notify(
+                    "open", "Could not open {ref}: {error}", ref=ref, error=exc.message
+                )
+                self._changed(Changes.everything() | notice)
             return
         if self.opening is not opening:  # another session was opened meanwhile
             opening.cancel()
@@ -724,10 +736,10 @@ class Workbench:
         missing = None
         if workspace is None:
             missing = (
-                f"The project folder {cwd} does not exist here: the agent can chat but not "
+                "The project folder {folder} does not exist here: the agent can chat but not "
                 "use its tools."
             )
-        self.notify("workspace", missing)
+        self.notify("workspace", missing, folder=cwd)
         self._count_usage(session, model.context_window if model else 0, context.messages)
 
     def _count_usage(
@@ -847,7 +859,7 @@ class Workbench:
     async def send(self, text: str, attachments: Sequence[Attachment] = ()) -> Changes:
         """Run one prompt to the end (its events reach listeners as they come)."""
         if self.session is not None and self.session.read_only:
-            raise WorkbenchError(self._read_only_text(self.session))
+            raise WorkbenchError(fill(*self._read_only_text(self.session)))
         if self._restoring_model:
             await self.models.settled()
         if self.opening is not None:
@@ -858,7 +870,7 @@ class Workbench:
             if key:
                 self.state.drafts[key] = text
             raise WorkbenchError(
-                self.notices["model"].text
+                self.notices["model"].english
                 if "model" in self.notices
                 else "No model is available: add an API key or a local server in Settings."
             )
@@ -971,8 +983,12 @@ class Workbench:
             changes = Changes(save_state=True)
         elif isinstance(event, AutoRetryStartEvent):
             self.progress = (
-                f"The request failed; retrying in {event.delay_ms / 1000:.0f} s"
-                f" (attempt {event.attempt} of {event.max_attempts})"
+                "The request failed; retrying in {seconds} s (attempt {n} of {attempts})"
+            )
+            self.progress_args = (
+                ("seconds", f"{event.delay_ms / 1000:.0f}"),
+                ("n", str(event.attempt)),
+                ("attempts", str(event.max_attempts)),
             )
             changes = Changes(running=True)
         elif isinstance(event, AutoRetryEndEvent | CompactionEndEvent):
@@ -1177,14 +1193,17 @@ class Workbench:
             self.save = SaveState("not_saved", session.pending_count, exc.message, exc.code)
             return self._changed(Changes(save_state=True))
         self.save = SaveState("saved")
-        text = f"Saved {entries_phrase(written)} that were waiting." if written else None
-        return self._changed(Changes(save_state=True) | self.notify("save", text))
+        text = "Saved {entries} that were waiting." if written else None
+        notice = self.notify("save", text, entries=entries_phrase(written))
+        return self._changed(Changes(save_state=True) | notice)
 
     async def save_copy(self, dest: str) -> Changes:
         """The whole session (saved or not) in a new file, e.g. on another disk."""
         session = self._need_session()
         await session.save_copy(dest)
-        return self._changed(self.notify("save", f"A copy of the whole session is in {dest}."))
+        return self._changed(
+            self.notify("save", "A copy of the whole session is in {path}.", path=dest)
+        )
 
     async def shutdown(self, *, stop: bool) -> int:
         """Settle the run, save everything; returns how many entries could not be saved
@@ -1367,12 +1386,14 @@ class Workbench:
         else:
             self.save = SaveState("saved")
         theirs, ours = len(report.taken_in), len(report.kept)
-        text = f"Reloaded: {entries_phrase(theirs)} written by another program came in"
-        text += (
-            f"; {entries_phrase(ours)} of yours {'is' if ours == 1 else 'are'} kept as a"
-            " branch where the two diverged."
+        text = (
+            "Reloaded: {theirs} written by another program came in; {ours} of yours are"
+            " kept as a branch where the two diverged."
+            if ours > 1
+            else "Reloaded: {theirs} written by another program came in; {ours} of yours is"
+            " kept as a branch where the two diverged."
             if ours
-            else "."
+            else "Reloaded: {theirs} written by another program came in."
         )
         self._count_usage(session, harness.model.context_window if harness.model is not None else 0)
         await self._store_for(self.ref or "").changed(self.ref or "")
@@ -1385,26 +1406,34 @@ class Workbench:
                 return await self.navigate(ours_leaf)
 
             action = ("Show my branch", show_ours)
-        changes = changes | self.notify("save", text, action)
-        return self._changed(changes | await self.refresh_sessions())
+        notice = self.notify(
+            "save", text, action, theirs=entries_phrase(theirs), ours=entries_phrase(ours)
+        )
+        return self._changed(changes | notice | await self.refresh_sessions())
 
     def read_only_text(self) -> str | None:
         """Why the open session cannot be continued (None: it can, or none is open)."""
         session = self.session
-        return self._read_only_text(session) if session is not None and session.read_only else None
+        if session is None or not session.read_only:
+            return None
+        return fill(*self._read_only_text(session))
 
-    def _read_only_text(self, session: Session) -> str:
+    def _read_only_text(self, session: Session) -> tuple[str, tuple[tuple[str, str], ...]]:
+        """(English template, its values) of why ``session`` is read-only."""
         version = session.metadata.format_version
         if version < 3:
-            return (
-                f"This session is in an older Pi format (version {version}) and opens"
+            text = (
+                "This session is in an older Pi format (version {version}) and opens"
                 " read-only. Convert it to continue it: a new file is written beside it,"
                 " the original stays as it is."
             )
+            return text, (("version", str(version)),)
         reason = session.read_only_reason or "it cannot be written"
         if session.written_by_newer_app:
-            return f"Read-only: {reason}."
-        return f"This session is read-only: {reason}."
+            text = "Read-only: {reason}."
+        else:
+            text = "This session is read-only: {reason}."
+        return text, (("reason", reason),)
 
     def _notify_read_only(self, session: Session) -> None:
         if not session.read_only:
@@ -1414,7 +1443,8 @@ class Workbench:
         action = None
         if session.metadata.format_version < 3 and ref is not None:
             action = ("Convert to the current format", lambda: self.convert(ref))
-        self.notify("read_only", self._read_only_text(session), action)
+        text, values = self._read_only_text(session)
+        self.notify("read_only", text, action, **dict(values))
 
     async def export(self, ref: str, fmt: str, dest: str) -> Changes:
         """Markdown or HTML of the current branch, or a JSONL copy of the session."""
@@ -1437,12 +1467,14 @@ class Workbench:
             from desktop_agent.utils.atomic import atomic_write
 
             await asyncio.to_thread(atomic_write, dest, text.encode("utf-8"), mode=0o644)
-        return self._changed(self.notify("export", f"Exported to {dest}."))
+        return self._changed(self.notify("export", "Exported to {path}.", path=dest))
 
     async def backup(self, dest: str) -> Changes:
         count = await self.store.backup(dest)
-        what = f"{count} session{'s' if count != 1 else ''}"
-        return self._changed(self.notify("export", f"{what} backed up to {dest}."))
+        text = (
+            "{n} sessions backed up to {path}." if count != 1 else "1 session backed up to {path}."
+        )
+        return self._changed(self.notify("export", text, n=count, path=dest))
 
     # ------------------------------------------------------------ settings
 

@@ -322,3 +322,38 @@ def test_find_entries_reads_every_branch_tool_output_and_ignores_accents() -> No
         assert len(text) == 50 and text.endswith("…")
 
     run(go())
+
+
+def test_the_chats_versions_are_the_maps_siblings_across_labels_and_settings() -> None:
+    """A label, a leaf move or a settings entry between two messages hides in the map (a
+    child hangs on its nearest shown ancestor); the chat's ``‹ n/m ›`` counts the same."""
+
+    async def go() -> None:
+        from desktop_agent.workbench import BranchReader, visible_siblings
+
+        s = await _session()
+        ids: dict[str, str] = {}
+        ids["u1"] = await s.append_message(user("first"))
+        ids["a1"] = await s.append_message(answer("one"))
+        ids["u2"] = await s.append_message(user("second"))
+        await s.move_to(ids["a1"])
+        await s.append_label(ids["a1"], "before the fork")  # a label entry under a1
+        ids["u2b"] = await s.append_message(user("second, again"))
+        await s.move_to(ids["a1"])
+        await s.append_thinking_level_change("high")  # a settings entry under a1
+        ids["u2c"] = await s.append_message(user("second, third time"))
+        ids["a2c"] = await s.append_message(answer("two c"))
+        bmap = BranchMap()
+        bmap.sync(s.shape())
+        on_map = [bmap.rows[r].entry_id for r in bmap.siblings(bmap.row_of(ids["u2c"]))]
+        assert sorted(on_map) == sorted([ids["u2"], ids["u2b"], ids["u2c"]])
+        assert visible_siblings(s, ids["u2c"]) == [ids["u2"], ids["u2b"], ids["u2c"]]
+        assert visible_siblings(s, ids["u2"]) == visible_siblings(s, ids["u2c"])
+        assert visible_siblings(s, ids["a2c"]) == [ids["a2c"]]
+        assert visible_siblings(s, ids["u1"]) == [ids["u1"]]
+        items = await BranchReader(s).older()
+        shown = [(i.entry_id, i.sibling_index, i.sibling_count) for i in items]
+        assert shown == [(ids["u1"], 0, 1), (ids["a1"], 0, 1), (ids["u2c"], 2, 3),
+                         (ids["a2c"], 0, 1)]  # fmt: skip
+
+    run(go())

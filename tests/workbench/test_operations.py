@@ -191,7 +191,7 @@ async def test_export_markdown_html_and_jsonl(
     assert "\n### Findings" in text  # the reply's heading, two levels down
     assert "\n# not a heading" in text  # code is left alone
     assert "````text\n```inner fence```\nline two" in text  # tool output in a longer fence
-    assert wb.notices["export"].text == f"Exported to {md}."
+    assert wb.notices["export"].english == f"Exported to {md}."
     page = tmp_path / "out.html"
     await wb.export(ref, "html", str(page))
     assert "<h2>You" in page.read_text() and "&lt;" not in "Read notes.txt"
@@ -219,7 +219,7 @@ async def test_back_up_every_session(
         assert len(names) == 2 and all(n.endswith(".jsonl") for n in names)
         first = archive.read(names[0]).decode().splitlines()
     assert json.loads(first[0])["type"] == "session"
-    assert "2 sessions backed up" in wb.notices["export"].text
+    assert "2 sessions backed up" in wb.notices["export"].english
 
 
 async def test_repair_a_damaged_session(

@@ -193,9 +193,9 @@ async def test_a_v2_session_opens_read_only_and_converts_beside_the_original(
     await wb.open(str(path))
     assert wb.read_only and wb.save.status == "read_only"
     notice = wb.notices["read_only"]
-    assert "older Pi format (version 2)" in notice.text
+    assert "older Pi format (version 2)" in notice.english
     assert notice.action_label == "Convert to the current format"
-    assert wb.read_only_text() == notice.text
+    assert wb.read_only_text() == notice.english
     with pytest.raises(WorkbenchError, match="older Pi format"):
         await wb.send("cannot continue")
 

@@ -17,7 +17,7 @@ import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from PySide6.QtCore import QModelIndex, QObject, QSize
+from PySide6.QtCore import QCoreApplication, QModelIndex, QObject, QSize
 from PySide6.QtGui import QStandardItem, QStandardItemModel
 
 from desktop_agent.ai import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
@@ -205,7 +205,12 @@ def _summary(item: ChatItem) -> str:
     text = message_text(item.message)
     if len(text) > 200:
         text = text[:200] + "…"
-    return f"{role}: {text}"
+    names = {"user": _tr("You"), "assistant": _tr("Assistant")}
+    return _tr("{role}: {text}").format(role=names.get(role, role), text=text)
+
+
+def _tr(text: str) -> str:
+    return QCoreApplication.translate("ChatCard", text)
 
 
 def tooltip(item: ChatItem) -> str:
@@ -213,22 +218,30 @@ def tooltip(item: ChatItem) -> str:
     msg = item.message
     lines: list[str] = []
     if isinstance(msg, AssistantMessage):
-        lines.append(f"Model: {msg.provider}/{msg.model}")
+        lines.append(_tr("Model: {model}").format(model=f"{msg.provider}/{msg.model}"))
         u = msg.usage
         lines.append(
-            f"Tokens: {int(u.input):,} in, {int(u.output):,} out"
-            + (f", {int(u.cache_read):,} cache read" if u.cache_read else "")
-            + (f", {int(u.cache_write):,} cache write" if u.cache_write else "")
+            _tr("Tokens: {input} in, {output} out").format(
+                input=f"{int(u.input):,}", output=f"{int(u.output):,}"
+            )
+            + (_tr(", {n} cache read").format(n=f"{int(u.cache_read):,}") if u.cache_read else "")
+            + (
+                _tr(", {n} cache write").format(n=f"{int(u.cache_write):,}")
+                if u.cache_write
+                else ""
+            )
         )
-        lines.append(f"Cost: ${float(u.cost.total):.4f}")
+        lines.append(_tr("Cost: {cost}").format(cost=f"${float(u.cost.total):.4f}"))
         if msg.stop_reason not in ("stop", "toolUse"):
-            lines.append(f"Stop reason: {msg.stop_reason}")
+            lines.append(_tr("Stop reason: {reason}").format(reason=msg.stop_reason))
     ts = getattr(msg, "timestamp", None)
     if isinstance(ts, int | float) and ts > 0:
         when = datetime.datetime.fromtimestamp(ts / 1000)
         lines.append(when.strftime("%Y-%m-%d %H:%M:%S"))
     if item.sibling_count > 1:
-        lines.append(f"Version {item.sibling_index + 1} of {item.sibling_count}")
+        lines.append(
+            _tr("Version {n} of {count}").format(n=item.sibling_index + 1, count=item.sibling_count)
+        )
     return "\n".join(lines)
 
 

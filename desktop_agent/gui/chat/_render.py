@@ -82,12 +82,16 @@ def _clip_lines(text: str, max_lines: int, max_chars: int, *, tail: bool = False
     more = len(lines) - max_lines
     if more > 0:
         if tail:
-            lines = [f"[... {more} earlier lines]", *lines[-max_lines:]]
+            lines = [_tr("[... {n} earlier lines]").format(n=more), *lines[-max_lines:]]
         else:
-            lines = [*lines[:max_lines], f"[... {more} more lines]"]
+            lines = [*lines[:max_lines], _tr("[... {n} more lines]").format(n=more)]
     out = "\n".join(lines)
     if len(out) > max_chars:
-        out = out[:max_chars] + f"\n[... {len(out) - max_chars:,} more characters]"
+        out = (
+            out[:max_chars]
+            + "\n"
+            + _tr("[... {n} more characters]").format(n=f"{len(out) - max_chars:,}")
+        )
     return out
 
 
@@ -205,7 +209,7 @@ class _Builder:
         if item.sibling_count > 1 and item.entry_id is not None:
             idx, count = item.sibling_index, item.sibling_count
             right = self.button(
-                right, "›", "sibling", 1, enabled=idx < count - 1, tip="Next version"
+                right, "›", "sibling", 1, enabled=idx < count - 1, tip=_tr("Next version")
             )
             label = f"{idx + 1}/{count}"
             lw = t.fm_small.horizontalAdvance(label) + 8
@@ -220,7 +224,8 @@ class _Builder:
                 )
             )
             right = (
-                self.button(right, "‹", "sibling", -1, enabled=idx > 0, tip="Previous version") - 6
+                self.button(right, "‹", "sibling", -1, enabled=idx > 0, tip=_tr("Previous version"))
+                - 6
             )
         saved_right = self.right
         self.right = right - 6
@@ -236,7 +241,11 @@ class _Builder:
         if len(text) > MAX_TEXT_CHARS:
             text = (
                 text[:MAX_TEXT_CHARS]
-                + f"\n\n*[... {len(text) - MAX_TEXT_CHARS:,} more characters; Copy copies all]*"
+                + "\n\n*"
+                + _tr("[... {n} more characters; Copy copies all]").format(
+                    n=f"{len(text) - MAX_TEXT_CHARS:,}"
+                )
+                + "*"
             )
         first = True
         segments = split_markdown(text)
@@ -267,9 +276,9 @@ class _Builder:
         self.left += 8
         self.right -= 4
         self.text_line(
-            self.left, lang or ("diff" if kind == "diff" else "code"), t.muted, t.small, bh
+            self.left, lang or ("diff" if kind == "diff" else _tr("code")), t.muted, t.small, bh
         )
-        self.button(self.right, "Copy", "copy", code, tip="Copy code")
+        self.button(self.right, _tr("Copy"), "copy", code, tip=_tr("Copy code"))
         self.y += bh + 2
         shown = _clip_lines(code.rstrip("\n"), 2000, MAX_TEXT_CHARS)
         if "\r" in shown:  # the colours' offsets count a line end as one character
@@ -283,10 +292,11 @@ class _Builder:
 
     def thinking(self, key: str, block: ThinkingContent, expanded: bool) -> None:
         if block.redacted:
-            self.toggle_line(key, "Thinking", "(redacted)", False)
+            self.toggle_line(key, _tr("Thinking"), _tr("(redacted)"), False)
             return
         n = len(block.thinking)
-        self.toggle_line(key, "Thinking", f"{n:,} characters" if n else "", expanded)
+        chars = _tr("{n} characters").format(n=f"{n:,}") if n else ""
+        self.toggle_line(key, _tr("Thinking"), chars, expanded)
         if expanded and block.thinking:
             self.y += 2
             saved = self.left
@@ -301,7 +311,11 @@ class _Builder:
     def image(self, block: ImageContent) -> None:
         img = self.images.get(block)
         if img.isNull():
-            self.doc("small", f"[image {block.mime_type} could not be shown]", self.t.muted)
+            self.doc(
+                "small",
+                _tr("[image {mime} could not be shown]").format(mime=block.mime_type),
+                self.t.muted,
+            )
             return
         scale = min(1.0, self.w / max(1, img.width()), IMAGE_MAX_HEIGHT / max(1, img.height()))
         w, h = max(1, int(img.width() * scale)), max(1, int(img.height() * scale))
@@ -327,17 +341,17 @@ class _Builder:
         self.y += 6
         error = result is not None and result.is_error
         if result is not None:
-            status = "error" if error else "done"
+            status = _tr("error") if error else _tr("done")
             details = result.details if isinstance(result.details, dict) else {}
             code = details.get("exitCode")
             if isinstance(code, int) and code != 0:
-                status = f"exit {code}"
+                status = _tr("exit {code}").format(code=code)
         elif live is not None:
-            status = "waiting for approval" if live.waiting else "running…"
+            status = _tr("waiting for approval") if live.waiting else _tr("running…")
         elif interrupted:
             status = _tr("interrupted")
         else:
-            status = "not run"
+            status = _tr("not run")
         h = max(t.line, t.small_line + 6)
         arrow = "▾ " if expanded else "▸ "
         sw = t.fm_small.horizontalAdvance(status) + 2
@@ -386,7 +400,7 @@ class _Builder:
             path = details.get("fullOutputPath")
             if isinstance(path, str) and details.get("truncated"):
                 self.y += 2
-                self.doc("small", f"Full output: {path}", t.muted)
+                self.doc("small", _tr("Full output: {path}").format(path=path), t.muted)
         elif live is not None and live.output:
             self.doc("mono", _clip_lines(live.output, lines, chars, tail=True), t.muted)
         elif interrupted:
@@ -417,17 +431,17 @@ class _Builder:
         self.right -= 8
         self.y += 6
         aborted = message.stop_reason == "aborted"
-        title = "Aborted" if aborted else "Error"
+        title = _tr("Aborted") if aborted else _tr("Error")
         if attempts and not aborted:
-            title = f"Error · {len(attempts) + 1} attempts"
+            title = _tr("Error · {n} attempts").format(n=len(attempts) + 1)
         if retry:
-            self.button(self.right, "Retry", "retry", tip="Send the request again")
+            self.button(self.right, _tr("Retry"), "retry", tip=_tr("Send the request again"))
             self.right -= 60
         self.text_line(self.left, title, t.red, t.bold, max(t.line, t.small_line + 6))
         self.y += max(t.line, t.small_line + 6) + 2
         self.right = saved[1] - 8
         if aborted:
-            text = message.error_message or "The request was stopped."
+            text = message.error_message or _tr("The request was stopped.")
         else:
             lines = [error_attempt_text(m) for m in [*attempts, message]]
             if len(lines) > 1:
@@ -448,8 +462,16 @@ CardAction = tuple[str, str, str, str]
 
 _ACTIONS: dict[str, tuple[str, str, str]] = {
     # name: (action, icon, tooltip); the shortcuts are the window's (gui/_actions.py)
-    "Copy": ("copy", "copy", QT_TRANSLATE_NOOP("ChatCard", "Copy the message (Ctrl+Shift+C)")),
-    "Edit": ("edit", "edit", QT_TRANSLATE_NOOP("ChatCard", "Edit and send again (Ctrl+E)")),
+    QT_TRANSLATE_NOOP("ChatCard", "Copy"): (
+        "copy",
+        "copy",
+        QT_TRANSLATE_NOOP("ChatCard", "Copy the message (Ctrl+Shift+C)"),
+    ),
+    QT_TRANSLATE_NOOP("ChatCard", "Edit"): (
+        "edit",
+        "edit",
+        QT_TRANSLATE_NOOP("ChatCard", "Edit and send again (Ctrl+E)"),
+    ),
 }
 
 
@@ -457,9 +479,14 @@ def _tr(text: str) -> str:
     return QCoreApplication.translate("ChatCard", text)
 
 
+def _content_of(block: object) -> str:
+    """The line a block of an unknown type is shown as."""
+    return _tr("[{type} content]").format(type=getattr(block, "type", "?"))
+
+
 def _action(name: str) -> CardAction:
     action, icon_name, tip = _ACTIONS[name]
-    return (name, action, icon_name, _tr(tip))
+    return (_tr(name), action, icon_name, _tr(tip))
 
 
 def build_card(
@@ -473,7 +500,7 @@ def build_card(
     except Exception:  # habit 8: a damaged row is a placeholder, not a crash
         log.exception("could not lay out a chat row")
         b = _Builder(width, theme, docs, images, live)
-        b.doc("small", "[this message could not be displayed]", theme.muted)
+        b.doc("small", _tr("[this message could not be displayed]"), theme.muted)
         b.y += PAD
         _card_box(b, theme.card_notice, theme.border, dashed=True)
     return b.out
@@ -522,16 +549,18 @@ def _build(b: _Builder, state: RowState) -> None:
         b.y += PAD - GAP
         _card_box(b, t.card_assistant, t.border)
     elif isinstance(msg, ToolResultMessage):
-        b.header(state, "Tool result", "", [])
+        b.header(state, _tr("Tool result"), "", [])
         key = f"tool:{msg.tool_call_id}"
         b.tool_card(msg.tool_call_id, msg.tool_name, None, msg, None, key in expanded)
         b.y += PAD
         _card_box(b, t.card_assistant, t.border)
     elif isinstance(msg, BranchSummaryMessage | CompactionSummaryMessage):
         if isinstance(msg, BranchSummaryMessage):
-            title, extra = "Branch summary", "of the branch this conversation came back from"
+            title = _tr("Branch summary")
+            extra = _tr("of the branch this conversation came back from")
         else:
-            title, extra = "Compaction summary", f"{int(msg.tokens_before):,} tokens before"
+            title = _tr("Compaction summary")
+            extra = _tr("{n} tokens before").format(n=f"{int(msg.tokens_before):,}")
         _notice(b, state, title, extra, msg.summary)
     elif isinstance(msg, CustomMessage):
         text = msg.content if isinstance(msg.content, str) else message_text(msg)
@@ -540,8 +569,9 @@ def _build(b: _Builder, state: RowState) -> None:
         _bash_card(b, state, msg)
     else:
         role = getattr(msg, "role", "?")
-        b.header(state, "Message", f"({role})", [])
-        b.doc("small", f"A message of type '{role}' that this app does not display.", t.muted)
+        b.header(state, _tr("Message"), f"({role})", [])
+        unknown = _tr("A message of type '{role}' that this app does not display.")
+        b.doc("small", unknown.format(role=role), t.muted)
         b.y += PAD
         _card_box(b, t.card_notice, t.border, dashed=True)
 
@@ -644,7 +674,7 @@ def _user_blocks(b: _Builder, blocks: list[Any]) -> None:
         elif isinstance(block, ImageContent):
             b.image(block)
         else:
-            b.doc("small", f"[{getattr(block, 'type', '?')} content]", b.t.muted)
+            b.doc("small", _content_of(block), b.t.muted)
 
 
 def _assistant_blocks(b: _Builder, state: RowState, msg: AssistantMessage) -> None:
@@ -673,7 +703,7 @@ def _assistant_blocks(b: _Builder, state: RowState, msg: AssistantMessage) -> No
         elif isinstance(block, ImageContent):
             b.image(block)
         else:
-            b.doc("small", f"[{getattr(block, 'type', '?')} content]", b.t.muted)
+            b.doc("small", _content_of(block), b.t.muted)
         b.y += GAP
     if state.streaming and not msg.content:
         b.doc("small", "…", b.t.muted)
@@ -684,7 +714,11 @@ def _assistant_blocks(b: _Builder, state: RowState, msg: AssistantMessage) -> No
         b.y += GAP
     elif attempts:
         n = len(attempts)
-        note = f"After {n} failed attempt{'s' if n != 1 else ''} (kept in the session)"
+        note = (
+            _tr("After {n} failed attempts (kept in the session)").format(n=n)
+            if n != 1
+            else _tr("After 1 failed attempt (kept in the session)")
+        )
         b.doc("small", note, b.t.muted)
         b.y += GAP
 

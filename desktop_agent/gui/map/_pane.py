@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QInputDialog,
+    QLineEdit,
     QListView,
     QMenu,
     QStackedWidget,
@@ -25,13 +26,22 @@ from PySide6.QtWidgets import (
 
 from desktop_agent.gui.map._model import BranchesModel, MapModel, MapRole, Previews
 from desktop_agent.gui.map._view import BranchDelegate, MapView
-from desktop_agent.workbench import MAP_FILTERS, BranchMap, MapFilter, MapUpdate
+from desktop_agent.workbench import (
+    MAP_FILTERS,
+    BranchMap,
+    MapFilter,
+    MapUpdate,
+    query_words,
+    text_matches,
+)
 
 
 class MapPane(QWidget):
     """The branch map pane (objectName ``branchPane``; see the module docstring)."""
 
     node_activated = Signal(str)
+    sibling_requested = Signal(str, int)
+    """(entry, -1 or +1): show its previous / next version (the chat's ``‹ n/m ›``)."""
     summarize_requested = Signal(str)
     label_requested = Signal(str, str)
     fork_requested = Signal(str)
@@ -43,6 +53,7 @@ class MapPane(QWidget):
         self.setObjectName("branchPane")
         self.previews = Previews(self)
         self._leaf_shown = -1
+        self._select_after = ""  # the version `step_version` asked for, once drawn
         self.previews.needed.connect(self.previews_needed.emit)
         self._model = MapModel(self.previews, self)
         self.branches = BranchesModel(self.previews, self)
@@ -110,6 +121,23 @@ class MapPane(QWidget):
         self.branch_list.activated.connect(self._on_branch_clicked)
         self.branch_list.installEventFilter(self)
 
+        self.branch_filter = QLineEdit(self)
+        self.branch_filter.setObjectName("branchListFilter")
+        self.branch_filter.setPlaceholderText(self.tr("Filter branches"))
+        self.branch_filter.setClearButtonEnabled(True)
+        self.branch_filter.setAccessibleName(self.tr("Filter branches"))
+        self.branch_filter.setAccessibleDescription(
+            self.tr(
+                "Shows the branches whose last message or label has every word typed; "
+                "Esc clears, Down moves into the list"
+            )
+        )
+        self.branch_filter.setVisible(False)
+        self.branch_filter.textChanged.connect(self._filter_branches)
+        self.branch_filter.installEventFilter(self)
+        self.branches.modelReset.connect(self._filter_branches)
+        self.previews.arrived.connect(self._filter_branches)
+
         self.stack = QStackedWidget(self)
         self.stack.addWidget(self.view)
         self.stack.addWidget(self.branch_list)
@@ -124,6 +152,7 @@ class MapPane(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
         layout.addLayout(bar)
+        layout.addWidget(self.branch_filter)
         layout.addWidget(self.stack, 1)
 
     # ------------------------------------------------------------------ public API
@@ -145,7 +174,11 @@ class MapPane(QWidget):
         self.branches.set_tips(bmap.tips())
         self.set_filter_shown(bmap.filter)
         leaf = self._leaf_shown = bmap.leaf_row
-        if leaf >= 0 and (update.reset or was_at_leaf):
+        wanted = bmap.row_of(self._select_after) if update.reset and self._select_after else -1
+        if wanted >= 0:
+            self._select_after = ""
+            self.view.select_row(wanted)
+        elif leaf >= 0 and (update.reset or was_at_leaf):
             self.view.select_row(leaf)
         elif update.reset:
             self.view.verticalScrollBar().setValue(keep)
@@ -165,6 +198,7 @@ class MapPane(QWidget):
     def show_tab(self, i: int) -> None:
         self.tabs.setCurrentIndex(i)
         self.stack.setCurrentIndex(i)
+        self.branch_filter.setVisible(i == 1)
         if i == 1:
             row = self.branches.row_of_leaf(self._current_leaf_id())
             if row >= 0 and not self.branch_list.currentIndex().isValid():
@@ -179,6 +213,48 @@ class MapPane(QWidget):
         self.show_tab(0)
         self.view.select_row(r, center=True)
         return True
+
+    def step_version(self, step: int) -> None:
+        """``[`` / ``]``: switch to the previous (-1) or next (+1) version at the fork of
+        the selected row (the row itself if it has versions, else the nearest above it)."""
+        bmap = self.bmap
+        r = self.view.currentIndex().row()
+        while 0 <= r < len(bmap) and len(bmap.siblings(r)) < 2:
+            r = bmap.rows[r].parent
+        if not 0 <= r < len(bmap):
+            return
+        siblings = bmap.siblings(r)
+        self._select_after = bmap.rows[
+            siblings[(siblings.index(r) + step) % len(siblings)]
+        ].entry_id
+        self.sibling_requested.emit(bmap.rows[r].entry_id, step)
+
+    def step_fork(self, step: int) -> None:
+        """Alt+Up / Alt+Down: select the previous / next fork point (a row with more than
+        one child) along the selected row's line."""
+        bmap = self.bmap
+        r = self.view.currentIndex().row()
+        if not 0 <= r < len(bmap):
+            return
+
+        def next_row(r: int) -> int:
+            if step < 0:
+                return bmap.rows[r].parent
+            down = bmap.continuation(r)
+            kids = bmap.children(r)
+            return down if down >= 0 else (kids[0] if kids else -1)
+
+        r = next_row(r)
+        while r >= 0 and len(bmap.children(r)) < 2:
+            r = next_row(r)
+        if r >= 0:
+            self.view.select_row(r, center=True)
+
+    def label_selected(self) -> None:
+        """F2 in the map: ask for the selected row's label (the context menu's route)."""
+        r = self.view.currentIndex().row()
+        if 0 <= r < len(self.bmap):
+            self._ask_and_label(self.bmap.rows[r].entry_id, self.bmap.label(r))
 
     @staticmethod
     def ask_label(parent: QWidget, current: str | None) -> str | None:
@@ -229,7 +305,45 @@ class MapPane(QWidget):
         if isinstance(name, str) and name != self.bmap.filter:
             self.filter_changed.emit(name)
 
+    def _filter_branches(self) -> None:
+        """Hide the branches whose label or last message lacks a word of the filter
+        (previews not read yet are asked for and shown until they arrive)."""
+        words = query_words(self.branch_filter.text())
+        for row, tip in enumerate(self.branches.tips):
+            hide = False
+            if words:
+                text = tip.label or self.previews.want(tip.entry_id)
+                hide = text is not None and not text_matches(words, text)
+            self.branch_list.setRowHidden(row, hide)
+
+    def _shown_branches(self) -> list[int]:
+        return [r for r in range(len(self.branches.tips)) if not self.branch_list.isRowHidden(r)]
+
+    def _filter_key(self, event: QKeyEvent) -> bool:
+        """Esc clears the filter, Down moves into the list, Enter switches to the first
+        branch shown."""
+        key = event.key()
+        if key == Qt.Key.Key_Escape and self.branch_filter.text():
+            self.branch_filter.clear()
+            return True
+        shown = self._shown_branches()
+        if key == Qt.Key.Key_Down and shown:
+            self.branch_list.setCurrentIndex(self.branches.index(shown[0]))
+            self.branch_list.setFocus(Qt.FocusReason.TabFocusReason)
+            return True
+        if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and shown:
+            self._on_branch_clicked(self.branches.index(shown[0]))
+            return True
+        return False
+
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if (
+            watched is self.branch_filter
+            and event.type() == QEvent.Type.KeyPress
+            and isinstance(event, QKeyEvent)
+            and self._filter_key(event)
+        ):
+            return True
         if (
             event.type() == QEvent.Type.KeyPress
             and isinstance(event, QKeyEvent)

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QPointF, QRect, QSize, Qt
 from PySide6.QtGui import (
+    QAction,
     QColor,
     QFont,
     QFontMetrics,
     QKeyEvent,
+    QKeySequence,
     QPainter,
     QPainterPath,
     QPalette,
@@ -36,6 +38,8 @@ from PySide6.QtWidgets import (
 
 from desktop_agent.gui.map._model import MapModel, MapRole
 from desktop_agent.workbench import MapRow, age_text
+
+ExactMatch = QKeySequence.SequenceMatch.ExactMatch
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -361,7 +365,32 @@ class MapView(QTableView):
         self.select_row(target, center=True)
         return True
 
+    def own_action(self, event: QKeyEvent) -> QAction | None:
+        """The map's action (`ACTIONS` with menu "map") whose key ``event`` is."""
+        pressed = QKeySequence(event.keyCombination())
+        for action in self.actions():
+            for key in action.shortcuts():
+                if action.isEnabled() and key.matches(pressed) == ExactMatch:
+                    return action
+        return None
+
+    def event(self, event: QEvent) -> bool:
+        # The map's keys win over the window's (F2 labels here, renames elsewhere).
+        if (
+            event.type() == QEvent.Type.ShortcutOverride
+            and isinstance(event, QKeyEvent)
+            and self.own_action(event) is not None
+        ):
+            event.accept()
+            return True
+        return super().event(event)
+
     def keyPressEvent(self, event: QKeyEvent) -> None:
+        action = self.own_action(event)
+        if action is not None:
+            action.trigger()
+            event.accept()
+            return
         key = event.key()
         plain = not event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
         moves = (

@@ -11,7 +11,14 @@ from datetime import UTC, datetime, timedelta
 from enum import IntEnum
 from typing import Any
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtCore import (
+    QAbstractItemModel,
+    QCoreApplication,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    Qt,
+)
 from PySide6.QtGui import QBrush, QColor, QFont, QPalette
 from PySide6.QtWidgets import QApplication
 
@@ -62,6 +69,10 @@ def local_now() -> datetime:
     return datetime.now().astimezone()
 
 
+def _tr(text: str) -> str:
+    return QCoreApplication.translate("SessionListModel", text)
+
+
 def relative_time(value: str, now: datetime) -> str:
     """ "just now", "5 min ago", "3 h ago", "yesterday", "3 days ago", or the date.
 
@@ -77,16 +88,16 @@ def relative_time(value: str, now: datetime) -> str:
     if delta < timedelta(seconds=-60):
         return when.date().isoformat()  # in the future: clock skew; show the date
     if delta < timedelta(minutes=1):
-        return "just now"
+        return _tr("just now")
     if delta < timedelta(hours=1):
-        return f"{int(delta.total_seconds() // 60)} min ago"
+        return _tr("{n} min ago").format(n=int(delta.total_seconds() // 60))
     days = (now.date() - when.date()).days
     if days == 0:
-        return f"{int(delta.total_seconds() // 3600)} h ago"
+        return _tr("{n} h ago").format(n=int(delta.total_seconds() // 3600))
     if days == 1:
-        return "yesterday"
+        return _tr("yesterday")
     if days < 7:
-        return f"{days} days ago"
+        return _tr("{n} days ago").format(n=days)
     return when.date().isoformat()
 
 
@@ -112,7 +123,7 @@ class _Group:
 
 def _folder_names(cwds: Sequence[str]) -> dict[str, str]:
     """Folder name per workspace; names shared by two workspaces get their parent too."""
-    base = {c: os.path.basename(c.rstrip("/\\")) or c or "(no workspace)" for c in cwds}
+    base = {c: os.path.basename(c.rstrip("/\\")) or c or _tr("(no workspace)") for c in cwds}
     counts: dict[str, int] = {}
     for name in base.values():
         counts[name] = counts.get(name, 0) + 1
@@ -312,7 +323,7 @@ class SessionListModel(QAbstractItemModel):
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
     ) -> Any:
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return ("Session", "Last activity")[section] if 0 <= section < 2 else None
+            return (_tr("Session"), _tr("Last activity"))[section] if 0 <= section < 2 else None
         return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -357,7 +368,7 @@ class SessionListModel(QAbstractItemModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return group.name if column == 0 else str(len(group.sessions))
         if role == Qt.ItemDataRole.ToolTipRole:
-            return group.cwd or "Sessions without a workspace"
+            return group.cwd or _tr("Sessions without a workspace")
         if role == Qt.ItemDataRole.FontRole and column == 0:
             font = QFont()
             font.setBold(True)
@@ -381,14 +392,16 @@ class SessionListModel(QAbstractItemModel):
     def _session_data(self, row: SessionRowData, column: int, role: int) -> Any:
         if role == Qt.ItemDataRole.DisplayRole:
             if column == 0:
-                return row.title or "(untitled)"
+                return row.title or _tr("(untitled)")
             return relative_time(row.last_activity, self._now())
         if role == Qt.ItemDataRole.ToolTipRole:
             if row.problem:
-                return f"Cannot read this session: {row.problem}\n{row.path}"
+                problem = _tr("Cannot read this session: {problem}").format(problem=row.problem)
+                return f"{problem}\n{row.path}"
             when = parse_time(row.last_activity)
             shown = when.astimezone().strftime("%Y-%m-%d %H:%M") if when else row.last_activity
-            text = f"{row.title or '(untitled)'}\n{row.cwd}\nLast activity: {shown}"
+            last = _tr("Last activity: {time}").format(time=shown)
+            text = f"{row.title or _tr('(untitled)')}\n{row.cwd}\n{last}"
             if row.source == PI_SOURCE:
                 text += "\n" + self.tr("A session of the Pi coding agent: {0}").format(row.path)
             return text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import (
+    QCoreApplication,
     QEvent,
     QItemSelectionModel,
     QMetaMethod,
@@ -87,7 +88,9 @@ def _make_view(name: str, model: SessionListModel) -> QTreeView:
     header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
     header.setSectionResizeMode(1, QHeaderView.ResizeMode.Fixed)
     fm = view.fontMetrics()
-    widest = max(fm.horizontalAdvance(s) for s in ("2026-12-31", "59 min ago", "yesterday"))
+    ago = QCoreApplication.translate("SessionListModel", "{n} min ago").format(n=59)
+    yesterday = QCoreApplication.translate("SessionListModel", "yesterday")
+    widest = max(fm.horizontalAdvance(s) for s in ("2026-12-31", ago, yesterday))
     header.resizeSection(1, widest + 14)
     return view
 

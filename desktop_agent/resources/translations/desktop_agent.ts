@@ -303,6 +303,46 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Previous version at the fork (branch map)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Switch to the previous version at the selected row&apos;s fork, as ‹ does</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Next version at the fork (branch map)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Switch to the next version at the selected row&apos;s fork, as › does</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Previous fork point (branch map)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Select the fork above the selected row, along its line</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Next fork point (branch map)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Select the fork below the selected row, along its line</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Label the selected entry (branch map)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Set, edit or remove the label of the selected row</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Session &amp;list</source>
         <translation type="unfinished"></translation>
     </message>
@@ -471,9 +511,72 @@
     </message>
 </context>
 <context>
+    <name>BranchMap</name>
+    <message>
+        <source>assistant</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>branch summary</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>compaction</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>current</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>just now</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>label {label}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>message</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>on the current branch</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>search hit</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>setting</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>tool result</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>you</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{age} ago</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>ChatCard</name>
     <message>
+        <source>Copy</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Copy the message (Ctrl+Shift+C)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Edit</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -494,6 +597,206 @@
     </message>
     <message>
         <source>The app stopped before this tool finished. The agent was told it was interrupted.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>(no output)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>(redacted)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>, {n} cache read</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>, {n} cache write</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A message of type &apos;{role}&apos; that this app does not display.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Aborted</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>After 1 failed attempt (kept in the session)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>After {n} failed attempts (kept in the session)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Branch summary</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Compaction summary</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Copy code</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cost: {cost}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Error</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Error · {n} attempts</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Full output: {path}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Message</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Model: {model}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Next version</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Output truncated. Full output: {path}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Previous version</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Retry</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Send the request again</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Shell</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stop reason: {reason}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The request was stopped.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Thinking</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Tokens: {input} in, {output} out</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Tool result</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Version {n} of {count}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>[... {n} earlier lines]</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>[... {n} more characters; Copy copies all]</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>[... {n} more characters]</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>[... {n} more lines]</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>[image {mime} could not be shown]</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>[this message could not be displayed]</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>[{type} content]</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cancelled</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>code</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>done</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>error</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>exit {code}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>interrupted</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>not run</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>not sent to the model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>of the branch this conversation came back from</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>running…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>waiting for approval</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{n} characters</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{n} tokens before</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{role}: {text}</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -656,6 +959,10 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>{title} — {app}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Switch branch?</source>
         <translation type="unfinished"></translation>
     </message>
@@ -727,6 +1034,14 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Filter branches</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Shows the branches whose last message or label has every word typed; Esc clears, Down moves into the list</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Go here</source>
         <translation type="unfinished"></translation>
     </message>
@@ -774,6 +1089,10 @@
     </message>
     <message>
         <source>The session could not be saved</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the session file</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -860,6 +1179,54 @@
     </message>
     <message>
         <source>A session of the Pi coding agent: {0}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{n} min ago</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>yesterday</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>(no workspace)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>(untitled)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cannot read this session: {problem}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Last activity</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Last activity: {time}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Session</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sessions without a workspace</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>just now</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{n} days ago</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{n} h ago</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -1139,13 +1506,52 @@
     </message>
 </context>
 <context>
+    <name>_InlineEditor</name>
+    <message>
+        <source>Send</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Send as a new version of this message (Ctrl+Enter)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Keep the message as it is (Esc)</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>notices</name>
+    <message>
+        <source>1 session backed up to {path}.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A copy of the whole session is in {path}.</source>
+        <translation type="unfinished"></translation>
+    </message>
     <message>
         <source>Compacting the conversation…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
         <source>Converted to the current format: this is a new file beside the original, which is unchanged.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Could not open {ref}: {error}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Exported to {path}.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No session {target} was found.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1157,7 +1563,27 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Read-only: {reason}.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Reading the session…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Reading the session… {percent}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Reloaded: {theirs} written by another program came in.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Reloaded: {theirs} written by another program came in; {ours} of yours are kept as a branch where the two diverged.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Reloaded: {theirs} written by another program came in; {ours} of yours is kept as a branch where the two diverged.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1165,7 +1591,15 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Saved {entries} that were waiting.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Saving</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Settings were saved by Desktop Agent {saved}, newer than this version ({version}): they are used, but changes made here are not saved.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1173,7 +1607,15 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>The project folder {folder} does not exist here: the agent can chat but not use its tools.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>The readable entries are in a new session; the damaged one is unchanged.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The request failed; retrying in {seconds} s (attempt {n} of {attempts})</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1185,7 +1627,19 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>This session is in an older Pi format (version {version}) and opens read-only. Convert it to continue it: a new file is written beside it, the original stays as it is.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>This session is read-only: {reason}.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Undo</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{n} sessions backed up to {path}.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
