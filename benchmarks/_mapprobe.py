@@ -9,6 +9,10 @@ measures: laying out and painting the map from scratch, its previews arriving fo
 rows on screen, scrolling it top to bottom a page at a time, and clicks on nodes of other
 branches (each writes a ``leaf`` entry, the chat and the map redraw). The same probe
 while idle is the baseline. Results go to OUT_JSON.
+
+``MAPPROBE_PROFILE=DIR`` (inherited by the child) also writes a cProfile of the GUI
+thread for each phase (``DIR/<phase>.pstats``: build, scroll, click) and prints the top
+functions by cumulative time to stderr.
 """
 
 from __future__ import annotations
@@ -91,6 +95,34 @@ async def write_session(data: Path, workspace: Path) -> tuple[str, int, int]:
     return path, session.entry_count, leaves
 
 
+class _Profile:
+    """cProfile of the GUI thread per phase when ``MAPPROBE_PROFILE`` names a folder."""
+
+    def __init__(self) -> None:
+        self.folder = os.environ.get("MAPPROBE_PROFILE", "")
+        self._prof: Any = None
+
+    def start(self) -> None:
+        if self.folder:
+            import cProfile
+
+            self._prof = cProfile.Profile()
+            self._prof.enable()
+
+    def stop(self, phase: str) -> None:
+        if self._prof is None:
+            return
+        import pstats
+
+        self._prof.disable()
+        os.makedirs(self.folder, exist_ok=True)
+        path = os.path.join(self.folder, f"{phase}.pstats")
+        self._prof.dump_stats(path)
+        print(f"== {phase}: {path}", file=sys.stderr)
+        pstats.Stats(path, stream=sys.stderr).sort_stats("cumulative").print_stats(40)
+        self._prof = None
+
+
 async def until(done: Any, step_s: float = 0.002) -> None:
     """Poll ``done()`` while the loop runs (what a person waits for on screen)."""
     while not done():  # noqa: ASYNC110 - a condition of widgets, no event to wait on
@@ -136,6 +168,7 @@ def _run_window(data: Path, path: str) -> dict[str, Any]:
         await _settle(0.5)
         pane, view = window.tree, window.tree.view
         probe = Probe()
+        profile = _Profile()
 
         def gaps(start: float, end: float) -> dict[str, float]:
             return probe.window(start, end).summary()
@@ -168,6 +201,7 @@ def _run_window(data: Path, path: str) -> dict[str, Any]:
         await _settle(0.1)
         pane.previews.forget()
         painted_before = view.map_delegate.painted
+        profile.start()
         t0 = time.perf_counter()
         workbench.map = BranchMap(workbench.map.filter)
         pane.apply(workbench.map, await workbench.update_map())
@@ -183,6 +217,7 @@ def _run_window(data: Path, path: str) -> dict[str, Any]:
         view.viewport().repaint()
         t1 = time.perf_counter()
         out["previews_ms"] = (t1 - t0) * 1e3
+        profile.stop("build")
         await _settle(0.1)
         out["build"] = gaps(t0, time.perf_counter())
 
@@ -190,6 +225,7 @@ def _run_window(data: Path, path: str) -> dict[str, Any]:
         bar = view.verticalScrollBar()
         bar.setValue(0)
         await _settle(0.2)
+        profile.start()
         t0 = time.perf_counter()
         pages = 0
         paint_ms: list[float] = []
@@ -202,6 +238,7 @@ def _run_window(data: Path, path: str) -> dict[str, Any]:
             await asyncio.sleep(0.016)
         await window.settle_tasks()
         t1 = time.perf_counter()
+        profile.stop("scroll")
         out["scroll"] = gaps(t0, t1)
         out["scroll_pages"] = pages
         out["scroll_paint_ms"] = sorted(paint_ms)[len(paint_ms) // 2], max(paint_ms)
@@ -219,6 +256,7 @@ def _run_window(data: Path, path: str) -> dict[str, Any]:
         pane.apply = timed_apply  # type: ignore[method-assign]
         rng = random.Random(3)
         clicks: list[float] = []
+        profile.start()
         t0 = time.perf_counter()
         for _ in range(CLICKS):
             bmap = workbench.map
@@ -239,6 +277,7 @@ def _run_window(data: Path, path: str) -> dict[str, Any]:
             clicks.append((time.perf_counter() - c0) * 1e3)
             await _settle(0.1)
         out["click"] = gaps(t0, time.perf_counter())
+        profile.stop("click")
         out["click_ms"] = clicks
         out["click_apply_ms"] = map_ms
         pane.apply = apply  # type: ignore[method-assign]
