@@ -137,7 +137,7 @@ def _run_window(data: Path, path: str) -> dict[str, Any]:
 
     from desktop_agent.ai import ModelRegistry
     from desktop_agent.config import AppState, KeyStore, Settings
-    from desktop_agent.gui import MainWindow
+    from desktop_agent.gui import MainWindow, freeze_heap
     from desktop_agent.session import JsonlSessionRepo
     from desktop_agent.workbench import BranchMap, JsonlStore, MapUpdate, Models, Workbench
 
@@ -164,7 +164,8 @@ def _run_window(data: Path, path: str) -> dict[str, Any]:
         window.show()
         await _settle(0.3)
         await window.open_session(path)
-        await window.settle_tasks()
+        await window.settle_tasks()  # the SDK warm-up included
+        freeze_heap()  # as the app does after the restore and the warm-up (`gui.run_gui`)
         await _settle(0.5)
         pane, view = window.tree, window.tree.view
         probe = Probe()

@@ -27,6 +27,7 @@ from PySide6.QtCore import (
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
 from PySide6.QtWidgets import QApplication
 
+from desktop_agent.gui._heap import freeze_heap
 from desktop_agent.gui._identity import apply_identity, install_help_menu
 from desktop_agent.gui._main_window import MainWindow
 from desktop_agent.resources import resource
@@ -144,6 +145,12 @@ async def smoke_payload(window: MainWindow, startup_ms: int) -> dict[str, Any]:
     }
 
 
+def _freeze_after_warm_up(window: MainWindow) -> None:
+    """`freeze_heap` again once the SDKs are imported (after the first paint)."""
+    if window.warm_up is not None:
+        window.warm_up.add_done_callback(lambda _task: freeze_heap())
+
+
 def run_gui(
     *,
     make_workbench: Callable[[], Awaitable[Workbench]],
@@ -198,6 +205,8 @@ def run_gui(
                 )
             )
         await window.restore(session, new=new, workspace=workspace)
+        window.shown.connect(lambda: _freeze_after_warm_up(window))
+        freeze_heap()  # the imports and the restored session live as long as the app
         window.show()
 
     def on_request(req: dict[str, Any]) -> None:

@@ -17,21 +17,23 @@ message) are read for the rows that are painted, on demand (`Workbench.map_previ
 
 `BranchMap.sync` brings the layout up to date with the session: entries appended to the
 current leaf add rows at the end (O(new entries)); a moved leaf, a filter change or an
-entry elsewhere lays the map out again (O(entries), about 20 ms for 10,000).
+entry elsewhere lays the map out again (O(entries), 60-80 ms for 10,000: `BranchMap.update`
+runs it on the event loop a few milliseconds at a time).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import time
 import unicodedata
 import zlib
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import pairwise
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, cast
 
 import msgspec
 
@@ -351,14 +353,20 @@ class BranchMap:
         return self._finish(job, job.run())
 
     async def update(self, shape: TreeShape | None) -> MapUpdate:
-        """`sync`, with a relayout run on a worker thread (the old rows stay valid until
-        the new ones are swapped in), so the event loop keeps ticking meanwhile."""
+        """`sync`, with a relayout run on the event loop in slices of at most `SLICE_S`
+        (the old rows stay valid until the new ones are swapped in), so the loop keeps
+        painting and taking input meanwhile.
+
+        Not on a worker thread: the GUI thread gives up the GIL at every Qt call, and a
+        worker running Python then makes it wait for the GIL each time (a convoy that
+        stretched a 30 ms chat repaint to 60 ms while the map was laid out).
+        """
         async with self._lock:
             job = self._prepare(shape)
             if isinstance(job, MapUpdate):
                 return job
             version = self._version
-            done = await asyncio.to_thread(job.run)
+            done = await _sliced(job.steps())
             if self._version != version:  # `sync` ran meanwhile: this result is stale
                 return self.sync(self._shape or job.shape)
             return self._finish(job, done)
@@ -426,6 +434,26 @@ class BranchMap:
         _visibility(shape, self.filter, start, end, self._vis, self._vparent, self._vkids)
 
 
+SLICE_S = 0.006
+"""Event-loop time a relayout takes at a time (`BranchMap.update`)."""
+
+
+async def _sliced(steps: Generator[None, None, _T]) -> _T:
+    """Run a layout generator on the loop, giving the loop a turn first (what the caller
+    drew just before, e.g. the chat of a new branch, is painted before the map's work)
+    and then every `SLICE_S`."""
+    await asyncio.sleep(0)
+    deadline = time.perf_counter() + SLICE_S
+    while True:
+        try:
+            next(steps)
+        except StopIteration as stop:
+            return cast(_T, stop.value)
+        if time.perf_counter() >= deadline:
+            await asyncio.sleep(0)
+            deadline = time.perf_counter() + SLICE_S
+
+
 def _labels_in(shape: TreeShape, start: int, end: int) -> bool:
     types = shape.types
     return any(types[i] == "label" for i in range(start, end))
@@ -443,8 +471,9 @@ class _Done:
 
 @dataclass
 class _Job:
-    """A relayout of the first ``n`` entries; `run` touches nothing of the map, so it
-    can run on a worker thread (entries appended meanwhile come with the next sync)."""
+    """A relayout of the first ``n`` entries; `steps` touches nothing of the map, so it
+    can run in slices while the old rows are shown (entries appended meanwhile come
+    with the next sync)."""
 
     shape: TreeShape
     n: int
@@ -456,14 +485,34 @@ class _Job:
     vkids: dict[int, list[int]] = field(default_factory=dict)
 
     def run(self) -> _Done:
+        return _drain(self.steps())
+
+    def steps(self) -> Generator[None, None, _Done]:
+        """The relayout in steps of `STEP` entries or rows (its result at the end)."""
         vis, vparent, vkids = self.vis, self.vparent, self.vkids
         if self.full:
             vis, vparent, vkids = [], [], {}
-            _visibility(self.shape, self.filter, 0, self.n, vis, vparent, vkids)
-        rows, row_of = _emit(self.shape, self.path, vis, vkids)
+            yield from _visibility_steps(self.shape, self.filter, 0, self.n, vis, vparent, vkids)
+        rows, row_of = yield from _emit_steps(self.shape, self.path, vis, vkids)
         spans: dict[int, tuple[list[int], list[int], list[int]]] = {}
-        _connect(rows, row_of, vparent, 0, spans)
+        yield from _connect_steps(rows, row_of, vparent, 0, spans)
         return _Done(vis, vparent, vkids, rows, row_of, spans)
+
+
+STEP = 512
+"""Entries or rows a layout step handles between pauses (`BranchMap.update` runs the steps
+on the event loop a few milliseconds at a time)."""
+
+_T = TypeVar("_T")
+
+
+def _drain(steps: Generator[None, None, _T]) -> _T:
+    """Run a layout generator to its end (no pauses); its result."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as stop:
+            return cast(_T, stop.value)
 
 
 def _visibility(
@@ -476,12 +525,27 @@ def _visibility(
     vkids: dict[int, list[int]],
 ) -> None:
     """Whether entries ``start..end`` are rows, and their nearest shown ancestors."""
+    _drain(_visibility_steps(shape, name, start, end, vis, vparent, vkids))
+
+
+def _visibility_steps(
+    shape: TreeShape,
+    name: MapFilter,
+    start: int,
+    end: int,
+    vis: list[bool],
+    vparent: list[int],
+    vkids: dict[int, list[int]],
+) -> Generator[None, None, None]:
+    """`_visibility`, pausing every `STEP` entries."""
     parents, types, roles, ids = shape.parents, shape.types, shape.roles, shape.ids
     shown_kinds = _SHOWN[name]
     labeled = name == "labeled"
     labels = shape.labels
     known: dict[tuple[str, str | None], bool] = {}
     for i in range(start, end):
+        if i % STEP == 0:
+            yield
         key = (types[i], roles[i])
         shown = known.get(key)
         if shown is None:
@@ -519,6 +583,13 @@ def _emit(
     shape: TreeShape, path: list[int], vis: list[bool], vkids: dict[int, list[int]]
 ) -> tuple[list[MapRow], dict[int, int]]:
     """Rows in map order with their lanes (one pass; see the module docstring)."""
+    return _drain(_emit_steps(shape, path, vis, vkids))
+
+
+def _emit_steps(
+    shape: TreeShape, path: list[int], vis: list[bool], vkids: dict[int, list[int]]
+) -> Generator[None, None, tuple[list[MapRow], dict[int, int]]]:
+    """`_emit`, pausing every `STEP` rows."""
     ids, types, roles = shape.ids, shape.types, shape.roles
     on_path = [i for i in path if i < len(vis) and vis[i]]
     next_on_path = dict(pairwise(on_path))
@@ -539,6 +610,8 @@ def _emit(
         while True:
             if i in row_of:  # a cycle in an odd file
                 break
+            if len(rows) % STEP == 0:
+                yield
             row_of[i] = len(rows)
             key = (types[i], roles[i])
             kind = kinds.get(key)
@@ -572,9 +645,22 @@ def _connect(
     """Parents, up/down/curves of rows ``start..`` and the spans of the lines between
     them; returns earlier rows whose drawing changed (ending in -1 when rows appended
     below need lines through earlier rows: the caller connects everything again)."""
+    return _drain(_connect_steps(rows, row_of, vparent, start, spans))
+
+
+def _connect_steps(
+    rows: list[MapRow],
+    row_of: dict[int, int],
+    vparent: list[int],
+    start: int,
+    spans: dict[int, tuple[list[int], list[int], list[int]]],
+) -> Generator[None, None, list[int]]:
+    """`_connect`, pausing every `STEP` rows."""
     last_child: dict[int, int] = {}
     changed: list[int] = []
     for r in range(start, len(rows)):
+        if r % STEP == 0:
+            yield
         row = rows[r]
         vp = vparent[row.entry]
         pr = row_of.get(vp, -1) if vp >= 0 else -1

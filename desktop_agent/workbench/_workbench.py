@@ -387,7 +387,7 @@ class Workbench:
         return self.map.sync(self.session.shape() if self.session is not None else None)
 
     async def update_map(self) -> MapUpdate:
-        """`sync_map`, a relayout on a worker thread (`BranchMap.update`)."""
+        """`sync_map`, a relayout in slices on the loop (`BranchMap.update`)."""
         return await self.map.update(self.session.shape() if self.session is not None else None)
 
     def set_map_filter(self, name: MapFilter) -> Changes:
