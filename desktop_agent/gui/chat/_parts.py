@@ -31,7 +31,7 @@ from PySide6.QtGui import (
 
 from desktop_agent.ai import ImageContent
 from desktop_agent.gui._icons import render as render_icon
-from desktop_agent.gui.chat._highlight import CodeColorizer, Colors, DiffHighlighter
+from desktop_agent.gui.chat._highlight import CodeColorizer, CodeColors, Colors, DiffHighlighter
 
 # --------------------------------------------------------------------------- theme
 
@@ -122,7 +122,11 @@ def _mix(a: QColor, b: QColor, t: float) -> QColor:
 
 
 class DocCache:
-    """Laid-out QTextDocuments by (kind, text, width, theme); least recently used go first.
+    """Laid-out QTextDocuments by (kind, text, width, font); least recently used go first.
+
+    The palette is not part of the key (see `_look`): a theme switch re-colours code in
+    place (`CodeColorizer.restyle`, a few lines at a time) instead of laying every
+    document out again.
 
     Code documents get their colours from `colorizer` (Pygments in a worker thread, applied
     in slices): connect its ``recolored`` signal to a repaint of the view.
@@ -140,11 +144,24 @@ class DocCache:
             self.colorizer.discard(highlighter)
         self._docs.clear()
 
+    @staticmethod
+    def _look(kind: str, text: str, theme: Theme) -> object:
+        """What of the theme a document of ``kind`` holds besides its font (the text
+        colour comes from the paint context, code colours are restyled in place): a
+        palette switch keeps the laid-out documents."""
+        if kind == "diff":
+            return theme.dark
+        if kind == "md" and ("](" in text or "://" in text):
+            return theme.link.rgba()
+        return None
+
     def get(self, kind: str, text: str, width: int, theme: Theme, lang: str = "") -> QTextDocument:
-        key = (kind, lang, text, width, theme.key)
+        key = (kind, lang, text, width, theme.key[1], self._look(kind, text, theme))
         hit = self._docs.get(key)
         if hit is not None:
             self._docs.move_to_end(key)
+            if isinstance(hit[1], CodeColors):
+                self.colorizer.restyle(hit[1], dark=theme.dark)
             return hit[0]
         doc = QTextDocument()
         doc.setDocumentMargin(0)
