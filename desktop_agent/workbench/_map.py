@@ -284,39 +284,8 @@ class BranchMap:
             return []
         if self._tips is not None and self._tips[0] == self._version:
             return list(self._tips[1])
-        n = self._n
-        types, parents, ids, stamps = shape.types, shape.parents, shape.ids, shape.timestamps
-        has_child = bytearray(n)
-        for i in range(n):
-            p = parents[i]
-            if 0 <= p < n and p != i and types[i] not in _NEVER:
-                has_child[p] = 1
-        leaf_i = self._path[-1] if self._path else -1
-        best: dict[int, int] = {}
-        for i in range(n):
-            if has_child[i] or types[i] in _NEVER:
-                continue
-            row = self._row_of.get(i)
-            if row is None:
-                vp = self._vparent[i]
-                row = self._row_of.get(vp) if vp >= 0 else None
-            if row is None:
-                continue
-            old = best.get(row)
-            if old is None or i == leaf_i or (old != leaf_i and stamps[i] >= stamps[old]):
-                best[row] = i
-        chosen = sorted(best.items(), key=lambda kv: (stamps[kv[1]], kv[1] == leaf_i, kv[1]))
-        out = [
-            BranchTip(
-                leaf_id=ids[i],
-                entry_id=self.rows[row].entry_id,
-                row=row,
-                timestamp=stamps[i],
-                label=shape.labels.get(self.rows[row].entry_id),
-                current=i == leaf_i,
-            )
-            for row, i in reversed(chosen)
-        ]
+        out = _drain(_tips_steps(shape, self._n, self._path, self.rows, self._row_of,
+                                 self._vparent))  # fmt: skip
         self._tips = (self._version, out)
         return list(out)
 
@@ -425,6 +394,8 @@ class BranchMap:
         self._vis, self._vparent, self._vkids = done.vis, done.vparent, done.vkids
         self.rows, self._row_of, self._spans = done.rows, done.row_of, done.spans
         self._version += 1
+        if done.tips is not None:
+            self._tips = (self._version, done.tips)
         self.set_hits(self._hit_entries)
         return MapUpdate(reset=True)
 
@@ -467,6 +438,7 @@ class _Done:
     rows: list[MapRow]
     row_of: dict[int, int]
     spans: dict[int, tuple[list[int], list[int], list[int]]]
+    tips: list[BranchTip] | None = None
 
 
 @dataclass
@@ -496,7 +468,8 @@ class _Job:
         rows, row_of = yield from _emit_steps(self.shape, self.path, vis, vkids)
         spans: dict[int, tuple[list[int], list[int], list[int]]] = {}
         yield from _connect_steps(rows, row_of, vparent, 0, spans)
-        return _Done(vis, vparent, vkids, rows, row_of, spans)
+        tips = yield from _tips_steps(self.shape, self.n, self.path, rows, row_of, vparent)
+        return _Done(vis, vparent, vkids, rows, row_of, spans, tips)
 
 
 STEP = 512
@@ -513,6 +486,53 @@ def _drain(steps: Generator[None, None, _T]) -> _T:
             next(steps)
         except StopIteration as stop:
             return cast(_T, stop.value)
+
+
+def _tips_steps(
+    shape: TreeShape,
+    n: int,
+    path: list[int],
+    rows: list[MapRow],
+    row_of: dict[int, int],
+    vparent: list[int],
+) -> Generator[None, None, list[BranchTip]]:
+    """`BranchMap.tips` of a layout, pausing every `STEP` entries."""
+    types, parents, ids, stamps = shape.types, shape.parents, shape.ids, shape.timestamps
+    has_child = bytearray(n)
+    for i in range(n):
+        if i % STEP == 0:
+            yield
+        p = parents[i]
+        if 0 <= p < n and p != i and types[i] not in _NEVER:
+            has_child[p] = 1
+    leaf_i = path[-1] if path else -1
+    best: dict[int, int] = {}
+    for i in range(n):
+        if i % STEP == 0:
+            yield
+        if has_child[i] or types[i] in _NEVER:
+            continue
+        row = row_of.get(i)
+        if row is None:
+            vp = vparent[i]
+            row = row_of.get(vp) if vp >= 0 else None
+        if row is None:
+            continue
+        old = best.get(row)
+        if old is None or i == leaf_i or (old != leaf_i and stamps[i] >= stamps[old]):
+            best[row] = i
+    chosen = sorted(best.items(), key=lambda kv: (stamps[kv[1]], kv[1] == leaf_i, kv[1]))
+    return [
+        BranchTip(
+            leaf_id=ids[i],
+            entry_id=rows[row].entry_id,
+            row=row,
+            timestamp=stamps[i],
+            label=shape.labels.get(rows[row].entry_id),
+            current=i == leaf_i,
+        )
+        for row, i in reversed(chosen)
+    ]
 
 
 def _visibility(

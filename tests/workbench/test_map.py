@@ -348,6 +348,7 @@ def test_a_big_relayout_gives_the_loop_turns_and_stays_on_its_thread() -> None:
         assert [bmap.through(k) for k in range(len(bmap))] == [
             direct.through(k) for k in range(len(direct))
         ]
+        assert bmap.tips() == direct.tips() and len(bmap.tips()) > 20  # made in the steps
 
     run(go())
 
