@@ -7,12 +7,13 @@ labels, two compactions) into a temp ``--data-dir`` layout, opens it in a real w
 a qasync loop, and with the 10 ms `QTimer` probe of `benchmarks._streamprobe` running
 measures: laying out and painting the map from scratch, its previews arriving for the
 rows on screen, scrolling it top to bottom a page at a time, and clicks on nodes of other
-branches (each writes a ``leaf`` entry, the chat and the map redraw). The same probe
-while idle is the baseline. Results go to OUT_JSON.
+branches (each writes a ``leaf`` entry, the chat and the map redraw), and live theme
+switches (dark, light, dark, light: every pane repaints). The same probe while idle is
+the baseline. Results go to OUT_JSON.
 
 ``MAPPROBE_PROFILE=DIR`` (inherited by the child) also writes a cProfile of the GUI
-thread for each phase (``DIR/<phase>.pstats``: build, scroll, click) and prints the top
-functions by cumulative time to stderr.
+thread for each phase (``DIR/<phase>.pstats``: build, scroll, click, theme) and prints
+the top functions by cumulative time to stderr.
 """
 
 from __future__ import annotations
@@ -279,6 +280,25 @@ def _run_window(data: Path, path: str) -> dict[str, Any]:
             await _settle(0.1)
         out["click"] = gaps(t0, time.perf_counter())
         profile.stop("click")
+        # A live theme switch (dark, then light again): every pane repaints, the chat's
+        # code re-coloured in place, the map's colours made again.
+        colorizer = window.chat.delegate.docs.colorizer
+        theme_ms: list[float] = []
+        await _settle(0.2)
+        profile.start()
+        t0 = time.perf_counter()
+        for mode in ("dark", "light", "dark", "light"):
+            s0 = time.perf_counter()
+            window.theme.set_mode(mode)
+            want_dark = mode == "dark"
+            await until(lambda d=want_dark: view.map_delegate.colors.dark == d)
+            await until(lambda: not colorizer.busy())
+            window.repaint()
+            theme_ms.append((time.perf_counter() - s0) * 1e3)
+            await _settle(0.2)
+        out["theme"] = gaps(t0, time.perf_counter())
+        out["theme_ms"] = theme_ms
+        profile.stop("theme")
         out["click_ms"] = clicks
         out["click_apply_ms"] = map_ms
         pane.apply = apply  # type: ignore[method-assign]
