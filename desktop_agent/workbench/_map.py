@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 import unicodedata
 import zlib
 from bisect import bisect_right
@@ -33,12 +32,13 @@ from collections.abc import Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import pairwise
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, Literal
 
 import msgspec
 
 from desktop_agent.session import Session, SessionError, TreeShape
 from desktop_agent.utils.text import content_text
+from desktop_agent.workbench._slices import drain, sliced
 
 MapFilter = Literal["conversation", "user", "labeled", "all"]
 MAP_FILTERS: tuple[MapFilter, ...] = ("conversation", "user", "labeled", "all")
@@ -284,7 +284,7 @@ class BranchMap:
             return []
         if self._tips is not None and self._tips[0] == self._version:
             return list(self._tips[1])
-        out = _drain(_tips_steps(shape, self._n, self._path, self.rows, self._row_of,
+        out = drain(_tips_steps(shape, self._n, self._path, self.rows, self._row_of,
                                  self._vparent))  # fmt: skip
         self._tips = (self._version, out)
         return list(out)
@@ -323,19 +323,14 @@ class BranchMap:
 
     async def update(self, shape: TreeShape | None) -> MapUpdate:
         """`sync`, with a relayout run on the event loop in slices of at most `SLICE_S`
-        (the old rows stay valid until the new ones are swapped in), so the loop keeps
-        painting and taking input meanwhile.
-
-        Not on a worker thread: the GUI thread gives up the GIL at every Qt call, and a
-        worker running Python then makes it wait for the GIL each time (a convoy that
-        stretched a 30 ms chat repaint to 60 ms while the map was laid out).
-        """
+        (`_slices.sliced`: not a worker thread, which would hold the GIL against the GUI
+        thread); the old rows stay valid until the new ones are swapped in."""
         async with self._lock:
             job = self._prepare(shape)
             if isinstance(job, MapUpdate):
                 return job
             version = self._version
-            done = await _sliced(job.steps())
+            done = await sliced(job.steps())
             if self._version != version:  # `sync` ran meanwhile: this result is stale
                 return self.sync(self._shape or job.shape)
             return self._finish(job, done)
@@ -405,26 +400,6 @@ class BranchMap:
         _visibility(shape, self.filter, start, end, self._vis, self._vparent, self._vkids)
 
 
-SLICE_S = 0.006
-"""Event-loop time a relayout takes at a time (`BranchMap.update`)."""
-
-
-async def _sliced(steps: Generator[None, None, _T]) -> _T:
-    """Run a layout generator on the loop, giving the loop a turn first (what the caller
-    drew just before, e.g. the chat of a new branch, is painted before the map's work)
-    and then every `SLICE_S`."""
-    await asyncio.sleep(0)
-    deadline = time.perf_counter() + SLICE_S
-    while True:
-        try:
-            next(steps)
-        except StopIteration as stop:
-            return cast(_T, stop.value)
-        if time.perf_counter() >= deadline:
-            await asyncio.sleep(0)
-            deadline = time.perf_counter() + SLICE_S
-
-
 def _labels_in(shape: TreeShape, start: int, end: int) -> bool:
     types = shape.types
     return any(types[i] == "label" for i in range(start, end))
@@ -457,7 +432,7 @@ class _Job:
     vkids: dict[int, list[int]] = field(default_factory=dict)
 
     def run(self) -> _Done:
-        return _drain(self.steps())
+        return drain(self.steps())
 
     def steps(self) -> Generator[None, None, _Done]:
         """The relayout in steps of `STEP` entries or rows (its result at the end)."""
@@ -475,17 +450,6 @@ class _Job:
 STEP = 512
 """Entries or rows a layout step handles between pauses (`BranchMap.update` runs the steps
 on the event loop a few milliseconds at a time)."""
-
-_T = TypeVar("_T")
-
-
-def _drain(steps: Generator[None, None, _T]) -> _T:
-    """Run a layout generator to its end (no pauses); its result."""
-    while True:
-        try:
-            next(steps)
-        except StopIteration as stop:
-            return cast(_T, stop.value)
 
 
 def _tips_steps(
@@ -545,7 +509,7 @@ def _visibility(
     vkids: dict[int, list[int]],
 ) -> None:
     """Whether entries ``start..end`` are rows, and their nearest shown ancestors."""
-    _drain(_visibility_steps(shape, name, start, end, vis, vparent, vkids))
+    drain(_visibility_steps(shape, name, start, end, vis, vparent, vkids))
 
 
 def _visibility_steps(
@@ -603,7 +567,7 @@ def _emit(
     shape: TreeShape, path: list[int], vis: list[bool], vkids: dict[int, list[int]]
 ) -> tuple[list[MapRow], dict[int, int]]:
     """Rows in map order with their lanes (one pass; see the module docstring)."""
-    return _drain(_emit_steps(shape, path, vis, vkids))
+    return drain(_emit_steps(shape, path, vis, vkids))
 
 
 def _emit_steps(
@@ -665,7 +629,7 @@ def _connect(
     """Parents, up/down/curves of rows ``start..`` and the spans of the lines between
     them; returns earlier rows whose drawing changed (ending in -1 when rows appended
     below need lines through earlier rows: the caller connects everything again)."""
-    return _drain(_connect_steps(rows, row_of, vparent, start, spans))
+    return drain(_connect_steps(rows, row_of, vparent, start, spans))
 
 
 def _connect_steps(

@@ -9,7 +9,7 @@ session caches decoded messages), so a view that shows a few rows decodes a few.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -25,6 +25,7 @@ from desktop_agent.ai import (
     classify_error,
 )
 from desktop_agent.session import BranchTail, CompactionEntry, Session
+from desktop_agent.workbench._slices import drain, sliced
 
 _VISIBLE_ROLES = (
     "user",
@@ -429,14 +430,31 @@ def _lines_in_runs(session: Session, ids: list[str]) -> Iterator[tuple[str, byte
 def count_branch_usage(session: Session, context_window: int) -> Usage:
     """`branch_usage` without decoding the messages: only the usage fields of each
     assistant line are read (a long branch holds tens of thousands). A line that does
-    not fit that light read is decoded as a message. Safe in a worker thread."""
+    not fit that light read is decoded as a message. See `count_branch_usage_sliced`."""
+    return drain(_usage_steps(session, context_window))
+
+
+async def count_branch_usage_sliced(session: Session, context_window: int) -> Usage:
+    """`count_branch_usage` on the event loop in slices of a few milliseconds
+    (`_slices.sliced`): not a worker thread, which would hold the GIL against the GUI
+    thread while a branch switch paints."""
+    return await sliced(_usage_steps(session, context_window))
+
+
+_USAGE_STEP = 256
+"""Assistant lines read between pauses of `_usage_steps`."""
+
+
+def _usage_steps(session: Session, context_window: int) -> Generator[None, None, Usage]:
     ids = [
         i
         for i in session.branch_ids(lenient=True)
         if session.entry_kind(i) == ("message", "assistant")
     ]
     tokens, cost, context = 0, 0.0, 0
-    for entry_id, raw in _lines_in_runs(session, ids):
+    for n, (entry_id, raw) in enumerate(_lines_in_runs(session, ids)):
+        if n % _USAGE_STEP == 0:
+            yield
         try:
             line = _decode_usage(raw)
         except (msgspec.DecodeError, msgspec.ValidationError):

@@ -99,6 +99,7 @@ from desktop_agent.workbench._views import (
     Usage,
     branch_items,
     count_branch_usage,
+    count_branch_usage_sliced,
     entries_phrase,
     is_visible,
     latest_leaf_under,
@@ -733,7 +734,7 @@ class Workbench:
         self, session: Session, context_window: int, context: Sequence[AgentMessage] = ()
     ) -> None:
         """The usage of the current branch. A long branch is counted after the first
-        paint, in a worker thread (it reads the usage of every answer); until then the
+        paint, on the loop in slices (it reads the usage of every answer); until then the
         status bar has how full the context is, from the context just built."""
         if session.entry_count <= INLINE_ENTRIES:
             self.usage = count_branch_usage(session, context_window)
@@ -752,7 +753,7 @@ class Workbench:
         ref = self.ref
 
         async def count() -> None:
-            counted = await asyncio.to_thread(count_branch_usage, session, context_window)
+            counted = await count_branch_usage_sliced(session, context_window)
             if self.session is not session or self.ref != ref:
                 return
             now = self.usage  # plus what was answered meanwhile

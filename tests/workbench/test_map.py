@@ -300,7 +300,7 @@ def test_a_big_relayout_gives_the_loop_turns_and_stays_on_its_thread() -> None:
     between them, and the same rows as `sync`."""
     import threading
 
-    from desktop_agent.workbench import _map
+    from desktop_agent.workbench import _map, _slices
 
     async def go() -> None:
         s = await _session()
@@ -331,7 +331,7 @@ def test_a_big_relayout_gives_the_loop_turns_and_stays_on_its_thread() -> None:
                 await asyncio.sleep(0)
 
         _map._emit_steps = watched  # type: ignore[assignment]
-        old_slice, _map.SLICE_S = _map.SLICE_S, 0.0  # a turn after every step
+        old_slice, _slices.SLICE_S = _slices.SLICE_S, 0.0  # a turn after every step
         task = asyncio.ensure_future(ticker())
         try:
             assert (await bmap.update(s.shape())).reset
@@ -339,7 +339,7 @@ def test_a_big_relayout_gives_the_loop_turns_and_stays_on_its_thread() -> None:
             stop.set()
             await task
             _map._emit_steps = real
-            _map.SLICE_S = old_slice
+            _slices.SLICE_S = old_slice
         assert threads == {threading.get_ident()}
         assert turns >= len(bmap) // _map.STEP  # the loop ran between the steps
         assert [(r.entry_id, r.lane, r.color) for r in bmap.rows] == [
