@@ -37,7 +37,9 @@ def print_map(r: dict[str, Any], report: Report) -> None:
         baselines=[("touching every entry once", r["touch_ms"])],
         digits=1,
     )
-    report.line("layout (worker thread) + model reset + paint", r["build_paint_ms"], "ms", digits=1)
+    report.line(
+        "layout (in slices on the loop) + model reset + paint", r["build_paint_ms"], "ms", digits=1
+    )
     report.note(f"rows painted: {r['rows_painted']} (only the visible ones)")
     report.line("... until the visible rows show their previews", r["previews_ms"], "ms", digits=1)
     report.line(
