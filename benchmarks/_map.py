@@ -81,6 +81,15 @@ def print_map(r: dict[str, Any], report: Report) -> None:
         "an entry appended on the leaf (no relayout)", r["append_ms"], "ms",
         baselines=[("layout alone", r["layout_ms"])], digits=2,
     )  # fmt: skip
+    cpu = ", ".join(
+        f"{name} {r[name]['max_cpu_ms']:.1f} ms"
+        for name in ("idle", "build", "scroll", "click", "theme")
+        if name in r and "max_cpu_ms" in r[name]
+    )
+    report.note(
+        f"the GUI thread's own CPU time in its longest gap (without the time the machine ran "
+        f"other work): {cpu}"
+    )
     stalls = sorted(r.get("stalls", []), key=lambda s: -s["gap_ms"])
     for stall in stalls[:5]:
         where = stall["stacks"][0].strip().splitlines()[-2:] if stall["stacks"] else []

@@ -96,6 +96,35 @@ async def write_session(data: Path, workspace: Path) -> tuple[str, int, int]:
     return path, session.entry_count, leaves
 
 
+class _CpuProbe(Probe):
+    """`Probe`, also noting the GUI thread's CPU time at each tick: a gap's CPU time is
+    what the GUI thread itself ran in it (the rest of a long gap was the machine running
+    something else, or this thread waiting for the GIL), which on a loaded or CPU-stolen
+    machine tells our work from the noise."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cpu: list[float] = []
+
+    def _tick(self) -> None:
+        super()._tick()
+        self.cpu.append(time.thread_time())
+
+    def start(self) -> None:
+        super().start()
+        self.cpu.clear()
+        self.cpu.append(time.thread_time())
+
+    def worst_cpu_ms(self, start: float, end: float) -> float:
+        """The most GUI-thread CPU time of any gap ending in the window."""
+        worst = 0.0
+        ticks, cpu = self.ticks, self.cpu
+        for k in range(1, min(len(ticks), len(cpu))):
+            if start < ticks[k] <= end:
+                worst = max(worst, cpu[k] - cpu[k - 1])
+        return worst * 1e3
+
+
 class _Profile:
     """cProfile of the GUI thread per phase when ``MAPPROBE_PROFILE`` names a folder."""
 
@@ -169,11 +198,13 @@ def _run_window(data: Path, path: str) -> dict[str, Any]:
         freeze_heap()  # as the app does after the restore and the warm-up (`gui.run_gui`)
         await _settle(0.5)
         pane, view = window.tree, window.tree.view
-        probe = Probe()
+        probe = _CpuProbe()
         profile = _Profile()
 
         def gaps(start: float, end: float) -> dict[str, float]:
-            return probe.window(start, end).summary()
+            summary = probe.window(start, end).summary()
+            summary["max_cpu_ms"] = probe.worst_cpu_ms(start, end)
+            return summary
 
         # The Qt-free layout alone, and touching every entry once (its floor).
         session = workbench.session
