@@ -58,6 +58,8 @@ MAX_LANES = 12
 """Lanes beyond this are drawn at the last one (the row's text stays in view)."""
 NODE_HALF = 9
 """Half the side of a node's pixmap (the current leaf's ring has a radius of 7.5)."""
+NODE_PIXMAPS = 1024
+"""Node pixmaps kept (kinds x colours x offsets x themes: a few dozen are used)."""
 
 # Hues of the other branches, far from the usual accent blues (the current path's colour).
 _HUES_LIGHT = ("#c2410c", "#7c3aed", "#0f766e", "#b45309", "#be185d", "#15803d", "#b91c1c")
@@ -138,9 +140,10 @@ class MapDelegate(QStyledItemDelegate):
 
     A row is a few lines, one node and one line of text; scrolling paints a page of
     fresh rows at a time, so each piece is cheap: nodes are pixmaps drawn once per
-    (kind, colour, sub-pixel offset) and blitted, elided texts are kept by (text, width),
-    texts are drawn at their baseline (no rectangle layout), and the fonts and metrics
-    are made once per view font (not looked up per row).
+    (kind, colour, sub-pixel offset, palette: kept across theme switches) and blitted,
+    elided texts are kept by (text, width), texts are drawn at their baseline (no
+    rectangle layout), and the fonts and metrics are made once per view font (not
+    looked up per row).
     """
 
     ELIDED_LIMIT = 4096
@@ -156,8 +159,7 @@ class MapDelegate(QStyledItemDelegate):
         self._nodes: dict[tuple[Any, ...], QPixmap] = {}
 
     def refresh(self, palette: QPalette) -> None:
-        self.colors = LaneColors(palette)
-        self._nodes.clear()
+        self.colors = LaneColors(palette)  # node pixmaps are keyed by its colours: kept
 
     def refresh_font(self, font: QFont) -> None:
         self.fonts = _Fonts(font)
@@ -281,9 +283,12 @@ class MapDelegate(QStyledItemDelegate):
         ox, oy = math.floor(x) - NODE_HALF, math.floor(cy) - NODE_HALF
         dx, dy = x - ox, cy - oy
         ratio = painter.device().devicePixelRatioF()
-        key = (row.kind, row.color, current, dx, dy, ratio)
+        c = self.colors
+        key = (row.kind, row.color, current, dx, dy, ratio, c.base.rgba(), c.accent.rgba())
         pixmap = self._nodes.get(key)
         if pixmap is None:
+            if len(self._nodes) >= NODE_PIXMAPS:
+                self._nodes.clear()
             side = 2 * NODE_HALF + 1
             pixmap = QPixmap(math.ceil(side * ratio), math.ceil(side * ratio))
             pixmap.setDevicePixelRatio(ratio)
