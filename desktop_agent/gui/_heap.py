@@ -7,6 +7,11 @@ live as long as the app. A full collection then took ~50-225 ms on the GUI threa
 triggered by whatever allocated last (e.g. the branch map laid out again on a click).
 `gc.freeze` moves every object alive now to a permanent generation that collections skip
 (CPython docs: `gc.freeze`); objects freed by reference counting are freed as before.
+
+A frozen object in a reference cycle is never collected, though: when the app opens
+another session, `renew_heap` (called once the new session is shown) gives everything
+back to the collector, collects once, and freezes what is alive then, so the closed
+session's objects are freed.
 """
 
 from __future__ import annotations
@@ -16,12 +21,28 @@ import logging
 
 log = logging.getLogger("desktop_agent.gui")
 
+_active = False
+"""`freeze_heap` was called (the app does; tests and tools that do not are left alone)."""
+
 
 def freeze_heap() -> int:
     """Collect the young generations, then freeze every object alive; returns how many
     objects are frozen in all (called after the restore and after the SDK warm-up)."""
+    global _active
+    _active = True
     gc.collect(1)  # young cyclic garbage is not kept forever
     gc.freeze()
     frozen = gc.get_freeze_count()
     log.debug("%d objects frozen out of the cyclic GC", frozen)
     return frozen
+
+
+def renew_heap() -> None:
+    """Another session is shown: unfreeze, collect what the closed one left (one full
+    collection, part of opening a session), freeze again. A no-op unless `freeze_heap`
+    was called."""
+    if not _active:
+        return
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import gc
 
-from desktop_agent.gui import freeze_heap
+from desktop_agent.gui import _heap, freeze_heap
+from desktop_agent.gui._heap import renew_heap
 
 
 def test_freeze_heap_moves_live_objects_out_of_the_collections() -> None:
@@ -16,4 +17,27 @@ def test_freeze_heap_moves_live_objects_out_of_the_collections() -> None:
         assert not any(id(x) in collected for x in keep)  # no collection looks at them
     finally:
         gc.unfreeze()  # the rest of the suite collects as usual
+        _heap._active = False
     assert gc.get_freeze_count() == 0
+
+
+def test_renew_heap_frees_cycles_that_were_frozen() -> None:
+    import weakref
+
+    class Node:
+        def __init__(self) -> None:
+            self.me = self  # a cycle: only the cyclic GC frees it
+
+    node = Node()
+    gone = weakref.ref(node)
+    try:
+        freeze_heap()
+        del node  # garbage now, but frozen: no collection looks at it
+        gc.collect()
+        assert gone() is not None
+        renew_heap()  # another session is shown
+        assert gone() is None
+        assert gc.get_freeze_count() > 0  # what is alive is frozen again
+    finally:
+        gc.unfreeze()
+        _heap._active = False

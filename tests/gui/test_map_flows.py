@@ -448,3 +448,40 @@ def test_a_branch_switch_in_a_long_session_decodes_only_what_the_chat_shows(
     bmap = window.tree.bmap
     assert bmap.rows[bmap.leaf_row].entry_id == ids["b19"] and bmap.rows[bmap.leaf_row].lane == 0
     close(qtbot, window)
+
+
+def test_opening_another_session_frees_the_first_when_the_heap_is_frozen(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    """The app freezes its heap after the restore (`gui.freeze_heap`); the session tree is
+    a reference cycle, so opening another session renews the frozen heap once the new one
+    is shown, or the first session's entries would stay in memory for good."""
+    import gc
+    import weakref
+
+    from desktop_agent.gui import _heap, freeze_heap
+
+    data = tmp_path / "data"
+    ids: dict[str, str] = {}
+    refs = [seed(data, workspace, three_branches(ids)), seed(data, workspace, three_branches({}))]
+    window = open_window(qtbot, data, provider.model("anthropic-messages"))
+    session = window.wb.session
+    assert session is not None
+    other = next(r for r in refs if r != session.metadata.path)
+    first = weakref.ref(session.get_storage().tree)
+    del session
+    try:
+        freeze_heap()  # what `run_gui` does after the restore
+        run(qtbot, window.open_session(other))
+        idle(qtbot, window)
+        assert window.wb.session is not None and window.wb.session.metadata.path == other
+        assert "third answer" in chat_text(window)
+        assert first() is None  # freed, though it was frozen
+    finally:
+        gc.unfreeze()
+        _heap._active = False
+    close(qtbot, window)
