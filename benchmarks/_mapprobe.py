@@ -7,8 +7,13 @@ labels, two compactions) into a temp ``--data-dir`` layout, opens it in a real w
 a qasync loop, and with the 10 ms `QTimer` probe of `benchmarks._streamprobe` running
 measures: laying out and painting the map from scratch, its previews arriving for the
 rows on screen, scrolling it top to bottom a page at a time, and clicks on nodes of other
-branches (each writes a ``leaf`` entry, the chat and the map redraw). The same probe
-while idle is the baseline. Results go to OUT_JSON.
+branches (each writes a ``leaf`` entry, the chat and the map redraw), and live theme
+switches (dark, light, dark, light: every pane repaints). The same probe while idle is
+the baseline. Results go to OUT_JSON.
+
+``MAPPROBE_PROFILE=DIR`` (inherited by the child) also writes a cProfile of the GUI
+thread for each phase (``DIR/<phase>.pstats``: build, scroll, click, theme) and prints
+the top functions by cumulative time to stderr.
 """
 
 from __future__ import annotations
@@ -91,6 +96,63 @@ async def write_session(data: Path, workspace: Path) -> tuple[str, int, int]:
     return path, session.entry_count, leaves
 
 
+class _CpuProbe(Probe):
+    """`Probe`, also noting the GUI thread's CPU time at each tick: a gap's CPU time is
+    what the GUI thread itself ran in it (the rest of a long gap was the machine running
+    something else, or this thread waiting for the GIL), which on a loaded or CPU-stolen
+    machine tells our work from the noise."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cpu: list[float] = []
+
+    def _tick(self) -> None:
+        super()._tick()
+        self.cpu.append(time.thread_time())
+
+    def start(self) -> None:
+        super().start()
+        self.cpu.clear()
+        self.cpu.append(time.thread_time())
+
+    def worst_cpu_ms(self, start: float, end: float) -> float:
+        """The most GUI-thread CPU time of any gap ending in the window."""
+        worst = 0.0
+        ticks, cpu = self.ticks, self.cpu
+        for k in range(1, min(len(ticks), len(cpu))):
+            if start < ticks[k] <= end:
+                worst = max(worst, cpu[k] - cpu[k - 1])
+        return worst * 1e3
+
+
+class _Profile:
+    """cProfile of the GUI thread per phase when ``MAPPROBE_PROFILE`` names a folder."""
+
+    def __init__(self) -> None:
+        self.folder = os.environ.get("MAPPROBE_PROFILE", "")
+        self._prof: Any = None
+
+    def start(self) -> None:
+        if self.folder:
+            import cProfile
+
+            self._prof = cProfile.Profile()
+            self._prof.enable()
+
+    def stop(self, phase: str) -> None:
+        if self._prof is None:
+            return
+        import pstats
+
+        self._prof.disable()
+        os.makedirs(self.folder, exist_ok=True)
+        path = os.path.join(self.folder, f"{phase}.pstats")
+        self._prof.dump_stats(path)
+        print(f"== {phase}: {path}", file=sys.stderr)
+        pstats.Stats(path, stream=sys.stderr).sort_stats("cumulative").print_stats(40)
+        self._prof = None
+
+
 async def until(done: Any, step_s: float = 0.002) -> None:
     """Poll ``done()`` while the loop runs (what a person waits for on screen)."""
     while not done():  # noqa: ASYNC110 - a condition of widgets, no event to wait on
@@ -105,7 +167,7 @@ def _run_window(data: Path, path: str) -> dict[str, Any]:
 
     from desktop_agent.ai import ModelRegistry
     from desktop_agent.config import AppState, KeyStore, Settings
-    from desktop_agent.gui import MainWindow
+    from desktop_agent.gui import MainWindow, freeze_heap
     from desktop_agent.session import JsonlSessionRepo
     from desktop_agent.workbench import BranchMap, JsonlStore, MapUpdate, Models, Workbench
 
@@ -132,13 +194,17 @@ def _run_window(data: Path, path: str) -> dict[str, Any]:
         window.show()
         await _settle(0.3)
         await window.open_session(path)
-        await window.settle_tasks()
+        await window.settle_tasks()  # the SDK warm-up included
+        freeze_heap()  # as the app does after the restore and the warm-up (`gui.run_gui`)
         await _settle(0.5)
         pane, view = window.tree, window.tree.view
-        probe = Probe()
+        probe = _CpuProbe()
+        profile = _Profile()
 
         def gaps(start: float, end: float) -> dict[str, float]:
-            return probe.window(start, end).summary()
+            summary = probe.window(start, end).summary()
+            summary["max_cpu_ms"] = probe.worst_cpu_ms(start, end)
+            return summary
 
         # The Qt-free layout alone, and touching every entry once (its floor).
         session = workbench.session
@@ -168,6 +234,7 @@ def _run_window(data: Path, path: str) -> dict[str, Any]:
         await _settle(0.1)
         pane.previews.forget()
         painted_before = view.map_delegate.painted
+        profile.start()
         t0 = time.perf_counter()
         workbench.map = BranchMap(workbench.map.filter)
         pane.apply(workbench.map, await workbench.update_map())
@@ -183,6 +250,7 @@ def _run_window(data: Path, path: str) -> dict[str, Any]:
         view.viewport().repaint()
         t1 = time.perf_counter()
         out["previews_ms"] = (t1 - t0) * 1e3
+        profile.stop("build")
         await _settle(0.1)
         out["build"] = gaps(t0, time.perf_counter())
 
@@ -190,6 +258,7 @@ def _run_window(data: Path, path: str) -> dict[str, Any]:
         bar = view.verticalScrollBar()
         bar.setValue(0)
         await _settle(0.2)
+        profile.start()
         t0 = time.perf_counter()
         pages = 0
         paint_ms: list[float] = []
@@ -202,6 +271,7 @@ def _run_window(data: Path, path: str) -> dict[str, Any]:
             await asyncio.sleep(0.016)
         await window.settle_tasks()
         t1 = time.perf_counter()
+        profile.stop("scroll")
         out["scroll"] = gaps(t0, t1)
         out["scroll_pages"] = pages
         out["scroll_paint_ms"] = sorted(paint_ms)[len(paint_ms) // 2], max(paint_ms)
@@ -219,6 +289,7 @@ def _run_window(data: Path, path: str) -> dict[str, Any]:
         pane.apply = timed_apply  # type: ignore[method-assign]
         rng = random.Random(3)
         clicks: list[float] = []
+        profile.start()
         t0 = time.perf_counter()
         for _ in range(CLICKS):
             bmap = workbench.map
@@ -239,6 +310,26 @@ def _run_window(data: Path, path: str) -> dict[str, Any]:
             clicks.append((time.perf_counter() - c0) * 1e3)
             await _settle(0.1)
         out["click"] = gaps(t0, time.perf_counter())
+        profile.stop("click")
+        # A live theme switch (dark, then light again): every pane repaints, the chat's
+        # code re-coloured in place, the map's colours made again.
+        colorizer = window.chat.delegate.docs.colorizer
+        theme_ms: list[float] = []
+        await _settle(0.2)
+        profile.start()
+        t0 = time.perf_counter()
+        for mode in ("dark", "light", "dark", "light"):
+            s0 = time.perf_counter()
+            window.theme.set_mode(mode)
+            want_dark = mode == "dark"
+            await until(lambda d=want_dark: view.map_delegate.colors.dark == d)
+            await until(lambda: not colorizer.busy())
+            window.repaint()
+            theme_ms.append((time.perf_counter() - s0) * 1e3)
+            await _settle(0.2)
+        out["theme"] = gaps(t0, time.perf_counter())
+        out["theme_ms"] = theme_ms
+        profile.stop("theme")
         out["click_ms"] = clicks
         out["click_apply_ms"] = map_ms
         pane.apply = apply  # type: ignore[method-assign]

@@ -576,7 +576,7 @@ def _run_window(data: Path, model: Any, path: str) -> dict[str, Any]:
     from desktop_agent.ai import ModelRegistry
     from desktop_agent.config import AppState, KeyStore, Settings
     from desktop_agent.gui import MainWindow
-    from desktop_agent.gui._gc import freeze_when_started
+    from desktop_agent.gui._heap import freeze_when_started
     from desktop_agent.session import JsonlSessionRepo
     from desktop_agent.workbench import JsonlStore, Models, Workbench
 
@@ -614,9 +614,9 @@ def _run_window(data: Path, model: Any, path: str) -> dict[str, Any]:
         window.chat.view.scrollToBottom()
         await _settle(0.5)
         # As the app does (gui/_app.py): once the SDK import after the first paint
-        # (`Workbench.warm_up`) is done, the start-up heap is frozen (gui/_gc.py). The
+        # (`Workbench.warm_up`) is done, the start-up heap is frozen (gui/_heap.py). The
         # runs measure streaming, not a start-up import competing for the GIL.
-        # STREAMPROBE_NO_FREEZE=1: the same without it (a diagnostic; see gui/_gc.py).
+        # STREAMPROBE_NO_FREEZE=1: the same without it (a diagnostic; see gui/_heap.py).
         freeze = not os.environ.get("STREAMPROBE_NO_FREEZE")
         if freeze:
             out["gc_frozen_objects"] = await freeze_when_started(window)

@@ -6,6 +6,15 @@ import os
 os.environ.setdefault("QT_API", "pyside6")
 
 from desktop_agent.gui._app import InstanceServer, hand_over, instance_name, run_gui, smoke_payload
+from desktop_agent.gui._heap import freeze_heap
 from desktop_agent.gui._main_window import MainWindow
 
-__all__ = ["InstanceServer", "MainWindow", "hand_over", "instance_name", "run_gui", "smoke_payload"]
+__all__ = [
+    "InstanceServer",
+    "MainWindow",
+    "freeze_heap",
+    "hand_over",
+    "instance_name",
+    "run_gui",
+    "smoke_payload",
+]

@@ -27,7 +27,7 @@ from PySide6.QtCore import (
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
 from PySide6.QtWidgets import QApplication
 
-from desktop_agent.gui._gc import freeze_when_started
+from desktop_agent.gui._heap import freeze_heap, freeze_when_started
 from desktop_agent.gui._identity import apply_identity, install_help_menu
 from desktop_agent.gui._main_window import MainWindow
 from desktop_agent.resources import resource
@@ -202,6 +202,7 @@ def run_gui(
         else:  # (--smoke quits once painted; its report does not wait for the SDK import)
             window.shown.connect(lambda: window.spawn(freeze_when_started(window)))
         await window.restore(session, new=new, workspace=workspace)
+        freeze_heap()  # the imports and the restored session live as long as the app
         window.show()
 
     def on_request(req: dict[str, Any]) -> None:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QCoreApplication
 
 from desktop_agent.ai import AssistantMessage, ToolResultMessage, UserMessage
+from desktop_agent.gui._heap import renew_heap
 from desktop_agent.gui.chat import ChatItem
 from desktop_agent.utils.text import content_text
 from desktop_agent.workbench import (
@@ -69,6 +70,8 @@ class Presenter:
         self._was_running = False
         self._reader: BranchReader | TailReader | None = None
         self._older = False  # the chat asked for older messages
+        self._renew = False  # another session: renew the frozen heap once it is shown
+        self._seen = False  # a session was shown (the first restore renews nothing)
         window.chat.older_wanted.connect(self._on_older_wanted)
 
     # ------------------------------------------------------------ entry points
@@ -101,6 +104,7 @@ class Presenter:
     def apply(self, changes: Changes) -> None:
         w, wb = self.window, self.wb
         if changes.session:
+            self._renew = self._renew or self._seen
             showing = wb.session is not None or wb.opening is not None
             w.center.setCurrentWidget(w.chat_box if showing else w.start_page)
             w.composer.set_read_only(self._read_only_shown())
@@ -204,6 +208,10 @@ class Presenter:
                 self.messages_shown = w.chat.item_count()
                 if self._shown:
                     w.tree.apply(wb.map, await wb.update_map())
+                if self._renew and not self._branch:
+                    self._renew = False
+                    renew_heap()  # the closed session's objects are freed (`gui._heap`)
+                self._seen = self._seen or wb.session is not None
                 continue
             if self._older:
                 self._older = False

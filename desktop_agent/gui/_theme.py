@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 
-from PySide6.QtCore import QEvent, QObject, QRect, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QGuiApplication, QPainter, QPaintEvent, QPalette, QPen
 from PySide6.QtWidgets import QApplication, QStyleFactory, QWidget
 from shiboken6 import isValid
@@ -23,6 +23,8 @@ from shiboken6 import isValid
 log = logging.getLogger("desktop_agent.gui")
 
 THEMES = ("system", "light", "dark")
+WARM_ICONS_MS = 1_500
+"""After a theme is applied, the icons of the other one are made this much later."""
 
 _R = QPalette.ColorRole
 _G = QPalette.ColorGroup
@@ -132,6 +134,22 @@ class ThemeManager(QObject):
         self._app.setPalette(dark_palette() if dark else light_palette())
         log.info("Theme: %s (%s)", "dark" if dark else "light", self._mode)
         self.changed.emit(dark)
+        QTimer.singleShot(WARM_ICONS_MS, self, self._warm_icons)
+
+    def _warm_icons(self) -> None:
+        """Tint the icons for the other theme too, one icon per turn of the loop, so a
+        live switch finds them made (all of them at the switch took ~30 ms of it)."""
+        from desktop_agent.gui._icons import ICONS, icon
+
+        other = light_palette() if self._dark else dark_palette()
+        names = list(ICONS)
+
+        def step() -> None:
+            if names:
+                icon(names.pop(), other)
+                QTimer.singleShot(0, self, step)
+
+        step()
 
     def _on_system_scheme(self, _scheme: Qt.ColorScheme) -> None:
         if self._mode == "system":

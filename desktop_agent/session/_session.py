@@ -635,13 +635,9 @@ class Session:
         tree = self._storage.tree
         children = tree.children_map().get(entry_id, [])
         if entry_id is None:
-            # Orphans (parent missing) and self-parented entries are roots too.
-            by_id, ids = tree.by_id, tree.ids
-            children = children + [
-                i
-                for i, parent in enumerate(tree.parents)
-                if parent and (parent not in by_id or parent == ids[i])
-            ]
+            # Orphans (parent missing) and self-parented entries are roots too (kept by
+            # the tree: this is not a scan of every entry).
+            children = children + tree.orphan_roots()
         if len(children) < 2:
             return list(children)
         timestamps = tree.timestamps

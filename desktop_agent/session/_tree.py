@@ -460,6 +460,8 @@ class Tree:
         """Row index of each entry's parent: -1 root, -2 missing (None: to rebuild)."""
         self._paths: dict[int, list[int]] = {}
         self._orphans = False  # some parent id named no entry when _pidx was built
+        self._lost: tuple[array[int], int, list[int]] | None = None
+        """`orphan_roots` so far: (the `_pidx` it read, rows read, the roots found)."""
         self.lines_read = 0
         """Lines read back from the source (for tests and benchmarks)."""
 
@@ -518,6 +520,24 @@ class Tree:
             if -2 in pidx[start:]:
                 self._orphans = True
         return pidx
+
+    def orphan_roots(self) -> list[int]:
+        """Rows whose parent id names no entry, or the row itself: roots too, file order.
+
+        Read from `parent_index` and kept: rows appended later are looked at once each
+        (O(new rows) per call, not O(entries)); when parent links may change (a duplicate
+        id, a missing parent turning up) `parent_index` is rebuilt and so is this.
+        """
+        pidx = self.parent_index()
+        lost = self._lost
+        if lost is None or lost[0] is not pidx:
+            lost = (pidx, 0, [])
+        _, seen, found = lost
+        n = len(pidx)
+        if seen < n:
+            found = found + [i for i in range(seen, n) if pidx[i] == -2 or pidx[i] == i]
+        self._lost = (pidx, n, found)
+        return found
 
     # ------------------------------------------------------------------ building
 

@@ -17,7 +17,8 @@ message) are read for the rows that are painted, on demand (`Workbench.map_previ
 
 `BranchMap.sync` brings the layout up to date with the session: entries appended to the
 current leaf add rows at the end (O(new entries)); a moved leaf, a filter change or an
-entry elsewhere lays the map out again (O(entries), about 20 ms for 10,000).
+entry elsewhere lays the map out again (O(entries), 60-80 ms for 10,000: `BranchMap.update`
+runs it on the event loop a few milliseconds at a time).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import json
 import unicodedata
 import zlib
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import pairwise
@@ -37,6 +38,7 @@ import msgspec
 
 from desktop_agent.session import Session, SessionError, TreeShape
 from desktop_agent.utils.text import content_text
+from desktop_agent.workbench._slices import drain, sliced
 
 MapFilter = Literal["conversation", "user", "labeled", "all"]
 MAP_FILTERS: tuple[MapFilter, ...] = ("conversation", "user", "labeled", "all")
@@ -282,39 +284,8 @@ class BranchMap:
             return []
         if self._tips is not None and self._tips[0] == self._version:
             return list(self._tips[1])
-        n = self._n
-        types, parents, ids, stamps = shape.types, shape.parents, shape.ids, shape.timestamps
-        has_child = bytearray(n)
-        for i in range(n):
-            p = parents[i]
-            if 0 <= p < n and p != i and types[i] not in _NEVER:
-                has_child[p] = 1
-        leaf_i = self._path[-1] if self._path else -1
-        best: dict[int, int] = {}
-        for i in range(n):
-            if has_child[i] or types[i] in _NEVER:
-                continue
-            row = self._row_of.get(i)
-            if row is None:
-                vp = self._vparent[i]
-                row = self._row_of.get(vp) if vp >= 0 else None
-            if row is None:
-                continue
-            old = best.get(row)
-            if old is None or i == leaf_i or (old != leaf_i and stamps[i] >= stamps[old]):
-                best[row] = i
-        chosen = sorted(best.items(), key=lambda kv: (stamps[kv[1]], kv[1] == leaf_i, kv[1]))
-        out = [
-            BranchTip(
-                leaf_id=ids[i],
-                entry_id=self.rows[row].entry_id,
-                row=row,
-                timestamp=stamps[i],
-                label=shape.labels.get(self.rows[row].entry_id),
-                current=i == leaf_i,
-            )
-            for row, i in reversed(chosen)
-        ]
+        out = drain(_tips_steps(shape, self._n, self._path, self.rows, self._row_of,
+                                 self._vparent))  # fmt: skip
         self._tips = (self._version, out)
         return list(out)
 
@@ -351,14 +322,15 @@ class BranchMap:
         return self._finish(job, job.run())
 
     async def update(self, shape: TreeShape | None) -> MapUpdate:
-        """`sync`, with a relayout run on a worker thread (the old rows stay valid until
-        the new ones are swapped in), so the event loop keeps ticking meanwhile."""
+        """`sync`, with a relayout run on the event loop in slices of at most `SLICE_S`
+        (`_slices.sliced`: not a worker thread, which would hold the GIL against the GUI
+        thread); the old rows stay valid until the new ones are swapped in."""
         async with self._lock:
             job = self._prepare(shape)
             if isinstance(job, MapUpdate):
                 return job
             version = self._version
-            done = await asyncio.to_thread(job.run)
+            done = await sliced(job.steps())
             if self._version != version:  # `sync` ran meanwhile: this result is stale
                 return self.sync(self._shape or job.shape)
             return self._finish(job, done)
@@ -417,6 +389,8 @@ class BranchMap:
         self._vis, self._vparent, self._vkids = done.vis, done.vparent, done.vkids
         self.rows, self._row_of, self._spans = done.rows, done.row_of, done.spans
         self._version += 1
+        if done.tips is not None:
+            self._tips = (self._version, done.tips)
         self.set_hits(self._hit_entries)
         return MapUpdate(reset=True)
 
@@ -439,12 +413,14 @@ class _Done:
     rows: list[MapRow]
     row_of: dict[int, int]
     spans: dict[int, tuple[list[int], list[int], list[int]]]
+    tips: list[BranchTip] | None = None
 
 
 @dataclass
 class _Job:
-    """A relayout of the first ``n`` entries; `run` touches nothing of the map, so it
-    can run on a worker thread (entries appended meanwhile come with the next sync)."""
+    """A relayout of the first ``n`` entries; `steps` touches nothing of the map, so it
+    can run in slices while the old rows are shown (entries appended meanwhile come
+    with the next sync)."""
 
     shape: TreeShape
     n: int
@@ -456,14 +432,71 @@ class _Job:
     vkids: dict[int, list[int]] = field(default_factory=dict)
 
     def run(self) -> _Done:
+        return drain(self.steps())
+
+    def steps(self) -> Generator[None, None, _Done]:
+        """The relayout in steps of `STEP` entries or rows (its result at the end)."""
         vis, vparent, vkids = self.vis, self.vparent, self.vkids
         if self.full:
             vis, vparent, vkids = [], [], {}
-            _visibility(self.shape, self.filter, 0, self.n, vis, vparent, vkids)
-        rows, row_of = _emit(self.shape, self.path, vis, vkids)
+            yield from _visibility_steps(self.shape, self.filter, 0, self.n, vis, vparent, vkids)
+        rows, row_of = yield from _emit_steps(self.shape, self.path, vis, vkids)
         spans: dict[int, tuple[list[int], list[int], list[int]]] = {}
-        _connect(rows, row_of, vparent, 0, spans)
-        return _Done(vis, vparent, vkids, rows, row_of, spans)
+        yield from _connect_steps(rows, row_of, vparent, 0, spans)
+        tips = yield from _tips_steps(self.shape, self.n, self.path, rows, row_of, vparent)
+        return _Done(vis, vparent, vkids, rows, row_of, spans, tips)
+
+
+STEP = 512
+"""Entries or rows a layout step handles between pauses (`BranchMap.update` runs the steps
+on the event loop a few milliseconds at a time)."""
+
+
+def _tips_steps(
+    shape: TreeShape,
+    n: int,
+    path: list[int],
+    rows: list[MapRow],
+    row_of: dict[int, int],
+    vparent: list[int],
+) -> Generator[None, None, list[BranchTip]]:
+    """`BranchMap.tips` of a layout, pausing every `STEP` entries."""
+    types, parents, ids, stamps = shape.types, shape.parents, shape.ids, shape.timestamps
+    has_child = bytearray(n)
+    for i in range(n):
+        if i % STEP == 0:
+            yield
+        p = parents[i]
+        if 0 <= p < n and p != i and types[i] not in _NEVER:
+            has_child[p] = 1
+    leaf_i = path[-1] if path else -1
+    best: dict[int, int] = {}
+    for i in range(n):
+        if i % STEP == 0:
+            yield
+        if has_child[i] or types[i] in _NEVER:
+            continue
+        row = row_of.get(i)
+        if row is None:
+            vp = vparent[i]
+            row = row_of.get(vp) if vp >= 0 else None
+        if row is None:
+            continue
+        old = best.get(row)
+        if old is None or i == leaf_i or (old != leaf_i and stamps[i] >= stamps[old]):
+            best[row] = i
+    chosen = sorted(best.items(), key=lambda kv: (stamps[kv[1]], kv[1] == leaf_i, kv[1]))
+    return [
+        BranchTip(
+            leaf_id=ids[i],
+            entry_id=rows[row].entry_id,
+            row=row,
+            timestamp=stamps[i],
+            label=shape.labels.get(rows[row].entry_id),
+            current=i == leaf_i,
+        )
+        for row, i in reversed(chosen)
+    ]
 
 
 def _visibility(
@@ -476,12 +509,27 @@ def _visibility(
     vkids: dict[int, list[int]],
 ) -> None:
     """Whether entries ``start..end`` are rows, and their nearest shown ancestors."""
+    drain(_visibility_steps(shape, name, start, end, vis, vparent, vkids))
+
+
+def _visibility_steps(
+    shape: TreeShape,
+    name: MapFilter,
+    start: int,
+    end: int,
+    vis: list[bool],
+    vparent: list[int],
+    vkids: dict[int, list[int]],
+) -> Generator[None, None, None]:
+    """`_visibility`, pausing every `STEP` entries."""
     parents, types, roles, ids = shape.parents, shape.types, shape.roles, shape.ids
     shown_kinds = _SHOWN[name]
     labeled = name == "labeled"
     labels = shape.labels
     known: dict[tuple[str, str | None], bool] = {}
     for i in range(start, end):
+        if i % STEP == 0:
+            yield
         key = (types[i], roles[i])
         shown = known.get(key)
         if shown is None:
@@ -519,6 +567,13 @@ def _emit(
     shape: TreeShape, path: list[int], vis: list[bool], vkids: dict[int, list[int]]
 ) -> tuple[list[MapRow], dict[int, int]]:
     """Rows in map order with their lanes (one pass; see the module docstring)."""
+    return drain(_emit_steps(shape, path, vis, vkids))
+
+
+def _emit_steps(
+    shape: TreeShape, path: list[int], vis: list[bool], vkids: dict[int, list[int]]
+) -> Generator[None, None, tuple[list[MapRow], dict[int, int]]]:
+    """`_emit`, pausing every `STEP` rows."""
     ids, types, roles = shape.ids, shape.types, shape.roles
     on_path = [i for i in path if i < len(vis) and vis[i]]
     next_on_path = dict(pairwise(on_path))
@@ -539,6 +594,8 @@ def _emit(
         while True:
             if i in row_of:  # a cycle in an odd file
                 break
+            if len(rows) % STEP == 0:
+                yield
             row_of[i] = len(rows)
             key = (types[i], roles[i])
             kind = kinds.get(key)
@@ -572,9 +629,22 @@ def _connect(
     """Parents, up/down/curves of rows ``start..`` and the spans of the lines between
     them; returns earlier rows whose drawing changed (ending in -1 when rows appended
     below need lines through earlier rows: the caller connects everything again)."""
+    return drain(_connect_steps(rows, row_of, vparent, start, spans))
+
+
+def _connect_steps(
+    rows: list[MapRow],
+    row_of: dict[int, int],
+    vparent: list[int],
+    start: int,
+    spans: dict[int, tuple[list[int], list[int], list[int]]],
+) -> Generator[None, None, list[int]]:
+    """`_connect`, pausing every `STEP` rows."""
     last_child: dict[int, int] = {}
     changed: list[int] = []
     for r in range(start, len(rows)):
+        if r % STEP == 0:
+            yield
         row = rows[r]
         vp = vparent[row.entry]
         pr = row_of.get(vp, -1) if vp >= 0 else -1

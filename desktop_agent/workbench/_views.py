@@ -9,7 +9,7 @@ session caches decoded messages), so a view that shows a few rows decodes a few.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -25,6 +25,7 @@ from desktop_agent.ai import (
     classify_error,
 )
 from desktop_agent.session import BranchTail, CompactionEntry, Session, SessionError
+from desktop_agent.workbench._slices import drain, sliced
 
 _VISIBLE_ROLES = (
     "user",
@@ -470,18 +471,45 @@ def count_branch_usage(
 ) -> Usage:
     """`branch_usage` without decoding the messages: only the usage fields of each
     assistant line are read (a long branch holds tens of thousands). A line that does
-    not fit that light read is decoded as a message. Safe in a worker thread.
+    not fit that light read is decoded as a message. See `count_branch_usage_sliced`.
 
     ``since`` (an entry id and the usage counted up to it, e.g. remembered from the last
     run): when that entry is on the branch, only the entries after it are read (entries
     never change once written). ``branch``: the branch's ids when the caller has them."""
+    return drain(_usage_steps(session, context_window, since, branch))
+
+
+async def count_branch_usage_sliced(
+    session: Session,
+    context_window: int,
+    since: tuple[str, Usage] | None = None,
+    branch: Sequence[str] | None = None,
+) -> Usage:
+    """`count_branch_usage` on the event loop in slices of a few milliseconds
+    (`_slices.sliced`): not a worker thread, which would hold the GIL against the GUI
+    thread while a branch switch paints."""
+    return await sliced(_usage_steps(session, context_window, since, branch))
+
+
+_USAGE_STEP = 256
+"""Assistant lines read between pauses of `_usage_steps`."""
+
+
+def _usage_steps(
+    session: Session,
+    context_window: int,
+    since: tuple[str, Usage] | None,
+    branch: Sequence[str] | None,
+) -> Generator[None, None, Usage]:
     ids = list(session.branch_ids(lenient=True) if branch is None else branch)
     tokens, cost, context = 0, 0.0, 0
     if since is not None and since[0] in ids:
         ids = ids[ids.index(since[0]) + 1 :]
         tokens, cost, context = since[1].tokens, since[1].cost, since[1].context_tokens
     ids = [i for i in ids if session.entry_kind(i) == ("message", "assistant")]
-    for entry_id, raw in _lines_in_runs(session, ids):
+    for n, (entry_id, raw) in enumerate(_lines_in_runs(session, ids)):
+        if n % _USAGE_STEP == 0:
+            yield
         try:
             line = _decode_usage(raw)
         except (msgspec.DecodeError, msgspec.ValidationError):

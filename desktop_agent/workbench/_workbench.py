@@ -100,6 +100,7 @@ from desktop_agent.workbench._views import (
     Usage,
     branch_items,
     count_branch_usage,
+    count_branch_usage_sliced,
     entries_phrase,
     fill,
     is_visible,
@@ -392,7 +393,7 @@ class Workbench:
         return self.map.sync(self.session.shape() if self.session is not None else None)
 
     async def update_map(self) -> MapUpdate:
-        """`sync_map`, a relayout on a worker thread (`BranchMap.update`)."""
+        """`sync_map`, a relayout in slices on the loop (`BranchMap.update`)."""
         return await self.map.update(self.session.shape() if self.session is not None else None)
 
     def set_map_filter(self, name: MapFilter) -> Changes:
@@ -746,7 +747,7 @@ class Workbench:
         self, session: Session, context_window: int, context: Sequence[AgentMessage] = ()
     ) -> None:
         """The usage of the current branch. A long branch is counted after the first
-        paint, in a worker thread (it reads the usage of every answer); until then the
+        paint, on the loop in slices (it reads the usage of every answer); until then the
         status bar has how full the context is, from the context just built."""
         if session.entry_count <= INLINE_ENTRIES:
             self.usage = count_branch_usage(session, context_window)
@@ -769,13 +770,10 @@ class Workbench:
             counted = Usage(tokens=memo.tokens, cost=memo.cost, context_tokens=memo.context_tokens)
             since = (memo.leaf, counted)
 
-        def run() -> tuple[Usage, str | None]:
-            branch = session.branch_ids(lenient=True)
-            usage = count_branch_usage(session, context_window, since, branch)
-            return usage, (branch[-1] if branch else None)
-
         async def count() -> None:
-            counted, leaf = await asyncio.to_thread(run)
+            branch = session.branch_ids(lenient=True)
+            counted = await count_branch_usage_sliced(session, context_window, since, branch)
+            leaf = branch[-1] if branch else None
             if self.session is not session or self.ref != ref:
                 return
             if ref is not None and leaf is not None:

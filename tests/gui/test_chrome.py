@@ -9,6 +9,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from PySide6.QtCore import QPoint, Qt
@@ -161,6 +162,57 @@ def test_light_setting_is_light_and_the_theme_switches_live_from_settings(
     assert window.composer.send_button.icon().pixmap(16, 16).toImage() != send  # re-tinted
     saved = json.loads((tmp_path / "data" / "config" / "settings.json").read_text())
     assert saved["theme"] == "dark"
+    close(qtbot, window)
+
+
+def test_a_live_theme_switch_recolours_a_long_code_block_in_place(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    """Issue 9 items 3-4: switching to dark keeps the laid-out documents (no layout from
+    scratch, no tokenizing again) and gives every line of a 400-line block, and the map,
+    the dark colours."""
+    from pygments.token import Keyword
+
+    from desktop_agent.gui.chat._parts import DocPart
+    from tests.gui.test_highlight import colour_at, expected
+
+    code = "\n".join(f"def f{i}(x):\n    return x + {i}" for i in range(200))
+    data = tmp_path / "data"
+
+    async def build(s: Session) -> None:
+        await s.append_message(user("the file"))
+        await s.append_message(answer(f"Here:\n\n```python\n{code}\n```\n"))
+
+    seed(data, workspace, build)
+    window = open_window(qtbot, data, provider.model("anthropic-messages"))
+    colorizer = window.chat.delegate.docs.colorizer
+
+    def code_doc() -> Any:
+        layout = painted(window, window.chat.model.rowCount() - 1)
+        assert layout is not None
+        docs = [p.doc for p in layout.parts if isinstance(p, DocPart)]
+        return next(d for d in docs if "def f199" in d.toPlainText())
+
+    qtbot.waitUntil(lambda: not colorizer.busy(), timeout=10_000)
+    doc = code_doc()
+    assert colour_at(doc, "def f100") == expected(False, Keyword)
+    built, tokenized = window.chat.delegate.docs.built, colorizer.stats["tokenized"]
+    assert not window.tree.view.map_delegate.colors.dark
+    window.theme.set_mode("dark")
+    qtbot.waitUntil(lambda: window.tree.view.map_delegate.colors.dark, timeout=5_000)
+    window.chat.view.viewport().repaint()
+    qtbot.waitUntil(lambda: not colorizer.busy(), timeout=10_000)
+    window.chat.view.viewport().repaint()
+    assert code_doc() is doc  # the same laid-out document, re-coloured
+    for needle in ("def f0", "def f100", "def f199"):  # top, middle (in slices), end
+        assert colour_at(doc, needle) == expected(True, Keyword)
+    assert expected(True, Keyword) != expected(False, Keyword)
+    assert window.chat.delegate.docs.built == built
+    assert colorizer.stats["tokenized"] == tokenized
     close(qtbot, window)
 
 

@@ -1,5 +1,5 @@
 """After start-up the app freezes its heap for the cyclic GC, and the common code lexers
-are compiled before that, so a reply's first Python block loads no lexer (gui/_gc.py)."""
+are compiled before that, so a reply's first Python block loads no lexer (gui/_heap.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
 
-import desktop_agent.gui._gc as gc_module
+import desktop_agent.gui._heap as gc_module
 from desktop_agent.gui import MainWindow
 from desktop_agent.gui.chat import _highlight as hl
 from tests.ai.provider_server import ProviderServer, Reply
@@ -45,6 +45,7 @@ def test_start_up_compiles_the_common_lexers_then_freezes(
     settle(qtbot, window)
     monkeypatch.setattr(hl, "_LEXERS", {})  # as in a new process: no lexer loaded yet
     frozen: list[dict[str, Any]] = []
+    monkeypatch.setattr(gc_module, "_active", False)  # put back: no renewal in later tests
     monkeypatch.setattr(  # the suite's heap stays as it is; record what the app would do
         gc,
         "freeze",

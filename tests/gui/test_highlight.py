@@ -256,11 +256,13 @@ def test_theme_switch_recolours_code_without_tokenizing_again(qtbot: QtBot) -> N
     doc = code_part(pane, 0, "def f(x)").doc
     qtbot.waitUntil(lambda: colour_at(doc, "def") == expected(False, Keyword), timeout=10_000)
     tokenized = colorizer.stats["tokenized"] + colorizer.stats["sync"]
+    built = pane.delegate.docs.built
     pane.setPalette(dark_palette())  # what a live theme switch does (palette change)
     pane.view.viewport().repaint()
     qtbot.waitUntil(lambda: not colorizer.busy(), timeout=10_000)
     dark_doc = code_part(pane, 0, "def f(x)").doc
-    assert dark_doc is not doc
+    assert dark_doc is doc  # re-coloured in place: no document laid out again
+    assert pane.delegate.docs.built == built
     assert colour_at(dark_doc, "def") == expected(True, Keyword)
     assert colour_at(dark_doc, "# twice") == expected(True, Comment)
     assert expected(True, Keyword) != expected(False, Keyword)

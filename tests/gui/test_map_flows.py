@@ -400,3 +400,88 @@ def test_a_hit_inside_a_compacted_part_of_the_current_branch_scrolls_the_map_to_
     session = window.wb.session
     assert session is not None and ids["old"] in window.wb.current_path()
     close(qtbot, window)
+
+
+def test_a_branch_switch_in_a_long_session_decodes_only_what_the_chat_shows(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    """Issue 9 item 1: clicking another branch of a 3,000-entry session writes one `leaf`
+    entry and paints that branch's end at once; the chat decodes a page of messages, not
+    the branch (which shares 1,400 messages with the old one)."""
+    ids: dict[str, str] = {}
+
+    async def build(s: Session) -> None:
+        for i in range(700):
+            await s.append_message(user(f"question {i}"))
+            ids[f"a{i}"] = await s.append_message(answer(f"answer {i}"))
+        for i in range(700, 1_500):
+            await s.append_message(user(f"question {i}"))
+            ids[f"a{i}"] = await s.append_message(answer(f"answer {i}"))
+        await s.move_to(ids["a699"])
+        for i in range(20):
+            await s.append_message(user(f"other question {i}"))
+            ids[f"b{i}"] = await s.append_message(answer(f"other answer {i}"))
+        await s.move_to(ids["a1499"])
+
+    data = tmp_path / "data"
+    seed(data, workspace, build)
+    window = open_window(qtbot, data, provider.model("anthropic-messages"))
+    session = window.wb.session
+    assert session is not None
+    tree = session.get_storage().tree
+    assert "answer 1499" in chat_text(window)
+    decoded = set(tree.parsed)
+    leaves = len(leaf_entries(session))
+    click_row(window, ids["b19"])
+    qtbot.waitUntil(lambda: session.leaf_id() == ids["b19"])
+    idle(qtbot, window)
+    last = window.chat.model.rowCount() - 1
+    assert "other answer 19" in painted_text(painted(window, last))  # the new end, painted
+    assert len(leaf_entries(session)) == leaves + 1  # one leaf entry
+    newly = set(tree.parsed) - decoded
+    assert 0 < len(newly) <= 120, len(newly)  # a page or two, not the 1,440-message branch
+    assert window.chat.model.rowCount() <= 60
+    bmap = window.tree.bmap
+    assert bmap.rows[bmap.leaf_row].entry_id == ids["b19"] and bmap.rows[bmap.leaf_row].lane == 0
+    close(qtbot, window)
+
+
+def test_opening_another_session_frees_the_first_when_the_heap_is_frozen(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    """The app freezes its heap after the restore (`gui.freeze_heap`); the session tree is
+    a reference cycle, so opening another session renews the frozen heap once the new one
+    is shown, or the first session's entries would stay in memory for good."""
+    import gc
+    import weakref
+
+    from desktop_agent.gui import _heap, freeze_heap
+
+    data = tmp_path / "data"
+    ids: dict[str, str] = {}
+    refs = [seed(data, workspace, three_branches(ids)), seed(data, workspace, three_branches({}))]
+    window = open_window(qtbot, data, provider.model("anthropic-messages"))
+    session = window.wb.session
+    assert session is not None
+    other = next(r for r in refs if r != session.metadata.path)
+    first = weakref.ref(session.get_storage().tree)
+    del session
+    try:
+        freeze_heap()  # what `run_gui` does after the restore
+        run(qtbot, window.open_session(other))
+        idle(qtbot, window)
+        assert window.wb.session is not None and window.wb.session.metadata.path == other
+        assert "third answer" in chat_text(window)
+        assert first() is None  # freed, though it was frozen
+    finally:
+        gc.unfreeze()
+        _heap._active = False
+    close(qtbot, window)

@@ -270,7 +270,7 @@ def test_text_helpers() -> None:
     assert not text_matches(words, "the tests") and not text_matches([], "x")
 
 
-def test_update_lays_out_on_a_worker_thread_like_sync() -> None:
+def test_update_lays_out_in_slices_like_sync() -> None:
     async def go() -> None:
         s, ids = await _forked()
         threaded, direct = BranchMap(), BranchMap()
@@ -290,6 +290,65 @@ def test_update_lays_out_on_a_worker_thread_like_sync() -> None:
         update = await threaded.update(s.shape())
         assert not update.reset and threaded.rows[-1].entry_id == u
         assert (await threaded.update(None)).reset and len(threaded) == 0
+
+    run(go())
+
+
+def test_a_big_relayout_gives_the_loop_turns_and_stays_on_its_thread() -> None:
+    """A leaf move in a big session lays the map out again: on the event loop's thread
+    (no worker holding the GIL against the GUI), in slices with turns of the loop
+    between them, and the same rows as `sync`."""
+    import threading
+
+    from desktop_agent.workbench import _map, _slices
+
+    async def go() -> None:
+        s = await _session()
+        answers: list[str] = []
+        for i in range(1_500):
+            if i % 50 == 49:
+                await s.move_to(answers[-10])
+            await s.append_message(user(f"q{i}"))
+            answers.append(await s.append_message(answer(f"a{i}")))
+        bmap, direct = BranchMap(), BranchMap()
+        bmap.sync(s.shape())
+        await s.move_to(answers[len(answers) // 2])
+        direct.sync(s.shape())
+        threads: set[int] = set()
+        real = _map._emit_steps
+
+        def watched(*args: Any) -> Any:
+            threads.add(threading.get_ident())
+            return (yield from real(*args))
+
+        turns = 0
+        stop = asyncio.Event()
+
+        async def ticker() -> None:
+            nonlocal turns
+            while not stop.is_set():
+                turns += 1
+                await asyncio.sleep(0)
+
+        _map._emit_steps = watched  # type: ignore[assignment]
+        old_slice, _slices.SLICE_S = _slices.SLICE_S, 0.0  # a turn after every step
+        task = asyncio.ensure_future(ticker())
+        try:
+            assert (await bmap.update(s.shape())).reset
+        finally:
+            stop.set()
+            await task
+            _map._emit_steps = real
+            _slices.SLICE_S = old_slice
+        assert threads == {threading.get_ident()}
+        assert turns >= len(bmap) // _map.STEP  # the loop ran between the steps
+        assert [(r.entry_id, r.lane, r.color) for r in bmap.rows] == [
+            (r.entry_id, r.lane, r.color) for r in direct.rows
+        ]
+        assert [bmap.through(k) for k in range(len(bmap))] == [
+            direct.through(k) for k in range(len(direct))
+        ]
+        assert bmap.tips() == direct.tips() and len(bmap.tips()) > 20  # made in the steps
 
     run(go())
 

@@ -14,8 +14,10 @@ of a stream waits for the worker, at most half of the worker's time, so a long s
 block never keeps a core busy.
 
 Colours: a Pygments style per palette lightness (`STYLES`), and `DiffHighlighter`'s two
-sets; both are picked from `Theme.dark` when a document is built, and the chat pane builds
-its documents again when the palette changes (the theme key includes the palette).
+sets; both are picked from `Theme.dark` when a document is built. When the palette
+changes, a laid-out code document keeps its layout and `CodeColorizer.restyle` sets the
+other style's formats from its tokens (the first and last lines at once, the rest in
+slices); diffs are built again.
 """
 
 from __future__ import annotations
@@ -453,6 +455,25 @@ class CodeColorizer(QObject):
                 self._schedule(colors, [(first_block + now, count - now)])
         if not final:
             self._request(key, colors, extends=True)
+
+    def restyle(self, colors: CodeColors, *, dark: bool) -> None:
+        """Colours of the other palette lightness for a laid-out document (a theme
+        switch): from its tokens, the first and last lines now, the rest in slices."""
+        style = STYLES[dark]
+        if colors.style == style:
+            return
+        colors.style = style
+        if colors.tokens is None:
+            return  # the worker's tokens get the new style when they arrive
+        colors.set_tokens(colors.tokens, final=colors.final)
+        count = colors.doc.blockCount()
+        half = SYNC_LINES // 2
+        if count <= SYNC_LINES:
+            colors.apply(0, count, relayout=True)
+            return
+        colors.apply(0, half, relayout=True)
+        colors.apply(count - half, half, relayout=True)
+        self._schedule(colors, [(half, count - 2 * half)])
 
     def discard(self, colors: object) -> None:
         """The document is gone from the caller's cache: no more work for it."""

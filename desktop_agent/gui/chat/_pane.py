@@ -157,13 +157,15 @@ class ChatDelegate(QStyledItemDelegate):
         view = self._view
         key = (view.palette().cacheKey(), view.font().key())
         if self._theme is None or self._theme.key != key:
+            font_changed = self._theme is None or self._theme.key[1] != key[1]
             self._theme = Theme.from_palette(view.palette(), view.font())
-            self._layouts.clear()
-            self.docs.clear()
-            for row in self._model.rows():
-                row.measured = row.estimate = None
-            self._resync = True
-            self._view.schedule_relayout(-1)
+            self._layouts.clear()  # cards hold colours; their documents are kept
+            if font_changed:  # a palette switch keeps every size (painting corrects any)
+                self.docs.clear()
+                for row in self._model.rows():
+                    row.measured = row.estimate = None
+                self._resync = True
+                self._view.schedule_relayout(-1)
         return self._theme
 
     def width(self) -> int:

@@ -128,7 +128,11 @@ GROW_MIN_CHARS = 2_000
 
 
 class DocCache:
-    """Laid-out QTextDocuments by (kind, text, width, theme); least recently used go first.
+    """Laid-out QTextDocuments by (kind, text, width, font); least recently used go first.
+
+    The palette is not part of the key (see `_look`): a theme switch re-colours code in
+    place (`CodeColorizer.restyle`, a few lines at a time) instead of laying every
+    document out again.
 
     Code documents get their colours from `colorizer` (Pygments in a worker thread, applied
     in slices): connect its ``recolored`` signal to a repaint of the view.
@@ -150,6 +154,17 @@ class DocCache:
         self._docs.clear()
         self._tails.clear()
 
+    @staticmethod
+    def _look(kind: str, text: str, theme: Theme) -> object:
+        """What of the theme a document of ``kind`` holds besides its font (the text
+        colour comes from the paint context, code colours are restyled in place): a
+        palette switch keeps the laid-out documents."""
+        if kind == "diff":
+            return theme.dark
+        if kind == "md" and ("](" in text or "://" in text):
+            return theme.link.rgba()
+        return None
+
     def get(
         self,
         kind: str,
@@ -163,16 +178,18 @@ class DocCache:
         """The laid-out document of ``text``. ``grow``: a streaming row's; when its text
         extends the last streaming document of this kind, that document gets the new end
         (only the new lines are laid out and coloured, not the whole block again)."""
-        key = (kind, lang, text, width, theme.key)
-        tail = (kind, lang, width, theme.key)
+        key = (kind, lang, text, width, theme.key[1], self._look(kind, text, theme))
+        tail = (kind, lang, width, theme.key[1])  # (growable kinds have no `_look`)
         hit = self._docs.get(key)
         if hit is not None:
             self._docs.move_to_end(key)
+            if isinstance(hit[1], CodeColors):
+                self.colorizer.restyle(hit[1], dark=theme.dark)
             if not grow and self._tails.get(tail) == key:
                 del self._tails[tail]  # a finished row shows it now: it stays as it is
             return hit[0]
         if grow and kind in GROWABLE and len(text) >= GROW_MIN_CHARS:
-            doc = self._grow(tail, key, text)
+            doc = self._grow(tail, key, text, theme)
             if doc is not None:
                 return doc
         doc = QTextDocument()
@@ -213,7 +230,9 @@ class DocCache:
                 del self._tails[dropped[:2] + dropped[3:]]
         return doc
 
-    def _grow(self, tail: tuple[Any, ...], key: tuple[Any, ...], text: str) -> QTextDocument | None:
+    def _grow(
+        self, tail: tuple[Any, ...], key: tuple[Any, ...], text: str, theme: Theme
+    ) -> QTextDocument | None:
         old_key = self._tails.get(tail)
         if old_key is None or old_key not in self._docs:
             return None
@@ -226,6 +245,7 @@ class DocCache:
         cursor.movePosition(QTextCursor.MoveOperation.End)
         cursor.insertText(text[len(old_text) :])
         if isinstance(colors, CodeColors):
+            self.colorizer.restyle(colors, dark=theme.dark)  # (a theme switch meanwhile)
             self.colorizer.extend(colors, text, first)
         doc.size()  # lay out the new lines now, not while painting
         self.grown += 1

@@ -11,7 +11,19 @@ towards the base colour, so they read as muted; search hits get a highlight band
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QPointF, QRect, QSize, Qt
+import math
+from typing import Any
+
+from PySide6.QtCore import (
+    QEvent,
+    QModelIndex,
+    QPersistentModelIndex,
+    QPointF,
+    QRect,
+    QRectF,
+    QSize,
+    Qt,
+)
 from PySide6.QtGui import (
     QAction,
     QColor,
@@ -23,6 +35,7 @@ from PySide6.QtGui import (
     QPainterPath,
     QPalette,
     QPen,
+    QPixmap,
     QPolygonF,
 )
 from PySide6.QtWidgets import (
@@ -47,6 +60,10 @@ LANE_WIDTH = 14
 LANE_PAD = 6
 MAX_LANES = 12
 """Lanes beyond this are drawn at the last one (the row's text stays in view)."""
+NODE_HALF = 9
+"""Half the side of a node's pixmap (the current leaf's ring has a radius of 7.5)."""
+NODE_PIXMAPS = 1024
+"""Node pixmaps kept (kinds x colours x offsets x themes: a few dozen are used)."""
 
 # Hues of the other branches, far from the usual accent blues (the current path's colour).
 _HUES_LIGHT = ("#c2410c", "#7c3aed", "#0f766e", "#b45309", "#be185d", "#15803d", "#b91c1c")
@@ -82,9 +99,18 @@ class LaneColors:
         self.selected.setAlpha(70)
         self.hover = QColor(self.text)
         self.hover.setAlpha(18)
+        self._pens: dict[tuple[int, bool], QPen] = {}
 
     def lane(self, color: int) -> QColor:
         return self.lanes[color % len(self.lanes)]
+
+    def pen(self, color: int, *, strong: bool) -> QPen:
+        """The pen of a lane's line (strong: the current path's width), made once."""
+        key = (color % len(self.lanes), strong)
+        pen = self._pens.get(key)
+        if pen is None:
+            pen = self._pens[key] = QPen(self.lanes[key[0]], 2.2 if strong else 1.6)
+        return pen
 
     def fill_state(self, painter: QPainter, rect: QRect, state: QStyle.StateFlag) -> None:
         """The background of a selected or hovered row."""
@@ -114,7 +140,17 @@ class _Fonts:
 
 
 class MapDelegate(QStyledItemDelegate):
-    """Paints one map row (see the module docstring)."""
+    """Paints one map row (see the module docstring).
+
+    A row is a few lines, one node and one line of text; scrolling paints a page of
+    fresh rows at a time, so each piece is cheap: nodes are pixmaps drawn once per
+    (kind, colour, sub-pixel offset, palette: kept across theme switches) and blitted,
+    elided texts are kept by (text, width), texts are drawn at their baseline (no
+    rectangle layout), and the fonts and metrics are made once per view font (not
+    looked up per row).
+    """
+
+    ELIDED_LIMIT = 4096
 
     def __init__(self, view: MapView) -> None:
         super().__init__(view)
@@ -122,17 +158,16 @@ class MapDelegate(QStyledItemDelegate):
         self.colors = LaneColors(view.palette())
         self.painted = 0
         """Rows painted so far (tests and benchmarks check that only visible ones are)."""
-        self._font_cache: dict[str, _Fonts] = {}
+        self.fonts = _Fonts(view.font())
+        self._elided: dict[tuple[str, int, int], str] = {}
+        self._nodes: dict[tuple[Any, ...], QPixmap] = {}
 
     def refresh(self, palette: QPalette) -> None:
-        self.colors = LaneColors(palette)
+        self.colors = LaneColors(palette)  # node pixmaps are keyed by its colours: kept
 
-    def _fonts(self, base: QFont) -> _Fonts:
-        key = base.key()
-        fonts = self._font_cache.get(key)
-        if fonts is None:
-            fonts = self._font_cache[key] = _Fonts(base)
-        return fonts
+    def refresh_font(self, font: QFont) -> None:
+        self.fonts = _Fonts(font)
+        self._elided.clear()
 
     def row_height(self) -> int:
         return QFontMetrics(self._view.font()).height() + 8
@@ -144,6 +179,24 @@ class MapDelegate(QStyledItemDelegate):
     def lane_x(rect: QRect, lane: int) -> float:
         return rect.left() + LANE_PAD + min(lane, MAX_LANES) * LANE_WIDTH + LANE_WIDTH / 2
 
+    def elided(self, text: str, room: int, font: QFont) -> str:
+        """``text`` elided to ``room`` pixels in ``font`` (one of `fonts`), cached."""
+        key = (text, room, id(font))
+        out = self._elided.get(key)
+        if out is None:
+            if len(self._elided) >= self.ELIDED_LIMIT:
+                self._elided.clear()
+            fm = self.fonts.fm(font)
+            out = self._elided[key] = fm.elidedText(text, Qt.TextElideMode.ElideRight, room)
+        return out
+
+    def _text(self, painter: QPainter, font: QFont, x: int, rect: QRect, text: str) -> None:
+        """``text`` at ``x``, centred vertically in ``rect`` (as AlignVCenter would)."""
+        fm = self.fonts.fm(font)
+        painter.setFont(font)
+        painter.drawText(QPointF(x, rect.top() + (rect.height() - fm.height()) // 2 + fm.ascent()),
+                         text)  # fmt: skip
+
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
         model = index.model()
         if not isinstance(model, MapModel):
@@ -154,27 +207,26 @@ class MapDelegate(QStyledItemDelegate):
         bmap = model.bmap
         c = self.colors
         rect = QRect(option.rect)
-        state = option.state
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         if r in bmap.hits:
             painter.fillRect(rect, c.hit)
-        c.fill_state(painter, rect, state)
+        c.fill_state(painter, rect, option.state)
         top, bottom = float(rect.top()), float(rect.bottom() + 1)
         cy = rect.top() + rect.height() / 2
-        strong = 2.2
-        thin = 1.6
-        # the lines that pass this row
+        # the lines that pass this row (lanes past MAX_LANES share one x: drawn once)
         passing = bmap.through(r)
+        drawn: dict[int, int] = {}
+        width = row.lane
         for lane, hue in passing:
-            pen = QPen(c.lane(hue), strong if hue == 0 else thin)
-            painter.setPen(pen)
+            drawn[min(lane, MAX_LANES)] = hue
+            width = max(width, lane)
+        for lane, hue in drawn.items():
+            painter.setPen(c.pen(hue, strong=hue == 0))
             x = self.lane_x(rect, lane)
             painter.drawLine(QPointF(x, top), QPointF(x, bottom))
         x = self.lane_x(rect, row.lane)
-        color = c.lane(row.color)
-        pen = QPen(color, strong if row.on_path else thin)
-        painter.setPen(pen)
+        painter.setPen(c.pen(row.color, strong=row.on_path))
         if row.up:
             painter.drawLine(QPointF(x, top), QPointF(x, cy))
         if row.down:
@@ -185,46 +237,35 @@ class MapDelegate(QStyledItemDelegate):
             path.cubicTo(QPointF(x0, cy), QPointF(x0, cy), QPointF(x, cy))
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawPath(path)
-        self._node(painter, row, x, cy, color, current=r == bmap.leaf_row)
+        leaf = bmap.leaf_row
+        self._node(painter, row, x, cy, current=r == leaf)
         # the text
-        width = max([row.lane, *(lane for lane, _ in passing)]) + 1
-        left = rect.left() + LANE_PAD + min(width, MAX_LANES + 1) * LANE_WIDTH + 4
+        left = rect.left() + LANE_PAD + min(width + 1, MAX_LANES + 1) * LANE_WIDTH + 4
         right = rect.right() - 6
-        fonts = self._fonts(option.font)
-        if r == bmap.leaf_row:
+        fonts = self.fonts
+        if r == leaf:
             font = fonts.bold
         elif row.kind in ("compaction", "summary", "setting"):
             font = fonts.italic
         else:
             font = fonts.plain
-        fm = fonts.fm(font)
         small, sfm = fonts.small, fonts.fm(fonts.small)
         age = age_text(bmap.timestamp(r)) if row.tip else ""
         if age:
             aw = sfm.horizontalAdvance(age)
-            painter.setFont(small)
             painter.setPen(c.muted_text)
-            painter.drawText(
-                QRect(right - aw, rect.top(), aw, rect.height()),
-                int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight),
-                age,
-            )
+            self._text(painter, small, right - aw, rect, age)
             right -= aw + 8
         label = bmap.label(r)
         tag_w = 0
         if label:
             tag_w = min(sfm.horizontalAdvance(label) + 12, max(40, (right - left) // 2))
         room = max(right - left - (tag_w + 6 if tag_w else 0), 10)
-        text = fm.elidedText(model.text(r), Qt.TextElideMode.ElideRight, room)
-        painter.setFont(font)
+        text = self.elided(model.text(r), room, font)
         painter.setPen(c.text if row.on_path else c.muted_text)
-        painter.drawText(
-            QRect(left, rect.top(), room, rect.height()),
-            int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft),
-            text,
-        )
+        self._text(painter, font, left, rect, text)
         if label:
-            tx = left + fm.horizontalAdvance(text) + 6
+            tx = left + fonts.fm(font).horizontalAdvance(text) + 6
             h = sfm.height() + 2
             tag = QRect(tx, round(cy - h / 2), tag_w, h)
             fill = QColor(c.tag)
@@ -241,12 +282,33 @@ class MapDelegate(QStyledItemDelegate):
             )
         painter.restore()
 
-    def _node(
-        self, painter: QPainter, row: MapRow, x: float, cy: float, color: QColor, *, current: bool
+    def _node(self, painter: QPainter, row: MapRow, x: float, cy: float, *, current: bool) -> None:
+        """The row's node: a pixmap drawn once per look and sub-pixel offset, blitted."""
+        ox, oy = math.floor(x) - NODE_HALF, math.floor(cy) - NODE_HALF
+        dx, dy = x - ox, cy - oy
+        ratio = painter.device().devicePixelRatioF()
+        c = self.colors
+        key = (row.kind, row.color, current, dx, dy, ratio, c.base.rgba(), c.accent.rgba())
+        pixmap = self._nodes.get(key)
+        if pixmap is None:
+            if len(self._nodes) >= NODE_PIXMAPS:
+                self._nodes.clear()
+            side = 2 * NODE_HALF + 1
+            pixmap = QPixmap(math.ceil(side * ratio), math.ceil(side * ratio))
+            pixmap.setDevicePixelRatio(ratio)
+            pixmap.fill(Qt.GlobalColor.transparent)
+            p = QPainter(pixmap)
+            p.setRenderHint(QPainter.RenderHint.Antialiasing)
+            self.draw_node(p, row.kind, dx, dy, self.colors.lane(row.color), current=current)
+            p.end()
+            self._nodes[key] = pixmap
+        painter.drawPixmap(QPointF(ox, oy), pixmap)
+
+    def draw_node(
+        self, painter: QPainter, kind: str, x: float, cy: float, color: QColor, *, current: bool
     ) -> None:
         c = self.colors
         painter.setPen(QPen(color, 1.6))
-        kind = row.kind
         if kind == "compaction":
             s = 5.5
             painter.setBrush(color)
@@ -257,7 +319,7 @@ class MapDelegate(QStyledItemDelegate):
             )
         elif kind == "summary":
             painter.setBrush(color)
-            painter.drawRoundedRect(round(x - 4.5), round(cy - 4.5), 9, 9, 2, 2)
+            painter.drawRoundedRect(QRectF(x - 4.5, cy - 4.5, 9, 9), 2, 2)
         elif kind in ("setting", "tool", "other"):
             painter.setBrush(c.base)
             painter.drawEllipse(QPointF(x, cy), 2.8, 2.8)
@@ -416,6 +478,7 @@ class MapView(QTableView):
             self.map_delegate.refresh(self.palette())
             self.viewport().update()
         elif event.type() == QEvent.Type.FontChange:
+            self.map_delegate.refresh_font(self.font())
             self.verticalHeader().setDefaultSectionSize(self.map_delegate.row_height())
         super().changeEvent(event)
 

@@ -1,0 +1,74 @@
+"""The long-lived heap out of the cyclic GC's way, once the app has restored its session.
+
+CPython's cyclic GC scans every tracked object of the oldest generation in a full
+collection. After start-up that generation holds the imported modules (Qt, the SDKs,
+pydantic), the window and the restored session: hundreds of thousands of objects that
+live as long as the app. A full collection then took ~50-225 ms on the GUI thread,
+triggered by whatever allocated last (e.g. the branch map laid out again on a click).
+`gc.freeze` moves every object alive now to a permanent generation that collections skip
+(CPython docs: `gc.freeze`); objects freed by reference counting are freed as before.
+
+A frozen object in a reference cycle is never collected, though: when the app opens
+another session, `renew_heap` (called once the new session is shown) gives everything
+back to the collector, collects once, and freezes what is alive then, so the closed
+session's objects are freed.
+
+`freeze_when_started` freezes once more after the rest of the start-up work: the SDK
+import (it starts once the restored session is settled), the common code lexers compiled
+(`warm_up_lexers`: a lexer's first use in the middle of a reply stalled it) and the first
+redraws. A full collection in the provider's worker thread, while a request was built,
+had stalled a streamed reply 170-180 ms (benchmarks/_streamprobe.py records every
+collection, in every thread). Only the app's composition root calls these (tests build
+many windows per process).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+from typing import TYPE_CHECKING
+
+from desktop_agent.gui.chat._highlight import warm_up_lexers
+
+if TYPE_CHECKING:
+    from desktop_agent.gui._main_window import MainWindow
+
+log = logging.getLogger("desktop_agent.gui")
+
+_active = False
+"""`freeze_heap` was called (the app does; tests and tools that do not are left alone)."""
+
+
+def freeze_heap() -> int:
+    """Collect the young generations, then freeze every object alive; returns how many
+    objects are frozen in all (called after the restore and after the SDK warm-up)."""
+    global _active
+    _active = True
+    gc.collect(1)  # young cyclic garbage is not kept forever
+    gc.freeze()
+    frozen = gc.get_freeze_count()
+    log.debug("%d objects frozen out of the cyclic GC", frozen)
+    return frozen
+
+
+def renew_heap() -> None:
+    """Another session is shown: unfreeze, collect what the closed one left (one full
+    collection, part of opening a session), freeze again. A no-op unless `freeze_heap`
+    was called."""
+    if not _active:
+        return
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
+
+
+async def freeze_when_started(window: MainWindow) -> int:
+    """After the start-up work of ``window`` (the SDK import, the common code lexers
+    compiled, the session open, the first redraws): `freeze_heap` again; returns how
+    many objects are frozen."""
+    await window.warmed_up()  # (it starts once the restored session is settled)
+    await asyncio.wrap_future(warm_up_lexers())
+    await window.wb.opened()
+    await window.settle_tasks(but_warm_up=True)
+    return freeze_heap()

@@ -1,0 +1,77 @@
+"""Long Python work on the loop in slices (`workbench._slices`): the branch's usage after a
+branch switch is counted there, not in a worker thread holding the GIL against the GUI."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Generator
+
+from desktop_agent.ai import AssistantMessage, Cost, TextContent, UserMessage
+from desktop_agent.ai import Usage as MessageUsage
+from desktop_agent.session import InMemorySessionRepo
+from desktop_agent.workbench import _slices, _views, branch_usage, count_branch_usage
+from desktop_agent.workbench._views import count_branch_usage_sliced
+
+
+def test_sliced_runs_steps_with_turns_of_the_loop_between_them() -> None:
+    def steps() -> Generator[None, None, int]:
+        for _ in range(10):
+            yield
+        return 42
+
+    async def go() -> tuple[int, int]:
+        turns = 0
+        done = False
+
+        async def ticker() -> None:
+            nonlocal turns
+            while not done:
+                turns += 1
+                await asyncio.sleep(0)
+
+        task = asyncio.ensure_future(ticker())
+        result = await _slices.sliced(steps(), 0.0)  # a turn after every step
+        done = True
+        await task
+        return result, turns
+
+    result, turns = asyncio.run(go())
+    assert result == 42 and turns >= 10
+    assert _slices.drain(steps()) == 42
+
+
+def test_the_branch_usage_is_counted_in_slices_on_the_loops_thread() -> None:
+    async def go() -> None:
+        s = await InMemorySessionRepo().create(cwd="/work/p")
+        for i in range(600):
+            await s.append_message(UserMessage(content=f"q{i}", timestamp=1))
+            usage = MessageUsage(input=10, output=i, total_tokens=10 + i, cost=Cost(total=0.01))
+            await s.append_message(
+                AssistantMessage(
+                    content=[TextContent(text=f"a{i}")],
+                    api="anthropic-messages",
+                    provider="anthropic",
+                    model="m",
+                    stop_reason="stop",
+                    timestamp=2,
+                    usage=usage,
+                )
+            )
+        threads: set[int] = set()
+        real = _views._usage_steps
+
+        def watched(*args: object) -> Generator[None, None, object]:
+            threads.add(threading.get_ident())
+            return (yield from real(*args))  # type: ignore[arg-type]
+
+        _views._usage_steps = watched  # type: ignore[assignment]
+        try:
+            counted = await count_branch_usage_sliced(s, 200_000)
+        finally:
+            _views._usage_steps = real
+        assert threads == {threading.get_ident()}
+        assert counted == count_branch_usage(s, 200_000) == branch_usage(s, 200_000)
+        assert counted.tokens == sum(10 + i for i in range(600))
+
+    asyncio.run(go())
