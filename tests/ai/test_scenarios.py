@@ -165,8 +165,13 @@ async def test_completions_tool_calls_in_pieces(
 
 
 async def test_completions_arguments_grow_while_streaming(provider_server: ProviderServer) -> None:
+    # Deltas that arrive while the loop is busy are merged (ai/_providers/_merge.py): the
+    # pause between events keeps them apart, so each partial argument is seen.
     provider_server.script(
-        Reply(tool_calls=[ToolCallSpec("c1", "write", {"path": "a.txt", "content": "z" * 40})])
+        Reply(
+            tool_calls=[ToolCallSpec("c1", "write", {"path": "a.txt", "content": "z" * 40})],
+            delay_s=0.02,
+        )
     )
     seen: list[dict[str, Any]] = []
     async with stream(provider_server.model("openai-completions"), ctx()) as events:
