@@ -16,7 +16,7 @@ from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu, QSizePolicy, QToolBar, QToolButton, QWidget
 
-from desktop_agent.gui._icons import ICON_SIZE, icon
+from desktop_agent.gui._icons import ICON_SIZE, icon, palette_of
 from desktop_agent.gui._tr import QT_TRANSLATE_NOOP
 from desktop_agent.gui.sidebar import EXPORT_FORMATS
 
@@ -520,7 +520,7 @@ def sync_session_actions(w: MainWindow, actions: dict[str, QAction]) -> None:
 
 def refresh_icons(w: MainWindow, actions: dict[str, QAction]) -> None:
     """(Re)tint every icon for the current palette (after a theme switch)."""
-    palette = w.palette()
+    palette = palette_of(w)
     for spec in ACTIONS:
         if spec.icon:
             actions[spec.name].setIcon(icon(spec.icon, palette))

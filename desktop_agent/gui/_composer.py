@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_agent.gui._icons import icon
+from desktop_agent.gui._icons import icon, palette_of
 from desktop_agent.workbench import Attachment
 
 IMAGE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
@@ -120,7 +120,7 @@ class Composer(QWidget):
         self._tint()
 
     def _tint(self) -> None:
-        palette = self.palette()
+        palette = palette_of(self)
         self.send_button.setIcon(icon("send", palette))
         self.stop_button.setIcon(icon("stop", palette))
 

@@ -148,6 +148,7 @@ def test_light_setting_is_light_and_the_theme_switches_live_from_settings(
         assert lightness(widget) > 170, f"{name} is not light"
     assert icon_lightness(window, "settingsToolButton") < 90
     send = window.composer.send_button.icon().pixmap(16, 16).toImage()
+    new_session = window.sidebar.new_button.icon().pixmap(16, 16).toImage()
     form = window.wb.settings_form()
     assert form.theme == "system"
 
@@ -160,8 +161,44 @@ def test_light_setting_is_light_and_the_theme_switches_live_from_settings(
     qtbot.waitUntil(lambda: all(lightness(w) < 90 for w in panes(window).values()))
     qtbot.waitUntil(lambda: icon_lightness(window, "settingsToolButton") > 170)
     assert window.composer.send_button.icon().pixmap(16, 16).toImage() != send  # re-tinted
+    assert window.sidebar.new_button.icon().pixmap(16, 16).toImage() != new_session
     saved = json.loads((tmp_path / "data" / "config" / "settings.json").read_text())
     assert saved["theme"] == "dark"
+    close(qtbot, window)
+
+
+def test_a_launch_tints_each_icon_once_in_the_themes_colours(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Widgets tinted their icons in their constructors from Qt's default palette (not yet
+    polished: another Highlight colour), then again, at every size, when the theme's
+    palette reached them: each icon is made once, in the theme's colours."""
+    from desktop_agent.gui import _icons
+
+    made: list[tuple[str, str]] = []
+    real = _icons.render
+
+    def counting(name: str, color: QColor, size: int, ratio: float = 1.0) -> Any:
+        made.append((name, color.name()))
+        return real(name, color, size, ratio)
+
+    monkeypatch.setattr(_icons, "render", counting)
+    _icons._icon.cache_clear()
+    window = seeded_window(qtbot, tmp_path, provider, workspace)
+    settle(qtbot, window)
+    highlight = QApplication.palette().color(QPalette.ColorRole.Highlight).name()
+    tinted = {name for name, _ in made}
+    assert tinted  # the toolbar's, the composer's and the sidebar's icons
+    for name in tinted:
+        colours = {c for n, c in made if n == name}
+        assert len(colours) == 3, (name, colours)  # normal, disabled, active: once each
+        assert highlight in colours, (name, colours)
+    assert len(made) == len(tinted) * 3 * len(_icons._SIZES)
     close(qtbot, window)
 
 

@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_agent.gui._icons import icon
+from desktop_agent.gui._icons import icon, palette_of
 from desktop_agent.gui._tr import QT_TRANSLATE_NOOP
 from desktop_agent.gui.sidebar._model import (
     PI_SOURCE,
@@ -135,7 +135,7 @@ class SessionSidebar(QWidget):
         self.new_button = QPushButton()
         self.new_button.setObjectName("newSessionButton")
         self.new_button.setToolTip(self.tr("New session (Ctrl+N)"))
-        self.new_button.setIcon(icon("new-session", self.palette()))
+        self.new_button.setIcon(icon("new-session", palette_of(self)))
         self.new_button.clicked.connect(self.new_session_requested)
 
         self.view = _make_view("sessionList", self._model)
@@ -356,6 +356,12 @@ class SessionSidebar(QWidget):
             return
         if view is self.view:
             self.open_session(str(index.data(SidebarRole.PATH)))
+
+    def changeEvent(self, event: QEvent) -> None:
+        """A theme switch: the New session icon is tinted again, like the toolbar's."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self.new_button.setIcon(icon("new-session", palette_of(self)))
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() != QEvent.Type.KeyPress or not isinstance(event, QKeyEvent):
