@@ -8,7 +8,6 @@ session caches decoded messages), so a view that shows a few rows decodes a few.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -172,16 +171,31 @@ _READ_STEP = 32  # entries decoded per step while walking back
 _DECODED_KINDS = ("message", "custom_message", "branch_summary")
 
 
+_DECODE_STEP = 4
+"""Messages decoded between pauses of `_decode_steps` (tool results run to 200 KB)."""
+
+
+def _decode_steps(
+    session: Session, ids: list[str]
+) -> Generator[None, None, list[AgentMessage | None]]:
+    """`Session.get_messages` of ``ids``, a few at a time (`_slices.sliced`)."""
+    out: list[AgentMessage | None] = []
+    for n in range(0, len(ids), _DECODE_STEP):
+        out.extend(session.get_messages(ids[n : n + _DECODE_STEP]))
+        yield
+    return out
+
+
 class BranchReader:
     """The chat view of the current branch, read from its end backwards in pages.
 
     `older` returns the next older page (root-first) of `BranchItem`; the first call
     gives the end of the branch, so a long session shows its last messages at once and
-    decodes only what is shown (messages are decoded off the event loop in steps of
-    ``_READ_STEP`` entries). Siblings of a message are the visible children of its
-    parent (what "edit and resend" creates), oldest first. Consecutive failed answers
-    (automatic or manual retries of one request) fold into the next answer, or into the
-    last failure; a page never ends inside such a run.
+    decodes only what is shown (messages are decoded in steps of ``_READ_STEP`` entries,
+    on the loop in slices of a few milliseconds). Siblings of a message are the visible
+    children of its parent (what "edit and resend" creates), oldest first. Consecutive
+    failed answers (automatic or manual retries of one request) fold into the next
+    answer, or into the last failure; a page never ends inside such a run.
 
     ``at_rest``: no run is going on, so a tool call of the branch without a result was
     cut off (the app stopped while it ran) and its item lists it in ``interrupted``.
@@ -252,8 +266,8 @@ class BranchReader:
             ]
             if session.entry_count <= INLINE_ENTRIES:
                 messages = session.get_messages(wanted)
-            else:
-                messages = await asyncio.to_thread(session.get_messages, wanted)
+            else:  # on the loop in slices: a worker thread held the GIL against the paint
+                messages = await sliced(_decode_steps(session, wanted))
             self._decoded.update(zip(wanted, messages, strict=True))
             for i in chunk:
                 self._decoded.setdefault(i, None)

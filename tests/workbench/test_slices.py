@@ -75,3 +75,58 @@ def test_the_branch_usage_is_counted_in_slices_on_the_loops_thread() -> None:
         assert counted.tokens == sum(10 + i for i in range(600))
 
     asyncio.run(go())
+
+
+def test_a_long_branch_is_read_back_on_the_loops_thread_with_turns_between() -> None:
+    """`BranchReader` decodes the messages of a long session on the loop in slices (not in
+    a worker thread, which held the GIL against the chat's paint after a branch switch)."""
+    from desktop_agent.workbench import BranchReader
+
+    async def go() -> None:
+        s = await InMemorySessionRepo().create(cwd="/work/p")
+        for i in range(_views.INLINE_ENTRIES // 2 + 50):  # more entries than read inline
+            await s.append_message(UserMessage(content=f"q{i}", timestamp=1))
+            await s.append_message(
+                AssistantMessage(
+                    content=[TextContent(text=f"a{i}")],
+                    api="anthropic-messages",
+                    provider="anthropic",
+                    model="m",
+                    stop_reason="stop",
+                    timestamp=2,
+                )
+            )
+        assert s.entry_count > _views.INLINE_ENTRIES
+        threads: set[int] = set()
+        real = s.get_messages
+
+        def watched(ids: list[str]) -> list[object]:
+            threads.add(threading.get_ident())
+            return real(ids)  # type: ignore[return-value]
+
+        s.get_messages = watched  # type: ignore[method-assign,assignment]
+        turns = 0
+        done = False
+
+        async def ticker() -> None:
+            nonlocal turns
+            while not done:
+                turns += 1
+                await asyncio.sleep(0)
+
+        task = asyncio.ensure_future(ticker())
+        _slices_budget = _slices.SLICE_S
+        _slices.SLICE_S = 0.0  # a turn after every step
+        try:
+            items = await BranchReader(s).older(40)
+        finally:
+            _slices.SLICE_S = _slices_budget
+            done = True
+            await task
+        assert threads == {threading.get_ident()}
+        assert turns >= 10  # (40 messages, a few at a time)
+        last_question = items[-2].message
+        assert isinstance(last_question, UserMessage)
+        assert last_question.content == f"q{_views.INLINE_ENTRIES // 2 + 49}"
+
+    asyncio.run(go())
