@@ -5,13 +5,35 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Generator
+from collections.abc import Coroutine, Generator
+from typing import Any, TypeVar
 
 from desktop_agent.ai import AssistantMessage, Cost, TextContent, UserMessage
 from desktop_agent.ai import Usage as MessageUsage
 from desktop_agent.session import InMemorySessionRepo
 from desktop_agent.workbench import _slices, _views, branch_usage, count_branch_usage
 from desktop_agent.workbench._views import count_branch_usage_sliced
+
+T = TypeVar("T")
+
+
+async def with_turns(work: Coroutine[Any, Any, T]) -> tuple[T, int]:
+    """``work``'s result, and how many turns the loop gave other tasks meanwhile."""
+    turns = 0
+    done = False
+
+    async def ticker() -> None:
+        nonlocal turns
+        while not done:
+            turns += 1
+            await asyncio.sleep(0)
+
+    task = asyncio.ensure_future(ticker())
+    try:
+        return await work, turns
+    finally:
+        done = True
+        await task
 
 
 def test_sliced_runs_steps_with_turns_of_the_loop_between_them() -> None:
@@ -20,23 +42,7 @@ def test_sliced_runs_steps_with_turns_of_the_loop_between_them() -> None:
             yield
         return 42
 
-    async def go() -> tuple[int, int]:
-        turns = 0
-        done = False
-
-        async def ticker() -> None:
-            nonlocal turns
-            while not done:
-                turns += 1
-                await asyncio.sleep(0)
-
-        task = asyncio.ensure_future(ticker())
-        result = await _slices.sliced(steps(), 0.0)  # a turn after every step
-        done = True
-        await task
-        return result, turns
-
-    result, turns = asyncio.run(go())
+    result, turns = asyncio.run(with_turns(_slices.sliced(steps(), 0.0)))  # a turn a step
     assert result == 42 and turns >= 10
     assert _slices.drain(steps()) == 42
 
@@ -105,24 +111,12 @@ def test_a_long_branch_is_read_back_on_the_loops_thread_with_turns_between() -> 
             return real(ids)  # type: ignore[return-value]
 
         s.get_messages = watched  # type: ignore[method-assign,assignment]
-        turns = 0
-        done = False
-
-        async def ticker() -> None:
-            nonlocal turns
-            while not done:
-                turns += 1
-                await asyncio.sleep(0)
-
-        task = asyncio.ensure_future(ticker())
-        _slices_budget = _slices.SLICE_S
+        budget = _slices.SLICE_S
         _slices.SLICE_S = 0.0  # a turn after every step
         try:
-            items = await BranchReader(s).older(40)
+            items, turns = await with_turns(BranchReader(s).older(40))
         finally:
-            _slices.SLICE_S = _slices_budget
-            done = True
-            await task
+            _slices.SLICE_S = budget
         assert threads == {threading.get_ident()}
         assert turns >= 10  # (40 messages, a few at a time)
         last_question = items[-2].message
