@@ -6,8 +6,9 @@ the context ``notices`` (`gui/_panels.py`, `gui/_presenter.py`). pyside6-lupdate
 them in the workbench's code, so `scripts/translations` feeds it this module's output:
 every string literal given to ``notify(...)`` (text and action label), ``Notice(...)``,
 as ``action_label=``, set as ``progress`` or as a ``text`` variable, or returned by
-``SaveState.label``. Values go in ``{name}`` placeholders (``notify(key, "Exported to
-{path}.", path=dest)``), filled in after translation (`workbench.fill`)."""
+``SaveState.label``; and the harness's restore notices (`harness/_restore.py`).
+Values go in ``{name}`` placeholders (``notify(key, "Exported to {path}.", path=dest)``),
+filled in after translation (`workbench.fill`)."""
 
 from __future__ import annotations
 
@@ -60,8 +61,26 @@ def notice_texts(folder: Path = WORKBENCH) -> list[str]:
                 for inner in ast.walk(node):
                     if isinstance(inner, ast.Dict):
                         found.update(_text(v) or "" for v in inner.values)
+    found.update(_harness_notices())
     found.discard("")
     return sorted(found)
+
+
+HARNESS_NOTICES = ROOT / "desktop_agent" / "harness" / "_restore.py"
+
+
+def _harness_notices(path: Path = HARNESS_NOTICES) -> list[str]:
+    """The restore notices the harness hands the workbench as templates (`_NO_MODEL`,
+    the values of `_NOTICES`)."""
+    found: list[str] = []
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            if node.targets[0].id == "_NO_MODEL":
+                found.extend(_texts(node.value))
+            elif node.targets[0].id == "_NOTICES" and isinstance(node.value, ast.Dict):
+                for value in node.value.values:
+                    found.extend(_texts(value))
+    return found
 
 
 def main() -> int:

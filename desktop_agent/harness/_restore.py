@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from desktop_agent.ai import Model, ModelRegistry, clamp_thinking_level
 from desktop_agent.session import SessionContext
@@ -16,7 +16,38 @@ class RestoredSettings:
     model: Model | None
     thinking_level: str
     active_tool_names: list[str] | None
-    notice: str | None = None
+    notice_template: str | None = None
+    """What to tell the user: English with ``{saved}`` / ``{model}`` placeholders for
+    `notice_args` (the GUI translates the template, then fills it in)."""
+    notice_args: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def notice(self) -> str | None:
+        """The notice in English, filled in (logs, tests)."""
+        if self.notice_template is None:
+            return None
+        return self.notice_template.format_map(self.notice_args)
+
+
+_NO_MODEL = "No model is available: add an API key or a local server in Settings."
+_NOTICES = {
+    ("gone", True): (
+        "Could not restore model {saved} (it is no longer available). Using {model} instead."
+    ),
+    ("no_key", True): (
+        "Could not restore model {saved} (no API key is set for it). Using {model} instead."
+    ),
+    ("gone", False): (
+        "Could not restore model {saved} (it is no longer available). No model is available: "
+        "add an API key or a local server in Settings."
+    ),
+    ("no_key", False): (
+        "Could not restore model {saved} (no API key is set for it). No model is available: "
+        "add an API key or a local server in Settings."
+    ),
+}
+"""Whole sentences (a translator sees each as it is shown), by (why, another model used);
+`scripts/notice_strings.py` puts them in the translation template."""
 
 
 def restore_settings(
@@ -38,7 +69,7 @@ def restore_settings(
       default; then clamped to what the model supports (no model: ``off``).
     - Tools: the branch's active tools minus unknown ones (None: all tools).
     """
-    notice: str | None = None
+    why: str | None = None
     model: Model | None = None
     saved = context.model
     if saved is not None:
@@ -46,21 +77,22 @@ def restore_settings(
         if found is not None and has_key(found):
             model = found
         else:
-            why = "it is no longer available" if found is None else "no API key is set for it"
-            notice = f"Could not restore model {saved.provider}/{saved.model_id} ({why})"
+            why = "gone" if found is None else "no_key"
     if model is None and default_model:
         candidate = registry.get(default_model)
         if candidate is not None and has_key(candidate):
             model = candidate
     if model is None:
         model = next((m for m in registry.all() if has_key(m)), None)
-    if notice is not None:
+    template: str | None = None
+    args: dict[str, str] = {}
+    if why is not None and saved is not None:
+        template = _NOTICES[why, model is not None]
+        args["saved"] = f"{saved.provider}/{saved.model_id}"
         if model is not None:
-            notice += f". Using {model.provider}/{model.id} instead."
-        else:
-            notice += ". No model is available: add an API key or a local server in Settings."
+            args["model"] = f"{model.provider}/{model.id}"
     elif model is None:
-        notice = "No model is available: add an API key or a local server in Settings."
+        template = _NO_MODEL
 
     level = context.thinking_level if has_thinking_entry else default_thinking_level
     thinking = clamp_thinking_level(model, level) if model is not None else "off"
@@ -69,4 +101,4 @@ def restore_settings(
     if context.active_tool_names is not None:
         known = set(available_tools)
         tools = [n for n in context.active_tool_names if n in known]
-    return RestoredSettings(model, thinking, tools, notice)
+    return RestoredSettings(model, thinking, tools, template, args)

@@ -700,13 +700,15 @@ class Workbench:
             default_thinking_level=self.settings.default_thinking_level,
         )
         model: Model | None = restored.model
-        notice = restored.notice
+        notice, notice_args = restored.notice_template, dict(restored.notice_args)
         saved = context.model
         self._saved_model_key = f"{saved.provider}/{saved.model_id}" if saved else None
         self._restoring_model = False
         if saved is not None and notice is not None and self.models.pending(saved.provider):
             url = self.models.server_url(saved.provider) or saved.provider
-            model, notice = None, f"Connecting to {url} for {self._saved_model_key}…"
+            text = "Connecting to {url} for {saved}…"
+            model, notice = None, text
+            notice_args = {"url": url, "saved": self._saved_model_key or ""}
             self._restoring_model = True
         cwd = session.metadata.cwd or ""
         workspace: Workspace | None = None
@@ -733,7 +735,7 @@ class Workbench:
             # The server answered while this harness was being built (the awaits above):
             # its models-changed call found no harness to restart, so restart it now.
             self.spawn(self._restart_harness())
-        self.notify("model", notice)
+        self.notify("model", notice, None, **notice_args)
         missing = None
         if workspace is None:
             missing = (

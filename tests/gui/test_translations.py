@@ -209,6 +209,19 @@ def test_the_template_is_what_scripts_translations_makes_now(tmp_path: Path) -> 
     assert "<name>notices</name>" in made  # the workbench's notices, translated at the GUI edge
 
 
+def test_the_harness_restore_notices_are_in_the_template() -> None:
+    """The harness hands the workbench its restore notice as a template with values; every
+    template it can give is in the translation template (context ``notices``)."""
+    from desktop_agent.harness import _restore
+
+    ts = (ROOT / "desktop_agent/resources/translations/desktop_agent.ts").read_text("utf-8")
+    templates = [_restore._NO_MODEL, *_restore._NOTICES.values()]
+    assert len(templates) == 5
+    for template in templates:
+        assert f"<source>{template}</source>" in ts, template
+    assert "<source>Connecting to {url} for {saved}…</source>" in ts
+
+
 def test_qt_translations_load_for_a_locale(qapp: QApplication) -> None:
     loaded = install_translators(qapp, QLocale(QLocale.Language.German))
     try:

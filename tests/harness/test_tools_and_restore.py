@@ -196,6 +196,11 @@ def test_restore_falls_back_with_notice_and_clamps(server: ProviderServer) -> No
     assert restored.thinking_level == "off"  # gpt-b does not reason
     assert restored.notice is not None
     assert "anthropic/claude-a" in restored.notice and "openai/gpt-b" in restored.notice
+    # One whole sentence to translate; the model names are values filled in after it.
+    assert restored.notice_template == (
+        "Could not restore model {saved} (no API key is set for it). Using {model} instead."
+    )
+    assert restored.notice_args == {"saved": "anthropic/claude-a", "model": "openai/gpt-b"}
     assert restored.active_tool_names is None
 
 

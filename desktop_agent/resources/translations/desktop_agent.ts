@@ -1539,6 +1539,10 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Connecting to {url} for {saved}…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Converted to the current format: this is a new file beside the original, which is unchanged.</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1547,7 +1551,27 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Could not restore model {saved} (it is no longer available). No model is available: add an API key or a local server in Settings.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Could not restore model {saved} (it is no longer available). Using {model} instead.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Could not restore model {saved} (no API key is set for it). No model is available: add an API key or a local server in Settings.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Could not restore model {saved} (no API key is set for it). Using {model} instead.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Exported to {path}.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No model is available: add an API key or a local server in Settings.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
