@@ -30,7 +30,7 @@ import msgspec
 
 from desktop_agent.session._errors import SessionError
 from desktop_agent.session._jsonl import header_metadata, open_error, parse_header
-from desktop_agent.session._migrate import is_legacy_header, migrated_if_legacy
+from desktop_agent.session._migrate import first_line, is_legacy_header, migrated_if_legacy
 from desktop_agent.session._platform import OS_FILE_OPS
 from desktop_agent.session._repos import JsonlSessionRepo
 from desktop_agent.session._storage import SessionMetadata, describe_os_error
@@ -296,16 +296,11 @@ def _legacy_header(head: bytes) -> bool:
     """Whether the first line of ``head`` may be a v1/v2 header (then the file is
     migrated whole, as when it is opened). A first line longer than ``head`` counts
     as may-be: `migrated_if_legacy` decides on the whole file."""
-    start = 0
-    while start < len(head):
-        end = head.find(b"\n", start)
-        if end < 0:
-            return True
-        piece = head[start:end]
-        start = end + 1
-        if piece.strip():
-            return is_legacy_header(piece)
-    return False
+    found = first_line(head)
+    if found is None:
+        return False
+    line, ended = found
+    return is_legacy_header(line) if ended else True
 
 
 def _split(data: bytes) -> _Lines:

@@ -214,20 +214,28 @@ def is_legacy_header(line: bytes) -> bool:
     )
 
 
-def migrated_if_legacy(path: str, data: bytes) -> bytes:
-    """``data`` itself, or the v3 file Pi's migration makes of it if it is v1 or v2."""
+def first_line(data: bytes) -> tuple[bytes, bool] | None:
+    """The first non-blank line of ``data`` (without copying the rest) and whether a
+    newline ends it. A last piece without a newline comes as it is, blank or not: the
+    line may go on past ``data``. None: only blank lines."""
     start = 0
-    while start < len(data):  # the first non-blank line, without copying the rest
+    while start < len(data):
         end = data.find(b"\n", start)
-        end = len(data) if end < 0 else end
+        if end < 0:
+            return data[start:], False
         piece = data[start:end]
         start = end + 1
-        if not piece.strip():
-            continue
-        if not is_legacy_header(piece):
-            return data
-        try:
-            return migrate_legacy(path, data).data
-        except SessionError:
-            return data
-    return data
+        if piece.strip():
+            return piece, True
+    return None
+
+
+def migrated_if_legacy(path: str, data: bytes) -> bytes:
+    """``data`` itself, or the v3 file Pi's migration makes of it if it is v1 or v2."""
+    found = first_line(data)
+    if found is None or not is_legacy_header(found[0]):
+        return data
+    try:
+        return migrate_legacy(path, data).data
+    except SessionError:
+        return data
