@@ -174,11 +174,8 @@ def run_gui(
     holder: dict[str, MainWindow] = {}
 
     async def report_smoke(window: MainWindow, painted_ms: int) -> None:
-        # The model a restored session uses may come from a server still being listed.
-        await window.wb.models.settled()
-        await window.wb.opened()  # a big session never seen is read after the first paint
-        await window.wb.settled()  # e.g. the harness restarted for the listed local model
-        # Every redraw (the tree too), not the SDK imports for the first request.
+        await window.restored()
+        # The window's tasks too (the map's), not the SDK imports for the first request.
         await window.settle_tasks(but_warm_up=True)
         payload = await smoke_payload(window, painted_ms)
         payload["settled_ms"] = round((time.perf_counter() - started) * 1000)

@@ -65,7 +65,7 @@ class MainWindow(QMainWindow):
         self, workbench: Workbench, *, no_err_windows: bool = False, warm_up: bool = True
     ) -> None:
         super().__init__()
-        # Provider requests, tree rows and index scans run on worker threads; a shorter
+        # Provider requests and index scans run on worker threads; a shorter
         # GIL switch interval hands the GIL back to this thread sooner (measured: 121 ms
         # worst gap while a reply streamed into a 2,000-message session, 30 ms with 1 ms).
         sys.setswitchinterval(0.001)
@@ -202,12 +202,19 @@ class MainWindow(QMainWindow):
         PySide6's import hook reads the source of every module imported after Qt
         (``inspect.getsource``) and `linecache` keeps it: tens of MB for the SDKs,
         dropped once they are in (a traceback reads a file again when it needs it)."""
+        await self.restored()
+        if not self._quitting:
+            self.warm_up = self.spawn(self._warm_up())
+
+    async def restored(self) -> None:
+        """Once the restored session is settled: the models listed (its model may come
+        from a server still being listed), a big session never seen read (after the first
+        paint), the workbench's work done (e.g. the harness restarted for the listed local
+        model) and every redraw painted. Not the window's own tasks (`settle_tasks`)."""
         await self.wb.models.settled()
         await self.wb.opened()
         await self.wb.settled()
         await self.presenter.settled()
-        if not self._quitting:
-            self.warm_up = self.spawn(self._warm_up())
 
     async def warmed_up(self) -> None:
         """Once the start-up warm-up is over: its wait for the settle, then the SDK
