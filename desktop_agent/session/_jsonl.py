@@ -23,6 +23,7 @@ import os
 import re
 import shutil
 import stat
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -231,6 +232,10 @@ class JsonlStorage(Storage):
         self.path = metadata.path or ""
         self._ops = ops
         self._rfd: int | None = rfd
+        # Lines are read on worker threads (previews, branch pages) while the loop may
+        # close or swap the descriptor: a read between the check and the pread would
+        # hit a closed descriptor, or worse a reused number pointing at another file.
+        self._rfd_guard = threading.Lock()
         self._fd = fd
         self._locked = locked  # we hold the writer lock (on _rfd)
         self._good_size = size  # bytes known to be whole lines (or the header)
@@ -260,8 +265,9 @@ class JsonlStorage(Storage):
         close, on a descriptor opened for this read)."""
         ops = self._ops
         try:
-            if self._rfd is not None:
-                return ops.pread(self._rfd, length, offset)
+            with self._rfd_guard:
+                if self._rfd is not None:
+                    return ops.pread(self._rfd, length, offset)
             fd = ops.open_regular(self.path)
             try:
                 return ops.pread(fd, length, offset)
@@ -681,11 +687,12 @@ class JsonlStorage(Storage):
         self._needs_newline = False
 
     def _swap_descriptors(self, rfd: int, fd: int | None) -> None:
-        for old in (self._fd, self._rfd):
-            if old is not None:
-                with contextlib.suppress(OSError):
-                    self._ops.close(old)
-        self._rfd, self._fd = rfd, fd
+        with self._rfd_guard:
+            for old in (self._fd, self._rfd):
+                if old is not None:
+                    with contextlib.suppress(OSError):
+                        self._ops.close(old)
+            self._rfd, self._fd = rfd, fd
         self._identity = self._ops.fstat(rfd).identity
 
     def reload_from_disk(self, leaf: ReloadLeaf = "theirs") -> ReloadReport:
@@ -860,12 +867,13 @@ class JsonlStorage(Storage):
             with contextlib.suppress(OSError):
                 ops.close(self._fd)
             self._fd = None
-        if self._rfd is not None:
-            if self._locked:
-                ops.unlock(self._rfd)
-            with contextlib.suppress(OSError):
-                ops.close(self._rfd)
-            self._rfd = None
+        with self._rfd_guard:
+            if self._rfd is not None:
+                if self._locked:
+                    ops.unlock(self._rfd)
+                with contextlib.suppress(OSError):
+                    ops.close(self._rfd)
+                self._rfd = None
         self._locked = False
 
 

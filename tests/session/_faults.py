@@ -2,6 +2,7 @@
 
 `FaultyOps` wraps the real OS and makes the n-th call of one kind of operation fail,
 once or forever, with ``ENOSPC``, ``EIO``, ``EACCES``, ``EROFS`` or a short write.
+`SessionFileOps` is the real OS, knowing which descriptors are session files.
 """
 
 from __future__ import annotations
@@ -20,6 +21,26 @@ ERRORS: dict[str, int] = {
     "EROFS": errno.EROFS,
     "short": errno.ENOSPC,  # a short count, then the disk is full
 }
+
+
+class SessionFileOps(FileOps):
+    """The real OS; `session_file` tells whether a descriptor is a ``*.jsonl`` file."""
+
+    def __init__(self) -> None:
+        self._watched: set[int] = set()
+
+    def open(self, path: str, flags: int, mode: int = 0o644) -> int:
+        fd = super().open(path, flags, mode)
+        if path.endswith(".jsonl"):
+            self._watched.add(fd)
+        return fd
+
+    def close(self, fd: int) -> None:
+        self._watched.discard(fd)
+        super().close(fd)
+
+    def session_file(self, fd: int) -> bool:
+        return fd in self._watched
 
 
 @dataclass

@@ -18,6 +18,7 @@ import pytest
 
 from desktop_agent.session import JsonlSessionRepo, Session
 from desktop_agent.session._platform import FileOps
+from tests.session._faults import SessionFileOps
 from tests.session._workload import CWD, run_workload
 
 EDGES = 2 * 4096 + 1
@@ -25,26 +26,16 @@ EDGES = 2 * 4096 + 1
 SEED = Path(__file__).resolve().parent.parent / "corpus" / "seeds" / "pi-core-fixture.jsonl"
 
 
-class CountingOps(FileOps):
+class CountingOps(SessionFileOps):
     """The real OS, counting the bytes read from files named ``*.jsonl``."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.read = 0
-        self._watched: set[int] = set()
-
-    def open(self, path: str, flags: int, mode: int = 0o644) -> int:
-        fd = super().open(path, flags, mode)
-        if path.endswith(".jsonl"):
-            self._watched.add(fd)
-        return fd
-
-    def close(self, fd: int) -> None:
-        self._watched.discard(fd)
-        super().close(fd)
 
     def pread(self, fd: int, size: int, offset: int) -> bytes:
         data = super().pread(fd, size, offset)
-        if fd in self._watched:
+        if self.session_file(fd):
             self.read += len(data)
         return data
 

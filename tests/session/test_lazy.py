@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ import pytest
 
 from desktop_agent.session import JsonlSessionRepo, Session
 from desktop_agent.session._jsonl import JsonlStorage
+from tests.session._faults import SessionFileOps
 from tests.session._workload import CWD, run_workload
 
 SEED = Path(__file__).resolve().parent.parent / "corpus" / "seeds" / "pi-core-fixture.jsonl"
@@ -264,3 +266,43 @@ async def test_context_messages_are_decoded_only_when_read(tmp_path: Path) -> No
     with pytest.raises(IndexError):
         ctx.messages[32]
     await s.close()
+
+
+class _HeldReads(SessionFileOps):
+    """The real OS; a read of a ``.jsonl`` file waits, once armed, until released."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.armed = False
+        self.waiting = threading.Event()
+        self.release = threading.Event()
+
+    def pread(self, fd: int, size: int, offset: int) -> bytes:
+        if self.armed and self.session_file(fd):
+            self.armed = False
+            self.waiting.set()
+            assert self.release.wait(10)
+        return super().pread(fd, size, offset)
+
+
+@pytest.mark.asyncio
+async def test_close_waits_for_a_read_on_a_worker_thread(tmp_path: Path) -> None:
+    """Quitting while the map's previews were read on a worker closed the descriptor
+    under the read (EBADF in CI; a reused descriptor number could have read another
+    file). Close now waits for the read, which then returns the right lines."""
+    path = await _long_session(tmp_path, turns=4)
+    ops = _HeldReads()
+    s = await JsonlSessionRepo(tmp_path / "sessions", file_ops=ops).open(str(path))
+    branch = s.branch_ids()
+    ops.armed = True
+    previews = asyncio.ensure_future(s.previews(branch))
+    assert await asyncio.to_thread(ops.waiting.wait, 10)
+    closing = asyncio.ensure_future(s.close())
+    await asyncio.sleep(0.2)
+    assert not closing.done()  # the close waits for the read in flight
+    ops.release.set()
+    texts = await previews
+    await closing
+    assert s.closed
+    want = await (await _repo(tmp_path).open(str(path))).previews(branch)
+    assert texts == want and any(texts.values())
