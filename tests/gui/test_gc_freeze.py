@@ -30,6 +30,25 @@ def workspace(tmp_path: Path) -> Path:
     return folder
 
 
+def test_the_first_freeze_turns_the_collector_on_without_a_scan(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The launch runs without the collector (`_launch.lean_start`): the first freeze
+    does not scan the whole heap as "young", and turns the collector on."""
+    calls: list[str] = []
+    monkeypatch.setattr(gc_module, "_active", False)
+    monkeypatch.setattr(gc, "freeze", lambda: calls.append("freeze"))
+    monkeypatch.setattr(gc, "collect", lambda generation=2: calls.append(f"collect {generation}"))
+    gc.disable()
+    try:
+        gc_module.freeze_heap()
+        assert gc.isenabled() and calls == ["freeze"]
+        gc_module.freeze_heap()  # later ones collect the young generations first
+        assert calls == ["freeze", "collect 1", "freeze"]
+    finally:
+        gc.enable()
+
+
 def test_start_up_compiles_the_common_lexers_then_freezes(
     qtbot: QtBot,
     running_qloop: asyncio.AbstractEventLoop,

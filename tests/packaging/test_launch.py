@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+import importlib.util
 import json
 import os
 import subprocess
@@ -175,6 +177,7 @@ def test_no_err_windows_reports_on_stderr_only(
     monkeypatch.setattr(_launch, "show_qt_box", lambda *a: pytest.fail("no box expected"))
     monkeypatch.setattr(_launch, "show_native_box", lambda *a: pytest.fail("no box expected"))
     assert _launch.main(["--data-dir", str(tmp_path), "--no-err-windows"]) == 1
+    assert gc.isenabled()  # a failed start gives the collector back
     err = capsys.readouterr().err
     assert "could not start" in err and "No space left on device" in err
     assert str(tmp_path / "logs" / "desktop-agent.log") in err
@@ -195,3 +198,21 @@ def test_native_box_commands() -> None:
     command = _launch.native_box_command("T", "text")
     if sys.platform.startswith("linux") and command is not None:
         assert Path(command[0]).name in {"zenity", "kdialog", "xmessage"}
+
+
+def test_lean_start_pauses_the_collector_and_skips_the_httpx_cli() -> None:
+    """The launch starts without the cyclic GC (the app turns it on once its session is
+    shown) and without httpx's command-line tool, which imports rich and click."""
+    assert importlib.util.find_spec("rich") and importlib.util.find_spec("click")  # (dev venv)
+    code = (
+        "import gc, json, sys\n"
+        "from desktop_agent._launch import lean_start\n"
+        "was_on = lean_start()\n"
+        "import httpx\n"
+        "print(json.dumps([was_on, gc.isenabled(), sorted({'rich', 'click'} & set(sys.modules)),"
+        " callable(httpx.main)]))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert json.loads(out.stdout) == [True, False, [], True]
