@@ -31,7 +31,7 @@ from bisect import bisect_right
 from collections.abc import Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from itertools import pairwise
+from itertools import compress, pairwise
 from typing import Any, Literal
 
 import msgspec
@@ -527,27 +527,31 @@ def _visibility_steps(
     labeled = name == "labeled"
     labels = shape.labels
     known: dict[tuple[str, str | None], bool] = {}
-    for i in range(start, end):
-        if i % STEP == 0:
-            yield
-        key = (types[i], roles[i])
-        shown = known.get(key)
-        if shown is None:
-            kind = row_kind(*key)
-            shown = known[key] = kind is not None and (labeled or kind in shown_kinds)
-        if shown and labeled:
-            shown = ids[i] in labels
-        vis.append(shown)
-        p = parents[i]
-        if p < 0 or p == i:
-            vp = -1
-        elif p < i:
-            vp = p if vis[p] else vparent[p]
-        else:
-            vp = -2  # a parent later in the file: resolved below
-        vparent.append(vp)
+    add_vis, add_vparent = vis.append, vparent.append
+    odd = False
+    # (The loops are written for speed: 100,000 entries of a day's session pass here
+    # at every launch, 2-3x quicker than one step per entry with its pause check.)
+    for low in range(start, end, STEP):
+        yield
+        for i in range(low, min(low + STEP, end)):
+            key = (types[i], roles[i])
+            shown = known.get(key)
+            if shown is None:
+                kind = row_kind(*key)
+                shown = known[key] = kind is not None and (labeled or kind in shown_kinds)
+            if shown and labeled:
+                shown = ids[i] in labels
+            add_vis(shown)
+            p = parents[i]
+            if p < 0 or p == i:
+                add_vparent(-1)
+            elif p < i:
+                add_vparent(p if vis[p] else vparent[p])
+            else:
+                add_vparent(-2)  # a parent later in the file: resolved below
+                odd = True
     # Odd files (a parent after its child, cycles): walk up, bounded.
-    for i in range(start, end):
+    for i in range(start, end) if odd else ():
         if vparent[i] == -2:
             seen = {i}
             p = parents[i]
@@ -558,9 +562,14 @@ def _visibility_steps(
                     break
                 seen.add(p)
                 p = parents[p]
-    for i in range(start, end):
-        if vis[i]:
-            vkids.setdefault(vparent[i], []).append(i)
+    yield
+    for i in compress(range(start, end), vis[start:end]):
+        vp = vparent[i]
+        kids = vkids.get(vp)
+        if kids is None:
+            vkids[vp] = [i]
+        else:
+            kids.append(i)
 
 
 def _emit(
@@ -580,6 +589,7 @@ def _emit_steps(
     rows: list[MapRow] = []
     row_of: dict[int, int] = {}
     kinds: dict[tuple[str, str | None], RowKind] = {}
+    add_row, kids_of = rows.append, vkids.get
     # A stack of lines to draw: (first entry, lane, colour, follows the path).
     stack: list[tuple[int, int, int, bool]] = []
     roots = vkids.get(-1, [])
@@ -589,22 +599,30 @@ def _emit_steps(
     for other in reversed(roots):
         if other != first:
             stack.append((other, 1, block_color(ids[other]), False))
+    pause = STEP
     while stack:
         i, lane, color, path_line = stack.pop()
         while True:
             if i in row_of:  # a cycle in an odd file
                 break
-            if len(rows) % STEP == 0:
+            r = len(rows)
+            if r >= pause:
+                pause += STEP
                 yield
-            row_of[i] = len(rows)
+            row_of[i] = r
             key = (types[i], roles[i])
             kind = kinds.get(key)
             if kind is None:
                 kind = kinds[key] = row_kind(*key) or "other"
-            rows.append(MapRow(i, ids[i], kind, lane, color))
-            kids = vkids.get(i)
+            add_row(MapRow(i, ids[i], kind, lane, color))
+            kids = kids_of(i)
             if not kids:
                 break
+            if len(kids) == 1:  # most rows: the line goes straight on
+                only = kids[0]
+                if not path_line or next_on_path.get(i, -1) == only:
+                    i = only
+                    continue
             nxt = next_on_path.get(i, -1) if path_line else kids[-1]
             others = [k for k in kids if k != nxt]
             if not others:
