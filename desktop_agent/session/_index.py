@@ -22,19 +22,22 @@ import sqlite3
 import stat
 import threading
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, fields
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
 from desktop_agent.session._errors import SessionError
-from desktop_agent.session._jsonl import header_metadata, open_error, parse_header
+from desktop_agent.session._jsonl import JsonlStorage, header_metadata, open_error, parse_header
 from desktop_agent.session._migrate import first_line, is_legacy_header, migrated_if_legacy
 from desktop_agent.session._platform import OS_FILE_OPS
 from desktop_agent.session._repos import JsonlSessionRepo
 from desktop_agent.session._storage import SessionMetadata, describe_os_error
 from desktop_agent.utils.text import content_text
+
+if TYPE_CHECKING:
+    from desktop_agent.session._session import Session
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +128,8 @@ class ReconcileReport:
     removed: tuple[str, ...] = ()
     unreadable: tuple[str, ...] = ()
     """Indexed files (added or updated) with a ``problem``."""
+    glanced: tuple[str, ...] = ()
+    """Big files never seen, only glanced at (``reconcile(glance=True)``)."""
 
     @property
     def changed(self) -> bool:
@@ -217,10 +222,20 @@ _Lines = Iterator[tuple[bytes, bool]]
 """Each line of a file without its newline, and whether one ended it."""
 
 
-def read_facts(path: str, known: _Facts | None = None) -> _Facts:
+GLANCE_BYTES = 16 << 20
+"""A file never seen that is bigger than this is only glanced at by a launch's reconcile
+(`read_facts` with ``glance``): the app reads it whole when it opens it anyway."""
+
+
+def read_facts(path: str, known: _Facts | None = None, *, glance: bool = False) -> _Facts:
     """Everything the index keeps about one file; never raises for a bad file. With
     ``known`` (its facts as indexed) and a file that only grew since (the bytes before
-    ``known.size`` end as they did, a line ended there), only the new bytes are read."""
+    ``known.size`` end as they did, a line ended there), only the new bytes are read.
+
+    ``glance``: a v3 file over `GLANCE_BYTES` is read only at its start (header, first
+    prompt, the text there) and its end (the last activity), so that a launch lists it
+    at once; the row has size 0 (`is_glance`) until `SessionIndex.update_file` indexes
+    it whole, from the session the app opened when it was that one."""
     facts = _Facts(
         path=path,
         id=_id_from_file_name(path),
@@ -260,6 +275,11 @@ def read_facts(path: str, known: _Facts | None = None) -> _Facts:
             _scan(_split(data), facts)
             if data is raw:  # a v3 file after all (its first line is a long one)
                 facts.tail_crc = _tail_crc(ops, fd, st.size)
+        elif glance and st.size > GLANCE_BYTES:
+            _scan(_read_lines(ops, fd, 0, len(first), first), facts)
+            facts.last_activity = _last_timestamp(ops, fd, st.size) or facts.last_activity
+            facts.size = facts.mtime_ns = 0
+            facts.problem = None  # (the first chunk ends inside a line: not a torn file)
         else:
             _scan(_read_lines(ops, fd, 0, st.size, first), facts)
             facts.tail_crc = _tail_crc(ops, fd, st.size)
@@ -271,10 +291,87 @@ def read_facts(path: str, known: _Facts | None = None) -> _Facts:
     return facts
 
 
+def facts_of_opened(storage: JsonlStorage) -> _Facts | None:
+    """What `read_facts` would find in the file of a session just opened whole, from
+    what opening read: the tree's columns count entries and messages and give the last
+    activity and the name; only the first messages' lines are read again, for the first
+    prompt and the searchable text (`TEXT_CAP_CHARS`). The first launch with a 120 MB
+    file never seen read it twice before (the session, then the list: 0.5 s more).
+    None unless the tree holds exactly the file (`JsonlStorage.whole_file`)."""
+    whole = storage.whole_file(TAIL_CHECK)
+    if whole is None:
+        return None
+    st, tail = whole
+    meta, tree = storage.metadata, storage.tree
+    facts = _Facts(
+        path=storage.path,
+        id=meta.id,
+        cwd=meta.cwd,
+        created_at=meta.created_at,
+        name=tree.name,
+        first_prompt=None,
+        last_activity=meta.created_at,
+        entry_count=len(tree),
+        message_count=0,
+        size=st.size,
+        mtime_ns=st.mtime_ns,
+        problem=None,
+        parent_session_path=meta.parent_session_path,
+        body="",
+        tail_crc=zlib.crc32(tail),
+    )
+    types = tree.types
+    facts.message_count = types.count("message")
+    for i in range(len(tree) - 1, -1, -1):
+        if stamp := tree.timestamp_at(i):
+            facts.last_activity = stamp
+            break
+    counted = facts.entry_count, facts.message_count, facts.last_activity, facts.name
+    scanner = _Scanner(facts)  # (it counts what it is fed: the counts are put back)
+    messages = (i for i, kind in enumerate(types) if kind == "message")
+    for raw in tree.lines(messages):
+        scanner.line(raw, last=False, terminated=True)
+        if scanner.budget <= 0 and facts.first_prompt is not None:
+            break
+    scanner.finish()
+    facts.entry_count, facts.message_count, facts.last_activity, facts.name = counted
+    return facts
+
+
+def _of_opened(session: Session | None, path: str) -> _Facts | None:
+    storage = session.get_storage() if session is not None else None
+    if not isinstance(storage, JsonlStorage) or os.path.abspath(storage.path) != path:
+        return None
+    try:
+        return facts_of_opened(storage)
+    except SessionError:  # its file changed under it: read it
+        return None
+
+
 def session_facts(path: str) -> IndexedSession:
     """What the index keeps about one file, read now and never written anywhere (for
     files outside the indexed folder, e.g. in the trash)."""
     return IndexedSession(*read_facts(path).row()[:-1])
+
+
+def is_glance(facts: _Facts | None) -> bool:
+    """Whether indexed ``facts`` are a glance (`read_facts`), not the whole file's."""
+    return facts is not None and facts.size == 0 and facts.tail_crc is None
+
+
+def _last_timestamp(ops: Any, fd: int, size: int) -> str | None:
+    """The timestamp of the last whole entry line in the file's last 64 KiB."""
+    start = max(0, size - (64 << 10))
+    lines = ops.pread(fd, size - start, start).split(b"\n")
+    lines.pop()  # after the last newline: an unfinished line, or nothing
+    for raw in reversed(lines[1:] if start else lines):  # (the first may be cut)
+        try:
+            stamp = _DECODE_BARE.decode(raw).timestamp
+        except (msgspec.DecodeError, RecursionError):
+            continue
+        if isinstance(stamp, str) and stamp:
+            return stamp
+    return None
 
 
 def _tail_crc(ops: Any, fd: int, size: int) -> int:
@@ -466,9 +563,15 @@ class SessionIndex:
 
     # ------------------------------------------------------------------ public
 
-    async def reconcile(self) -> ReconcileReport:
-        """Bring the index in line with the files on disk."""
-        return await self._run(self._reconcile)
+    async def reconcile(
+        self, later: Collection[str] = (), *, glance: bool = False
+    ) -> ReconcileReport:
+        """Bring the index in line with the files on disk; files in ``later`` (the one
+        the app is about to open) wait for `update_file` with the opened session.
+        ``glance``: big files never seen are only glanced at (`read_facts`); they are in
+        the report's ``glanced``, for `update_file` to finish."""
+        skip = {os.path.abspath(p) for p in later}  # noqa: ASYNC240 - no I/O: text only
+        return await self._run(lambda: self._reconcile(skip, glance))
 
     async def sessions(
         self, cwd: str | None = None, query: str | None = None
@@ -481,9 +584,13 @@ class SessionIndex:
         """
         return await self._run(lambda: self._sessions(cwd, query))
 
-    async def update_file(self, path: str | os.PathLike[str]) -> IndexedSession | None:
-        """Re-index one file now (after the app wrote it); None if it no longer exists."""
-        return await self._run(lambda: self._update_file(os.path.abspath(path)))
+    async def update_file(
+        self, path: str | os.PathLike[str], opened: Session | None = None
+    ) -> IndexedSession | None:
+        """Re-index one file now (after the app wrote it); None if it no longer exists.
+        ``opened``: the session of that file, just read whole: a file the index does not
+        know yet is indexed from it (`facts_of_opened`) instead of read again."""
+        return await self._run(lambda: self._update_file(os.path.abspath(path), opened))
 
     async def forget(self, path: str | os.PathLike[str]) -> None:
         """Drop one file from the index (it was deleted or moved to the trash)."""
@@ -602,16 +709,16 @@ class SessionIndex:
                 continue
         return found
 
-    def _reconcile(self) -> ReconcileReport:
+    def _reconcile(self, skip: set[str], glance: bool = False) -> ReconcileReport:
         db = self._db()
-        on_disk = self._scan_disk()
+        on_disk = {p: stat for p, stat in self._scan_disk().items() if p not in skip}
         known = {
             path: (size, mtime)
             for path, size, mtime in db.execute("SELECT path, size, mtime_ns FROM sessions")
         }
         added = [p for p in on_disk if p not in known]
         updated = [p for p, stat in on_disk.items() if p in known and known[p] != stat]
-        removed = [p for p in known if p not in on_disk]
+        removed = [p for p in known if p not in on_disk and p not in skip]
         if not (added or updated or removed):
             return ReconcileReport()
         unreadable: list[str] = []
@@ -619,16 +726,25 @@ class SessionIndex:
         try:
             for path in removed:
                 self._delete_row(db, path)
+            glanced: list[str] = []
             for path in [*added, *updated]:
-                facts = read_facts(path, self._known(db, path))
+                indexed = self._known(db, path)
+                again = is_glance(indexed)  # (a launch that stopped before finishing it)
+                facts = read_facts(
+                    path, None if again else indexed, glance=glance and (indexed is None or again)
+                )
                 if facts.problem is not None:
                     unreadable.append(path)
+                if is_glance(facts):
+                    glanced.append(path)
                 self._store(db, facts)
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
             raise
-        return ReconcileReport(tuple(added), tuple(updated), tuple(removed), tuple(unreadable))
+        return ReconcileReport(
+            tuple(added), tuple(updated), tuple(removed), tuple(unreadable), tuple(glanced)
+        )
 
     @staticmethod
     def _known(db: sqlite3.Connection, path: str) -> _Facts | None:
@@ -678,7 +794,7 @@ class SessionIndex:
             db.execute("DELETE FROM content WHERE rowid = ?", (row[0],))
             db.execute("DELETE FROM sessions WHERE doc = ?", (row[0],))
 
-    def _update_file(self, path: str) -> IndexedSession | None:
+    def _update_file(self, path: str, opened: Session | None = None) -> IndexedSession | None:
         db = self._db()
         db.execute("BEGIN IMMEDIATE")
         try:
@@ -688,7 +804,11 @@ class SessionIndex:
             elif (known := self._unchanged(db, path)) is not None:
                 result = known  # e.g. closing a session that was only read: no re-read
             else:
-                facts = read_facts(path, self._known(db, path))
+                indexed = self._known(db, path)  # (a grown file is read from where it was)
+                if is_glance(indexed):
+                    indexed = None
+                facts = _of_opened(opened, path) if indexed is None else None
+                facts = facts or read_facts(path, indexed)
                 self._store(db, facts)
                 result = IndexedSession(*facts.row()[:-1])
             db.execute("COMMIT")

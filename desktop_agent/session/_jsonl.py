@@ -278,6 +278,36 @@ class JsonlStorage(Storage):
                 "storage", f"Failed to read session {self.path}: {describe_os_error(exc)}"
             ) from exc
 
+    def whole_file(self, tail: int) -> tuple[FileStat, bytes] | None:
+        """The file's stat and its last ``tail`` bytes when the tree holds exactly what
+        the file holds: a v3 file read cleanly to its end (no damaged or torn line), at
+        its path still, nothing waiting to be written. None otherwise. For the sessions
+        index, which then takes a just-opened session's facts from the tree instead of
+        reading the file a second time (`SessionIndex.update_file`)."""
+        recovery = self.recovery
+        if (
+            self.metadata.format_version != 3
+            or self.pending
+            or self._dirty
+            or self._needs_newline
+            or self._torn_unrecovered
+            or self.tree.damaged
+            or (recovery is not None and (recovery.damaged or recovery.quarantined_bytes > 0))
+        ):
+            return None
+        ops = self._ops
+        with self._rfd_guard:
+            if self._rfd is None:
+                return None
+            try:
+                st = ops.fstat(self._rfd)
+                if st.size != self._good_size or ops.stat(self.path).identity != st.identity:
+                    return None
+                start = max(0, st.size - tail)
+                return st, ops.pread(self._rfd, st.size - start, start)
+            except OSError:
+                return None
+
     def changed_error(self, detail: str) -> SessionError:
         return SessionError(
             "changed_on_disk",

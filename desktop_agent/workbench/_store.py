@@ -15,7 +15,7 @@ import logging
 import os
 import tempfile
 import zipfile
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -54,8 +54,11 @@ class SessionStore(Protocol):
 
     kind: str
 
-    async def start(self) -> None:
-        """Get ready (bring an index in line with the files)."""
+    async def start(self, later: Collection[str] = (), *, glance: bool = False) -> list[str]:
+        """Get ready (bring an index in line with the files); ``later``: sessions about
+        to be opened, brought in line by `changed` with the opened session. ``glance``:
+        big sessions never seen are only glanced at and returned, for `changed` to
+        finish (`SessionIndex.reconcile`)."""
 
     async def sessions(self, query: str | None = None) -> list[SidebarRow]:
         """Every session, newest activity first; ``query`` searches titles (and content
@@ -103,8 +106,9 @@ class SessionStore(Protocol):
     async def backup(self, dest: str) -> int:
         """Every session into one zip archive at ``dest``; returns how many."""
 
-    async def changed(self, ref: str) -> None:
-        """``ref`` was written to: refresh what the list knows about it."""
+    async def changed(self, ref: str, opened: Session | None = None) -> None:
+        """``ref`` was written to: refresh what the list knows about it (``opened``: its
+        session, just read whole, which the list may take its facts from)."""
 
     async def convert(self, ref: str) -> str:
         """ "Convert to the current format": a v1/v2 session as a new v3 session (the
@@ -151,14 +155,17 @@ class JsonlStore:
         self.source = source
         self._trash: list[SidebarRow] | None = None  # read again after a move in or out
 
-    async def start(self) -> None:
+    async def start(self, later: Collection[str] = (), *, glance: bool = False) -> list[str]:
         if self.index is None:
-            return
+            return []
         try:
-            await self.index.reconcile()
+            later = [r for r in later if self.holds(r)]
+            report = await self.index.reconcile(later, glance=glance)
         except Exception:
             log.exception("the session index is unavailable; listing files instead")
             self.index = None
+            return []
+        return list(report.glanced)
 
     async def sessions(self, query: str | None = None) -> list[SidebarRow]:
         if self.index is not None:
@@ -324,10 +331,10 @@ class JsonlStore:
 
         return await asyncio.to_thread(run)
 
-    async def changed(self, ref: str) -> None:
+    async def changed(self, ref: str, opened: Session | None = None) -> None:
         if self.index is not None and ref and self.holds(ref):  # never another folder's file
             try:
-                await self.index.update_file(ref)
+                await self.index.update_file(ref, opened)
             except Exception:
                 log.exception("could not update the session index for %s", ref)
 
@@ -407,8 +414,9 @@ class SqliteStore:
         await asyncio.to_thread(atomic_write, self.trash_file, data)
         self._trashed = entries
 
-    async def start(self) -> None:
+    async def start(self, later: Collection[str] = (), *, glance: bool = False) -> list[str]:
         await self._trash_entries()
+        return []
 
     async def _facts_for(self, meta: SessionMetadata) -> _Facts:
         cached = self._facts.get(meta.id)
@@ -542,7 +550,7 @@ class SqliteStore:
             await asyncio.to_thread(run)
         return len(names)
 
-    async def changed(self, ref: str) -> None:
+    async def changed(self, ref: str, opened: Session | None = None) -> None:
         self._facts.pop(self._id(ref), None)
 
     async def convert(self, ref: str) -> str:

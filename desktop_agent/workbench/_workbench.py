@@ -258,6 +258,9 @@ class Workbench:
         """A big session never seen before, being read (its branch's end is shown)."""
         self.opening_ref: str | None = None
         self._opening_task: asyncio.Task[None] | None = None
+        self._later: list[str] = []
+        """Sessions `start` left out of the list's update: the one a launch restores,
+        indexed from what opening it read (`_index_later`)."""
         models.changed = self._on_models_changed
 
     # ------------------------------------------------------------ listeners, tasks
@@ -316,7 +319,14 @@ class Workbench:
                 saved=self.settings.app_version,
                 version=APP_VERSION,
             )
-        await self.store.start()
+        # A big file the list does not know yet was read twice before the window could
+        # show it (for the list, then as the session): the one to restore is left to
+        # the restore, big new ones are glanced at, and both are indexed once opened.
+        last = self.state.last_session_path
+        if last and self.settings.restore != "new" and self.store.holds(last):
+            self._later = [last]
+        glanced = await self.store.start(self._later, glance=True)
+        self._later += [r for r in glanced if r not in self._later]
         if self.pi is not None:
             await self._start_pi(self.pi)
         self.spawn(self.models.discover())
@@ -541,6 +551,13 @@ class Workbench:
         (of the last workspace), else a new session in that workspace when it exists,
         else nothing (the start page). ``workspace`` (given on
         the command line) becomes the folder of new sessions."""
+        changes = await self._restore(target, new=new, workspace=workspace)
+        if self._later and self.opening is None:  # it opened another session, or none
+            await self._index_later(None)
+            changes |= await self.refresh_sessions()
+        return changes
+
+    async def _restore(self, target: str | None, *, new: bool, workspace: str | None) -> Changes:
         if workspace:
             self.state.last_workspace = workspace
         if target is not None:
@@ -615,6 +632,8 @@ class Workbench:
                     self.progress_args = (("percent", f"{opening.progress:.0%}"),)
                     self._changed(Changes(running=True))
         except SessionError as exc:
+            if self._later:
+                await self._index_later(None)
             if self.opening is opening:
                 self.opening, self.opening_ref, self.progress = None, None, ""
                 notice = self.notify(
@@ -673,8 +692,18 @@ class Workbench:
         self.state.last_session_path = self.ref
         self.state.last_workspace = session.metadata.cwd or self.state.last_workspace
         self._remember()
+        if self._later:
+            await self._index_later(session)
         changes = Changes.everything() | await self.refresh_sessions()
         return self._changed(changes)
+
+    async def _index_later(self, session: Session | None) -> None:
+        """The sessions `start` left to the restore, brought into the list now: the one
+        just opened from what opening it read (`SessionIndex.update_file`)."""
+        later, self._later = self._later, []
+        for ref in later:
+            opened = session if session is not None and ref == self.ref else None
+            await self.store.changed(ref, opened)
 
     async def _start_harness(self, session: Session) -> None:
         """Build the harness with the session's saved model, thinking level and tools.

@@ -107,6 +107,19 @@ async def new_session(repo: JsonlSessionRepo, cwd: str, *texts: str) -> Session:
     return session
 
 
+def counted_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The paths `read_facts` reads from now on (in the index's module)."""
+    reads: list[str] = []
+    real = index_module.read_facts
+
+    def counting(path: str, *known: Any, **glance: Any) -> Any:
+        reads.append(path)
+        return real(path, *known, **glance)
+
+    monkeypatch.setattr(index_module, "read_facts", counting)
+    return reads
+
+
 def by_path(items: list[IndexedSession]) -> dict[str, IndexedSession]:
     return {s.path: s for s in items}
 
@@ -236,14 +249,7 @@ async def test_unchanged_files_are_not_reread(
     for i in range(5):
         await (await new_session(repo, CWD, f"prompt {i}")).close()
     await index.reconcile()
-    reads: list[str] = []
-    real = index_module.read_facts
-
-    def counting(path: str, *known: Any) -> Any:
-        reads.append(path)
-        return real(path, *known)
-
-    monkeypatch.setattr(index_module, "read_facts", counting)
+    reads = counted_reads(monkeypatch)
     assert await index.reconcile() == ReconcileReport()
     assert reads == []
     target = (await index.sessions())[2].path
@@ -261,14 +267,7 @@ async def test_update_file_of_an_unchanged_file_reads_nothing(
     session = await new_session(repo, CWD, "first", "answer")
     path = session.metadata.path or ""
     first = await index.update_file(path)
-    reads: list[str] = []
-    real = index_module.read_facts
-
-    def counting(p: str, *known: Any) -> Any:
-        reads.append(p)
-        return real(p, *known)
-
-    monkeypatch.setattr(index_module, "read_facts", counting)
+    reads = counted_reads(monkeypatch)
     assert await index.update_file(path) == first
     assert reads == []
     await session.append_message(user("more"))
@@ -482,3 +481,83 @@ async def test_closed_index_refuses_work(repo: JsonlSessionRepo, index: SessionI
     index.close()
     with pytest.raises(Exception, match="closed"):
         await index.sessions()
+
+
+# ------------------------------------------------ one read of a big session at launch
+
+
+@pytest.mark.asyncio
+async def test_an_opened_session_is_indexed_from_what_opening_read(
+    repo: JsonlSessionRepo, index: SessionIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file the index does not know, just opened whole: its row comes from the tree
+    (the file is not read again) and equals what reading the file gives."""
+    session = await new_session(repo, CWD, "first prompt", "answer", "second", "more")
+    await session.append_session_name("Named")
+    await session.append_message(user("last words"))
+    await session.sync()
+    path = session.metadata.path or ""
+    want = index_module.read_facts(path)
+    reads = counted_reads(monkeypatch)
+    row = await index.update_file(path, session)
+    assert reads == [] and row is not None
+    assert row == IndexedSession(*want.row()[:-1])
+    assert index._known(index._db(), path) == want  # body, text_chars, tail_crc too
+    # A known file that grew is read from where it was, not taken from the tree.
+    await session.append_message(assistant("appended"))
+    await session.sync()
+    grown = await index.update_file(path, session)
+    assert reads == [path] and grown is not None and grown.message_count == 6
+    await session.close()
+
+
+@pytest.mark.asyncio
+async def test_an_opened_session_that_is_not_the_whole_file_is_read(
+    repo: JsonlSessionRepo, index: SessionIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Damage, or entries not yet written: the facts come from the file."""
+    first, second = (
+        line(message_entry(i, "user", f"m{i}", "2026-01-01T00:00:01.000Z")) for i in (1, 2)
+    )
+    name = "2026_019a0000-0000-7000-8000-00000000000d.jsonl"
+    path = write_raw(repo, name, first + b"{not json\n" + second)
+    session = await repo.open(str(path))
+    assert session.recovery is not None and session.recovery.damaged
+    reads = counted_reads(monkeypatch)
+    row = await index.update_file(str(path), session)
+    assert reads == [str(path)] and row is not None and row.problem is not None
+    await session.close()
+
+
+@pytest.mark.asyncio
+async def test_a_launch_glances_at_a_big_new_file_and_indexes_it_once_opened(
+    repo: JsonlSessionRepo, index: SessionIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A big file never seen is listed at once (its start and end read), and indexed
+    whole from the opened session; until then (or after a launch that stopped) it is
+    glanced at again, never left half-indexed by a plain reconcile."""
+    monkeypatch.setattr(index_module, "GLANCE_BYTES", 2_000)
+    monkeypatch.setattr(index_module, "READ_CHUNK", 1_024)
+    texts = [f"prompt {i} " + "x" * 300 for i in range(12)]
+    session = await new_session(repo, CWD, *texts)
+    await session.close()
+    path = session.metadata.path or ""
+    whole = index_module.read_facts(path)
+    report = await index.reconcile(glance=True)
+    assert report.glanced == (path,) and report.added == (path,)
+    [row] = await index.sessions()
+    assert row.first_prompt == whole.first_prompt and row.last_activity == whole.last_activity
+    assert row.size == 0  # a glance: not the whole file's facts yet
+    again = await index.reconcile(glance=True)
+    assert again.glanced == (path,)
+    opened = await repo.open(path)
+    done = await index.update_file(path, opened)
+    assert done == IndexedSession(*whole.row()[:-1])
+    assert await index.reconcile(glance=True) == ReconcileReport()
+    await opened.close()
+    # Without glance (the Pi folder's index), a glanced row is read whole.
+    await index.forget(path)
+    await index.reconcile(glance=True)
+    full = await index.reconcile()
+    assert full.updated == (path,) and full.glanced == ()
+    assert (await index.sessions())[0].message_count == whole.message_count

@@ -7,6 +7,7 @@ import asyncio
 import json
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -423,3 +424,52 @@ async def test_first_launch_with_a_folder_opens_a_new_session_there(
     assert gone.session is None  # the start page: no folder to work in
     await gone.shutdown(stop=True)
     await gone.aclose()
+
+
+@pytest.mark.parametrize("seen", ["never", "restored before"])
+async def test_a_launch_reads_the_session_it_restores_once(
+    tmp_path: Path, workspace: Path, provider: ProviderServer, monkeypatch: pytest.MonkeyPatch,
+    seen: str,
+) -> None:  # fmt: skip
+    """The list took a big session's facts from a read of its own, then the restore read
+    it again (0.5 s of a first launch with 120 MB): now the list glances at a big file
+    never seen, or leaves the one to restore to the restore, and takes its facts from
+    the opened session. The list ends up as a read of the file would make it."""
+    from desktop_agent.session import _index as index_module
+
+    monkeypatch.setattr(index_module, "GLANCE_BYTES", 2_000)
+    data = tmp_path / "data"
+
+    async def build(s: Session) -> None:
+        for i in range(8):
+            await s.append_message(user(f"question {i} " + "x" * 300))
+            await s.append_message(answer(f"answer {i}"))
+
+    path = await seed_async(data, workspace, build)
+    if seen == "restored before":  # the app restored it, then another program wrote it
+        state = {"last_session_path": path}
+        (data / "state.json").write_text(json.dumps(state), encoding="utf-8")
+    whole = index_module.read_facts(path)
+    reads: list[tuple[str, bool]] = []
+    real = index_module.read_facts
+
+    def counting(p: str, *known: Any, glance: bool = False) -> Any:
+        facts = real(p, *known, glance=glance)
+        reads.append((p, index_module.is_glance(facts)))
+        return facts
+
+    monkeypatch.setattr(index_module, "read_facts", counting)
+    wb = make_workbench(data, provider.model("anthropic-messages"))
+    await wb.start()
+    await wb.restore()
+    await wb.opened()
+    assert wb.ref == path
+    assert reads == ([(path, True)] if seen == "never" else [])  # a glance, or nothing
+    [row] = wb.rows
+    assert row.message_count == whole.message_count == 16
+    assert row.title == whole.first_prompt
+    assert wb.store.index is not None  # type: ignore[attr-defined]
+    indexed = await wb.store.index.sessions()  # type: ignore[attr-defined]
+    assert indexed[0].size == whole.size and indexed[0].entry_count == whole.entry_count
+    await wb.shutdown(stop=True)
+    await wb.aclose()
