@@ -187,6 +187,7 @@ def run(argv: list[str]) -> int:
             pi=make_pi_store(pi_folder, dirs),
             make_pi=lambda setting: make_pi_store(pi_sessions_dir(setting), dirs),
             pi_default_folder=str(default_pi_sessions_dir(Path.home(), os.environ)),
+            map_dir=dirs.data / "cache" / "maps",
         )
         await workbench.start()
         return workbench

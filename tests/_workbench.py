@@ -87,6 +87,7 @@ def make_workbench(
         pi=make_pi_store(data, pi_folder) if pi_folder is not None else None,
         make_pi=lambda setting: _pi_from_setting(data, setting, pi_folder),
         pi_default_folder=str(pi_folder or ""),
+        map_dir=data / "cache" / "maps",
     )
 
 

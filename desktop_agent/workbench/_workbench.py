@@ -86,6 +86,7 @@ from desktop_agent.workbench._map import (
     tooltip_text,
 )
 from desktop_agent.workbench._models import Models
+from desktop_agent.workbench._saved_maps import MIN_ROWS, SavedMaps
 from desktop_agent.workbench._store import JsonlStore, SessionStore
 from desktop_agent.workbench._views import (
     INLINE_ENTRIES,
@@ -198,6 +199,7 @@ class Workbench:
         pi: JsonlStore | None = None,
         make_pi: Callable[[PiSessionsSettings], JsonlStore | None] | None = None,
         pi_default_folder: str = "",
+        map_dir: Path | None = None,
     ) -> None:
         self.store = store
         self.pi = pi
@@ -235,6 +237,9 @@ class Workbench:
         """The branch map of the open session (`sync_map` brings it up to date)."""
         if state.map_filter in MAP_FILTERS:
             self.map.set_filter(state.map_filter)
+        self._saved_maps = SavedMaps(map_dir) if map_dir is not None else None
+        self._saved_map: bytes | None = None
+        """The open session's map layout from its last close (`update_map` takes it)."""
         self.map_query = ""
         """The search whose hits the map marks ("" none)."""
         self.running = False
@@ -403,8 +408,29 @@ class Workbench:
         return self.map.sync(self.session.shape() if self.session is not None else None)
 
     async def update_map(self) -> MapUpdate:
-        """`sync_map`, a relayout in slices on the loop (`BranchMap.update`)."""
-        return await self.map.update(self.session.shape() if self.session is not None else None)
+        """`sync_map`, a relayout in slices on the loop (`BranchMap.update`); the first
+        one after an open starts from the layout kept at the last close when it fits."""
+        shape = self.session.shape() if self.session is not None else None
+        saved, self._saved_map = self._saved_map, None
+        if saved is not None and shape is not None and await self.map.restore_saved(shape, saved):
+            await self.map.update(shape)  # entries appended since
+            return MapUpdate(reset=True)
+        return await self.map.update(shape)
+
+    async def _keep_map(self, session: Session, ref: str) -> None:
+        """Keep the map's layout of ``session`` (a big one) for its next open."""
+        shape = self.map.shape
+        if self._saved_maps is None or len(self.map.rows) < MIN_ROWS or shape is None:
+            return
+        if shape.ids is not session.shape().ids:  # (the map still shows another session)
+            return
+        try:
+            data = self.map.saved()
+        except (KeyError, IndexError, ValueError):  # a shortcut only: never in the way
+            log.exception("the map layout could not be kept")
+            return
+        if data is not None:
+            await asyncio.to_thread(self._saved_maps.write, ref, data)
 
     def set_map_filter(self, name: MapFilter) -> Changes:
         """Which entries the map shows (`MAP_FILTERS`); remembered."""
@@ -686,6 +712,8 @@ class Workbench:
         self.recovery = session.recovery
         self._loader = MessageLoader(session)
         self._reported = session.entry_count
+        saved_maps = self._saved_maps
+        self._saved_map = await asyncio.to_thread(saved_maps.read, self.ref) if saved_maps else None
         await self._start_harness(session)
         self.save = SaveState("read_only" if session.read_only else "saved")
         self._notify_read_only(session)
@@ -848,6 +876,7 @@ class Workbench:
         if session is None or ref is None:
             return
         self._remember()
+        await self._keep_map(session, ref)
         empty = not any(session.entry_kind(i)[0] == "message" for i in session.entry_ids())
         draft = self.state.drafts.get(self._draft_key() or "", "")
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -473,3 +474,65 @@ async def test_a_launch_reads_the_session_it_restores_once(
     assert indexed[0].size == whole.size and indexed[0].entry_count == whole.entry_count
     await wb.shutdown(stop=True)
     await wb.aclose()
+
+
+async def test_a_big_sessions_map_is_laid_out_once_across_launches(
+    tmp_path: Path, workspace: Path, provider: ProviderServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Closing a big session keeps its map's layout; the next launch takes it instead of
+    laying the map out again, and the map is the one a layout makes."""
+    from desktop_agent.workbench import _map, _saved_maps, _workbench
+
+    monkeypatch.setattr(_workbench, "MIN_ROWS", 6)
+    data = tmp_path / "data"
+
+    async def build(s: Session) -> None:
+        for i in range(5):
+            await s.append_message(user(f"question {i}"))
+            await s.append_message(answer(f"answer {i}"))
+
+    path = await seed_async(data, workspace, build)
+    layouts: list[int] = []
+    real = _map._emit_steps
+
+    def counting(*args: Any) -> Any:
+        layouts.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(_map, "_emit_steps", counting)
+    rows: list[list[tuple[str, int]]] = []
+    for _launch in range(2):
+        wb = make_workbench(data, provider.model("anthropic-messages"))
+        await wb.start()
+        await wb.restore(path)
+        assert (await wb.update_map()).reset
+        rows.append([(r.entry_id, r.lane) for r in wb.map.rows])
+        await wb.shutdown(stop=True)
+        await wb.aclose()
+    assert len(layouts) == 1  # the second launch took the kept layout
+    assert rows[0] == rows[1] and len(rows[0]) == 10
+    assert len(list((data / "cache" / "maps").glob("*.map"))) == 1
+    assert _saved_maps.MIN_ROWS > 6  # (small sessions keep nothing by default)
+
+
+async def test_kept_map_layouts_are_a_bounded_cache_that_never_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from desktop_agent.workbench import _saved_maps
+    from desktop_agent.workbench._saved_maps import SavedMaps
+
+    monkeypatch.setattr(_saved_maps, "KEEP", 3)
+    maps = SavedMaps(tmp_path / "maps")
+    for i in range(5):
+        maps.write(f"/s/{i}.jsonl", b"layout %d" % i)
+        for kept in (tmp_path / "maps").glob("*.map"):  # (clock ticks may be coarse)
+            if kept.read_bytes() == b"layout %d" % i:
+                os.utime(kept, ns=(i * 10**9, i * 10**9))
+    assert len(list((tmp_path / "maps").glob("*.map"))) == 3
+    assert maps.read("/s/4.jsonl") == b"layout 4" and maps.read("/s/0.jsonl") is None
+    maps.forget("/s/4.jsonl")
+    assert maps.read("/s/4.jsonl") is None
+    (tmp_path / "file").write_bytes(b"")
+    broken = SavedMaps(tmp_path / "file" / "maps")  # cannot be made: nothing is raised
+    broken.write("/s/x.jsonl", b"layout")
+    assert broken.read("/s/x.jsonl") is None
