@@ -199,7 +199,9 @@ def run_gui(
         else:  # (--smoke quits once painted; its report does not wait for the SDK import)
             window.shown.connect(lambda: window.spawn(freeze_when_started(window)))
         await window.restore(session, new=new, workspace=workspace)
-        freeze_heap()  # the imports and the restored session live as long as the app
+        # The imports and the restored session live as long as the app; the collector
+        # stays off until the start-up work is done (`freeze_when_started`).
+        freeze_heap(collector=False)
         window.show()
 
     def on_request(req: dict[str, Any]) -> None:

@@ -40,20 +40,25 @@ _active = False
 """`freeze_heap` was called (the app does; tests and tools that do not are left alone)."""
 
 
-def freeze_heap() -> int:
+def freeze_heap(*, collector: bool = True) -> int:
     """Collect the young generations, then freeze every object alive; returns how many
-    objects are frozen in all (called after the restore and after the SDK warm-up). The
-    collector is on afterwards (the launcher starts the app without it:
-    `desktop_agent._launch.lean_start`)."""
+    objects are frozen in all (called after the restore and after the SDK warm-up).
+
+    The launcher starts the app without the collector (`desktop_agent._launch.lean_start`);
+    it stays off through the first freeze (``collector=False``, before the first paint)
+    until the start-up work is done (`freeze_when_started`): laying out or taking the
+    branch map of a 100,000-entry session allocates 50,000 rows, and the collections
+    that set off took as long again (270 ms instead of 140)."""
     global _active
     _active = True
     if gc.isenabled():
         gc.collect(1)  # young cyclic garbage is not kept forever
-    # else the launch's first freeze, before the first paint: with the collector off
-    # since the launch, "young" is the whole heap (a 60 ms scan) for ~1,300 objects of
-    # garbage (~0.3 MB: import-time tracebacks); they are freed at the next `renew_heap`.
+    # else the collector was off since the launch: "young" is the whole heap (a 60 ms
+    # scan or more) for ~1,300 objects of garbage (~0.3 MB: import-time tracebacks) and
+    # what start-up left; they are freed at the next `renew_heap`.
     gc.freeze()
-    gc.enable()
+    if collector:
+        gc.enable()
     frozen = gc.get_freeze_count()
     log.debug("%d objects frozen out of the cyclic GC", frozen)
     return frozen

@@ -30,21 +30,24 @@ def workspace(tmp_path: Path) -> Path:
     return folder
 
 
-def test_the_first_freeze_turns_the_collector_on_without_a_scan(
+def test_the_collector_waits_for_the_start_up_work_without_a_scan(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The launch runs without the collector (`_launch.lean_start`): the first freeze
-    does not scan the whole heap as "young", and turns the collector on."""
+    """The launch runs without the collector (`_launch.lean_start`): the freeze before
+    the first paint leaves it off and does not scan the whole heap as "young"; the one
+    after the start-up work turns it on; later ones collect the young generations."""
     calls: list[str] = []
     monkeypatch.setattr(gc_module, "_active", False)
     monkeypatch.setattr(gc, "freeze", lambda: calls.append("freeze"))
     monkeypatch.setattr(gc, "collect", lambda generation=2: calls.append(f"collect {generation}"))
     gc.disable()
     try:
+        gc_module.freeze_heap(collector=False)
+        assert not gc.isenabled() and calls == ["freeze"]
         gc_module.freeze_heap()
-        assert gc.isenabled() and calls == ["freeze"]
-        gc_module.freeze_heap()  # later ones collect the young generations first
-        assert calls == ["freeze", "collect 1", "freeze"]
+        assert gc.isenabled() and calls == ["freeze", "freeze"]
+        gc_module.freeze_heap()
+        assert calls == ["freeze", "freeze", "collect 1", "freeze"]
     finally:
         gc.enable()
 
