@@ -566,7 +566,7 @@ class Session:
             role=tree.roles[i],
             timestamp=tree.timestamp_at(i),
             label=tree.labels.get(entry_id),
-            children=len(tree.children_map().get(entry_id, ())),
+            children=len(tree.children_of(entry_id)),
             preview=tree.previews.get(i),
             offset=tree.offsets[i],
         )
@@ -633,7 +633,7 @@ class Session:
 
     def _sorted_children(self, entry_id: str | None) -> list[int]:
         tree = self._storage.tree
-        children = tree.children_map().get(entry_id, [])
+        children = tree.children_of(entry_id)
         if entry_id is None:
             # Orphans (parent missing) and self-parented entries are roots too (kept by
             # the tree: this is not a scan of every entry).

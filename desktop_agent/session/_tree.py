@@ -456,6 +456,8 @@ class Tree:
         self._cache_lock = threading.Lock()
         self._cache_bytes = 0
         self._children: dict[str | None, list[int]] | None = None
+        self._pidx_bytes: bytes | None = None  # `children_of`'s copy of the parent index
+        self._backward = False  # some entry names a parent further down the file
         self._pidx: array[int] | None = array("i")
         """Row index of each entry's parent: -1 root, -2 missing (None: to rebuild)."""
         self._paths: dict[int, list[int]] = {}
@@ -504,6 +506,7 @@ class Tree:
         self._parents, self._timestamps = None, None
         self._packed = {"parents": parents, "timestamps": timestamps}
         self._pidx = pidx
+        self._pidx_bytes, self._backward = None, False
         self._orphans = pidx is not None and -2 in pidx
 
     def parent_index(self) -> array[int]:
@@ -595,6 +598,7 @@ class Tree:
         """An id appears twice (the later row wins lookups), or a missing parent may have
         appeared: parent links may change, so they are worked out again."""
         self._pidx = None
+        self._pidx_bytes, self._backward = None, False
         self._orphans = False
         self._paths.clear()
 
@@ -803,6 +807,36 @@ class Tree:
     def path_to_root(self, entry_id: str | None, *, lenient: bool = False) -> list[Row]:
         """`path_indices` as `Row` views."""
         return [Row(self, i) for i in self.path_indices(entry_id, lenient=lenient)]
+
+    def children_of(self, entry_id: str | None) -> list[int]:
+        """``children_map().get(entry_id, [])`` without building the map when it is not
+        built yet: a search of the parent index at C speed (~0.1 ms for 100,000 entries),
+        for the few entries a launch shows (the map took ~60 ms before the first paint)."""
+        if self._children is not None:
+            return self._children.get(entry_id, [])
+        target = -1 if entry_id is None else self.by_id.get(entry_id)
+        if target is None:  # (an id no entry has: only the map knows who names it)
+            return self.children_map().get(entry_id, [])
+        pidx = self.parent_index()
+        data = self._pidx_bytes
+        if data is None or len(data) != 4 * len(pidx):
+            checked = len(data) // 4 if data is not None and not self._backward else 0
+            # A child comes after its parent in an append-only file: the search starts
+            # at the parent, unless some entry names a parent further down (odd files).
+            self._backward = self._backward or any(
+                p > i for i, p in enumerate(pidx[checked:], checked)
+            )
+            data = self._pidx_bytes = pidx.tobytes()
+        needle = array("i", [target]).tobytes()
+        found: list[int] = []
+        pos = data.find(needle, 0 if self._backward or target < 0 else 4 * target)
+        while pos >= 0:
+            if pos % 4:  # (straddling two entries)
+                pos = data.find(needle, pos + 1)
+                continue
+            found.append(pos // 4)
+            pos = data.find(needle, pos + 4)
+        return found
 
     def children_map(self) -> dict[str | None, list[int]]:
         """Children indices of every entry (key None = roots), in file order; built once."""

@@ -60,6 +60,9 @@ class _CountingIndex:
     def extend(self, values: Any) -> None:
         self.inner.extend(values)
 
+    def tobytes(self) -> bytes:
+        return bytes(self.inner.tobytes())
+
 
 @pytest.mark.asyncio
 async def test_roots_include_orphans_and_are_not_a_scan_per_call(tmp_path: Path) -> None:
@@ -90,3 +93,49 @@ async def test_roots_include_orphans_and_are_not_a_scan_per_call(tmp_path: Path)
         assert again == first and reads <= 2  # only the new row
     finally:
         await session.close()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_children_of_is_the_children_map_without_building_it(seed: int) -> None:
+    """`Tree.children_of` searches the parent index (a launch looks up the children of
+    the entries it shows, not of all 100,000): the same lists as `children_map` on odd
+    trees too (parents further down the file, duplicate ids, missing and own parents),
+    also after entries are appended."""
+    import random
+
+    from desktop_agent.session._tree import Tree
+
+    rng = random.Random(seed)
+    tree = Tree()
+    ids = [f"e{i}" for i in range(400)]
+
+    def add(i: int) -> None:
+        roll = rng.random()
+        if roll < 0.05:
+            parent = None
+        elif roll < 0.1:
+            parent = "missing"
+        elif roll < 0.12:
+            parent = ids[i]  # its own
+        elif roll < 0.2 and seed % 2:
+            parent = rng.choice(ids)  # maybe further down the file
+        else:
+            parent = ids[rng.randrange(max(1, i))] if i else None
+        entry_id = ids[i] if rng.random() > 0.03 or not i else ids[rng.randrange(i)]  # dup
+        tree.add_line(_line(entry_id, parent, i % 3000).encode())
+
+    def check() -> None:
+        built = tree.children_map()
+        tree._children = None  # children_of searches the parent index
+        for key in [None, "missing", *ids]:
+            assert tree.children_of(key) == built.get(key, []), key
+            built_by_it = getattr(tree, "_children")  # noqa: B009 - (not narrowed to None)
+            assert built_by_it is None or key not in tree.by_id  # (unknown ids: the map)
+            tree._children = None
+
+    for i in range(300):
+        add(i)
+    check()
+    for i in range(300, 400):
+        add(i)
+    check()
