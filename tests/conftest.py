@@ -14,6 +14,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -56,6 +57,14 @@ def _cancel_all_recording(loop: asyncio.AbstractEventLoop) -> None:
 
 
 asyncio.runners._cancel_all_tasks = _cancel_all_recording  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """The project folder a test's sessions work in (empty)."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    return folder
 
 
 @pytest.fixture(autouse=True)

@@ -50,13 +50,6 @@ def _light_again(qapp: QApplication) -> Iterator[None]:
     ThemeManager.of(qapp, "system")
 
 
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
-
-
 def lightness(widget: QWidget) -> float:
     """Mean lightness (0-255) of what ``widget`` paints, on a grid of samples."""
     image: QImage = widget.grab().toImage()

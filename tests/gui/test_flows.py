@@ -7,7 +7,6 @@ import asyncio
 import json
 from pathlib import Path
 
-import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QPlainTextEdit
@@ -46,13 +45,6 @@ def long_reply() -> list[str]:
         + f"\n\n{LAST_SENTENCE}"
     )
     return [text[i : i + 12] for i in range(0, len(text), 12)]
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
 
 
 def ctrl(qtbot: QtBot, widget: object, key: Qt.Key) -> None:

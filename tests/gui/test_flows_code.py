@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-import pytest
 from pygments.token import Keyword
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QImage
@@ -30,13 +29,6 @@ from tests.gui._window import (
 
 CODE = "def area(radius):\n    import math\n    return math.pi * radius ** 2\n"
 REPLY = f"Here is the function:\n\n```python\n{CODE}```\n\n- and it is *short*\n"
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
 
 
 def near(a: QColor, b: QColor, tolerance: int = 40) -> bool:

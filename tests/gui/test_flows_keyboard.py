@@ -35,13 +35,6 @@ from tests.gui.test_map_flows import open_three
 ALT = Qt.KeyboardModifier.AltModifier
 
 
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
-
-
 def focused() -> QWidget:
     target = QApplication.focusWidget()
     assert target is not None, "nothing has the keyboard focus"

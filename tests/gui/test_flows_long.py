@@ -40,13 +40,6 @@ from tests.gui._window import (
 TURNS = 1_100  # 2,200+ entries: more than INLINE_ENTRIES, so pages are read off the loop
 
 
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
-
-
 def _stamp(i: int) -> str:
     return f"2026-11-01T{i // 3600 % 24:02d}:{i // 60 % 60:02d}:{i % 60:02d}.000Z"
 

@@ -48,13 +48,6 @@ from tests.workbench.test_pi_sessions import outside_append, pi_session
 
 
 @pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
-
-
-@pytest.fixture
 def pi_folder(tmp_path: Path) -> Path:
     folder = tmp_path / "pi-agent" / "sessions"
     folder.mkdir(parents=True)

@@ -37,13 +37,6 @@ from tests.gui._window import (
 )
 
 
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
-
-
 def send(qtbot: QtBot, window: MainWindow, text: str) -> None:
     window.composer.input.setFocus()
     type_and_send(qtbot, window, text)

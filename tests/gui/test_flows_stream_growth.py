@@ -30,13 +30,6 @@ CODE = "".join(f"def step_{i}(value):\n    return value + {i}\n" for i in range(
 REPLY = f"Here it is:\n\n```python\n{CODE}```\n\nThat is the module.\n"
 
 
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
-
-
 def test_a_long_streaming_block_grows_in_place_and_ends_coloured(
     qtbot: QtBot,
     running_qloop: asyncio.AbstractEventLoop,

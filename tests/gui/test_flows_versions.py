@@ -7,7 +7,6 @@ import asyncio
 import json
 from pathlib import Path
 
-import pytest
 from pytestqt.qtbot import QtBot
 
 from desktop_agent.session import Session
@@ -17,13 +16,6 @@ from tests.ai.provider_server import ProviderServer
 from tests.gui._window import close, open_window, run, settle
 
 NEWER = "99.2.0"
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
 
 
 def test_a_session_from_a_newer_version_shows_a_notice_and_is_not_rewritten(

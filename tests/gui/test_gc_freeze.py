@@ -23,13 +23,6 @@ from tests.gui._window import close, idle, new_window, run, settle, type_and_sen
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
 
 
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
-
-
 def test_the_collector_waits_for_the_start_up_work_without_a_scan(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

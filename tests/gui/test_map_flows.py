@@ -34,13 +34,6 @@ from tests.gui._window import (
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
 
 
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
-
-
 def three_branches(ids: dict[str, str]):  # type: ignore[no-untyped-def]
     """q1 a1 ┬ q2 a2          "second question" (the first version)
     ├ q2b a2b        "other second question", whose answer mentions zebras

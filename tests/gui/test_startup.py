@@ -17,13 +17,6 @@ from tests.gui._window import close, open_window
 from tests.gui.test_flows_long import TURNS, long_session
 
 
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
-
-
 def test_the_sdk_warm_up_starts_after_the_restored_session_is_settled(
     qtbot: QtBot,
     running_qloop: asyncio.AbstractEventLoop,

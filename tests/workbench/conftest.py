@@ -19,13 +19,6 @@ def provider() -> Iterator[ProviderServer]:
         yield server
 
 
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
-
-
 @pytest.fixture(params=STORES)
 def store(request: pytest.FixtureRequest) -> str:
     return str(request.param)
