@@ -2,7 +2,8 @@
 
 `FaultyOps` wraps the real OS and makes the n-th call of one kind of operation fail,
 once or forever, with ``ENOSPC``, ``EIO``, ``EACCES``, ``EROFS`` or a short write.
-`SessionFileOps` is the real OS, knowing which descriptors are session files.
+`SessionFileOps` is the real OS, knowing which descriptors are session files;
+`CountingOps` counts the bytes read from them.
 """
 
 from __future__ import annotations
@@ -41,6 +42,20 @@ class SessionFileOps(FileOps):
 
     def session_file(self, fd: int) -> bool:
         return fd in self._watched
+
+
+class CountingOps(SessionFileOps):
+    """The real OS, counting the bytes read from files named ``*.jsonl``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.read = 0
+
+    def pread(self, fd: int, size: int, offset: int) -> bytes:
+        data = super().pread(fd, size, offset)
+        if self.session_file(fd):
+            self.read += len(data)
+        return data
 
 
 @dataclass

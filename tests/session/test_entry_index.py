@@ -18,26 +18,12 @@ import pytest
 
 from desktop_agent.session import JsonlSessionRepo, Session
 from desktop_agent.session._platform import FileOps
-from tests.session._faults import SessionFileOps
+from tests.session._faults import CountingOps
 from tests.session._workload import CWD, run_workload
 
 EDGES = 2 * 4096 + 1
 """What validating an index reads: the first and last 4 KiB, and the last byte."""
 SEED = Path(__file__).resolve().parent.parent / "corpus" / "seeds" / "pi-core-fixture.jsonl"
-
-
-class CountingOps(SessionFileOps):
-    """The real OS, counting the bytes read from files named ``*.jsonl``."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.read = 0
-
-    def pread(self, fd: int, size: int, offset: int) -> bytes:
-        data = super().pread(fd, size, offset)
-        if self.session_file(fd):
-            self.read += len(data)
-        return data
 
 
 def _repo(tmp_path: Path, ops: FileOps | None = None, index: bool = True) -> JsonlSessionRepo:

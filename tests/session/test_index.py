@@ -29,7 +29,7 @@ from desktop_agent.session import (
     encode_cwd,
 )
 from desktop_agent.session import _index as index_module
-from desktop_agent.session._platform import FileOps
+from tests.session._faults import CountingOps
 
 CWD = "/home/demo/project"
 OTHER_CWD = "/home/demo/other"
@@ -305,24 +305,12 @@ def test_facts_are_the_same_whatever_the_read_chunk(
         assert whole.entry_count >= 8 or name == "damaged", name
 
 
-class _CountingOps(FileOps):
-    """The OS's file operations, counting the bytes read."""
-
-    def __init__(self) -> None:
-        self.read = 0
-
-    def pread(self, fd: int, size: int, offset: int) -> bytes:
-        data = super().pread(fd, size, offset)
-        self.read += len(data)
-        return data
-
-
 def test_an_appended_file_is_indexed_from_where_the_last_read_stopped(
     repo: JsonlSessionRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Another program (Pi) appended entries: only the new bytes are read (and a check of
     the bytes before them), and the facts are those of a read from the start."""
-    ops = _CountingOps()
+    ops = CountingOps()
     monkeypatch.setattr(index_module, "OS_FILE_OPS", ops)
     body = b"".join(
         line(message_entry(i, "user" if i % 2 else "assistant", f"text {i}", f"2027-01-{i:02d}"))
