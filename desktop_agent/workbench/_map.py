@@ -527,7 +527,7 @@ def _tips_steps(
     vparent: list[int],
 ) -> Generator[None, None, list[BranchTip]]:
     """`BranchMap.tips` of a layout, pausing every `STEP` entries."""
-    types, parents, ids, stamps = shape.types, shape.parents, shape.ids, shape.timestamps
+    types, parents, stamps = shape.types, shape.parents, shape.timestamps
     has_child = bytearray(n)
     for i in range(n):
         if i % STEP == 0:
@@ -552,17 +552,20 @@ def _tips_steps(
         if old is None or i == leaf_i or (old != leaf_i and stamps[i] >= stamps[old]):
             best[row] = i
     chosen = sorted(best.items(), key=lambda kv: (stamps[kv[1]], kv[1] == leaf_i, kv[1]))
-    return [
-        BranchTip(
-            leaf_id=ids[i],
-            entry_id=rows[row].entry_id,
-            row=row,
-            timestamp=stamps[i],
-            label=shape.labels.get(rows[row].entry_id),
-            current=i == leaf_i,
-        )
-        for row, i in reversed(chosen)
-    ]
+    return [_tip(shape, rows, row, i, i == leaf_i) for row, i in reversed(chosen)]
+
+
+def _tip(shape: TreeShape, rows: list[MapRow], row: int, i: int, current: bool) -> BranchTip:
+    """The branch ending at entry ``i``, shown by ``row``."""
+    entry_id = rows[row].entry_id
+    return BranchTip(
+        leaf_id=shape.ids[i],
+        entry_id=entry_id,
+        row=row,
+        timestamp=shape.timestamps[i],
+        label=shape.labels.get(entry_id),
+        current=current,
+    )
 
 
 def _visibility(
@@ -629,6 +632,13 @@ def _visibility_steps(
                 seen.add(p)
                 p = parents[p]
     yield
+    _add_kids(vis, vparent, start, end, vkids)
+
+
+def _add_kids(
+    vis: list[bool], vparent: list[int], start: int, end: int, vkids: dict[int, list[int]]
+) -> None:
+    """File the shown entries ``start..end`` under their nearest shown ancestors."""
     for i in compress(range(start, end), vis[start:end]):
         vp = vparent[i]
         kids = vkids.get(vp)
@@ -799,15 +809,14 @@ def _layout_key(shape: TreeShape, n: int, path: Sequence[int], name: MapFilter) 
 
 def _saved_steps(shape: TreeShape, record: dict[str, Any]) -> Generator[None, None, _Done]:
     """The `_Done` of a saved layout, made in steps of `STEP` rows."""
-    ids, labels, stamps = shape.ids, shape.labels, shape.timestamps
+    ids = shape.ids
     vis = [bool(v) for v in record["vis"]]
     vparent = _ints(record["vparent"])
     if len(vis) != record["n"] or len(vparent) != record["n"]:
         raise ValueError("a saved layout of the wrong length")
     yield
     vkids: dict[int, list[int]] = {}
-    for i in compress(range(len(vis)), vis):
-        vkids.setdefault(vparent[i], []).append(i)
+    _add_kids(vis, vparent, 0, len(vis), vkids)
     yield
     entries, lanes = _ints(record["entry"]), _ints(record["lane"])
     parents, from_lanes = _ints(record["parent"]), _ints(record["from_lane"])
@@ -825,17 +834,7 @@ def _saved_steps(shape: TreeShape, record: dict[str, Any]) -> Generator[None, No
         int(lane): (_ints(starts), _ints(ends), _ints(colors))
         for lane, (starts, ends, colors) in record["spans"].items()
     }
-    tips = [
-        BranchTip(
-            leaf_id=ids[i],
-            entry_id=rows[row].entry_id,
-            row=row,
-            timestamp=stamps[i],
-            label=labels.get(rows[row].entry_id),
-            current=bool(current),
-        )
-        for i, row, current in record["tips"]
-    ]
+    tips = [_tip(shape, rows, row, i, bool(current)) for i, row, current in record["tips"]]
     return _Done(vis, vparent, vkids, rows, row_of, spans, tips)
 
 
