@@ -354,9 +354,9 @@ def session_facts(path: str) -> IndexedSession:
     return IndexedSession(*read_facts(path).row()[:-1])
 
 
-def is_glance(facts: _Facts | None) -> bool:
-    """Whether indexed ``facts`` are a glance (`read_facts`), not the whole file's."""
-    return facts is not None and facts.size == 0 and facts.tail_crc is None
+def is_glance(facts: _Facts) -> bool:
+    """Whether ``facts`` are a glance (`read_facts`), not the whole file's."""
+    return facts.size == 0 and facts.tail_crc is None
 
 
 def _last_timestamp(ops: Any, fd: int, size: int) -> str | None:
@@ -570,8 +570,7 @@ class SessionIndex:
         the app is about to open) wait for `update_file` with the opened session.
         ``glance``: big files never seen are only glanced at (`read_facts`); they are in
         the report's ``glanced``, for `update_file` to finish."""
-        skip = {os.path.abspath(p) for p in later}  # noqa: ASYNC240 - no I/O: text only
-        return await self._run(lambda: self._reconcile(skip, glance))
+        return await self._run(lambda: self._reconcile({os.path.abspath(p) for p in later}, glance))
 
     async def sessions(
         self, cwd: str | None = None, query: str | None = None
@@ -729,10 +728,7 @@ class SessionIndex:
             glanced: list[str] = []
             for path in [*added, *updated]:
                 indexed = self._known(db, path)
-                again = is_glance(indexed)  # (a launch that stopped before finishing it)
-                facts = read_facts(
-                    path, None if again else indexed, glance=glance and (indexed is None or again)
-                )
+                facts = read_facts(path, indexed, glance=glance and indexed is None)
                 if facts.problem is not None:
                     unreadable.append(path)
                 if is_glance(facts):
@@ -748,7 +744,9 @@ class SessionIndex:
 
     @staticmethod
     def _known(db: sqlite3.Connection, path: str) -> _Facts | None:
-        """The facts of ``path`` as indexed (an append is indexed from them on)."""
+        """The facts of ``path`` as indexed (an append is indexed from them on); None
+        when not indexed, or only glanced at (a launch that stopped before finishing it
+        glances again, any other update reads the whole file)."""
         row = db.execute(
             f"SELECT doc, {_COLUMNS}, text_chars, tail_crc FROM sessions WHERE path = ?",
             (path,),
@@ -757,12 +755,13 @@ class SessionIndex:
             return None
         body = db.execute("SELECT body FROM content WHERE rowid = ?", (row[0],)).fetchone()
         *columns, text_chars, tail_crc = row[1:]
-        return _Facts(
+        facts = _Facts(
             **dataclasses.asdict(IndexedSession(*columns)),
             body=body[0] if body else "",
             text_chars=text_chars,
             tail_crc=tail_crc,
         )
+        return None if is_glance(facts) else facts
 
     def _store(self, db: sqlite3.Connection, facts: _Facts) -> None:
         row = db.execute("SELECT doc FROM sessions WHERE path = ?", (facts.path,)).fetchone()
@@ -805,8 +804,6 @@ class SessionIndex:
                 result = known  # e.g. closing a session that was only read: no re-read
             else:
                 indexed = self._known(db, path)  # (a grown file is read from where it was)
-                if is_glance(indexed):
-                    indexed = None
                 facts = _of_opened(opened, path) if indexed is None else None
                 facts = facts or read_facts(path, indexed)
                 self._store(db, facts)

@@ -820,7 +820,7 @@ class Tree:
         pidx = self.parent_index()
         data = self._pidx_bytes
         if data is None or len(data) != 4 * len(pidx):
-            checked = len(data) // 4 if data is not None and not self._backward else 0
+            checked = len(data) // 4 if data is not None else 0
             # A child comes after its parent in an append-only file: the search starts
             # at the parent, unless some entry names a parent further down (odd files).
             self._backward = self._backward or any(
