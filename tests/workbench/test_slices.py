@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Coroutine, Generator
+from collections.abc import Callable, Coroutine, Generator
 from typing import Any, TypeVar
 
 from desktop_agent.ai import AssistantMessage, Cost, TextContent, UserMessage
 from desktop_agent.ai import Usage as MessageUsage
-from desktop_agent.session import InMemorySessionRepo
+from desktop_agent.session import InMemorySessionRepo, Session
 from desktop_agent.workbench import _slices, _views, branch_usage, count_branch_usage
 from desktop_agent.workbench._views import count_branch_usage_sliced
 
@@ -36,6 +36,25 @@ async def with_turns(work: Coroutine[Any, Any, T]) -> tuple[T, int]:
         await task
 
 
+async def _turns(count: int, usage: Callable[[int], MessageUsage] | None = None) -> Session:
+    """A session of ``count`` prompts and answers (``usage``: each answer's usage)."""
+    s = await InMemorySessionRepo().create(cwd="/work/p")
+    for i in range(count):
+        await s.append_message(UserMessage(content=f"q{i}", timestamp=1))
+        answer = AssistantMessage(
+            content=[TextContent(text=f"a{i}")],
+            api="anthropic-messages",
+            provider="anthropic",
+            model="m",
+            stop_reason="stop",
+            timestamp=2,
+        )
+        if usage is not None:
+            answer.usage = usage(i)
+        await s.append_message(answer)
+    return s
+
+
 def test_sliced_runs_steps_with_turns_of_the_loop_between_them() -> None:
     def steps() -> Generator[None, None, int]:
         for _ in range(10):
@@ -49,21 +68,10 @@ def test_sliced_runs_steps_with_turns_of_the_loop_between_them() -> None:
 
 def test_the_branch_usage_is_counted_in_slices_on_the_loops_thread() -> None:
     async def go() -> None:
-        s = await InMemorySessionRepo().create(cwd="/work/p")
-        for i in range(600):
-            await s.append_message(UserMessage(content=f"q{i}", timestamp=1))
-            usage = MessageUsage(input=10, output=i, total_tokens=10 + i, cost=Cost(total=0.01))
-            await s.append_message(
-                AssistantMessage(
-                    content=[TextContent(text=f"a{i}")],
-                    api="anthropic-messages",
-                    provider="anthropic",
-                    model="m",
-                    stop_reason="stop",
-                    timestamp=2,
-                    usage=usage,
-                )
-            )
+        s = await _turns(
+            600,
+            lambda i: MessageUsage(input=10, output=i, total_tokens=10 + i, cost=Cost(total=0.01)),
+        )
         threads: set[int] = set()
         real = _views._usage_steps
 
@@ -89,19 +97,7 @@ def test_a_long_branch_is_read_back_on_the_loops_thread_with_turns_between() -> 
     from desktop_agent.workbench import BranchReader
 
     async def go() -> None:
-        s = await InMemorySessionRepo().create(cwd="/work/p")
-        for i in range(_views.INLINE_ENTRIES // 2 + 50):  # more entries than read inline
-            await s.append_message(UserMessage(content=f"q{i}", timestamp=1))
-            await s.append_message(
-                AssistantMessage(
-                    content=[TextContent(text=f"a{i}")],
-                    api="anthropic-messages",
-                    provider="anthropic",
-                    model="m",
-                    stop_reason="stop",
-                    timestamp=2,
-                )
-            )
+        s = await _turns(_views.INLINE_ENTRIES // 2 + 50)  # more entries than read inline
         assert s.entry_count > _views.INLINE_ENTRIES
         threads: set[int] = set()
         real = s.get_messages
