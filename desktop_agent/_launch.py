@@ -309,10 +309,10 @@ def self_test(server_url: str | None = None) -> dict[str, object]:
     import ssl
 
     import anthropic
-    import keyring
     import openai
 
     from desktop_agent.ai import load_catalogue
+    from desktop_agent.config import platform_keyring
     from desktop_agent.resources import ICON_SVG, resource
 
     openai.AsyncOpenAI(api_key="self-test", base_url="http://127.0.0.1:9/v1")
@@ -320,7 +320,7 @@ def self_test(server_url: str | None = None) -> dict[str, object]:
     httpx2 = sys.modules["httpx2"]  # both SDKs import it
     httpx2.create_ssl_context()
     ssl.create_default_context()
-    backend = keyring.get_keyring()
+    backend = platform_keyring()
     result: dict[str, object] = {
         "self_test": "ok",
         "openai": openai.__version__,

@@ -29,6 +29,7 @@ from desktop_agent.config import (
     load_settings,
     load_state,
     pi_sessions_dir,
+    platform_keyring,
     resolve_dirs,
     save_settings,
     save_state,
@@ -171,7 +172,10 @@ def run(argv: list[str]) -> int:
         registry = ModelRegistry()
         _add_user_models(registry, settings)
         models = Models(
-            registry, KeyStore(), settings, on_secret=lambda key: redactor.add_secrets([key])
+            registry,
+            KeyStore(find_backend=platform_keyring),
+            settings,
+            on_secret=lambda key: redactor.add_secrets([key]),
         )
         workbench = Workbench(
             store=make_store(args.store or settings.store, dirs),

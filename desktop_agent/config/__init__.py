@@ -24,6 +24,7 @@ from desktop_agent.config._secrets import (
     KeyStoreError,
     backend_problem,
     is_local_url,
+    platform_keyring,
 )
 from desktop_agent.config._settings import (
     CUSTOM_MODEL_FIELDS,
@@ -81,6 +82,7 @@ __all__ = [
     "load_settings",
     "load_state",
     "pi_sessions_dir",
+    "platform_keyring",
     "resolve_dirs",
     "save_settings",
     "save_state",

@@ -8,9 +8,12 @@ or raise an unlock prompt.
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import logging
 import os
-from collections.abc import Iterable, Mapping, MutableMapping
+import sys
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
+from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
@@ -53,6 +56,48 @@ def is_local_url(base_url: str | None) -> bool:
     return host is not None and (host in _LOCAL_HOSTS or host.endswith(".localhost"))
 
 
+def platform_keyring() -> keyring.backend.KeyringBackend:
+    """The system keychain: the platform's own backend when it answers, else ``fail``.
+
+    ``keyring.get_keyring()`` finds the same one by importing every backend it knows
+    and asking each; on Linux the macOS one alone runs ``ldconfig`` and ``gcc`` three
+    times, and the search took 70-100 ms of every launch here. So keyring's own search
+    is used only where it can find something else: the user chose a backend
+    (``PYTHON_KEYRING_BACKEND`` or keyring's ``keyringrc.cfg``), or the modules of the
+    other Linux backends (KWallet through ``dbus``, libsecret through ``gi``) are
+    installed, or the platform is none of Linux, macOS, Windows.
+    """
+    from keyring.util import platform_
+
+    if (
+        os.environ.get("PYTHON_KEYRING_BACKEND")
+        or (Path(platform_.config_root()) / "keyringrc.cfg").exists()
+    ):
+        return keyring.get_keyring()
+    own: type[keyring.backend.KeyringBackend]
+    if sys.platform == "darwin":
+        from keyring.backends import macOS
+
+        own = macOS.Keyring
+    elif sys.platform == "win32":
+        from keyring.backends import Windows
+
+        own = Windows.WinVaultKeyring
+    elif sys.platform.startswith(("linux", "freebsd", "openbsd", "netbsd")) and not any(
+        importlib.util.find_spec(name) for name in ("dbus", "gi")
+    ):
+        from keyring.backends import SecretService
+
+        own = SecretService.Keyring
+    else:
+        return keyring.get_keyring()
+    try:
+        viable = float(own.priority) > 0
+    except Exception:  # noqa: BLE001 - keyring's priorities raise to say "not here"
+        viable = False
+    return own() if viable else fail.Keyring()  # type: ignore[no-untyped-call]
+
+
 def backend_problem(backend: keyring.backend.KeyringBackend) -> str | None:
     """Why ``backend`` cannot keep secrets, or None if it can."""
     if isinstance(backend, fail.Keyring | null.Keyring):
@@ -82,6 +127,10 @@ class KeyStore:
     `KeyStoreError` and nothing is written anywhere. ``has_key`` answers from a cache
     that `load` fills and `get`/`set`/`delete` keep current.
 
+    The keychain is ``backend`` when given, else what ``find_backend`` returns, asked
+    once on a worker thread (keyring's own search by default; the app passes
+    `platform_keyring`).
+
     The environment is read once, when the store is made: the provider keys are kept
     here, and then (``take_from_environment``, the default) they and every other
     secret-looking variable (`desktop_agent.utils.is_secret_variable`) are removed from
@@ -96,6 +145,7 @@ class KeyStore:
         env_vars: Mapping[str, str] | None = None,
         environ: Mapping[str, str] | None = None,
         backend: keyring.backend.KeyringBackend | None = None,
+        find_backend: Callable[[], keyring.backend.KeyringBackend] = keyring.get_keyring,
         take_from_environment: bool = True,
     ) -> None:
         self._service = service
@@ -111,6 +161,7 @@ class KeyStore:
         if take_from_environment:
             self.erased = _take_secrets(source, set(self._env_vars.values()))
         self._backend = backend
+        self._find_backend = find_backend
         self._problem: str | None = None
         self._resolved = False
         self._sources: dict[str, KeySource | None] = {}
@@ -229,7 +280,7 @@ class KeyStore:
         if self._resolved:
             return
         if self._backend is None:
-            self._backend = await asyncio.to_thread(keyring.get_keyring)
+            self._backend = await asyncio.to_thread(self._find_backend)
         self._problem = backend_problem(self._backend)
         self._resolved = True
         if self._problem is not None:

@@ -3,9 +3,11 @@ key never reaches a file, a log record or a repr."""
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 from pathlib import Path
 
+import keyring
 import keyring.errors
 import pytest
 from keyring.backends import chainer, fail, null
@@ -139,3 +141,105 @@ def test_local_servers_need_no_key() -> None:
     assert KeyStore.needs_key("custom", "https://api.example.test/v1")
     assert not KeyStore.needs_key("ollama")
     assert KeyStore.needs_key("openai")
+
+
+_FIND = """
+import json, sys
+import keyring
+from desktop_agent.config import platform_keyring
+name = lambda backend: type(backend).__module__ + "." + type(backend).__name__
+found = name(platform_keyring())
+searched = "keyring.backends.macOS" in sys.modules
+print(json.dumps({"found": found, "searched": searched, "keyring": name(keyring.get_keyring())}))
+"""
+
+
+def _find_in_a_new_process(tmp_path: Path) -> dict[str, object]:
+    """`platform_keyring` in a fresh interpreter (keyring keeps its choice per process)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("DBUS_", "PYTHON_KEYRING"))}
+    clean |= {"XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_DATA_HOME": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-c", _FIND], env=clean, capture_output=True, text=True, check=True
+    )
+    result: dict[str, object] = json.loads(done.stdout)
+    return result
+
+
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="Linux backends")
+def test_platform_keyring_finds_what_keyring_finds_without_its_search(tmp_path: Path) -> None:
+    """No session bus: both give `fail.Keyring`, but only keyring's search imports the
+    macOS backend (which runs ldconfig and gcc on Linux)."""
+    result = _find_in_a_new_process(tmp_path)
+    assert result["found"] == result["keyring"] == "keyring.backends.fail.Keyring"
+    assert result["searched"] is False
+
+
+def test_platform_keyring_does_not_search_on_linux(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    import keyring.backends.SecretService as secret_service
+
+    import desktop_agent.config._secrets as secrets
+
+    def no_search() -> object:
+        raise AssertionError("keyring's own search ran")
+
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.setattr(keyring, "get_keyring", no_search)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    monkeypatch.delenv("PYTHON_KEYRING_BACKEND", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+
+    class Answering(null.Keyring):
+        priority = 5.0
+
+    class RaisingPriority(type(null.Keyring)):  # type: ignore[misc]
+        @property
+        def priority(cls) -> float:  # keyring's backends raise to say "not here"
+            raise RuntimeError("Unable to initialize SecretService")
+
+    class Refusing(null.Keyring, metaclass=RaisingPriority):
+        pass
+
+    monkeypatch.setattr(secret_service, "Keyring", Answering)
+    assert type(secrets.platform_keyring()) is Answering
+    monkeypatch.setattr(secret_service, "Keyring", Refusing)
+    assert type(secrets.platform_keyring()) is fail.Keyring
+
+
+@pytest.mark.parametrize("chosen", ["env", "config", "dbus"])
+def test_platform_keyring_leaves_a_choice_to_keyring(
+    chosen: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A backend the user chose, or another Linux backend's module installed: keyring's
+    own search decides."""
+    import sys
+
+    import desktop_agent.config._secrets as secrets
+
+    searched = null.Keyring()  # type: ignore[no-untyped-call]
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.setattr(keyring, "get_keyring", lambda: searched)
+    monkeypatch.delenv("PYTHON_KEYRING_BACKEND", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name: object() if chosen == "dbus" and name == "dbus" else real_find_spec(name),
+    )
+    if chosen == "env":
+        monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    elif chosen == "config":
+        (tmp_path / "python_keyring").mkdir()
+        (tmp_path / "python_keyring" / "keyringrc.cfg").write_text(
+            "[backend]\ndefault-keyring=keyring.backends.null.Keyring\n"
+        )
+    assert secrets.platform_keyring() is searched
