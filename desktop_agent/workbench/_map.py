@@ -180,7 +180,7 @@ class BranchMap:
     _path: list[int] = field(default_factory=list)  # entry indices of the current path
     _hit_entries: tuple[str, ...] = ()
     _tips: tuple[int, list[BranchTip]] | None = None
-    _version: int = 0  # one more at every sync
+    _version: int = 0  # one more at every sync that changes the layout
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _spans: dict[int, tuple[list[int], list[int], list[int]]] = field(default_factory=dict)
     """Per lane, sorted disjoint row ranges (starts, ends, colours) a line passes."""
@@ -338,13 +338,23 @@ class BranchMap:
 
     def _prepare(self, shape: TreeShape | None) -> _Job | MapUpdate:
         """What the next sync needs: nothing, rows appended (done here), or a relayout."""
+        old = self._shape
+        if (
+            shape is not None
+            and old is not None
+            and shape.ids is old.ids
+            and shape.parents is old.parents
+            and len(shape.ids) == self._n > 0
+            and list(shape.path) == self._path
+        ):
+            return MapUpdate()  # nothing changed: the rows and the tips found stay valid
         self._version += 1
         if shape is None:
             had = bool(self.rows)
             self.clear()
             return MapUpdate(reset=had)
         path = list(shape.path)
-        old, old_n, n = self._shape, self._n, len(shape.ids)
+        old_n, n = self._n, len(shape.ids)
         same_tree = old is not None and shape.ids is old.ids and shape.parents is old.parents
         full = not same_tree or old_n == 0 or n < old_n
         if not full and self.filter == "labeled" and _labels_in(shape, old_n, n):
