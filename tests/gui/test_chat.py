@@ -33,7 +33,14 @@ from desktop_agent.ai import (
 )
 from desktop_agent.gui.chat import ChatItem, ChatPane
 from desktop_agent.gui.chat._model import tooltip
-from desktop_agent.gui.chat._render import ButtonPart, CardLayout, DocPart, Hit, TextPart
+from desktop_agent.gui.chat._render import (
+    ButtonPart,
+    CardLayout,
+    DocPart,
+    Hit,
+    TextPart,
+    pretty_arguments,
+)
 
 # The offscreen platform's harmless notice (PLATFORM.md §3, pitfall 10); every other Qt
 # warning still fails the test.
@@ -664,3 +671,25 @@ def test_hover_shows_model_and_cost(qtbot: QtBot, pane: ChatPane) -> None:
     qtbot.waitUntil(lambda: "Cost: $0.0123" in QToolTip.text(), timeout=2000)
     assert "anthropic/claude-sonnet-4-5" in QToolTip.text()
     QToolTip.hideText()
+
+
+def test_expanded_tool_arguments_read_as_indented_json_at_c_speed() -> None:
+    """The expanded card shows ``json.dumps(arguments, indent=2)``, made without json's
+    pure-Python encoder (which ``indent`` selects): the same text for arguments of a
+    usual size; a big nested value on one line and a long string cut to what is shown."""
+    import json
+
+    usual: list[dict[str, Any]] = [
+        {},
+        {"path": "a.py", "content": 'print("é")\n\ttab\\', "n": 3, "ok": True, "no": None},
+        {"edits": [{"old": "a", "new": "b"}, {"old": "", "new": []}], "opts": {"x": {}}},
+    ]
+    for arguments in usual:
+        assert pretty_arguments(arguments, 60_000) == json.dumps(
+            arguments, indent=2, ensure_ascii=False
+        )
+    rows = [{"i": i, "text": "row"} for i in range(5_000)]
+    shown = pretty_arguments({"rows": rows, "content": "x" * 100_000}, 60_000)
+    assert shown.count("\n") == 3  # {, "rows": [...] on one line, "content", }
+    assert json.loads(shown)["rows"] == rows
+    assert json.loads(shown)["content"] == "x" * 60_000
