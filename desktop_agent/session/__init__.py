@@ -67,6 +67,7 @@ from desktop_agent.session._storage import (
     SessionMetadata,
     Storage,
 )
+from desktop_agent.session._tree import timestamps_crc
 
 __all__ = [
     "UNSET",
@@ -130,5 +131,6 @@ __all__ = [
     "rows_for_entries",
     "rows_from_session",
     "session_facts",
+    "timestamps_crc",
     "uuidv7",
 ]

@@ -538,7 +538,7 @@ class Session:
             parents=tree.parent_index(),
             types=tree.types,
             roles=tree.roles,
-            timestamps=tree.timestamps,
+            timestamps=tree.timestamps_view(),
             labels=tree.labels,
             by_id=tree.by_id,
             path=path,
@@ -640,8 +640,7 @@ class Session:
             children = children + tree.orphan_roots()
         if len(children) < 2:
             return list(children)
-        timestamps = tree.timestamps
-        return sorted(children, key=lambda i: timestamps[i])
+        return sorted(children, key=tree.timestamp_at)
 
     async def get_tree(self) -> list[TreeNode]:
         """The whole forest (iterative, so deep sessions do not hit the recursion limit)."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
+import zlib
 from array import array
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -395,11 +396,53 @@ class PackedStrings:
         start = self._ends[i - 1] if i else 0
         return self._text[start : self._ends[i]]
 
+    def prefix_crc(self, n: int, crc: int) -> int:
+        """`timestamps_crc` of the first ``n`` values (None counts as "")."""
+        ends = self._ends[:n]
+        crc = zlib.crc32(self._text[: ends[-1] if n else 0].encode("utf-8", "surrogatepass"), crc)
+        return zlib.crc32(ends.tobytes(), crc)
+
     def unpack(self) -> list[str | None]:
         text, none = self._text, self._none
         starts = [0, *self._ends[:-1]] if len(self._ends) else []
         pairs = zip(starts, self._ends, strict=True)
         return [None if none[i] else text[a:b] for i, (a, b) in enumerate(pairs)]
+
+
+class Stamps(Sequence[str]):
+    """The timestamps column still packed, read by index ("" where an entry has none):
+    what `Tree.timestamps_view` gives before something needs the whole list (unpacking
+    100,000 of them took 15-20 ms of each launch for the branch map's layout check)."""
+
+    __slots__ = ("_packed",)
+
+    def __init__(self, packed: PackedStrings) -> None:
+        self._packed = packed
+
+    def __len__(self) -> int:
+        return len(self._packed)
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+    def __getitem__(self, i: int | slice) -> str | list[str]:
+        if isinstance(i, slice):
+            return [self._packed[k] or "" for k in range(*i.indices(len(self)))]
+        return self._packed[i] or ""
+
+    def prefix_crc(self, n: int, crc: int) -> int:
+        return self._packed.prefix_crc(n, crc)
+
+
+def timestamps_crc(stamps: Sequence[str], n: int, crc: int = 0) -> int:
+    """A CRC-32 of the first ``n`` timestamps (their text, then where each ends): the
+    same for the list and for the packed column (`Stamps`), which is not unpacked."""
+    if isinstance(stamps, Stamps):
+        return stamps.prefix_crc(n, crc)
+    head = stamps[:n]
+    crc = zlib.crc32("".join(head).encode("utf-8", "surrogatepass"), crc)
+    return zlib.crc32(array("q", accumulate(map(len, head))).tobytes(), crc)
 
 
 _INTERNED: dict[str, str] = {}
@@ -493,6 +536,13 @@ class Tree:
         if self._parents is None:
             return self._packed["parents"][i]
         return self._parents[i]
+
+    def timestamps_view(self) -> Sequence[str]:
+        """The timestamps, still packed when they came from the entry index (`Stamps`);
+        the list once something unpacked it (appends do)."""
+        if self._timestamps is None:
+            return Stamps(self._packed["timestamps"])
+        return self._timestamps
 
     def timestamp_at(self, i: int) -> str:
         if self._timestamps is None:

@@ -422,7 +422,7 @@ def _state(m: BranchMap) -> list[object]:
     """Everything a layout holds (rows, lines, tips and what appends build on)."""
     rows = [(r.entry, r.entry_id, r.kind, r.lane, r.color, r.parent, r.up, r.from_lane,
              r.down, r.tip) for r in m.rows]  # fmt: skip
-    return [rows, m._spans, m.tips(), m._vis, m._vparent, m._vkids, m._row_of, m._path, m._n]
+    return [rows, m._spans, m.tips(), m._vis, m._vparent, m._kids(), m._row_of, m._path, m._n]
 
 
 def test_a_saved_layout_is_taken_only_for_the_entries_it_was_made_for() -> None:
@@ -445,6 +445,9 @@ def test_a_saved_layout_is_taken_only_for_the_entries_it_was_made_for() -> None:
             assert not await BranchMap(filter="user").restore_saved(s.shape(), saved)
             assert not await BranchMap(filter=name).restore_saved(s.shape(), saved[:-9])
             assert not await BranchMap(filter=name).restore_saved(s.shape(), b"\x00junk")
+            flipped = bytearray(saved)
+            flipped[len(saved) // 2] ^= 0x10
+            assert not await BranchMap(filter=name).restore_saved(s.shape(), bytes(flipped))
         made = BranchMap()
         await made.update(s.shape())
         saved = made.saved()
