@@ -175,18 +175,17 @@ class StatusBar(QStatusBar):
 
 def name_widgets(root: QWidget) -> None:
     """Accessible names and descriptions of the window's controls, by objectName (a
-    combo box's popup list is named after the box)."""
-    for widget in root.findChildren(QWidget):
-        entry = ACCESSIBLE.get(widget.objectName())
-        if entry is None:
-            continue
-        name = QCoreApplication.translate("Accessibility", entry[0])
-        description = QCoreApplication.translate("Accessibility", entry[1])
-        widget.setAccessibleName(name)
-        widget.setAccessibleDescription(description)
-        if isinstance(widget, QComboBox):
-            widget.view().setAccessibleName(name)
-            widget.view().setAccessibleDescription(description)
+    combo box's popup list is named after the box). Found by name: wrapping every
+    child of the window for Python to read its name took 4-10 ms of each launch."""
+    for object_name, (source_name, source_description) in ACCESSIBLE.items():
+        name = QCoreApplication.translate("Accessibility", source_name)
+        description = QCoreApplication.translate("Accessibility", source_description)
+        for widget in root.findChildren(QWidget, object_name):
+            widget.setAccessibleName(name)
+            widget.setAccessibleDescription(description)
+            if isinstance(widget, QComboBox):
+                widget.view().setAccessibleName(name)
+                widget.view().setAccessibleDescription(description)
 
 
 ACCESSIBLE: dict[str, tuple[str, str]] = {
