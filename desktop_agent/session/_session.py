@@ -252,9 +252,11 @@ def _assistant_model(tree: Tree, index: int) -> tuple[str, str] | None:
     return None
 
 
-def build_context_from_path(tree: Tree, path: Sequence[int]) -> SessionContext:
+def build_context_from_path(
+    tree: Tree, path: Sequence[int], *, messages: bool = True
+) -> SessionContext:
     """`buildSessionContext` of a root-first path of row indices, exactly as Pi 0.74.2
-    plus active tools.
+    plus active tools (``messages=False``: the settings only, with no messages).
 
     The settings are found walking back from the leaf (the last one on the path wins, so
     the nearest one decides), which reads one assistant line for the model, not every
@@ -299,6 +301,10 @@ def build_context_from_path(tree: Tree, path: Sequence[int]) -> SessionContext:
         active = list(value) if value is not None else None
         pos = nearest(kinds, "active_tools_change", pos + 1)
 
+    model = ModelRef(*model_key) if model_key is not None else None
+    if not messages:
+        return SessionContext((), thinking or "off", model, active)
+
     last = nearest(kinds, "compaction", 0)
     compaction_at = n - 1 - last if last < n else None
 
@@ -323,9 +329,7 @@ def build_context_from_path(tree: Tree, path: Sequence[int]) -> SessionContext:
         kept = [*path[start:compaction_at], *path[compaction_at + 1 :]]
     types = tree.types
     wanted = [i for i in kept if types[i] in _PROJECTED]
-    messages = ContextMessages(tree, head, wanted)
-    model = ModelRef(*model_key) if model_key is not None else None
-    return SessionContext(messages, thinking or "off", model, active)
+    return SessionContext(ContextMessages(tree, head, wanted), thinking or "off", model, active)
 
 
 _PROJECTED = frozenset(("message", "custom_message", "branch_summary"))
@@ -455,20 +459,30 @@ class Session:
         ids = tree.ids
         return [ids[i] for i in tree.path_indices(from_id, lenient=lenient)]
 
-    async def build_context(self, *, lenient: bool = False) -> SessionContext:
+    async def build_context(
+        self, *, lenient: bool = False, messages: bool = True
+    ) -> SessionContext:
         """The context of the current branch (SESSION_FORMAT §7).
 
         ``lenient`` (display of damaged sessions): a broken parent chain ends the path
-        instead of raising ``invalid_session``.
+        instead of raising ``invalid_session``. ``messages=False``: only the settings
+        (model, thinking level, active tools), without listing the branch's messages.
         """
+        return build_context_from_path(self._storage.tree, self._path(lenient), messages=messages)
+
+    def branch_has(self, entry_type: str, *, lenient: bool = False) -> bool:
+        """Whether an entry of ``entry_type`` is on the current branch (no line read)."""
+        return entry_type in _along(self._storage.tree.types, self._path(lenient))
+
+    def _path(self, lenient: bool) -> list[int]:
         tree = self._storage.tree
         if lenient:
             try:
                 leaf = tree.current_leaf()
             except SessionError:
-                return build_context_from_path(tree, [])
-            return build_context_from_path(tree, tree.path_indices(leaf, lenient=True))
-        return build_context_from_path(tree, tree.path_indices(tree.current_leaf()))
+                return []
+            return tree.path_indices(leaf, lenient=True)
+        return tree.path_indices(tree.current_leaf())
 
     # Cheap synchronous views for UI code (no entry parsing).
 

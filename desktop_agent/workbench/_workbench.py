@@ -741,11 +741,8 @@ class Workbench:
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
-        context = await session.build_context(lenient=True)
-        has_thinking = any(
-            session.entry_kind(i)[0] == "thinking_level_change"
-            for i in session.branch_ids(lenient=True)
-        )
+        context = await session.build_context(lenient=True, messages=False)
+        has_thinking = session.branch_has("thinking_level_change", lenient=True)
         tools = self._tools()
         restored = restore_settings(
             context,

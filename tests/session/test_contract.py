@@ -135,6 +135,30 @@ async def test_settings_from_path(repo: Any) -> None:  # 48, 49, 50, 84
 
 
 @pytest.mark.asyncio
+async def test_settings_only_context_and_branch_has(repo: Any) -> None:
+    """``build_context(messages=False)``: the same settings without the messages (the
+    harness is built from them at every open); `branch_has` looks at the branch only."""
+    s = await repo.create(cwd=CWD)
+    q = await s.append_message(user("q"))
+    assert not s.branch_has("thinking_level_change")
+    await s.append_thinking_level_change("high")
+    await s.append_active_tools_change(["read"])
+    await s.append_message(assistant("a", model="gpt", provider="openai"))
+    full, settings = await s.build_context(), await s.build_context(messages=False)
+    assert len(full.messages) == 2 and list(settings.messages) == []
+    assert (settings.thinking_level, settings.model, settings.active_tool_names) == (
+        full.thinking_level,
+        full.model,
+        full.active_tool_names,
+    )
+    assert s.branch_has("thinking_level_change") and s.branch_has("message")
+    await s.move_to(q)
+    assert not s.branch_has("thinking_level_change", lenient=True)
+    assert (await s.build_context(messages=False)).thinking_level == "off"
+    await s.close()
+
+
+@pytest.mark.asyncio
 async def test_active_tools_last_on_path_wins(repo: Any) -> None:
     s = await repo.create(cwd=CWD)
     q = await s.append_message(user("q"))
