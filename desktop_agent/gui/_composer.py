@@ -117,9 +117,9 @@ class Composer(QWidget):
         layout.addWidget(self.input)
         layout.addLayout(controls)
         self.set_send_key("enter")
-        self._tint()
+        self.tint()
 
-    def _tint(self) -> None:
+    def tint(self) -> None:
         palette = palette_of(self)
         self.send_button.setIcon(icon("send", palette))
         self.stop_button.setIcon(icon("stop", palette))
@@ -127,7 +127,7 @@ class Composer(QWidget):
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
         if event.type() == QEvent.Type.PaletteChange:
-            self._tint()
+            self.tint()
 
     # ---------------------------------------------------------------- state
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import cache, lru_cache
 
 from PySide6.QtCore import QByteArray, QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QIcon, QImage, QPainter, QPalette, QPixmap
+from PySide6.QtGui import QColor, QGuiApplication, QIcon, QImage, QPainter, QPalette, QPixmap
 from PySide6.QtSvg import QSvgRenderer
 from PySide6.QtWidgets import QApplication, QWidget
 
@@ -37,6 +37,16 @@ ICONS = (
 _SIZES = (16, 18, 32, 36)
 """Buttons and menus draw icons at 16 px, the toolbar at 18 (`ICON_SIZE`); 32 and 36 for
 a 2x screen. Exact sizes stay crisp (an 18 px icon was a 20 px picture scaled down)."""
+
+
+def sizes() -> tuple[int, ...]:
+    """The sizes icons are drawn at now: the 2x ones only while a screen has more than
+    one device pixel per pixel (half the pictures, ~20 ms of a launch, on other screens).
+    The window tints its icons again on a ``DevicePixelRatioChange``
+    (`MainWindow.event`)."""
+    if any(screen.devicePixelRatio() > 1 for screen in QGuiApplication.screens()):
+        return _SIZES
+    return _SIZES[:2]
 
 
 @cache
@@ -67,9 +77,9 @@ def render(name: str, color: QColor, size: int, ratio: float = 1.0) -> QPixmap:
 
 
 @lru_cache(maxsize=256)
-def _icon(name: str, normal: str, disabled: str, active: str) -> QIcon:
+def _icon(name: str, normal: str, disabled: str, active: str, sizes: tuple[int, ...]) -> QIcon:
     icon = QIcon()
-    for size in _SIZES:
+    for size in sizes:
         icon.addPixmap(render(name, QColor(normal), size), QIcon.Mode.Normal)
         icon.addPixmap(render(name, QColor(disabled), size), QIcon.Mode.Disabled)
         icon.addPixmap(render(name, QColor(active), size), QIcon.Mode.Active)
@@ -82,7 +92,7 @@ def icon(name: str, palette: QPalette, role: QPalette.ColorRole | None = None) -
     normal = palette.color(QPalette.ColorGroup.Active, role).name()
     disabled = palette.color(QPalette.ColorGroup.Disabled, role).name()
     active = palette.color(QPalette.ColorGroup.Active, QPalette.ColorRole.Highlight).name()
-    return _icon(name, normal, disabled, active)
+    return _icon(name, normal, disabled, active, sizes())
 
 
 def palette_of(widget: QWidget) -> QPalette:

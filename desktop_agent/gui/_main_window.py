@@ -276,6 +276,15 @@ class MainWindow(QMainWindow):
         if event.type() == QEvent.Type.PaletteChange and hasattr(self, "actions_by_name"):
             refresh_icons(self, self.actions_by_name)
 
+    def event(self, event: QEvent) -> bool:
+        """On a screen with another device pixel ratio the icons are made again, with
+        the pictures that screen needs (`_icons.sizes`: no 2x ones on 1x screens)."""
+        if event.type() == QEvent.Type.DevicePixelRatioChange and hasattr(self, "actions_by_name"):
+            refresh_icons(self, self.actions_by_name)
+            self.composer.tint()
+            self.sidebar.tint()
+        return super().event(event)
+
     def _toggle(self, pane: QWidget) -> None:
         """Show or hide a side pane; focus leaves a pane that goes away; remembered."""
         show = pane.isHidden()

@@ -191,7 +191,40 @@ def test_a_launch_tints_each_icon_once_in_the_themes_colours(
         colours = {c for n, c in made if n == name}
         assert len(colours) == 3, (name, colours)  # normal, disabled, active: once each
         assert highlight in colours, (name, colours)
-    assert len(made) == len(tinted) * 3 * len(_icons._SIZES)
+    assert len(made) == len(tinted) * 3 * len(_icons.sizes())
+    close(qtbot, window)
+
+
+def test_icons_get_their_2x_pictures_when_the_window_reaches_a_2x_screen(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On 1x screens icons are drawn at 16 and 18 px only; when the window reaches a
+    screen with more device pixels (a DevicePixelRatioChange), the toolbar's, the
+    composer's and the sidebar's icons are made again with their 32 and 36 px ones."""
+    from PySide6.QtCore import QEvent, QSize
+
+    from desktop_agent.gui import _icons
+
+    window = seeded_window(qtbot, tmp_path, provider, workspace)
+    settle(qtbot, window)
+
+    def available(widget_icon: Any) -> set[int]:
+        return {s.width() for s in widget_icon.availableSizes()}
+
+    send = window.composer.send_button
+    assert available(send.icon()) == {16, 18}
+    monkeypatch.setattr(_icons, "sizes", lambda: (16, 18, 32, 36))
+    QApplication.sendEvent(window, QEvent(QEvent.Type.DevicePixelRatioChange))
+    assert available(send.icon()) == {16, 18, 32, 36}
+    assert available(window.sidebar.new_button.icon()) == {16, 18, 32, 36}
+    new_session = window.actions_by_name["newSessionAction"].icon()
+    assert available(new_session) == {16, 18, 32, 36}
+    assert not new_session.pixmap(QSize(36, 36)).isNull()
     close(qtbot, window)
 
 
@@ -273,11 +306,11 @@ def test_every_icon_is_tinted_in_the_palette_text_colour(qapp: QApplication) -> 
         palette = qapp.palette()
         want = palette.color(QPalette.ColorRole.ButtonText)
         for name in ICONS:
-            image = icon(name, palette).pixmap(24, 24).toImage()
+            image = icon(name, palette).pixmap(18, 18).toImage()
             inked = [
                 QColor.fromRgba(image.pixel(x, y))
-                for x in range(24)
-                for y in range(24)
+                for x in range(18)
+                for y in range(18)
                 if QColor.fromRgba(image.pixel(x, y)).alpha() > 250
             ]
             assert inked, f"icon {name} draws nothing"

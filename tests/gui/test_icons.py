@@ -36,7 +36,7 @@ def test_the_other_themes_icons_are_made_ahead(
     _icons._icon.cache_clear()
     manager = ThemeManager.of(qapp, "light")
     manager.set_mode("dark")  # applied: the light icons are made soon after
-    per_icon = len(_icons._SIZES) * 3
+    per_icon = len(_icons.sizes()) * 3
     qtbot.waitUntil(lambda: len(set(rendered)) == len(_icons.ICONS), timeout=5_000)
     qtbot.waitUntil(lambda: len(rendered) == per_icon * len(_icons.ICONS), timeout=5_000)
     made = len(rendered)

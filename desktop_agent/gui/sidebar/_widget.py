@@ -361,7 +361,10 @@ class SessionSidebar(QWidget):
         """A theme switch: the New session icon is tinted again, like the toolbar's."""
         super().changeEvent(event)
         if event.type() == QEvent.Type.PaletteChange:
-            self.new_button.setIcon(icon("new-session", palette_of(self)))
+            self.tint()
+
+    def tint(self) -> None:
+        self.new_button.setIcon(icon("new-session", palette_of(self)))
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() != QEvent.Type.KeyPress or not isinstance(event, QKeyEvent):
