@@ -253,7 +253,7 @@ def test_timestamps_crc_is_the_same_for_the_packed_column_and_the_list() -> None
     assert list(stamps) == listed and stamps[1:4] == listed[1:4] and stamps[-1] == "x"
     for n in range(len(values) + 1):
         assert timestamps_crc(stamps, n, 7) == timestamps_crc(listed, n, 7), n
-    assert timestamps_crc(listed, 4) != timestamps_crc(listed[:3] + ["y"], 4)
+    assert timestamps_crc(listed, 4) != timestamps_crc([*listed[:3], "y"], 4)
     assert timestamps_crc(["ab", "c"], 2) != timestamps_crc(["a", "bc"], 2)
 
 
