@@ -130,12 +130,12 @@ def bench_app_vs_pi(
         # current branch); the generated 100 MB one (compacted, short context) is kept,
         # labelled, beside it.
         cases = [
-            ("10 MB (generated)", data.medium.path, False),
+            ("10 MB (generated)", data.medium.path, True),
             ("100 MB (generated)", data.big.path, True),
             ("100 MB (written by Pi)", pi_written(node, data, out_dir), True),
         ]
         if with_huge:
-            cases.append(("1 GB", huge(out_dir, seed), False))
+            cases.append(("1 GB", huge(out_dir, seed), True))
         else:
             report.note("the ~1 GB case runs with `--huge` (minutes)")
         for name, source, memory in cases:
