@@ -59,6 +59,8 @@ def _node() -> str:
 
 
 def _run(command: Sequence[str]) -> dict[str, Any]:
+    """The probe's JSON result, with ``process_s``: its spawn to exit (start-up too)."""
+    start = time.perf_counter()
     done = subprocess.run(
         list(command),
         cwd=REPO_ROOT,
@@ -73,6 +75,7 @@ def _run(command: Sequence[str]) -> dict[str, Any]:
         errors = [line.strip() for line in lines if re.search(r"\w*Error(\s\[\w+\])?: ", line)]
         raise ProbeError(errors[0] if errors else f"exit status {done.returncode}")
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    result.setdefault("process_s", time.perf_counter() - start)
     return result
 
 
