@@ -37,6 +37,11 @@ from desktop_agent.utils.versions import header_stamp
 ForkPosition = Literal["before", "at"]
 
 
+INDEXED_OPEN_MAX_BYTES = 256 * 1024 * 1024
+"""Above this size the entry index of a file (a million entries: ~1 s to load) is loaded
+after the end of the branch is shown, not before (the tail is read in milliseconds)."""
+
+
 class SessionRepo(Protocol):
     """What every repo offers (ARCHITECTURE.md §3)."""
 
@@ -230,7 +235,10 @@ class JsonlSessionRepo:
     ) -> SessionOpening:
         """Open showing the end first: returns once the last ``tail`` messages of the
         current branch are known (`SessionOpening.tail`), while the rest of a file never
-        seen before is read off the loop (``await opening.session()``)."""
+        seen before is read off the loop (``await opening.session()``). A file with an
+        entry index is opened through it before returning, unless it is so big that
+        loading its index takes longer than reading the tail (`INDEXED_OPEN_MAX_BYTES`):
+        then the tail comes first too, and the index is loaded off the loop."""
         path = metadata if isinstance(metadata, str) else metadata.path
         if not path:
             raise SessionError("not_found", "Session not found: no path")
@@ -239,7 +247,15 @@ class JsonlSessionRepo:
         def opener(progress: Callable[[int, int], None]) -> JsonlStorage:
             return JsonlStorage.open(path, ops=self.file_ops, index=index, progress=progress)
 
-        indexed = index is not None and await asyncio.to_thread(index.has, path)
+        def quick() -> bool:
+            if index is None or not index.has(path):
+                return False
+            try:
+                return self.file_ops.stat(path).size < INDEXED_OPEN_MAX_BYTES
+            except OSError:
+                return True  # the open itself reports the error
+
+        indexed = await asyncio.to_thread(quick)
         return await open_progressive(
             path, ops=self.file_ops, opener=opener, indexed=indexed, limit=tail
         )

@@ -19,7 +19,7 @@ import pytest
 
 from desktop_agent.session import JsonlSessionRepo, Session
 from desktop_agent.session._jsonl import JsonlStorage
-from tests.session._faults import SessionFileOps
+from tests.session._faults import CountingOps, SessionFileOps
 from tests.session._workload import CWD, run_workload
 
 SEED = Path(__file__).resolve().parent.parent / "corpus" / "seeds" / "pi-core-fixture.jsonl"
@@ -138,6 +138,24 @@ async def test_progressive_open_shows_the_end_first(
     assert opening.tail.complete and opening.progress == 1.0
     session = await opening.session()
     assert [f.id for f in opening.tail.entries] == [f.id for f in tail.entries]
+    await session.close()
+
+    # A file too big for its index to load before the tail shows (a million entries): the
+    # tail first, the index loaded meanwhile; the same session in the end, no full scan.
+    import desktop_agent.session._repos as repos
+
+    monkeypatch.setattr(repos, "INDEXED_OPEN_MAX_BYTES", 1)
+    counted = CountingOps()
+    big = JsonlSessionRepo(tmp_path / "sessions", entry_index_dir=tmp_path / "cache",
+                           file_ops=counted)  # fmt: skip
+    opening = await big.open_progressive(str(path), tail=5)
+    assert not opening.tail.complete
+    assert [f.id for f in opening.tail.entries] == [f.id for f in tail.entries]
+    tail_read = counted.read
+    session = await opening.session()
+    assert counted.read - tail_read <= 2 * 4096 + 1  # the index's checks, no scan
+    assert session.branch_ids() == expected_branch
+    assert _texts((await session.build_context()).messages) == expected_context
     await session.close()
 
 
