@@ -410,34 +410,38 @@ class PackedStrings:
 
 
 class Stamps(Sequence[str]):
-    """The timestamps column still packed, read by index ("" where an entry has none):
-    what `Tree.timestamps_view` gives before something needs the whole list (unpacking
-    100,000 of them took 15-20 ms of each launch for the branch map's layout check)."""
+    """The timestamps of a tree read one by one (`Tree.timestamp_at`, "" where an entry
+    has none), so a column restored packed from the entry index is not unpacked for
+    them (100,000 took 15-20 ms of each launch for the branch map's layout check). A
+    live view, like the tree's lists: entries appended later are in it too."""
 
-    __slots__ = ("_packed",)
+    __slots__ = ("_tree",)
 
-    def __init__(self, packed: PackedStrings) -> None:
-        self._packed = packed
+    def __init__(self, tree: Tree) -> None:
+        self._tree = tree
 
     def __len__(self) -> int:
-        return len(self._packed)
+        return len(self._tree.ids)
 
     @overload
     def __getitem__(self, i: int) -> str: ...
     @overload
     def __getitem__(self, i: slice) -> list[str]: ...
     def __getitem__(self, i: int | slice) -> str | list[str]:
+        at = self._tree.timestamp_at
         if isinstance(i, slice):
-            return [self._packed[k] or "" for k in range(*i.indices(len(self)))]
-        return self._packed[i] or ""
+            return [at(k) for k in range(*i.indices(len(self)))]
+        if not -len(self) <= i < len(self):
+            raise IndexError("timestamp index out of range")
+        return at(i % len(self))
 
     def prefix_crc(self, n: int, crc: int) -> int:
-        return self._packed.prefix_crc(n, crc)
+        return self._tree.timestamps_crc(n, crc)
 
 
 def timestamps_crc(stamps: Sequence[str], n: int, crc: int = 0) -> int:
     """A CRC-32 of the first ``n`` timestamps (their text, then where each ends): the
-    same for the list and for the packed column (`Stamps`), which is not unpacked."""
+    same for a list and for a tree's packed column (`Stamps`), which is not unpacked."""
     if isinstance(stamps, Stamps):
         return stamps.prefix_crc(n, crc)
     head = stamps[:n]
@@ -538,11 +542,16 @@ class Tree:
         return self._parents[i]
 
     def timestamps_view(self) -> Sequence[str]:
-        """The timestamps, still packed when they came from the entry index (`Stamps`);
-        the list once something unpacked it (appends do)."""
+        """The timestamps without unpacking a packed column (`Stamps`); the list once
+        something unpacked it (appends do)."""
+        return Stamps(self) if self._timestamps is None else self._timestamps
+
+    def timestamps_crc(self, n: int, crc: int = 0) -> int:
+        """`timestamps_crc` of the first ``n`` timestamps, from the packed column while
+        it is one."""
         if self._timestamps is None:
-            return Stamps(self._packed["timestamps"])
-        return self._timestamps
+            return self._packed["timestamps"].prefix_crc(n, crc)
+        return timestamps_crc(self._timestamps, n, crc)
 
     def timestamp_at(self, i: int) -> str:
         if self._timestamps is None:

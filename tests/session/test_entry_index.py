@@ -240,37 +240,39 @@ async def test_pi_file_damaged_file_and_appends_through_the_index(tmp_path: Path
     assert indexed == await _open_snapshot(_repo(tmp_path, index=False), pi)
 
 
-def test_timestamps_crc_is_the_same_for_the_packed_column_and_the_list() -> None:
-    """The branch map checks a kept layout against a CRC of the timestamps: from the
-    packed column of an indexed open (not unpacked) and from the list of a scanned or
-    grown tree it must be the same, for every prefix."""
-    from desktop_agent.session import timestamps_crc
-    from desktop_agent.session._tree import PackedStrings, Stamps
-
-    values: list[str | None] = ["2026-12-01T10:00:00.000Z", None, "", "zeit-ä-\udcff", "x"]
-    stamps = Stamps(PackedStrings.from_bytes(*PackedStrings.pack(values).to_bytes()))
-    listed = [v or "" for v in values]
-    assert list(stamps) == listed and stamps[1:4] == listed[1:4] and stamps[-1] == "x"
-    for n in range(len(values) + 1):
-        assert timestamps_crc(stamps, n, 7) == timestamps_crc(listed, n, 7), n
-    assert timestamps_crc(listed, 4) != timestamps_crc([*listed[:3], "y"], 4)
-    assert timestamps_crc(["ab", "c"], 2) != timestamps_crc(["a", "bc"], 2)
+def _packed(tree: Any) -> bool:
+    """The timestamps column is still the packed one the entry index restored."""
+    return tree._timestamps is None
 
 
 @pytest.mark.asyncio
 async def test_an_indexed_open_keeps_the_timestamps_packed_for_the_map(tmp_path: Path) -> None:
-    """`Session.shape` (the branch map's input) and the sorted children do not unpack
-    the timestamps column an indexed open restored; the values read are the same."""
+    """`Session.shape` (the branch map's input) and the sorted children read the
+    timestamps an indexed open restored without unpacking the column; the values and
+    the map's CRC of them are those of the list; the view is live, like the lists, so
+    an entry appended after it was taken is in it."""
+    from desktop_agent.session import timestamps_crc
+    from tests._workbench import user
+
     path = await _written_session(tmp_path)
     repo = _repo(tmp_path)
     scanned = await _open_snapshot(repo, path)  # writes the index
+    listed: list[str] = scanned["timestamps"]
     s = await repo.open(str(path))
     try:
         tree = s.get_storage().tree
         shape = s.shape()
         roots = s.child_ids(None)
-        assert tree._timestamps is None  # still packed
-        assert list(shape.timestamps) == scanned["timestamps"]
-        assert roots == scanned["children"]
+        crcs = [timestamps_crc(shape.timestamps, n, 7) for n in (0, 1, len(listed))]
+        assert _packed(tree)
+        assert list(shape.timestamps) == listed and shape.timestamps[-1] == listed[-1]
+        assert shape.timestamps[2:5] == listed[2:5] and roots == scanned["children"]
+        assert crcs == [timestamps_crc(listed, n, 7) for n in (0, 1, len(listed))]
+        await s.append_message(user("one more"))
+        assert not _packed(tree)  # the append unpacked them
+        assert len(shape.timestamps) == len(listed) + 1
+        assert shape.timestamps[len(listed)] == tree.timestamps[-1] != ""
     finally:
         await s.close()
+    assert timestamps_crc(["ab", "c"], 2) != timestamps_crc(["a", "bc"], 2)
+    assert timestamps_crc(["a", ""], 2) != timestamps_crc(["a"], 1)
