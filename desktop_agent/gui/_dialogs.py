@@ -79,8 +79,10 @@ class PersistenceErrorDialog(QDialog):
         self._text = text
         self.set_pending(event.pending_count)
         text.setWordWrap(True)
+        text.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         details = QPlainTextEdit(event.message)
+        details.setObjectName("persistenceErrorDetails")
         details.setReadOnly(True)
         details.setVisible(False)
         buttons = QDialogButtonBox(self)
@@ -107,13 +109,21 @@ class PersistenceErrorDialog(QDialog):
         more = buttons.addButton(self.tr("Details"), QDialogButtonBox.ButtonRole.HelpRole)
         close = buttons.addButton(QDialogButtonBox.StandardButton.Close)
         copy.clicked.connect(on_save_copy)
-        more.clicked.connect(lambda: details.setVisible(not details.isVisible()))
+        more.clicked.connect(lambda: self._show_details(not details.isVisible()))
         close.clicked.connect(self.reject)
+        self._details = details
         layout = QVBoxLayout(self)
         layout.addWidget(text)
-        layout.addWidget(details)
+        layout.addWidget(details, 1)
+        layout.addSpacing(8)
         layout.addWidget(buttons)
-        self.resize(520, 260)
+        # As tall as its text (a fixed height left an empty band above the text).
+        self.setMinimumWidth(520)
+        self.adjustSize()
+
+    def _show_details(self, shown: bool) -> None:
+        self._details.setVisible(shown)
+        self.adjustSize()
 
     def set_pending(self, count: int) -> None:
         """Say how many entries wait in memory now (it grows while the run goes on)."""

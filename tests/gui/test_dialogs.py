@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from PySide6.QtWidgets import QLabel, QPushButton
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QLabel, QPlainTextEdit, QPushButton
 from pytestqt.qtbot import QtBot
 
 from desktop_agent.gui._dialogs import ApprovalDialog, Dialogs, PersistenceErrorDialog
@@ -80,3 +82,28 @@ def test_persistence_error_dialog_retry(qtbot: QtBot) -> None:
     assert retry is not None
     retry.click()
     assert retried == [True]
+
+
+def test_persistence_error_dialog_is_as_tall_as_its_text(qtbot: QtBot) -> None:
+    """No empty band above the text (it was centred in a fixed height); Details shows
+    the error under it and the dialog grows for it."""
+    event = PersistenceErrorEvent(
+        operation="append", path="/data/sessions/x.jsonl", os_error="[Errno 28] No space",
+        errno=28, code="storage", pending_count=1, message="OSError: [Errno 28] No space",
+    )  # fmt: skip
+    dialog = PersistenceErrorDialog(None, event, lambda: None, lambda: None)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    text = dialog.findChild(QLabel, "persistenceErrorText")
+    details = dialog.findChild(QPlainTextEdit, "persistenceErrorDetails")
+    more = next(b for b in dialog.findChildren(QPushButton) if b.text() == "Details")
+    assert text is not None and details is not None
+    layout = dialog.layout()
+    assert layout is not None
+    assert text.geometry().top() == layout.contentsMargins().top()
+    assert text.height() <= text.heightForWidth(text.width()) + 2  # no band around it
+    short = dialog.height()
+    QTest.mouseClick(more, Qt.MouseButton.LeftButton)
+    assert details.isVisible() and dialog.height() > short
+    assert "Errno 28" in details.toPlainText()
