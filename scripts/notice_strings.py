@@ -70,12 +70,12 @@ HARNESS_NOTICES = ROOT / "desktop_agent" / "harness" / "_restore.py"
 
 
 def _harness_notices(path: Path = HARNESS_NOTICES) -> list[str]:
-    """The restore notices the harness hands the workbench as templates (`_NO_MODEL`,
+    """The restore notices the harness hands the workbench as templates (`NO_MODEL`,
     the values of `_NOTICES`)."""
     found: list[str] = []
     for node in ast.parse(path.read_text(encoding="utf-8")).body:
         if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
-            if node.targets[0].id == "_NO_MODEL":
+            if node.targets[0].id == "NO_MODEL":
                 found.extend(_texts(node.value))
             elif node.targets[0].id == "_NOTICES" and isinstance(node.value, ast.Dict):
                 for value in node.value.values:

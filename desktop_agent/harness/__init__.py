@@ -49,11 +49,12 @@ from desktop_agent.harness._redaction import (
     REDACTION_CUSTOM_TYPE,
     SessionRedaction,
 )
-from desktop_agent.harness._restore import RestoredSettings, restore_settings
+from desktop_agent.harness._restore import NO_MODEL, RestoredSettings, restore_settings
 
 __all__ = [
     "INTERRUPTED_TEXT",
     "KEEP_FIELDS",
+    "NO_MODEL",
     "REDACTION_CUSTOM_TYPE",
     "AbortEvent",
     "ActiveToolsSelectEvent",

@@ -81,6 +81,7 @@ from desktop_agent.harness._events import (
 )
 from desktop_agent.harness._interrupted import with_interrupted_results
 from desktop_agent.harness._redaction import REDACTION_CUSTOM_TYPE, SessionRedaction
+from desktop_agent.harness._restore import NO_MODEL
 from desktop_agent.harness._tools import WorkspaceTool
 from desktop_agent.session import (
     CustomMessageEntry,
@@ -255,9 +256,7 @@ class AgentHarness:
 
     def _require_model(self) -> Model:
         if self._model is None:
-            raise HarnessError(
-                "no_model", "No model is available: add an API key or a local server in Settings."
-            )
+            raise HarnessError("no_model", NO_MODEL)
         return self._model
 
     @property

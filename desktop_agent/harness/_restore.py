@@ -29,7 +29,8 @@ class RestoredSettings:
         return self.notice_template.format_map(self.notice_args)
 
 
-_NO_MODEL = "No model is available: add an API key or a local server in Settings."
+NO_MODEL = "No model is available: add an API key or a local server in Settings."
+"""The notice when no model can be used (also the error of a prompt sent then)."""
 _NOTICES = {
     ("gone", True): (
         "Could not restore model {saved} (it is no longer available). Using {model} instead."
@@ -92,7 +93,7 @@ def restore_settings(
         if model is not None:
             args["model"] = f"{model.provider}/{model.id}"
     elif model is None:
-        template = _NO_MODEL
+        template = NO_MODEL
 
     level = context.thinking_level if has_thinking_entry else default_thinking_level
     thinking = clamp_thinking_level(model, level) if model is not None else "off"

@@ -44,6 +44,7 @@ from desktop_agent.config import (
     settings_from_newer,
 )
 from desktop_agent.harness import (
+    NO_MODEL,
     AgentHarness,
     AutoRetryEndEvent,
     AutoRetryStartEvent,
@@ -924,11 +925,8 @@ class Workbench:
             key = self._draft_key()
             if key:
                 self.state.drafts[key] = text
-            raise WorkbenchError(
-                self.notices["model"].english
-                if "model" in self.notices
-                else "No model is available: add an API key or a local server in Settings."
-            )
+            notice = self.notices.get("model")
+            raise WorkbenchError(notice.english if notice is not None else NO_MODEL)
         images: list[ImageContent] = []
         for att in attachments:
             if att.is_image:

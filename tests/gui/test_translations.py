@@ -215,7 +215,7 @@ def test_the_harness_restore_notices_are_in_the_template() -> None:
     from desktop_agent.harness import _restore
 
     ts = (ROOT / "desktop_agent/resources/translations/desktop_agent.ts").read_text("utf-8")
-    templates = [_restore._NO_MODEL, *_restore._NOTICES.values()]
+    templates = [_restore.NO_MODEL, *_restore._NOTICES.values()]
     assert len(templates) == 5
     for template in templates:
         assert f"<source>{template}</source>" in ts, template
