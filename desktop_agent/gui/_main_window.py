@@ -199,9 +199,10 @@ class MainWindow(QMainWindow):
         thread) once the restored session is settled, not during it: on the GIL it
         stretched the settling of a 100 MB session by a second.
 
-        PySide6's import hook reads the source of every module imported after Qt
-        (``inspect.getsource``) and `linecache` keeps it: tens of MB for the SDKs,
-        dropped once they are in (a traceback reads a file again when it needs it)."""
+        Sources read meanwhile (by tracebacks, warnings or an import hook; PySide6's own
+        read every module imported after Qt until `gui._pyside_hook` made it cheap) are
+        dropped from `linecache` once the SDKs are in: a traceback reads a file again when
+        it needs it."""
         await self.restored()
         if not self._quitting:
             self.warm_up = self.spawn(self._warm_up())

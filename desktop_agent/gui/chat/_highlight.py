@@ -338,13 +338,15 @@ def _executor() -> ThreadPoolExecutor:
         # of painting to 100 ms while a lexer loaded); 0.2 ms keeps the GUI thread smooth.
         sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL_S))
         _EXECUTOR = ThreadPoolExecutor(max_workers=1, thread_name_prefix="code-colours")
-        _EXECUTOR.submit(_warm_up)
     return _EXECUTOR
 
 
 def _warm_up() -> None:
     """Import the Markdown parser and Pygments' registries in the worker, not on the GUI
-    thread at the first code block (~0.1 s together)."""
+    thread at the first code block (~0.1 s together). Part of `warm_up_lexers`, once the
+    restored session is settled: started with the window, it held the GIL from the
+    restore of every session, most of which show no code at their end (a card that
+    does imports what it needs when it is drawn)."""
     import markdown_it  # noqa: F401
     import pygments.lexers
     import pygments.styles
@@ -371,9 +373,12 @@ def _load_lexers(languages: tuple[str, ...]) -> int:
 
 
 def warm_up_lexers(languages: tuple[str, ...] = COMMON_LANGUAGES) -> Future[int]:
-    """Load and compile the lexers of ``languages`` in the colours' worker (at start-up,
-    before a reply streams); the future gives how many were loaded."""
-    return _executor().submit(_load_lexers, languages)
+    """Import the Markdown parser and Pygments (`_warm_up`), then load and compile the
+    lexers of ``languages``, in the colours' worker (once start-up is done, before a
+    reply streams); the future gives how many were loaded."""
+    executor = _executor()
+    executor.submit(_warm_up)
+    return executor.submit(_load_lexers, languages)
 
 
 Colors = CodeColors | DiffHighlighter
