@@ -619,7 +619,8 @@ def _run_window(data: Path, model: Any, path: str) -> dict[str, Any]:
         # STREAMPROBE_NO_FREEZE=1: the same without it (a diagnostic; see gui/_heap.py).
         freeze = not os.environ.get("STREAMPROBE_NO_FREEZE")
         if freeze:
-            out["gc_frozen_objects"] = await freeze_when_started(window)
+            await freeze_when_started(window)
+            out["gc_frozen_objects"] = gc.get_freeze_count()
         out["gc_objects"] = len(gc.get_objects())
         probe = Probe()
         runs: list[dict[str, Any]] = []
