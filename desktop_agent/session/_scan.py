@@ -212,9 +212,9 @@ def _scan_lines(data: bytes, stop: int, base: int, tree: Tree, state: _State) ->
     decode = _ENVELOPE
     ids, parents, types, stamps, roles = (
         tree.ids,
-        tree.parents,
+        tree.growing("parents"),
         tree.types,
-        tree.timestamps,
+        tree.growing("timestamps"),
         tree.roles,
     )
     offsets, lengths, extra = tree.offsets, tree.lengths, tree.extra
@@ -316,9 +316,8 @@ def _torn_from(tree: Tree, first_row: int, bad: list[_Bad], size: int) -> int | 
     if not _holds_lost_page(first, size):
         return None
     before = set(tree.ids[:after])
-    parents = tree.parents
     for i in range(after, len(offsets)):
-        parent = parents[i]
+        parent = tree.parent_at(i)
         if parent is None or parent in before:
             return None  # attached to the readable tree: real entries, keep them
     return 0

@@ -532,9 +532,9 @@ class Session:
         return list(
             zip(
                 tree.ids,
-                [p or None for p in tree.parents],
+                [p or None for p in tree.column("parents")],
                 tree.types,
-                tree.timestamps,
+                [t or "" for t in tree.column("timestamps")],
                 tree.lines(range(n)),
                 strict=True,
             )
@@ -661,7 +661,7 @@ class Session:
         tree = self._storage.tree
         children_map = tree.children_map()
         roots = self._sorted_children(None)
-        labels, ids, timestamps = tree.labels, tree.ids, tree.timestamps
+        labels, ids, timestamps = tree.labels, tree.ids, tree.timestamps_view()
         seen: set[str] = set()
         out: list[TreeNode] = []
         stack: list[tuple[int, list[TreeNode]]] = [(i, out) for i in reversed(roots)]

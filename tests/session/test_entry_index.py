@@ -133,6 +133,9 @@ async def test_grown_file_reads_only_the_new_bytes(tmp_path: Path) -> None:
     s = await repo.open(str(path))
     assert ops.read <= grown + 2 * EDGES  # and the edges again, for the updated index
     assert s.entry_count == len(lines) - 1 + 1000
+    # The new lines went to the tails of the packed columns: none was unpacked for them
+    # (a 1,000,000-entry session's took 0.75 s and 350 MB).
+    assert _packed(s.get_storage().tree)
     await s.close()
     assert await _open_snapshot(repo, path) == await _open_snapshot(
         _repo(tmp_path, index=False), path
@@ -241,8 +244,9 @@ async def test_pi_file_damaged_file_and_appends_through_the_index(tmp_path: Path
 
 
 def _packed(tree: Any) -> bool:
-    """The timestamps column is still the packed one the entry index restored."""
-    return tree._timestamps is None
+    """The timestamps and parents columns are still the packed ones the entry index
+    restored."""
+    return tree._timestamps is None and tree._parents is None
 
 
 @pytest.mark.asyncio
@@ -250,7 +254,8 @@ async def test_an_indexed_open_keeps_the_timestamps_packed_for_the_map(tmp_path:
     """`Session.shape` (the branch map's input) and the sorted children read the
     timestamps an indexed open restored without unpacking the column; the values and
     the map's CRC of them are those of the list; the view is live, like the lists, so
-    an entry appended after it was taken is in it."""
+    an entry appended after it was taken is in it, and an append leaves the columns
+    packed (it goes to their tails)."""
     from desktop_agent.session import timestamps_crc
     from tests._workbench import user
 
@@ -268,10 +273,24 @@ async def test_an_indexed_open_keeps_the_timestamps_packed_for_the_map(tmp_path:
         assert list(shape.timestamps) == listed and shape.timestamps[-1] == listed[-1]
         assert shape.timestamps[2:5] == listed[2:5] and roots == scanned["children"]
         assert crcs == [timestamps_crc(listed, n, 7) for n in (0, 1, len(listed))]
+        leaf = tree.leaf_id
         await s.append_message(user("one more"))
-        assert not _packed(tree)  # the append unpacked them
-        assert len(shape.timestamps) == len(listed) + 1
-        assert shape.timestamps[len(listed)] == tree.timestamps[-1] != ""
+        await s.append_message(user("and another"))
+        assert _packed(tree)  # the appends went to the tails
+        n = len(listed)
+        assert len(shape.timestamps) == n + 2 and shape.timestamps[-1] != ""
+        assert tree.parent_at(n) == leaf and tree.parent_at(-1) == tree.ids[n]
+        whole = [*listed, shape.timestamps[n], shape.timestamps[n + 1]]
+        assert shape.timestamps[n - 1 :] == whole[n - 1 :]
+        assert [timestamps_crc(shape.timestamps, k, 7) for k in (n, n + 1, n + 2)] == [
+            timestamps_crc(whole, k, 7) for k in (n, n + 1, n + 2)
+        ]
+        parents = [tree.parent_at(i) for i in range(n + 2)]
+        assert tree.column("parents") == parents and _packed(tree)  # a copy, not kept
+        assert tree.timestamps == whole and tree.parents == parents  # unpacked now
+        assert not _packed(tree)
+        await s.append_message(user("after unpacking"))
+        assert tree.timestamps[-1] == shape.timestamps[n + 2] and len(tree.parents) == n + 3
     finally:
         await s.close()
     assert timestamps_crc(["ab", "c"], 2) != timestamps_crc(["a", "bc"], 2)
