@@ -374,7 +374,8 @@ class BranchMap:
         fresh = set(path[len(old_path) :])
         appended = (
             path[: len(old_path)] == old_path
-            and (not new_vis or tip < 0 or tip == len(self.rows) - 1)
+            and all(i >= old_n for i in fresh)  # (not the leaf moved down a branch)
+            and (not new_vis or self._only_blocks_below(tip))
             and all(i in fresh for i in new_vis)
         )
         if not appended:
@@ -397,6 +398,17 @@ class BranchMap:
             changed=tuple(sorted(set(changed) | set(hits))),
             labels=_labels_in(shape, old_n, n),
         )
+
+    def _only_blocks_below(self, tip: int) -> bool:
+        """Whether rows appended below the current path's last row ``tip`` go at the
+        end, as in a layout from scratch: nothing is below it, or only the other
+        branches that fork off it (the first prompt after going back to an earlier
+        message; each row's parent is above it, so it is enough that none is above
+        ``tip``)."""
+        rows = self.rows
+        if tip == len(rows) - 1:
+            return True
+        return tip >= 0 and all(rows[r].parent >= tip for r in range(tip + 1, len(rows)))
 
     def _finish(self, job: _Job, done: _Done) -> MapUpdate:
         self._shape, self._n, self._path = job.shape, job.n, job.path
@@ -777,7 +789,14 @@ def _connect_steps(
         last_child[pr] = r
     new = sorted((pr + 1, r - 1, pr) for pr, r in last_child.items() if r > pr + 1)
     if start > 0 and new:
-        return [*changed, -1]
+        # Lines from earlier rows down to appended ones pass the rows between: kept
+        # here when each goes below every line of its lane (the current path's line
+        # past the other branches below its old end), else all are connected again.
+        for first, _last, pr in new:
+            ends = spans.get(rows[pr].lane, ([], [], []))[1]
+            if ends and ends[-1] >= first:
+                return [*changed, -1]
+        changed += [k for first, last, _pr in new for k in range(first, last + 1)]
     for first, last, pr in new:
         parent = rows[pr]
         starts, ends, colors = spans.setdefault(parent.lane, ([], [], []))

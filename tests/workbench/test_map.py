@@ -20,7 +20,9 @@ from desktop_agent.ai import (
 )
 from desktop_agent.session import InMemorySessionRepo, Session
 from desktop_agent.workbench._map import (
+    MAP_FILTERS,
     BranchMap,
+    MapFilter,
     age_text,
     query_words,
     text_matches,
@@ -508,5 +510,54 @@ def test_a_sync_that_changes_nothing_keeps_the_tips(monkeypatch: pytest.MonkeyPa
         taken.sync(s.shape())
         assert [t.leaf_id for t in taken.tips() if t.current] == [ids["a3b"]]
         assert len(made) == 3
+
+    run(go())
+
+
+@pytest.mark.parametrize("name", MAP_FILTERS)
+def test_every_sync_draws_what_a_fresh_layout_draws(name: MapFilter) -> None:
+    """Random sessions (prompts, answers with tool calls, tool results, labels, the leaf
+    moved to any entry, often a fork): after each change, the map brought up to date by
+    `sync` holds what a map laid out from scratch holds. Appends on the leaf add rows
+    (a reset only where a fresh layout differs elsewhere), also when the leaf has other
+    branches drawn below it (the first prompt after going back to an earlier message)."""
+    import random
+
+    async def go() -> None:
+        rng = random.Random(f"map-{name}")
+        s = await _session()
+        bmap = BranchMap(filter=name)
+        entries: list[str] = []
+        moved = appended_after_move = resets_after_move = 0
+        just_moved = False
+        for step in range(260):
+            roll = rng.random()
+            if roll < 0.12 and entries:
+                await s.move_to(rng.choice(entries))
+                just_moved, moved = True, moved + 1
+            elif roll < 0.17 and entries:
+                await s.append_label(rng.choice(entries), rng.choice(["x", "keep", ""]))
+            else:
+                if roll < 0.55:
+                    message: Any = user(f"prompt {step}")
+                elif roll < 0.85:
+                    message = answer(f"answer {step}", *(["bash"] if rng.random() < 0.3 else []))
+                else:
+                    message = ToolResultMessage(
+                        tool_call_id="c0", tool_name="bash", content=[], timestamp=3
+                    )
+                entries.append(await s.append_message(message))
+                if just_moved:
+                    appended_after_move += 1
+            update = bmap.sync(s.shape())
+            if just_moved and roll >= 0.17:
+                resets_after_move += update.reset
+                just_moved = False
+            fresh = BranchMap(filter=name)
+            fresh.sync(s.shape())
+            assert _state(bmap) == _state(fresh), f"step {step}"
+        assert moved > 20 and appended_after_move > 15
+        if name != "labeled":  # (there a prompt is a row only once labelled)
+            assert resets_after_move <= appended_after_move // 4, (resets_after_move, moved)
 
     run(go())
