@@ -231,6 +231,16 @@ def _run_line(r: dict[str, Any]) -> str:
     )
 
 
+_BLOCKED = frozenset({"wait", "_wait_for_tstate_lock", "select", "get", "acquire", "poll"})
+
+
+def _waiting(where: str) -> bool:
+    """Whether a thread sampled at ``where`` ("[name] file:line function <- ...",
+    innermost first) was blocked in a lock, a queue or a select, not running Python."""
+    innermost = where.split(" <- ", 1)[0]
+    return innermost.rsplit(" ", 1)[-1] in _BLOCKED
+
+
 def _where(stack: str) -> str:
     """The innermost frames of a sampled stack, compactly."""
     frames = [line.strip() for line in stack.splitlines() if line.strip().startswith("File ")]
@@ -364,3 +374,7 @@ def print_stream(result: dict[str, Any], report: Report) -> None:
             f"  {s['gap_ms']:.0f} ms at +{s['at_s']:.2f} s ({label}; GC inside {gc_ms:.1f} ms): "
             + ("; ".join(where) if where else "no Python frame sampled (GIL held elsewhere)")
         )
+        # The one running Python, not waiting, is the thread that kept the GIL.
+        busy = [o for o in s.get("other_threads", []) if not _waiting(o)]
+        if busy:
+            report.note("    other threads meanwhile: " + "; ".join(busy))
