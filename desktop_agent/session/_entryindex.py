@@ -72,6 +72,9 @@ class _Payload(msgspec.Struct, array_like=True):
     leaf_path: bytes
     previews_at: bytes
     previews: list[str]
+    columns_crc: tuple[int, int] = (0, 0)
+    """(entries, `Tree.columns_crc` of them); (0, 0) in files written before it (an
+    optional last field: apps that do not know it read the rest as before)."""
 
 
 class _Head(msgspec.Struct, array_like=True):
@@ -94,6 +97,8 @@ class Cached:
     damaged: list[tuple[int, int, int, str]]
     complete: bool
     """The file is exactly what was indexed (else it grew after ``clean_end``)."""
+    current: bool = True
+    """The index holds all this version writes (else it is written again at close)."""
 
 
 def _crc(body: bytes) -> bytes:
@@ -178,6 +183,7 @@ class EntryIndex:
             payload.lines,
             [tuple(d) for d in payload.damaged],  # type: ignore[misc]
             complete,
+            current=payload.columns_crc[0] == len(payload.ids),
         )
 
     def _read(self, session_path: str) -> _Payload | None:
@@ -299,6 +305,7 @@ def _payload(
         leaf_path=array("i", _leaf_path(tree)).tobytes(),
         previews_at=array("i", preview_keys).tobytes(),
         previews=[tree.previews[k] for k in preview_keys],
+        columns_crc=(n, tree.columns_crc(n)),
     )
 
 
@@ -336,6 +343,9 @@ def _tree_of(payload: _Payload) -> Tree:
     path.frombytes(payload.leaf_path)
     if path and path[-1] == tree.by_id.get(tree.leaf_id or "") and max(path) < n:
         tree.keep_path(path.tolist())
+    counted, crc = payload.columns_crc
+    if counted == n:
+        tree.keep_columns_crc(counted, crc)
     at = array("i")
     at.frombytes(payload.previews_at)
     if len(at) == len(payload.previews) and (not at or max(at) < n):

@@ -936,7 +936,8 @@ def _read_tree(
     progress: Callable[[int, int], None] | None = None,
 ) -> tuple[Tree, ScanResult, bool]:
     """The file's tree: from its entry index when valid (scanning only what grew), else
-    from a full scan. Returns (tree, what was found, whether anything was scanned)."""
+    from a full scan. Returns (tree, what was found, whether the index is to be written
+    again: something was scanned, or it lacks what this version keeps in it)."""
     cached = index.load(path, fd, st) if index is not None else None
     if cached is None:
         tree = Tree()
@@ -968,7 +969,7 @@ def _read_tree(
             progress=progress,
         )
     result.header, result.header_raw = header, cached.header
-    return cached.tree, result, not cached.complete
+    return cached.tree, result, not (cached.complete and cached.current)
 
 
 def _open_for_append(ops: FileOps, path: str, st: FileStat) -> tuple[int | None, str | None]:

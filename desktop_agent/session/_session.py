@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any, Final, overload
@@ -89,6 +89,9 @@ class TreeShape:
     by_id: Mapping[str, int]
     path: Sequence[int]
     """Root-first row indices of the current branch (empty when the leaf is unknown)."""
+    columns_crc: Callable[[int], int]
+    """A CRC-32 of ids, parent rows, types, roles and timestamps of the first ``n``
+    entries (`Tree.columns_crc`: kept from the entry index when it covers them)."""
 
 
 @dataclass(frozen=True)
@@ -556,6 +559,7 @@ class Session:
             labels=tree.labels,
             by_id=tree.by_id,
             path=path,
+            columns_crc=tree.columns_crc,
         )
 
     # Lazy views (issue 12 item 2): facts from the tree's columns, lines on demand.

@@ -494,6 +494,8 @@ class Tree:
         self._timestamps: list[str] | None = []
         self._packed: dict[str, PackedStrings] = {}
         """Columns restored from the entry index and not unpacked yet."""
+        self._columns_crc: tuple[int, int] | None = None
+        """(n, `columns_crc(n)`) as last computed or kept in the entry index."""
         self._tails: dict[str, list[Any]] = {}
         """What was appended to a packed column since it was restored (a grown file's
         new lines, the entries of this run): appends never unpack a column (1,000,000
@@ -610,6 +612,28 @@ class Tree:
             return packed.extended_crc(self._tails["timestamps"][: n - len(packed)], crc)
         return timestamps_crc(self._timestamps, n, crc)
 
+    def columns_crc(self, n: int) -> int:
+        """A CRC-32 of the shape of the first ``n`` entries: their ids, parent rows
+        (`parent_index`), types, roles and timestamps (what a layout of them, like the
+        branch map's, depends on). Kept for the last ``n`` asked, and in the entry index
+        (`keep_columns_crc`): a launch that takes a map laid out at the last close checks
+        it without joining 100,000 ids again (~20 ms)."""
+        kept = self._columns_crc
+        if kept is not None and kept[0] == n:
+            return kept[1]
+        crc = zlib.crc32("\0".join(self.ids[:n]).encode("utf-8", "surrogatepass"))
+        crc = zlib.crc32(self.parent_index()[:n].tobytes(), crc)
+        crc = zlib.crc32("\0".join(self.types[:n]).encode("utf-8", "surrogatepass"), crc)
+        crc = zlib.crc32("\0".join([r or "" for r in self.roles[:n]]).encode(), crc)
+        crc = self.timestamps_crc(n, crc)
+        self._columns_crc = (n, crc)
+        return crc
+
+    def keep_columns_crc(self, n: int, crc: int) -> None:
+        """`columns_crc(n)` as computed when these columns were written (entry index)."""
+        if 0 < n <= len(self.ids):
+            self._columns_crc = (n, crc)
+
     def timestamp_at(self, i: int) -> str:
         if self._timestamps is None:
             return self._packed_at("timestamps", i) or ""
@@ -718,6 +742,7 @@ class Tree:
         self._pidx_bytes, self._backward = None, False
         self._orphans = False
         self._paths.clear()
+        self._columns_crc = None  # (parent rows of earlier entries may change)
 
     def _apply(self, i: int) -> None:
         kind = self.types[i]

@@ -37,7 +37,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from desktop_agent.session import Session, SessionError, TreeShape, timestamps_crc
+from desktop_agent.session import Session, SessionError, TreeShape
 from desktop_agent.utils.text import content_text
 from desktop_agent.workbench._slices import drain, sliced
 
@@ -821,7 +821,7 @@ def _reconnect(
 
 # ------------------------------------------------------------- the saved layout
 
-_SAVED_VERSION = 2
+_SAVED_VERSION = 3
 _SAVED_ROWS = msgspec.msgpack.Decoder(list[MapRow])
 
 
@@ -831,13 +831,10 @@ def _ints(data: bytes) -> list[int]:
 
 def _layout_key(shape: TreeShape, n: int, path: Sequence[int], name: MapFilter) -> int:
     """A checksum of what a layout of the first ``n`` entries depends on: their ids,
-    parents, types, roles and times, the current path, and the labels when only
-    labelled entries are shown (a few ms for 100,000 entries)."""
-    crc = zlib.crc32("\0".join(shape.ids[:n]).encode("utf-8", "surrogatepass"))
-    crc = zlib.crc32(array("i", shape.parents[:n]).tobytes(), crc)
-    crc = zlib.crc32("\0".join(shape.types[:n]).encode(), crc)
-    crc = zlib.crc32("\0".join(r or "" for r in shape.roles[:n]).encode(), crc)
-    crc = timestamps_crc(shape.timestamps, n, crc)
+    parents, types, roles and times (`TreeShape.columns_crc`, kept in the entry index
+    when it covers them), the current path, and the labels when only labelled entries
+    are shown."""
+    crc = zlib.crc32(shape.columns_crc(n).to_bytes(4, "little"))
     crc = zlib.crc32(array("i", path).tobytes(), crc)
     if name == "labeled":
         crc = zlib.crc32(json.dumps(sorted(shape.labels.items())).encode(), crc)

@@ -295,3 +295,81 @@ async def test_an_indexed_open_keeps_the_timestamps_packed_for_the_map(tmp_path:
         await s.close()
     assert timestamps_crc(["ab", "c"], 2) != timestamps_crc(["a", "bc"], 2)
     assert timestamps_crc(["a", ""], 2) != timestamps_crc(["a"], 1)
+
+
+@pytest.mark.asyncio
+async def test_the_columns_crc_is_kept_in_the_index_and_equals_a_scans(tmp_path: Path) -> None:
+    """`Tree.columns_crc` (what the branch map's saved layout is checked against) comes
+    back with an indexed open without being computed again, equal to what a scan of the
+    file gives; it is not kept for another number of entries, and an entry whose id is
+    taken already (parent rows of earlier entries may change) drops it."""
+    from tests._workbench import user
+
+    path = await _written_session(tmp_path)
+    scanned = await _repo(tmp_path, index=False).open(str(path))
+    tree = scanned.get_storage().tree
+    n = len(tree.ids)
+    expected = tree.columns_crc(n)
+    assert expected != tree.columns_crc(n - 1)
+    await scanned.close()
+
+    repo = _repo(tmp_path)
+    await _open_snapshot(repo, path)  # writes the index (with the CRC of its n entries)
+    s = await repo.open(str(path))
+    try:
+        indexed = s.get_storage().tree
+        assert indexed._columns_crc == (n, expected)  # kept, not computed
+        assert s.shape().columns_crc(n) == expected
+        await s.append_message(user("one more"))
+        assert indexed.columns_crc(n) == expected  # (the first n entries are as they were)
+        assert indexed.columns_crc(n + 1) != expected
+    finally:
+        await s.close()
+
+    # An entry with an id already taken, appended by another program.
+    lines = path.read_bytes().splitlines()
+    twin = json.loads(lines[3])
+    twin["parentId"] = json.loads(lines[-1])["id"]
+    with path.open("ab") as fh:
+        fh.write(json.dumps(twin, separators=(",", ":")).encode() + b"\n")
+    s = await repo.open(str(path))
+    try:
+        grown = s.get_storage().tree
+        assert grown._columns_crc is None  # dropped: computed again when asked
+        fresh = await _repo(tmp_path, index=False).open(str(path))
+        try:
+            k = len(fresh.get_storage().tree.ids)
+            assert grown.columns_crc(k) == fresh.get_storage().tree.columns_crc(k)
+        finally:
+            await fresh.close()
+    finally:
+        await s.close()
+
+
+@pytest.mark.asyncio
+async def test_an_index_written_before_the_columns_crc_is_written_again_with_it(
+    tmp_path: Path,
+) -> None:
+    """An index of an earlier version (no columns CRC: the field did not exist) is used
+    as it is, and written again when the session closes, with the CRC."""
+    import msgspec
+
+    from desktop_agent.session import _entryindex as ei
+
+    path = await _written_session(tmp_path)
+    repo = _repo(tmp_path)
+    await _open_snapshot(repo, path)
+    (index_file,) = (tmp_path / "cache" / "entries").iterdir()
+    payload = ei._DECODE(index_file.read_bytes()[8:])
+    assert payload.columns_crc[0] == len(payload.ids) > 0
+    # The array of fields as written before, without the last one.
+    old = msgspec.msgpack.encode(list(msgspec.structs.astuple(payload))[:-1])
+    assert ei._DECODE(old).columns_crc == (0, 0)
+    index_file.write_bytes(ei.MAGIC + ei._crc(old) + old)
+
+    ops = CountingOps()
+    s = await _repo(tmp_path, ops).open(str(path))
+    assert ops.read <= EDGES  # still opened from the index
+    assert s.get_storage().tree._columns_crc is None
+    await s.close()
+    assert ei._DECODE(index_file.read_bytes()[8:]).columns_crc == payload.columns_crc
