@@ -25,7 +25,7 @@ from array import array
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import accumulate
-from typing import Any, NamedTuple, Protocol, overload
+from typing import Any, NamedTuple, Protocol, TypeVar, overload
 
 import msgspec
 
@@ -326,36 +326,51 @@ class Row:
         return f"Row({self.index}, {self.type} {self.id})"
 
 
-class _Rows(Sequence[Row]):
-    """``tree.rows``: every entry in file order, as `Row` views."""
+_T = TypeVar("_T")
+
+
+class _Entries(Sequence[_T]):
+    """A live view of one value per entry of a tree, in file order, read one by one
+    (``_at(tree, i)``): entries appended later are in it too."""
 
     __slots__ = ("_tree",)
 
     def __init__(self, tree: Tree) -> None:
         self._tree = tree
 
+    def _at(self, i: int) -> _T:
+        raise NotImplementedError
+
     def __len__(self) -> int:
         return len(self._tree.ids)
 
     @overload
-    def __getitem__(self, index: int) -> Row: ...
+    def __getitem__(self, index: int) -> _T: ...
 
     @overload
-    def __getitem__(self, index: slice) -> list[Row]: ...
+    def __getitem__(self, index: slice) -> list[_T]: ...
 
-    def __getitem__(self, index: int | slice) -> Row | list[Row]:
+    def __getitem__(self, index: int | slice) -> _T | list[_T]:
         n = len(self._tree.ids)
         if isinstance(index, slice):
-            return [Row(self._tree, i) for i in range(n)[index]]
+            return [self._at(i) for i in range(n)[index]]
         if index < 0:
             index += n
         if not 0 <= index < n:
             raise IndexError(index)
-        return Row(self._tree, index)
+        return self._at(index)
 
-    def __iter__(self) -> Iterator[Row]:
-        tree = self._tree
-        return (Row(tree, i) for i in range(len(tree.ids)))
+    def __iter__(self) -> Iterator[_T]:
+        return (self._at(i) for i in range(len(self._tree.ids)))
+
+
+class _Rows(_Entries[Row]):
+    """``tree.rows``: every entry in file order, as `Row` views."""
+
+    __slots__ = ()
+
+    def _at(self, i: int) -> Row:
+        return Row(self._tree, i)
 
 
 class PackedStrings:
@@ -429,31 +444,15 @@ class PackedStrings:
         return [None if none[i] else text[a:b] for i, (a, b) in enumerate(pairs)]
 
 
-class Stamps(Sequence[str]):
+class Stamps(_Entries[str]):
     """The timestamps of a tree read one by one (`Tree.timestamp_at`, "" where an entry
     has none), so a column restored packed from the entry index is not unpacked for
-    them (100,000 took 15-20 ms of each launch for the branch map's layout check). A
-    live view, like the tree's lists: entries appended later are in it too."""
+    them (100,000 took 15-20 ms of each launch for the branch map's layout check)."""
 
-    __slots__ = ("_tree",)
+    __slots__ = ()
 
-    def __init__(self, tree: Tree) -> None:
-        self._tree = tree
-
-    def __len__(self) -> int:
-        return len(self._tree.ids)
-
-    @overload
-    def __getitem__(self, i: int) -> str: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[str]: ...
-    def __getitem__(self, i: int | slice) -> str | list[str]:
-        at = self._tree.timestamp_at
-        if isinstance(i, slice):
-            return [at(k) for k in range(*i.indices(len(self)))]
-        if not -len(self) <= i < len(self):
-            raise IndexError("timestamp index out of range")
-        return at(i % len(self))
+    def _at(self, i: int) -> str:
+        return self._tree.timestamp_at(i)
 
     def prefix_crc(self, n: int, crc: int) -> int:
         return self._tree.timestamps_crc(n, crc)
