@@ -549,3 +549,45 @@ async def test_a_launch_glances_at_a_big_new_file_and_indexes_it_once_opened(
     full = await index.reconcile()
     assert full.updated == (path,) and full.glanced == ()
     assert (await index.sessions())[0].message_count == whole.message_count
+
+
+@pytest.mark.asyncio
+async def test_a_long_first_index_lets_other_work_through_between_its_slices(
+    repo: JsonlSessionRepo, index: SessionIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first index of many files runs in slices, each its own transaction: the file
+    the app opens meanwhile is updated (and the list read) before it ends; a file gone
+    since the index was planned (moved to the trash) gets no row; the report and the
+    rows are what one pass gives."""
+    import asyncio
+    import threading
+    import time
+
+    paths = [
+        write_raw(repo, f"2026-01-01T00-00-{i:02}-000Z_s{i:02}.jsonl", line(message_entry(
+            1, "user", f"prompt {i}", "2026-01-01T00:00:01.000Z")))
+        for i in range(12)
+    ]  # fmt: skip
+    monkeypatch.setattr(index_module, "RECONCILE_SLICE_S", 0.0, raising=False)  # a file a slice
+    real = index_module.read_facts
+    started = threading.Event()
+
+    def slow(path: str, *known: Any, **glance: Any) -> Any:
+        started.set()
+        time.sleep(0.02)
+        return real(path, *known, **glance)
+
+    monkeypatch.setattr(index_module, "read_facts", slow)
+    gone = paths[-1]
+    reconcile = asyncio.ensure_future(index.reconcile(later=[str(paths[0])]))
+    await asyncio.to_thread(started.wait)
+    gone.unlink()  # (after the plan listed it)
+    opened = await index.update_file(paths[0])
+    listed = await index.sessions()
+    assert opened is not None and not reconcile.done()  # it went between two slices
+    assert 0 < len(listed) < len(paths)
+    report = await reconcile
+    assert sorted(report.added) == sorted(str(p) for p in paths[1:])
+    rows = by_path(await index.sessions())
+    assert sorted(rows) == sorted(str(p) for p in paths[:-1])
+    assert all(r.first_prompt and r.problem is None for r in rows.values())
