@@ -116,6 +116,11 @@ log = logging.getLogger("desktop_agent.workbench")
 DRAFT_SAVE_DELAY_S = 2.0
 PI_INDEX_WAIT_S = 1.0
 """How long start-up waits for the index of Pi's folder before listing it later."""
+INDEX_WAIT_S = 1.0
+"""How long start-up waits for our own folder's index to come in line with the files
+before the window is made; a first index of thousands of sessions (a new install with
+sessions copied in, a deleted or damaged index: 10,000 took 6 s here) goes on in the
+background and the list fills when it is done."""
 
 
 def _is_dir(path: str) -> bool:
@@ -267,6 +272,9 @@ class Workbench:
         self._later: list[str] = []
         """Sessions `start` left out of the list's update: the one a launch restores,
         indexed from what opening it read (`_index_later`)."""
+        self._listing: asyncio.Task[list[str]] | None = None
+        """Our folder's index still being brought in line after `INDEX_WAIT_S`."""
+        self._restored = False  # `restore` ran (what `start` left to it was taken)
         models.changed = self._on_models_changed
 
     # ------------------------------------------------------------ listeners, tasks
@@ -331,11 +339,32 @@ class Workbench:
         last = self.state.last_session_path
         if last and self.settings.restore != "new" and self.store.holds(last):
             self._later = [last]
-        glanced = await self.store.start(self._later, glance=True)
-        self._later += [r for r in glanced if r not in self._later]
+        listing = asyncio.ensure_future(self.store.start(list(self._later), glance=True))
+        done, _ = await asyncio.wait([listing], timeout=INDEX_WAIT_S)
+        if done:
+            self._take_glanced(listing.result())
+        else:
+            self._listing = listing
+            self.spawn(self._finish_listing(listing))
         if self.pi is not None:
             await self._start_pi(self.pi)
         self.spawn(self.models.discover())
+        await self.refresh_sessions()
+
+    def _take_glanced(self, glanced: list[str]) -> None:
+        """Big sessions the index only glanced at: indexed whole once opened, or by
+        `_index_later` after the restore."""
+        self._later += [r for r in glanced if r not in self._later]
+
+    async def _finish_listing(self, listing: asyncio.Task[list[str]]) -> None:
+        """Our folder's index, still coming in line after start-up: the list fills when
+        it is done (what it glanced at is indexed as when it is done before the restore)."""
+        try:
+            self._take_glanced(await listing)
+        finally:
+            self._listing = None
+        if self._restored and self._later and self.opening is None:
+            await self._index_later(None)
         await self.refresh_sessions()
 
     async def _start_pi(self, pi: JsonlStore) -> None:
@@ -579,6 +608,7 @@ class Workbench:
         else nothing (the start page). ``workspace`` (given on
         the command line) becomes the folder of new sessions."""
         changes = await self._restore(target, new=new, workspace=workspace)
+        self._restored = True
         if self._later and self.opening is None:  # it opened another session, or none
             await self._index_later(None)
             changes |= await self.refresh_sessions()
@@ -599,6 +629,9 @@ class Workbench:
         last = self.state.last_session_path
         if last and await self._find(last):
             return await self.open(last)
+        if self._listing is not None:  # the newest session is chosen from the whole list
+            await asyncio.wait([self._listing])
+            await self.refresh_sessions()
         wanted = workspace or self.state.last_workspace
         rows = [r for r in self.rows if r.cwd == wanted] or self.rows
         if rows:

@@ -536,3 +536,69 @@ async def test_kept_map_layouts_are_a_bounded_cache_that_never_fails(
     broken = SavedMaps(tmp_path / "file" / "maps")  # cannot be made: nothing is raised
     broken.write("/s/x.jsonl", b"layout")
     assert broken.read("/s/x.jsonl") is None
+
+
+@pytest.mark.parametrize("remembered", [True, False])
+async def test_a_slow_first_index_of_our_folder_does_not_hold_up_the_window(
+    tmp_path: Path,
+    workspace: Path,
+    provider: ProviderServer,
+    monkeypatch: pytest.MonkeyPatch,
+    remembered: bool,
+) -> None:
+    """The index of our own folder built from scratch (a new install with sessions copied
+    in, a deleted or damaged index: 10,000 sessions took 6 s with no window): start-up
+    waits for it `INDEX_WAIT_S` at most, the session remembered from last time is
+    restored meanwhile and the list fills when it is done. With no session remembered,
+    the newest of the whole list is restored (its choice waits for the list)."""
+    from desktop_agent.workbench import _workbench as module
+
+    data = tmp_path / "data"
+
+    async def build(s: Session) -> None:
+        await s.append_message(user("hello"))
+
+    older = await seed_async(data, workspace, build)
+    newer = await seed_async(data, workspace, build)
+    wb = make_workbench(data, provider.model("anthropic-messages"))
+    await wb.start()
+    await wb.restore(older if remembered else newer)  # remembered in state.json
+    await wb.shutdown(stop=True)
+    await wb.aclose()
+    os.utime(newer, ns=(10**18, 10**18))  # the newest, whatever the clock did
+    for name in ("index.sqlite", "index.sqlite-wal", "index.sqlite-shm"):
+        (data / name).unlink(missing_ok=True)
+    if not remembered:
+        state = json.loads((data / "state.json").read_text())
+        state["last_session_path"] = None
+        (data / "state.json").write_text(json.dumps(state))
+
+    monkeypatch.setattr(module, "INDEX_WAIT_S", 0.05)
+    wb = make_workbench(data, provider.model("anthropic-messages"))
+    gate = asyncio.Event()  # a first index of thousands of files: it takes its time
+    real_start = wb.store.start
+
+    async def slow_start(*args: Any, **kwargs: Any) -> list[str]:
+        await gate.wait()
+        return await real_start(*args, **kwargs)
+
+    monkeypatch.setattr(wb.store, "start", slow_start)
+    try:
+        await asyncio.wait_for(wb.start(), timeout=10)  # returns while the index runs
+        restoring = asyncio.ensure_future(wb.restore())
+        if remembered:
+            await asyncio.wait_for(restoring, timeout=10)
+            assert wb.ref == older and not gate.is_set()  # restored before the list
+        else:
+            await asyncio.sleep(0.2)
+            assert not restoring.done()  # the newest is chosen from the whole list
+        gate.set()
+        await asyncio.wait_for(restoring, timeout=10)
+        await asyncio.wait_for(wb.settled(), timeout=10)
+        assert wb.ref == (older if remembered else newer)
+        assert sorted(r.path for r in wb.rows) == sorted([older, newer])
+    finally:
+        gate.set()
+        if wb.session is not None:
+            await wb.shutdown(stop=True)
+        await wb.aclose()
