@@ -12,9 +12,11 @@ hundreds more on a worker thread, where each read holds the GIL the GUI thread w
 `quicken_feature_check` keeps the question and its answers and makes the reading cheap:
 a module's ``.py`` file is read as bytes and searched for ``b"PySide6"`` (ASCII, so the
 same in every source encoding Python accepts); compiled extension modules have no source
-(``inspect`` says so after a few ``stat`` calls: "not PySide"); anything else, a module
-without a readable file among them, goes to PySide6's own check as before. Nothing here
-changes when it is not PySide6's hook we find (another version): it is left alone.
+(``inspect`` says so after a few ``stat`` calls: "not PySide"); a module of a frozen app
+(PyInstaller's have a ``.pyc`` path and no file) is asked for its source through its
+loader, as ``inspect`` would after scanning every module (``inspect.getmodule``);
+anything else goes to PySide6's own check as before. Nothing here changes when it is not
+PySide6's hook we find (another version): it is left alone.
 """
 
 from __future__ import annotations
@@ -39,15 +41,26 @@ def quicken_feature_check() -> bool:
 
     def uses_pyside(module: ModuleType) -> bool:
         path = getattr(module, "__file__", None)
-        if isinstance(path, str):
-            if path.endswith(_EXTENSIONS):
-                return False  # no source: what inspect.getsource's OSError means there
-            if path.endswith(".py"):
+        if not isinstance(path, str):
+            return bool(original(module))
+        if path.endswith(_EXTENSIONS):
+            return False  # no source: what inspect.getsource's OSError means there
+        source_path = path[:-1] if path.endswith(".pyc") else path
+        if source_path.endswith(".py"):
+            try:
+                with open(source_path, "rb") as source:
+                    return b"PySide6" in source.read()
+            except OSError:
+                pass
+            # No file: a frozen app's module (PyInstaller's are "<bundle>/x/y.pyc").
+            # inspect would ask its loader for the source (none: "not PySide").
+            get_source = getattr(getattr(module, "__loader__", None), "get_source", None)
+            if get_source is not None:
                 try:
-                    with open(path, "rb") as source:
-                        return b"PySide6" in source.read()
-                except OSError:
-                    pass  # (a frozen app's modules have no file: PySide6 decides)
+                    text = get_source(module.__name__)
+                except Exception:  # noqa: BLE001 - a loader's own rules: PySide6 decides
+                    return bool(original(module))
+                return isinstance(text, str) and "PySide6" in text
         return bool(original(module))
 
     setattr(uses_pyside, MARKER, True)

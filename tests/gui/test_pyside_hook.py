@@ -60,10 +60,51 @@ def test_the_quick_check_falls_back_to_pyside6s_own_where_it_cannot_read_a_file(
 
     assert quick(QtCore) is False  # a compiled extension (its bytes name PySide6): no source
     assert quick(sys) is False  # built in: PySide6's own check says no (TypeError)
-    frozen = ModuleType("da_hook_probe_frozen")
-    frozen.__file__ = str(tmp_path / "missing" / "da_hook_probe_frozen.py")  # (as in a bundle)
-    assert quick(frozen) is False
+    missing = ModuleType("da_hook_probe_missing")
+    missing.__file__ = str(tmp_path / "missing" / "da_hook_probe_missing.py")
+    assert quick(missing) is False  # no file, no loader: PySide6's own check says no
     linecache.checkcache()
+
+
+class _FrozenLoader:
+    """A loader like PyInstaller's: modules in its archive, sources only if collected."""
+
+    def __init__(self, sources: dict[str, str | None]) -> None:
+        self.sources = sources
+
+    def get_source(self, name: str) -> str | None:
+        if name not in self.sources:
+            raise ImportError(name)
+        return self.sources[name]
+
+
+def test_a_frozen_apps_modules_are_asked_through_their_loader(tmp_path: Path) -> None:
+    """In a PyInstaller bundle a module's ``__file__`` is a ``.pyc`` path with no file
+    beside it: its loader gives the source (None when it was not collected), as
+    ``inspect`` would find after scanning every module; a ``.py`` beside a ``.pyc`` path
+    is read as usual."""
+    quick = feature._mod_uses_pyside
+    loader = _FrozenLoader(
+        {"da_frozen_qt": "import PySide6\n", "da_frozen_plain": "X = 1\n", "da_frozen_bare": None}
+    )
+
+    def frozen(name: str) -> ModuleType:
+        module = ModuleType(name)
+        module.__file__ = str(tmp_path / "bundle" / f"{name}.pyc")
+        module.__loader__ = loader  # type: ignore[assignment]
+        return module
+
+    assert quick(frozen("da_frozen_qt")) is True
+    assert quick(frozen("da_frozen_plain")) is False
+    assert quick(frozen("da_frozen_bare")) is False  # no source in the bundle
+    assert not any("bundle" in path for path in linecache.cache)  # (inspect's would be)
+    assert quick(frozen("da_frozen_unknown")) is False  # the loader refuses: PySide6's check
+    linecache.checkcache()
+    beside = tmp_path / "da_beside.py"
+    beside.write_text("from PySide6 import QtCore\n")
+    module = ModuleType("da_beside")
+    module.__file__ = str(tmp_path / "da_beside.pyc")
+    assert quick(module) is True
 
 
 def test_another_hook_than_pyside6s_is_left_alone(monkeypatch: pytest.MonkeyPatch) -> None:
