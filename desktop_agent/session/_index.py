@@ -741,14 +741,9 @@ class SessionIndex:
         updated = [p for p, stat in on_disk.items() if p in known and known[p] != stat]
         removed = [p for p in known if p not in on_disk and p not in skip]
         if removed:
-            db.execute("BEGIN IMMEDIATE")
-            try:
+            with _transaction(db):
                 for path in removed:
                     self._delete_row(db, path)
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
         return added, updated, removed
 
     def _index_some(self, paths: list[str], glance: bool) -> tuple[int, list[str], list[str]]:
@@ -760,8 +755,7 @@ class SessionIndex:
         unreadable: list[str] = []
         glanced: list[str] = []
         count = 0
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with _transaction(db):
             for path in paths:
                 if count and time.monotonic() > deadline:
                     break
@@ -776,10 +770,6 @@ class SessionIndex:
                 if is_glance(facts):
                     glanced.append(path)
                 self._store(db, facts)
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
         return count, unreadable, glanced
 
     @staticmethod
@@ -835,24 +825,17 @@ class SessionIndex:
 
     def _update_file(self, path: str, opened: Session | None = None) -> IndexedSession | None:
         db = self._db()
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with _transaction(db):
             if not os.path.isfile(path):
                 self._delete_row(db, path)
-                result = None
-            elif (known := self._unchanged(db, path)) is not None:
-                result = known  # e.g. closing a session that was only read: no re-read
-            else:
-                indexed = self._known(db, path)  # (a grown file is read from where it was)
-                facts = _of_opened(opened, path) if indexed is None else None
-                facts = facts or read_facts(path, indexed)
-                self._store(db, facts)
-                result = IndexedSession(*facts.row()[:-1])
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        return result
+                return None
+            if (known := self._unchanged(db, path)) is not None:
+                return known  # e.g. closing a session that was only read: no re-read
+            indexed = self._known(db, path)  # (a grown file is read from where it was)
+            facts = _of_opened(opened, path) if indexed is None else None
+            facts = facts or read_facts(path, indexed)
+            self._store(db, facts)
+            return IndexedSession(*facts.row()[:-1])
 
     @staticmethod
     def _unchanged(db: sqlite3.Connection, path: str) -> IndexedSession | None:
@@ -869,14 +852,8 @@ class SessionIndex:
         return known if (known.size, known.mtime_ns) == (st.st_size, st.st_mtime_ns) else None
 
     def _forget(self, path: str) -> None:
-        db = self._db()
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with _transaction(db := self._db()):
             self._delete_row(db, path)
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
 
     def _sessions(self, cwd: str | None, query: str | None) -> list[IndexedSession]:
         db = self._db()
@@ -902,6 +879,19 @@ class SessionIndex:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY last_activity DESC, created_at DESC, path"
         return [IndexedSession(*row) for row in db.execute(sql, params)]
+
+
+@contextlib.contextmanager
+def _transaction(db: sqlite3.Connection) -> Iterator[None]:
+    """One write transaction (``BEGIN IMMEDIATE``): committed, or rolled back on any
+    exception (cancellation included) before it goes on."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
 
 
 def _is_damage(exc: sqlite3.DatabaseError) -> bool:
