@@ -426,14 +426,6 @@ class PackedStrings:
             self._text + "".join(texts), ends, self._none + bytes(v is None for v in more)
         )
 
-    def extended_crc(self, more: Sequence[str | None], crc: int) -> int:
-        """`timestamps_crc` of all the values, then ``more`` (None counts as "")."""
-        texts = [v or "" for v in more]
-        crc = zlib.crc32((self._text + "".join(texts)).encode("utf-8", "surrogatepass"), crc)
-        end = self._ends[-1] if len(self._ends) else 0
-        ends = self._ends + array("q", accumulate(map(len, texts), initial=end))[1:]
-        return zlib.crc32(ends.tobytes(), crc)
-
     def __sizeof__(self) -> int:
         return sys.getsizeof(self._text) + sys.getsizeof(self._ends) + sys.getsizeof(self._none)
 
@@ -608,7 +600,7 @@ class Tree:
             packed = self._packed["timestamps"]
             if n <= len(packed):
                 return packed.prefix_crc(n, crc)
-            return packed.extended_crc(self._tails["timestamps"][: n - len(packed)], crc)
+            return packed.extended(self._tails["timestamps"][: n - len(packed)]).prefix_crc(n, crc)
         return timestamps_crc(self._timestamps, n, crc)
 
     def columns_crc(self, n: int) -> int:
