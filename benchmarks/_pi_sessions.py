@@ -157,7 +157,7 @@ def bench_pi_sessions(report: Any, count: int = PI_FILES) -> None:
     report.note(
         "the Pi folder's index lives in <data>/cache/pi-index.sqlite; files are read on the"
         " index's worker thread, never on the GUI thread; start-up waits for it at most"
-        " PI_INDEX_WAIT_S (1 s), a longer first index goes on in the background"
+        " INDEX_WAIT_S (1 s), a longer first index goes on in the background"
     )
 
 

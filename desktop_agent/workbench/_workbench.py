@@ -18,7 +18,7 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeVar
 
 from desktop_agent.agent import TurnStartEvent
 from desktop_agent.ai import (
@@ -113,14 +113,14 @@ from desktop_agent.workbench._views import (
 
 log = logging.getLogger("desktop_agent.workbench")
 
+_T = TypeVar("_T")
+
 DRAFT_SAVE_DELAY_S = 2.0
-PI_INDEX_WAIT_S = 1.0
-"""How long start-up waits for the index of Pi's folder before listing it later."""
 INDEX_WAIT_S = 1.0
-"""How long start-up waits for our own folder's index to come in line with the files
-before the window is made; a first index of thousands of sessions (a new install with
-sessions copied in, a deleted or damaged index: 10,000 took 6 s here) goes on in the
-background and the list fills when it is done."""
+"""How long start-up waits for the index of a sessions folder (ours, Pi's) to come in
+line with the files before the window is made; a first index of thousands of sessions
+(a new install with sessions copied in, a deleted or damaged index: 10,000 took 6 s
+here) goes on in the background and the list fills when it is done (`_start_listing`)."""
 
 
 def _is_dir(path: str) -> bool:
@@ -339,51 +339,52 @@ class Workbench:
         last = self.state.last_session_path
         if last and self.settings.restore != "new" and self.store.holds(last):
             self._later = [last]
-        listing = asyncio.ensure_future(self.store.start(list(self._later), glance=True))
-        done, _ = await asyncio.wait([listing], timeout=INDEX_WAIT_S)
-        if done:
-            self._take_glanced(listing.result())
-        else:
-            self._listing = listing
-            self.spawn(self._finish_listing(listing))
+        self._listing = await self._start_listing(
+            self.store.start(list(self._later), glance=True), self._listed
+        )
         if self.pi is not None:
             await self._start_pi(self.pi)
         self.spawn(self.models.discover())
         await self.refresh_sessions()
 
-    def _take_glanced(self, glanced: list[str]) -> None:
-        """Big sessions the index only glanced at: indexed whole once opened, or by
-        `_index_later` after the restore."""
-        self._later += [r for r in glanced if r not in self._later]
-
-    async def _finish_listing(self, listing: asyncio.Task[list[str]]) -> None:
-        """Our folder's index, still coming in line after start-up: the list fills when
-        it is done (what it glanced at is indexed as when it is done before the restore)."""
-        try:
-            self._take_glanced(await listing)
-        finally:
-            self._listing = None
-        if self._restored and self._later and self.opening is None:
-            await self._index_later(None)
-        await self.refresh_sessions()
-
-    async def _start_pi(self, pi: JsonlStore) -> None:
-        """Bring the index of Pi's folder in line: a stat per file when it exists (tens of
-        ms for thousands of files), so it is awaited; a first index of thousands of files
-        takes seconds (benchmarks), so after `PI_INDEX_WAIT_S` it goes on in the
-        background and the list gets Pi's sessions when it is done."""
-        task = asyncio.ensure_future(pi.start())
-        done, _ = await asyncio.wait([task], timeout=PI_INDEX_WAIT_S)
-        if done:
-            self._pi_listed = True
-            return
+    async def _start_listing(
+        self, start: Awaitable[_T], done: Callable[[_T], Awaitable[None]]
+    ) -> asyncio.Task[_T] | None:
+        """Bring a folder's index in line (``start``): a stat per file when it exists
+        (tens of ms for thousands of files), so it is awaited, then ``done``; a first
+        index of thousands of files takes seconds, so after `INDEX_WAIT_S` it goes on in
+        the background, and ``done`` and a refresh of the list follow when it ends.
+        Returns the task still running (None: done in time)."""
+        task = asyncio.ensure_future(start)
+        finished, _ = await asyncio.wait([task], timeout=INDEX_WAIT_S)
+        if finished:
+            await done(task.result())
+            return None
 
         async def finish() -> None:
-            await task
-            self._pi_listed = True
+            await done(await task)
             await self.refresh_sessions()
 
         self.spawn(finish())
+        return task
+
+    async def _listed(self, glanced: list[str]) -> None:
+        """Our folder's index is in line. Big sessions it only glanced at are indexed
+        whole once opened, or by `_index_later` (at once when it ended after the
+        restore)."""
+        self._listing = None
+        self._later += [r for r in glanced if r not in self._later]
+        if self._restored and self._later and self.opening is None:
+            await self._index_later(None)
+
+    async def _start_pi(self, pi: JsonlStore) -> None:
+        """Bring the index of Pi's folder in line (`_start_listing`): the list gets Pi's
+        sessions when it is done."""
+
+        async def listed(_: list[str]) -> None:
+            self._pi_listed = True
+
+        await self._start_listing(pi.start(), listed)
 
     async def warm_up(self) -> None:
         """After the first paint: import the SDKs of usable models (seconds, on a thread)."""

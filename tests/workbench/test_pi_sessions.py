@@ -261,7 +261,7 @@ async def test_a_slow_first_index_of_pi_folder_does_not_hold_up_the_start(
     from desktop_agent.workbench import _workbench as module
 
     pi_path = await pi_session(pi_folder, workspace, "listed later")
-    monkeypatch.setattr(module, "PI_INDEX_WAIT_S", 0.05)
+    monkeypatch.setattr(module, "INDEX_WAIT_S", 0.05)
     model = provider.model("anthropic-messages")
     wb = make_workbench(tmp_path / "data", model, pi_folder=pi_folder)
     assert wb.pi is not None
