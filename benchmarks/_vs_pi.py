@@ -84,6 +84,12 @@ def ours(mode: str, path: str, index_dir: str | None) -> dict[str, Any]:
     return _run(args)
 
 
+def ours_append(path: str, messages: str) -> dict[str, Any]:
+    """`APPENDED` messages appended to ``path`` by our session layer in its own process."""
+    args = [sys.executable, "-m", "benchmarks._sessionprobe", "append", path, messages]
+    return _run([*args, str(APPENDED)])
+
+
 def pi(node: str, *args: str) -> dict[str, Any]:
     return _run([node, "--max-old-space-size=8192", PI_PROBE, *args])
 
@@ -289,17 +295,7 @@ def _bench_case(node: str, case: Case, report: Any, scratch: str, messages: str,
             pi_grown = pi(node, "open", path)
         grown.append(ours("open", path, index))
         # ... and our own app as the other process:
-        _run(
-            [
-                sys.executable,
-                "-m",
-                "benchmarks._sessionprobe",
-                "append",
-                path,
-                messages,
-                str(APPENDED),
-            ]
-        )
+        ours_append(path, messages)
         grown.append(ours("open", path, index))
     except ProbeError as exc:
         report.note(f"appending through Pi failed: {exc}")
