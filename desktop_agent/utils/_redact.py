@@ -234,6 +234,8 @@ def _plain_code(value: str, name: str, sep: str, rest: str) -> bool:
     ident = _IDENT.fullmatch(value) is not None
     if ident and rest[:1] in ("(", "[", "."):
         return True  # a call, an index or an attribute: code
+    if value[:1] == "/" and _BASE64_KEY.fullmatch(value) and _mixed(value):
+        return False  # base64 that begins with "/": an AWS secret key, not a path
     if value[:1] in ("$", "%", "*", "#", "@", "!", "&", "`", "\\", "/", "~") or value[:2] in (
         "{{",
         "<%",
@@ -260,6 +262,20 @@ def _plain_code(value: str, name: str, sep: str, rest: str) -> bool:
     # A bare word: code in ``name=word`` / ``name = word`` with a name not in capitals
     # (keyword arguments, assignments); a literal after ":" or in ``NAME=word`` (.env).
     return ":" not in sep and not name.isupper()
+
+
+_BASE64_KEY = re.compile(r"[A-Za-z0-9+/]{32,}={0,2}")
+"""A key in base64 (an AWS secret key is 40 such characters, "/" and "+" included)."""
+
+
+def _mixed(value: str) -> bool:
+    """Upper case, lower case and digits: random characters (a path of that length
+    without a dot, a dash or an underscore is not)."""
+    return (
+        any(c.isupper() for c in value)
+        and any(c.islower() for c in value)
+        and any(c.isdigit() for c in value)
+    )
 
 
 _Span = tuple[int, int, str, str]

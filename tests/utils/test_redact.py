@@ -54,6 +54,27 @@ def test_surroundings_are_kept_byte_for_byte() -> None:
     )
 
 
+def test_an_aws_secret_that_begins_with_a_slash_is_a_secret_not_a_path() -> None:
+    """AWS secret keys are 40 base64 characters, "/" and "+" among them: one in 64 begins
+    with "/", and was kept as "a path" (the canaries test failed ~1.6% of its runs); a
+    path in a key-named variable stays as it is."""
+    r = Redactor()
+    for value in (
+        "/2UXRXiUOoRYacsXpJHtFdnLq7Mben6qds825o55",
+        "/YqqvEz6j/3ZgKo0ub409s7iGs71VKJXWvbmxoJ6",
+    ):
+        assert r.redact(f"AWS_SECRET_ACCESS_KEY={value}\n") == (
+            "AWS_SECRET_ACCESS_KEY=[redacted: aws secret key]\n"
+        )
+    for line in (
+        "SSH_KEY=/home/me/.ssh/id_rsa",
+        "KEY_PATH=/etc/ssl/private/server.key",
+        "TOKEN_FILE=/run/secrets/token",
+        "API_KEY_DIR=/Users/JohnSmith/Library/Keys",
+    ):
+        assert r.redact(line) == line
+
+
 def test_an_env_dump_keeps_nothing_secret() -> None:
     out = Redactor().redact(env_lines(CANARIES) + "HOME=/home/me\nPWD=/work\nLANG=C.UTF-8\n")
     for canary in CANARIES:
