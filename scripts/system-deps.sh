@@ -1,0 +1,30 @@
+# shellcheck shell=bash
+# Sourced by run-tests and .ci/run: make sure the Debian packages in scripts/system-packages are
+# installed. As root with apt-get, the missing ones are installed; otherwise the exact apt-get line
+# is printed and the caller stops before any test runs (no test may fail for a missing system tool).
+# DESKTOP_AGENT_SKIP_SYSTEM_DEPS=1 skips the check (for machines that provide the tools another way).
+ensure_system_packages() {
+    [ "${DESKTOP_AGENT_SKIP_SYSTEM_DEPS:-0}" = "1" ] && return 0
+    local list="$ROOT/scripts/system-packages" missing=() pkg cmd
+    while read -r pkg cmd; do
+        case "$pkg" in "" | "#"*) continue ;; esac
+        if command -v dpkg-query >/dev/null 2>&1; then
+            dpkg-query -W -f='${db:Status-Abbrev}' "$pkg" 2>/dev/null | grep -q '^ii' || missing+=("$pkg")
+        elif [ -n "${cmd:-}" ] && ! command -v "$cmd" >/dev/null 2>&1; then
+            missing+=("$pkg")
+        fi
+    done <"$list"
+    [ "${#missing[@]}" -eq 0 ] && return 0
+    if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+        echo "Installing the system packages the tests need: ${missing[*]}" >&2
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq >/dev/null
+        apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+        return 0
+    fi
+    echo "error: the tests need these system packages, which are not installed:" >&2
+    echo "    sudo apt-get install --no-install-recommends ${missing[*]}" >&2
+    echo "(the list, with the command each provides, is scripts/system-packages)" >&2
+    return 1
+}
+ensure_system_packages
