@@ -5,7 +5,8 @@
 # DESKTOP_AGENT_SKIP_SYSTEM_DEPS=1 skips the check (for machines that provide the tools another way).
 ensure_system_packages() {
     [ "${DESKTOP_AGENT_SKIP_SYSTEM_DEPS:-0}" = "1" ] && return 0
-    local list="$ROOT/scripts/system-packages" missing=() pkg cmd
+    local list missing=() pkg cmd
+    list="$(dirname "${BASH_SOURCE[0]}")/system-packages"
     while read -r pkg cmd; do
         case "$pkg" in "" | "#"*) continue ;; esac
         if command -v dpkg-query >/dev/null 2>&1; then

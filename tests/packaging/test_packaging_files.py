@@ -33,6 +33,7 @@ SHELL_SCRIPTS = [
     ROOT / "run-app",
     ROOT / "run-tests",
     ROOT / "scripts" / "bootstrap.sh",
+    ROOT / "scripts" / "system-deps.sh",
     ROOT / "scripts" / "lock",
     ROOT / ".ci" / "run",
     PACKAGING / "build-linux",
