@@ -83,6 +83,7 @@ from desktop_agent.harness._interrupted import with_interrupted_results
 from desktop_agent.harness._redaction import REDACTION_CUSTOM_TYPE, SessionRedaction
 from desktop_agent.harness._restore import NO_MODEL
 from desktop_agent.harness._tools import WorkspaceTool
+from desktop_agent.prompt import PromptSource, ToolLine
 from desktop_agent.session import (
     CustomMessageEntry,
     MessageEntry,
@@ -184,7 +185,7 @@ class AgentHarness:
         session: Session,
         model: Model | None,
         tools: Sequence[AgentTool | Tool[Any]] = (),
-        system_prompt: str | None = None,
+        system_prompt: str | PromptSource | None = None,
         thinking_level: str = "off",
         active_tool_names: Sequence[str] | None = None,
         get_api_key: Callable[[Model], str | None] | None = None,
@@ -202,7 +203,11 @@ class AgentHarness:
         ``model`` may be None (no usable model yet, as Pi allows): the harness then
         navigates, labels and records settings, and `prompt` raises ``no_model``.
         ``redactor`` (shared with the app's log filter, holding its API keys) redacts
-        secrets in everything written to the session and to tool-output files."""
+        secrets in everything written to the session and to tool-output files.
+
+        ``system_prompt``: a fixed text, or a source asked at the start of every turn
+        with the tools that are on (`desktop_agent.prompt.ProjectPrompt.system_prompt`:
+        the project's context files, skills and the tools, re-read when they changed)."""
         self.session = session
         self.redaction = SessionRedaction(session, redactor)
         self._model = model
@@ -226,7 +231,7 @@ class AgentHarness:
             else:
                 wrapped.append(tool)
         self._tools = {t.definition.name: t for t in wrapped}
-        self._system_prompt = system_prompt or DEFAULT_SYSTEM_PROMPT
+        self._system_prompt: str | PromptSource = system_prompt or DEFAULT_SYSTEM_PROMPT
         self._thinking_level = thinking_level
         self._active: list[str] = (
             [n for n in active_tool_names if n in self._tools]
@@ -464,6 +469,21 @@ class AgentHarness:
 
     # ------------------------------------------------------------- runs
 
+    def tool_lines(self) -> list[ToolLine]:
+        """The tools that are on, as the system prompt names them."""
+        return [
+            ToolLine(t.definition.name, t.definition.description)
+            for t in (self._tools[n] for n in self._active if n in self._tools)
+        ]
+
+    async def system_prompt(self) -> str:
+        """The system prompt the next turn sends (a source is asked off the loop: it
+        stats, and when they changed reads, the project's files)."""
+        source = self._system_prompt
+        if isinstance(source, str):
+            return source
+        return await asyncio.to_thread(source, self.tool_lines())
+
     async def _prepare_turn(self) -> TurnSetup:
         context = await self.session.build_context()
         model = self._require_model()
@@ -471,7 +491,7 @@ class AgentHarness:
             model=model,
             # A tool call cut off by a crash gets an "interrupted" result (context only).
             messages=with_interrupted_results(await _read_all(context.messages)),
-            system_prompt=self._system_prompt,
+            system_prompt=await self.system_prompt(),
             tools=[self._tools[n] for n in self._active if n in self._tools],
             options=StreamOptions(
                 api_key=self._get_api_key(model),

@@ -91,17 +91,20 @@ class PiCli:
             "LANG": "C.UTF-8",
         }
 
-    def command(self, *args: str, extension: bool = False) -> list[str]:
+    def command(self, *args: str, extension: bool = False, resources: bool = False) -> list[str]:
+        """``resources``: read context files, skills and prompt templates (off by default,
+        so a test's temp folders never add to what the CLI sends)."""
         extra = ["--no-extensions", "-e", str(EXTENSION)] if extension else ["--no-extensions"]
+        no_resources = (
+            () if resources else ("--no-skills", "--no-prompt-templates", "--no-context-files")
+        )
         return [
             self.node,
             "--import",
             NET_GUARD.as_uri(),
             str(CLI),
             "--offline",
-            "--no-skills",
-            "--no-prompt-templates",
-            "--no-context-files",
+            *no_resources,
             *extra,
             "--provider",
             PROVIDER,
@@ -117,9 +120,11 @@ class PiCli:
         except FileNotFoundError:
             return []
 
-    def print(self, prompt: str, *, cwd: Path, args: tuple[str, ...] = ()) -> str:
+    def print(
+        self, prompt: str, *, cwd: Path, args: tuple[str, ...] = (), resources: bool = False
+    ) -> str:
         """``pi -p PROMPT`` in ``cwd``; returns what it printed."""
-        command = self.command(*args, "-p", prompt)
+        command = self.command(*args, "-p", prompt, resources=resources)
         try:
             done = subprocess.run(
                 command,

@@ -1,0 +1,284 @@
+"""`ProjectPrompt`: what the agent is told about a project folder, re-read when it changes.
+
+Folders read, as the Pi CLI reads them (``.pi`` is Pi's project folder):
+
+* global folders, in order: Pi's agent folder (``~/.pi/agent`` or ``PI_CODING_AGENT_DIR``)
+  and the app's own config folder, each with ``AGENTS.md``/``CLAUDE.md``, ``SYSTEM.md``,
+  ``APPEND_SYSTEM.md``, ``skills/`` and ``prompts/``; plus ``~/.agents/skills``;
+* the project: ``.pi/SYSTEM.md`` and ``.pi/APPEND_SYSTEM.md`` (before the global ones),
+  ``.pi/skills``, ``.pi/prompts``, ``.agents/skills`` in the working folder and each
+  parent up to the git repository's root, and in every folder from the filesystem root
+  down to the working folder the first of ``AGENTS.md``, ``AGENTS.MD``, ``CLAUDE.md``,
+  ``CLAUDE.MD``.
+
+Every turn stats these files; only a changed one is read again (`FileCache`).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import os
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from desktop_agent.prompt._assemble import ContextText, ToolLine, assemble
+from desktop_agent.prompt._files import (
+    MAX_CONTEXT_BYTES,
+    FileCache,
+    Problem,
+    describe_os_error,
+)
+from desktop_agent.prompt._skills import Skill, SkillLoader, SkillMode, expand_skill_command
+from desktop_agent.prompt._templates import Template, TemplateLoader, expand_template
+
+PROJECT_FOLDER = ".pi"
+CONTEXT_NAMES = ("AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD")
+INSTRUCTIONS_LABEL = "Instructions for this folder (kept by Desktop Agent)"
+
+
+def estimate_tokens(text: str) -> int:
+    """About four characters a token (the estimate Pi uses too)."""
+    return math.ceil(len(text) / 4)
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """A file the prompt holds (or the app's instructions, ``path`` "")."""
+
+    kind: str
+    """``system`` (SYSTEM.md), ``append``, ``context``, ``instructions`` or ``skill``."""
+    path: str
+    tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class Parts:
+    """Everything read for a prompt, before it is assembled."""
+
+    custom_base: str | None
+    append: str | None
+    context: tuple[ContextText, ...]
+    skills: tuple[Skill, ...]
+    templates: tuple[Template, ...]
+    sources: tuple[Source, ...]
+    problems: tuple[Problem, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PromptReport:
+    """What the Context view shows: the prompt, its sources and what was skipped."""
+
+    text: str
+    tokens: int
+    sources: tuple[Source, ...]
+    problems: tuple[Problem, ...]
+    templates: tuple[Template, ...] = field(default=())
+    skills: tuple[Skill, ...] = field(default=())
+
+
+def _git_root(start: str) -> str | None:
+    folder = start
+    while True:
+        if os.path.exists(os.path.join(folder, ".git")):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def _ancestors(cwd: str) -> list[str]:
+    """``cwd`` and its parents up to the filesystem root, deepest first."""
+    folders = [cwd]
+    while (parent := os.path.dirname(folders[-1])) != folders[-1]:
+        folders.append(parent)
+    return folders
+
+
+class ProjectPrompt:
+    """The system prompt of a project folder (a harness's prompt source).
+
+    ``global_dirs``: Pi's agent folder and the app's config folder (either may be
+    missing). ``home``: for ``~/.agents/skills`` (None: not read). ``instructions``: the
+    app's per-folder text, asked for at every turn. Safe to call from worker threads.
+    """
+
+    def __init__(
+        self,
+        cwd: str,
+        *,
+        global_dirs: Sequence[str] = (),
+        home: str | None = None,
+        instructions: Callable[[], str] = lambda: "",
+        today: Callable[[], _dt.date] = _dt.date.today,
+        cache: FileCache | None = None,
+    ) -> None:
+        self.cwd = os.path.abspath(cwd)
+        self.global_dirs = [os.path.abspath(d) for d in global_dirs]
+        self.home = os.path.abspath(home) if home else None
+        self.instructions = instructions
+        self.today = today
+        self.cache = cache or FileCache()
+        self._skills = SkillLoader(self.cache)
+        self._templates = TemplateLoader(self.cache)
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------- reading
+
+    def _first_file(self, paths: Sequence[str], problems: list[Problem]) -> str | None:
+        for path in paths:
+            found = self.cache.stat(path)
+            if isinstance(found, OSError):
+                problems.append(Problem(path, describe_os_error(found)))
+            elif found is not None:
+                return path
+        return None
+
+    def _context_files(self, problems: list[Problem]) -> list[tuple[str, str]]:
+        """``(path, text)`` of the context files in order (read failures named)."""
+        folders = [*self.global_dirs, *reversed(_ancestors(self.cwd))]
+        files: list[tuple[str, str]] = []
+        seen: set[str] = set()
+        for folder in folders:
+            for name in CONTEXT_NAMES:
+                path = os.path.join(folder, name)
+                found = self.cache.stat(path)
+                if found is None:
+                    continue
+                if isinstance(found, OSError):
+                    problems.append(Problem(path, describe_os_error(found)))
+                    continue
+                read = self.cache.read(path, limit=MAX_CONTEXT_BYTES)
+                if read.problem is not None:
+                    problems.append(Problem(path, read.problem))
+                if read.text is None:
+                    continue  # Pi goes on to the next name in this folder
+                if path not in seen:
+                    seen.add(path)
+                    files.append((path, read.text))
+                break
+        return files
+
+    def _prompt_file(self, name: str, problems: list[Problem]) -> tuple[str, str] | None:
+        """``(path, text)`` of the project's or else the first global ``name``."""
+        candidates = [
+            os.path.join(self.cwd, PROJECT_FOLDER, name),
+            *(os.path.join(d, name) for d in self.global_dirs),
+        ]
+        path = self._first_file(candidates, problems)
+        if path is None:
+            return None
+        read = self.cache.read(path, limit=MAX_CONTEXT_BYTES)
+        if read.problem is not None:
+            problems.append(Problem(path, read.problem))
+        return None if read.text is None else (path, read.text)
+
+    def skill_folders(self) -> list[tuple[str, SkillMode]]:
+        """Where skills are looked for, first wins (Pi's order: project, then global)."""
+        user_agents = os.path.join(self.home, ".agents", "skills") if self.home else None
+        folders: list[tuple[str, SkillMode]] = [
+            (os.path.join(self.cwd, PROJECT_FOLDER, "skills"), "pi")
+        ]
+        root = _git_root(self.cwd)
+        for folder in _ancestors(self.cwd):
+            path = os.path.join(folder, ".agents", "skills")
+            if path != user_agents:
+                folders.append((path, "agents"))
+            if folder == root:
+                break
+        folders += [(os.path.join(d, "skills"), "pi") for d in self.global_dirs]
+        if user_agents is not None:
+            folders.append((user_agents, "agents"))
+        return folders
+
+    def template_folders(self) -> list[str]:
+        return [
+            os.path.join(self.cwd, PROJECT_FOLDER, "prompts"),
+            *(os.path.join(d, "prompts") for d in self.global_dirs),
+        ]
+
+    def parts(self) -> Parts:
+        """Everything the prompt is made of, as the files are now."""
+        with self._lock:
+            return self._parts()
+
+    def _parts(self) -> Parts:
+        problems: list[Problem] = []
+        sources: list[Source] = []
+        custom_base = None
+        system = self._prompt_file("SYSTEM.md", problems)
+        if system is not None:
+            if system[1].strip():
+                custom_base = system[1]
+                sources.append(Source("system", system[0], estimate_tokens(system[1])))
+            else:
+                problems.append(
+                    Problem(system[0], "is empty: the built-in base prompt is used instead")
+                )
+        append = self._prompt_file("APPEND_SYSTEM.md", problems)
+        if append is not None:
+            sources.append(Source("append", append[0], estimate_tokens(append[1])))
+        context = [ContextText(p, t) for p, t in self._context_files(problems)]
+        sources += [Source("context", c.label, estimate_tokens(c.text)) for c in context]
+        instructions = self.instructions().strip()
+        if instructions:
+            context.append(ContextText(INSTRUCTIONS_LABEL, instructions))
+            sources.append(Source("instructions", "", estimate_tokens(instructions)))
+        skills, skill_problems = self._skills.discover(self.skill_folders())
+        problems += skill_problems
+        templates, template_problems = self._templates.discover(self.template_folders())
+        problems += template_problems
+        return Parts(
+            custom_base=custom_base,
+            append=append[1] if append is not None and append[1] else None,
+            context=tuple(context),
+            skills=tuple(skills),
+            templates=tuple(templates),
+            sources=tuple(sources),
+            problems=tuple(problems),
+        )
+
+    # ------------------------------------------------------------- the prompt
+
+    def _assemble(self, parts: Parts, tools: Sequence[ToolLine]) -> str:
+        return assemble(
+            tools=tools,
+            custom_base=parts.custom_base,
+            append=parts.append,
+            context=parts.context,
+            skills=parts.skills,
+            cwd=self.cwd,
+            today=self.today(),
+        )
+
+    def system_prompt(self, tools: Sequence[ToolLine]) -> str:
+        """The system prompt of the next turn, for the tools that are on."""
+        return self._assemble(self.parts(), tools)
+
+    def report(self, tools: Sequence[ToolLine]) -> PromptReport:
+        """The prompt with where it came from (the Context view)."""
+        parts = self.parts()
+        text = self._assemble(parts, tools)
+        skills = tuple(
+            Source("skill", s.file_path, estimate_tokens(s.name + s.description + s.file_path))
+            for s in parts.skills
+            if any(t.name == "read" for t in tools)
+        )
+        return PromptReport(
+            text=text,
+            tokens=estimate_tokens(text),
+            sources=parts.sources + skills,
+            problems=parts.problems,
+            templates=parts.templates,
+            skills=parts.skills,
+        )
+
+    def expand(self, text: str) -> tuple[str, Problem | None]:
+        """What is sent for ``text``: ``/skill:name`` and ``/template`` expanded."""
+        if not text.startswith("/"):
+            return text, None
+        parts = self.parts()
+        expanded, problem = expand_skill_command(text, parts.skills, self.cache)
+        return expand_template(expanded, parts.templates), problem

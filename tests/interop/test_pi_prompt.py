@@ -1,0 +1,192 @@
+"""The app tells the model what the real Pi CLI tells it (issue 19, acceptance).
+
+One folder set up as Pi users have it: a global ``AGENTS.md`` in Pi's agent folder under
+a temp HOME, the repository's ``AGENTS.md``, a ``CLAUDE.md`` in the sub-folder worked in,
+``.pi/APPEND_SYSTEM.md``, a skill ``.pi/skills/deploy/SKILL.md`` and a prompt template
+``.pi/prompts/review.md``. The Pi CLI 0.74.2 (``pi -p``, offline, against the suite's
+scripted server) and our harness with `ProjectPrompt` each send a first request from
+that folder; both system prompts hold every context file under its path in Pi's order
+(global, then from the root down), the appended text, the skill's name, description
+and file, today's date and the working directory, in the same order; and
+``/review src/app.py quickly`` reaches the model exactly as the CLI sends it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from desktop_agent.harness import AgentHarness
+from desktop_agent.prompt import ProjectPrompt, Template, expand_template
+from desktop_agent.session import InMemorySessionRepo
+from desktop_agent.tools import Workspace, built_in_tools
+from tests.ai.provider_server import ProviderServer, Reply
+from tests.interop._pi import NODE_MODULES, Pi
+from tests.interop._pi_cli import MODEL, PROVIDER, PiCli
+
+pytestmark = pytest.mark.interop
+
+GLOBAL = "Global rule: answer in English and keep a changelog."
+REPO = "Repository rule: run `make check` before you commit."
+SUB = "Sub-folder rule: this package is typed strictly."
+APPEND = "Appended: never push to main."
+SKILL = """---
+name: deploy
+description: Deploy the service to staging with the release script.
+---
+# Deploy
+
+Run `scripts/release --staging` and watch the log.
+"""
+TEMPLATE = """---
+description: Review a file
+argument-hint: <file> [tone]
+---
+Review $1 and be ${@:2}. All arguments: $@
+"""
+TEMPLATE_PROMPT = "/review src/app.py quickly"
+
+
+def build_folder(base: Path, home: Path) -> Path:
+    """The folder of the issue; returns the working (sub-)folder."""
+    agent = home / ".pi" / "agent"
+    agent.mkdir(parents=True, exist_ok=True)
+    (agent / "AGENTS.md").write_text(GLOBAL, encoding="utf-8")
+    repo = base / "repo"
+    sub = repo / "sub"
+    (sub / ".pi" / "skills" / "deploy").mkdir(parents=True)
+    (sub / ".pi" / "prompts").mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "AGENTS.md").write_text(REPO, encoding="utf-8")
+    (sub / "CLAUDE.md").write_text(SUB, encoding="utf-8")
+    (sub / ".pi" / "APPEND_SYSTEM.md").write_text(APPEND, encoding="utf-8")
+    (sub / ".pi" / "skills" / "deploy" / "SKILL.md").write_text(SKILL, encoding="utf-8")
+    (sub / ".pi" / "prompts" / "review.md").write_text(TEMPLATE, encoding="utf-8")
+    return sub
+
+
+def system_text(body: dict[str, Any]) -> str:
+    first = body["messages"][0]
+    assert first["role"] in ("system", "developer"), first
+    content = first["content"]
+    return content if isinstance(content, str) else "".join(p["text"] for p in content)
+
+
+def last_user_text(body: dict[str, Any]) -> str:
+    message = [m for m in body["messages"] if m["role"] == "user"][-1]
+    content = message["content"]
+    return content if isinstance(content, str) else "".join(p.get("text", "") for p in content)
+
+
+def positions(text: str, parts: list[str]) -> list[int]:
+    found = [text.find(p) for p in parts]
+    assert -1 not in found, [p for p, i in zip(parts, found, strict=True) if i == -1]
+    return found
+
+
+def after_base(prompt: str) -> str:
+    """From the appended text on: the part that comes from the folder, not the base."""
+    return prompt[prompt.index(APPEND) :]
+
+
+@pytest.mark.asyncio
+async def test_first_request_and_template_match_the_pi_cli(pi: Pi, tmp_path: Path) -> None:
+    with ProviderServer() as server:
+        cli = PiCli(pi, server, tmp_path / "cli")
+        cwd = build_folder(tmp_path, cli.home)
+        server.script(Reply(text="ok"), Reply(text="ok"))
+        cli.print("hello", cwd=cwd, resources=True)
+        cli.print(TEMPLATE_PROMPT, cwd=cwd, resources=True)
+        theirs = [r.body for r in server.requests if r.method == "POST"]
+        assert cli.network_attempts == []
+
+        server.requests.clear()
+        project = ProjectPrompt(str(cwd), global_dirs=[str(cli.agent_dir)], home=str(cli.home))
+        session = await InMemorySessionRepo().create(cwd=str(cwd))
+        harness = AgentHarness(
+            session=session,
+            model=server.model("openai-completions", MODEL, provider=PROVIDER),
+            tools=built_in_tools(),
+            workspace=Workspace(str(cwd)),
+            system_prompt=project.system_prompt,
+            get_api_key=lambda _m: "local",
+        )
+        server.script(Reply(text="ok"), Reply(text="ok"))
+        await harness.prompt("hello")
+        expanded, problem = project.expand(TEMPLATE_PROMPT)
+        assert problem is None
+        await harness.prompt(expanded)
+        ours = [r.body for r in server.requests if r.method == "POST"]
+
+    pi_prompt, our_prompt = system_text(theirs[0]), system_text(ours[0])
+    skill_file = str(cwd / ".pi" / "skills" / "deploy" / "SKILL.md")
+    ordered = [
+        APPEND,
+        "# Project Context",
+        f"## {cli.agent_dir / 'AGENTS.md'}\n\n{GLOBAL}",
+        f"## {cwd.parent / 'AGENTS.md'}\n\n{REPO}",
+        f"## {cwd / 'CLAUDE.md'}\n\n{SUB}",
+        "<name>deploy</name>",
+        "<description>Deploy the service to staging with the release script.</description>",
+        f"<location>{skill_file}</location>",
+        f"Current date: {dt.date.today().isoformat()}",
+        f"Current working directory: {cwd}",
+    ]
+    for prompt in (pi_prompt, our_prompt):
+        found = positions(prompt, ordered)
+        assert found == sorted(found), prompt
+        assert prompt.endswith(f"Current working directory: {cwd}")
+    # Everything from the folder on is the same text, character for character.
+    assert after_base(our_prompt) == after_base(pi_prompt)
+    # The base names the tools that are on, one line each.
+    for name in ("read", "bash", "edit", "write"):
+        assert f"\n- {name}: " in our_prompt
+
+    sent = "Review src/app.py and be quickly. All arguments: src/app.py quickly"
+    assert last_user_text(theirs[1]) == sent
+    assert last_user_text(ours[1]) == sent
+
+
+EXPANSION_CASES = [
+    ("Review $1 and be ${@:2}. All arguments: $@", "/t src/app.py quickly"),
+    ("$1-$2-$3", "/t a 'b c' \"d e\""),
+    ("[$0][$10][$2]", "/t one"),
+    ("${@:2} | ${@:2:1} | ${@:0} | ${@:9}", "/t a b c"),
+    ("$@ / $ARGUMENTS", "/t x   y"),
+    ("$1 $@", "/t $2"),
+    ("<$@>", "/t"),
+    ("<$@>", "/t\nsecond line"),
+    ("<$1>", "/t 'unclosed quote"),
+    ("<$1> ${name}", "/t é ü"),
+    ("no placeholders", "/other x"),
+    ("no placeholders", "not a command"),
+]
+
+
+def test_template_expansion_matches_pis_own_function(pi: Pi) -> None:
+    """Our `expand_template` against the CLI's ``expandPromptTemplate`` for each case."""
+    module = NODE_MODULES / "@earendil-works/pi-coding-agent/dist/core/prompt-templates.js"
+    script = (
+        f"import {{ expandPromptTemplate }} from {json.dumps(module.as_uri())};\n"
+        "const cases = JSON.parse(process.argv[1]);\n"
+        "console.log(JSON.stringify(cases.map(([body, text]) =>\n"
+        "  expandPromptTemplate(text, [{ name: 't', content: body }]))));\n"
+    )
+    assert pi.node is not None, pi.setup_error
+    done = subprocess.run(
+        [pi.node, "--input-type=module", "-e", script, json.dumps(EXPANSION_CASES)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    theirs = json.loads(done.stdout)
+    ours = [
+        expand_template(text, [Template("t", "", body, "t.md")]) for body, text in EXPANSION_CASES
+    ]
+    assert ours == theirs
