@@ -25,6 +25,7 @@ from desktop_agent.config import (
     AppDirs,
     KeyStore,
     Settings,
+    default_pi_agent_dir,
     default_pi_sessions_dir,
     load_settings,
     load_state,
@@ -192,6 +193,8 @@ def run(argv: list[str]) -> int:
             make_pi=lambda setting: make_pi_store(pi_sessions_dir(setting), dirs),
             pi_default_folder=str(default_pi_sessions_dir(Path.home(), os.environ)),
             map_dir=dirs.data / "cache" / "maps",
+            prompt_dirs=[default_pi_agent_dir(Path.home(), os.environ), dirs.config],
+            home=Path.home(),
         )
         await workbench.start()
         return workbench

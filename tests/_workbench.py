@@ -58,9 +58,13 @@ def make_workbench(
     settings: Settings | None = None,
     keyring: MemoryKeyring | None = None,
     pi_folder: Path | None = None,
+    prompt_dirs: list[Path] | None = None,
+    home: Path | None = None,
 ) -> Workbench:
     """A workbench over ``data`` whose registry holds ``models`` (default model: the
-    first); ``pi_folder``: the Pi CLI's sessions folder beside ours."""
+    first); ``pi_folder``: the Pi CLI's sessions folder beside ours; ``prompt_dirs``:
+    the global folders of context files, skills and templates (default: the app's config
+    folder in ``data``, as app.py has it; never the real ~/.pi)."""
     data.mkdir(parents=True, exist_ok=True)
     listed = models if isinstance(models, list) else [models]
     settings_file = data / "config" / "settings.json"
@@ -88,6 +92,8 @@ def make_workbench(
         make_pi=lambda setting: _pi_from_setting(data, setting, pi_folder),
         pi_default_folder=str(pi_folder or ""),
         map_dir=data / "cache" / "maps",
+        prompt_dirs=prompt_dirs if prompt_dirs is not None else [data / "config"],
+        home=home,
     )
 
 

@@ -13,6 +13,7 @@ from desktop_agent.config._dirs import (
 from desktop_agent.config._pi import (
     PI_AGENT_DIR_ENV,
     PiSessionsSettings,
+    default_pi_agent_dir,
     default_pi_sessions_dir,
     pi_sessions_dir,
 )
@@ -75,6 +76,7 @@ __all__ = [
     "ThemeMode",
     "atomic_write",
     "backend_problem",
+    "default_pi_agent_dir",
     "default_pi_sessions_dir",
     "draft_key",
     "install_folders",

@@ -37,12 +37,17 @@ def _expand(path: str, home: Path) -> Path:
     return Path(path)
 
 
-def default_pi_sessions_dir(home: Path, environ: Mapping[str, str]) -> Path:
-    """The folder the Pi CLI writes its sessions to."""
+def default_pi_agent_dir(home: Path, environ: Mapping[str, str]) -> Path:
+    """The Pi CLI's agent folder (its global ``AGENTS.md``, skills, prompts, sessions)."""
     agent_dir = environ.get(PI_AGENT_DIR_ENV)
     if agent_dir:
-        return _expand(agent_dir, home) / "sessions"
-    return home / ".pi" / "agent" / "sessions"
+        return _expand(agent_dir, home)
+    return home / ".pi" / "agent"
+
+
+def default_pi_sessions_dir(home: Path, environ: Mapping[str, str]) -> Path:
+    """The folder the Pi CLI writes its sessions to."""
+    return default_pi_agent_dir(home, environ) / "sessions"
 
 
 def pi_sessions_dir(

@@ -119,6 +119,9 @@ class Settings(BaseModel):
     discover_local_servers: bool = True
     pi_sessions: PiSessionsSettings = Field(default_factory=PiSessionsSettings)
     """The Pi CLI's sessions beside ours (`pi_sessions_dir`)."""
+    instructions: dict[str, str] = Field(default_factory=dict)
+    """Per project folder (its path): text the agent is told at every turn, kept by the
+    app for people without an ``AGENTS.md`` (the Context view edits it)."""
     store: StoreKind = "jsonl"
     """Where sessions are kept: Pi-compatible JSONL files, or one SQLite database."""
     app_version: str | None = None

@@ -16,6 +16,7 @@ from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu, QSizePolicy, QToolBar, QToolButton, QWidget
 
+from desktop_agent.gui._commands import fill_completions, show_context
 from desktop_agent.gui._icons import ICON_SIZE, icon, palette_of
 from desktop_agent.gui._tr import QT_TRANSLATE_NOOP
 from desktop_agent.gui.sidebar import EXPORT_FORMATS
@@ -110,6 +111,14 @@ ACTIONS: tuple[ActionSpec, ...] = (
         QT_TRANSLATE_NOOP("Actions", "Con&vert to the current format"),
         QT_TRANSLATE_NOOP(
             "Actions", "Write a new file in the current format beside this old one, and open it"
+        ),
+    ),
+    _spec(
+        "compactAction",
+        "session",
+        QT_TRANSLATE_NOOP("Actions", "Co&mpact now"),
+        QT_TRANSLATE_NOOP(
+            "Actions", "Summarise the conversation so far to free context (/compact)"
         ),
     ),
     _spec(
@@ -214,6 +223,15 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "Ctrl+T",
         icon="map",
         check=True,
+    ),
+    _spec(
+        "contextAction",
+        "view",
+        QT_TRANSLATE_NOOP("Actions", "&Context"),
+        QT_TRANSLATE_NOOP(
+            "Actions", "What the model is told: the system prompt and its files (/context)"
+        ),
+        icon="context",
     ),
     _spec(
         "searchAction",
@@ -326,6 +344,7 @@ def _bind_signals(w: MainWindow) -> None:
     composer.model_chosen.connect(op(wb.choose_model))
     composer.thinking_chosen.connect(op(wb.choose_thinking))
     composer.draft_changed.connect(w.on_draft)
+    composer.commands.needed.connect(lambda: run(fill_completions(w)))
     chat.sibling_requested.connect(op(wb.switch_sibling))
     tree.sibling_requested.connect(op(wb.switch_sibling))
     chat.edit_resend_requested.connect(lambda e, t: run(w.edit_resend(e, t)))
@@ -372,6 +391,8 @@ def _slots(w: MainWindow) -> dict[str, Callable[[], Any]]:
         "trashAction": current(lambda ref: run(w.do(wb.trash(ref)))),
         "copyIntoOursAction": current(lambda ref: run(w.do(wb.copy_into_ours(ref)))),
         "convertAction": current(lambda ref: run(w.do(wb.convert(ref)))),
+        "compactAction": lambda: run(w.do(wb.compact())),
+        "contextAction": lambda: run(show_context(w)),
         "editLastAction": w.chat_actions.edit,
         "retryAction": lambda: run(w.do(wb.retry())),
         "copyMessageAction": w.chat_actions.copy,
@@ -432,10 +453,11 @@ def _fill_menus(w: MainWindow, menus: dict[str, QMenu], actions: dict[str, QActi
         "file": ["newSessionAction", "chooseFolderAction", "", "backupAction",
                  "settingsAction", "", "quitAction"],
         "session": ["renameAction", "forkAction", "export", "copyIntoOursAction",
-                    "convertAction", "", "trashAction", "",
+                    "convertAction", "compactAction", "", "trashAction", "",
                     "editLastAction", "retryAction", "copyMessageAction", "",
                     "previousVersionAction", "nextVersionAction"],
-        "view": ["sidebarAction", "treeAction", "", "searchAction", "composerAction",
+        "view": ["sidebarAction", "treeAction", "contextAction", "", "searchAction",
+                 "composerAction",
                  "nextPaneAction", "previousPaneAction"],
         "help": ["shortcutsAction", ""],
     }  # fmt: skip
@@ -490,7 +512,7 @@ def _toolbar(w: MainWindow, actions: dict[str, QAction]) -> QToolBar:
         QCoreApplication.translate("Actions", "Export the open session")
     )
     bar.addWidget(export)
-    for name in ("settingsAction", "shortcutsAction", "treeAction"):
+    for name in ("contextAction", "settingsAction", "shortcutsAction", "treeAction"):
         bar.addAction(actions[name])
     for action in bar.actions():
         button = bar.widgetForAction(action)

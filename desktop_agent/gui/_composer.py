@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_agent.gui._completer import CommandList
 from desktop_agent.gui._icons import icon, palette_of
 from desktop_agent.workbench import Attachment
 
@@ -34,8 +35,23 @@ class _Input(QPlainTextEdit):
         super().__init__(parent)
         self.send_key = "enter"
         self.setTabChangesFocus(True)  # Tab moves on; the agent gets no tab characters
+        self.commands: CommandList | None = None
+
+    def event(self, event: QEvent) -> bool:
+        # Tab reaches keyPressEvent only when it does not move the focus: take it first.
+        if (
+            event.type() == QEvent.Type.KeyPress
+            and isinstance(event, QKeyEvent)
+            and self.commands is not None
+            and event.key() == Qt.Key.Key_Tab
+            and self.commands.handle_key(event)
+        ):
+            return True
+        return super().event(event)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
+        if self.commands is not None and self.commands.handle_key(event):
+            return
         if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
             mods = event.modifiers()
             ctrl = bool(mods & Qt.KeyboardModifier.ControlModifier)
@@ -74,6 +90,8 @@ class Composer(QWidget):
         self.input.submit.connect(self._submit)
         self.input.textChanged.connect(lambda: self.draft_changed.emit(self.text()))
         self.input.installEventFilter(self)
+        self.commands = CommandList(self.input, self)
+        self.input.commands = self.commands
         self.send_button = QPushButton(self.tr("Send"), self)
         self.send_button.setObjectName("sendButton")
         self.send_button.clicked.connect(self._submit)
@@ -114,6 +132,7 @@ class Composer(QWidget):
         controls.addWidget(self.send_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(self.commands)
         layout.addWidget(self.input)
         layout.addLayout(controls)
         self.set_send_key("enter")

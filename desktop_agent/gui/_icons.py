@@ -30,6 +30,7 @@ ICONS = (
     "map",
     "export",
     "help",
+    "context",
     "previous",
     "next",
 )

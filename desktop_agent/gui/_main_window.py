@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_agent.gui._actions import install_actions, refresh_icons
+from desktop_agent.gui._commands import run_command
 from desktop_agent.gui._composer import Composer
 from desktop_agent.gui._dialogs import Dialogs
 from desktop_agent.gui._keyboard import ChatActions, PaneCycler, set_tab_order
@@ -332,6 +333,8 @@ class MainWindow(QMainWindow):
             await self.new_session(folder)
 
     async def send(self, text: str, attachments: list[Attachment] | None = None) -> None:
+        if not attachments and await run_command(self, text):
+            return  # one of the app's commands (/new, /compact, /context, …)
         if (
             await self.do(self.wb.send(text, attachments or [])) is None
             and not self.composer.text()

@@ -36,6 +36,13 @@ from desktop_agent.workbench._map import (
     text_matches,
 )
 from desktop_agent.workbench._models import Models, label_of
+from desktop_agent.workbench._project import (
+    APP_COMMANDS,
+    NO_SESSION,
+    Completion,
+    ContextView,
+    parse_app_command,
+)
 from desktop_agent.workbench._store import (
     NEW_SESSION_TITLE,
     JsonlStore,
@@ -77,6 +84,7 @@ from desktop_agent.workbench._workbench import (
 )
 
 __all__ = [
+    "APP_COMMANDS",
     "EXPORT_SUFFIX",
     "INLINE_ENTRIES",
     "LANE_COLORS",
@@ -84,6 +92,7 @@ __all__ = [
     "MAP_FILTERS",
     "NEW_SESSION_TITLE",
     "NOTHING",
+    "NO_SESSION",
     "PAGE",
     "ApprovalWaitEvent",
     "Attachment",
@@ -92,6 +101,8 @@ __all__ = [
     "BranchReader",
     "BranchTip",
     "Changes",
+    "Completion",
+    "ContextView",
     "Event",
     "HarnessError",
     "JsonlStore",
@@ -132,6 +143,7 @@ __all__ = [
     "label_of",
     "latest_leaf_under",
     "newest_first",
+    "parse_app_command",
     "query_words",
     "text_matches",
     "to_html",

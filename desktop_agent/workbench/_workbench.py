@@ -60,6 +60,7 @@ from desktop_agent.harness import (
     SessionCompactEvent,
     restore_settings,
 )
+from desktop_agent.prompt import Problem
 from desktop_agent.session import (
     RecoveryReport,
     Session,
@@ -87,6 +88,13 @@ from desktop_agent.workbench._map import (
     tooltip_text,
 )
 from desktop_agent.workbench._models import Models
+from desktop_agent.workbench._project import (
+    NO_SESSION,
+    Completion,
+    ContextView,
+    ProjectContext,
+    problems_notice,
+)
 from desktop_agent.workbench._saved_maps import MIN_ROWS, SavedMaps
 from desktop_agent.workbench._store import JsonlStore, SessionStore
 from desktop_agent.workbench._views import (
@@ -206,6 +214,8 @@ class Workbench:
         make_pi: Callable[[PiSessionsSettings], JsonlStore | None] | None = None,
         pi_default_folder: str = "",
         map_dir: Path | None = None,
+        prompt_dirs: Sequence[Path] = (),
+        home: Path | None = None,
     ) -> None:
         self.store = store
         self.pi = pi
@@ -220,6 +230,14 @@ class Workbench:
         self.state = state
         self._save_settings = save_settings
         self._save_state = save_state
+        self.project = ProjectContext(
+            settings=lambda: self.settings,
+            save_settings=lambda: self._save_settings(self.settings),
+            global_dirs=prompt_dirs,
+            home=home,
+        )
+        """The project's context files, skills and templates (``prompt_dirs``: Pi's agent
+        folder and the app's config folder; ``home``: for ``~/.agents/skills``)."""
         self.forbidden_roots = list(forbidden_roots)
         self.tool_output_dir = tool_output_dir
         self.recovery_dir = recovery_dir
@@ -809,6 +827,7 @@ class Workbench:
             session=session,
             model=model,
             tools=tools if workspace is not None else [],
+            system_prompt=self.project.prompt(cwd).system_prompt if cwd else None,
             thinking_level=restored.thinking_level,
             active_tool_names=restored.active_tool_names,
             get_api_key=self.models.get_api_key,
@@ -961,6 +980,7 @@ class Workbench:
                 self.state.drafts[key] = text
             notice = self.notices.get("model")
             raise WorkbenchError(notice.english if notice is not None else NO_MODEL)
+        text = await self._expand(text)
         images: list[ImageContent] = []
         for att in attachments:
             if att.is_image:
@@ -1020,15 +1040,70 @@ class Workbench:
 
     async def steer(self, text: str) -> Changes:
         if self.harness is not None and not self.harness.is_idle:
-            await self.harness.steer(text)
-            return NOTHING
+            await self.harness.steer(await self._expand(text))
+            return self._changed(Changes(notices=True))
         return await self.send(text)
 
     async def follow_up(self, text: str) -> Changes:
         if self.harness is not None and not self.harness.is_idle:
-            await self.harness.follow_up(text)
-            return NOTHING
+            await self.harness.follow_up(await self._expand(text))
+            return self._changed(Changes(notices=True))
         return await self.send(text)
+
+    # ------------------------------------------------------------ the project (issue 19)
+
+    def _folder(self) -> str | None:
+        return (self.session.metadata.cwd or None) if self.session is not None else None
+
+    async def _expand(self, text: str) -> str:
+        """``/template args`` and ``/skill:name`` as sent (the session keeps that, as
+        Pi's does); files that could not be used are named in a notice."""
+        text, problems = await self.project.expand(self._folder(), text)
+        self._name_problems(problems)
+        return text
+
+    def _name_problems(self, problems: Sequence[Problem]) -> Changes:
+        notice = problems_notice(problems)
+        if notice is None:
+            return self.notify("project_files", None)
+        path, problem, more = notice
+        return self.notify(
+            "project_files",
+            "Project file {path} {problem}{more}",
+            path=path,
+            problem=problem,
+            more=more,
+        )
+
+    async def completions(self) -> list[Completion]:
+        """The composer's ``/`` list: the app's commands, templates and skills."""
+        return await self.project.completions(self._folder())
+
+    async def context_view(self) -> ContextView | None:
+        """The Context view of the open session's folder (None: no session)."""
+        folder = self._folder()
+        if folder is None:
+            return None
+        tools = self.harness.tool_lines() if self.harness is not None else []
+        view = await self.project.view(folder, tools)
+        self._changed(self._name_problems(view.report.problems))
+        return view
+
+    async def set_instructions(self, text: str) -> Changes:
+        """The open folder's Instructions, used from the next turn on."""
+        folder = self._folder()
+        if folder is None:
+            raise WorkbenchError(NO_SESSION)
+        await asyncio.to_thread(self.project.set_instructions, folder, text)
+        return NOTHING
+
+    async def compact(self, instructions: str = "") -> Changes:
+        """Compact now: the conversation so far becomes a summary (the compaction card)."""
+        harness = self.harness
+        if harness is None or harness.model is None:
+            raise WorkbenchError(NO_MODEL)
+        self._check_idle("compacting")
+        return await self._run_with(lambda: harness.compact(instructions or None))
 
     def _on_harness_event(self, event: HarnessEvent) -> None:
         changes = NOTHING

@@ -17,7 +17,6 @@ import datetime as dt
 import json
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -28,6 +27,7 @@ from desktop_agent.tools import Workspace, built_in_tools
 from tests.ai.provider_server import ProviderServer, Reply
 from tests.interop._pi import NODE_MODULES, Pi
 from tests.interop._pi_cli import MODEL, PROVIDER, PiCli
+from tests.prompt._wire import last_user_text, system_text
 
 pytestmark = pytest.mark.interop
 
@@ -68,19 +68,6 @@ def build_folder(base: Path, home: Path) -> Path:
     (sub / ".pi" / "skills" / "deploy" / "SKILL.md").write_text(SKILL, encoding="utf-8")
     (sub / ".pi" / "prompts" / "review.md").write_text(TEMPLATE, encoding="utf-8")
     return sub
-
-
-def system_text(body: dict[str, Any]) -> str:
-    first = body["messages"][0]
-    assert first["role"] in ("system", "developer"), first
-    content = first["content"]
-    return content if isinstance(content, str) else "".join(p["text"] for p in content)
-
-
-def last_user_text(body: dict[str, Any]) -> str:
-    message = [m for m in body["messages"] if m["role"] == "user"][-1]
-    content = message["content"]
-    return content if isinstance(content, str) else "".join(p.get("text", "") for p in content)
 
 
 def positions(text: str, parts: list[str]) -> list[int]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -13,11 +12,7 @@ from desktop_agent.prompt import ProjectPrompt
 from desktop_agent.session import InMemorySessionRepo
 from tests.ai.provider_server import ProviderServer, Reply
 from tests.harness.test_harness import EchoTool
-
-
-def system_text(body: dict[str, Any]) -> str:
-    content = body["messages"][0]["content"]
-    return content if isinstance(content, str) else "".join(p["text"] for p in content)
+from tests.prompt._wire import system_text
 
 
 @pytest.mark.asyncio

@@ -255,6 +255,14 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Co&amp;mpact now</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Summarise the conversation so far to free context (/compact)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>&amp;Move to trash</source>
         <translation type="unfinished"></translation>
     </message>
@@ -356,6 +364,14 @@
     </message>
     <message>
         <source>Show or hide the branch map</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Context</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>What the model is told: the system prompt and its files (/context)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -801,6 +817,13 @@
     </message>
 </context>
 <context>
+    <name>CommandList</name>
+    <message>
+        <source>Commands</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>Composer</name>
     <message>
         <source>Send</source>
@@ -864,6 +887,85 @@
     </message>
     <message>
         <source>Cannot attach %1: not an image or a text file</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>ContextDialog</name>
+    <message>
+        <source>Base prompt (SYSTEM.md)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Appended (APPEND_SYSTEM.md)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Context file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Instructions for this folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Skill</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Context</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>System prompt of the next request</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Part</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Tokens</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>File</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Skipped or cut</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Instructions for this folder, told to the agent at every turn</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Save instructions</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Where it came from:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Skipped or cut, and why:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Instructions for this folder:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The system prompt of the next request in %1: about %2 tokens.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>(kept by Desktop Agent)</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -1580,6 +1682,10 @@
     </message>
     <message>
         <source>Not saved</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Project file {path} {problem}{more}</source>
         <translation type="unfinished"></translation>
     </message>
     <message>

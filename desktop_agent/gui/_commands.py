@@ -1,0 +1,76 @@
+"""The app's own composer commands (``/new``, ``/compact``, ``/context``, …): each goes
+to the same route as its menu entry, so typing a command and choosing it from a menu do
+one thing. Anything else typed is sent (templates and skills expand in the workbench).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from desktop_agent.gui._context_view import ContextDialog
+from desktop_agent.workbench import NO_SESSION, parse_app_command
+
+if TYPE_CHECKING:
+    from desktop_agent.gui._main_window import MainWindow
+
+EXPORT_NAMES = {"html": "html", "markdown": "markdown", "md": "markdown", "jsonl": "jsonl"}
+
+
+async def fill_completions(w: MainWindow) -> None:
+    """Give the composer's ``/`` list its entries (commands, templates, skills)."""
+    w.composer.commands.set_completions(await w.wb.completions())
+
+
+async def run_command(w: MainWindow, text: str) -> bool:
+    """Run ``text`` when it is one of the app's commands (True), else leave it (False)."""
+    parsed = parse_app_command(text.strip())
+    if parsed is None:
+        return False
+    name, args = parsed
+    wb, ref = w.wb, w.wb.ref
+    if name == "new":
+        await w.new_session()
+    elif name == "compact":
+        await w.do(wb.compact(args))
+    elif name == "model" and args:
+        await w.do(wb.choose_model(args))
+    elif name == "model":
+        w.composer.model_picker.setFocus()
+        w.composer.model_picker.showPopup()
+    elif name == "settings":
+        await w.settings()
+    elif name == "context":
+        await show_context(w)
+    elif name == "copy":
+        w.chat_actions.copy()
+    elif ref is None:
+        w.presenter.apply(wb.notify("error", NO_SESSION))
+    elif name == "name" and args:
+        await w.do(wb.rename(ref, args))
+    elif name == "name":
+        w.sidebar.rename_session(ref)
+    elif name == "fork":
+        await w.do(wb.fork(ref))
+    elif name == "export":
+        await w.export(ref, EXPORT_NAMES.get(args.lower(), "html"))
+    return True
+
+
+async def show_context(w: MainWindow) -> None:
+    """Open (or bring up to date) the Context view of the open session."""
+    view = await w.wb.context_view()
+    if view is None:
+        w.presenter.apply(w.wb.notify("error", NO_SESSION))
+        return
+    dialog = w.findChild(ContextDialog, "contextDialog")
+    if dialog is None:
+
+        async def save(text: str) -> None:
+            await w.do(w.wb.set_instructions(text))
+            await show_context(w)
+
+        dialog = ContextDialog(w, view, lambda text: w.spawn(save(text)))
+    else:
+        dialog.show_view(view)
+    dialog.show()
+    dialog.activateWindow()

@@ -1,0 +1,175 @@
+"""What the agent is told about the project, through the real window (issue 19).
+
+A folder set up as Pi users have it (a global ``AGENTS.md`` in Pi's agent folder, the
+project's ``AGENTS.md``, a skill, a broken skill and a prompt template): the first
+request carries the context files, the skill and the date; typing ``/rev``, Enter on the
+completion, the arguments and Enter sends the expanded template (and the chat shows what
+was sent); ``/context`` opens the Context view whose prompt is exactly the next
+request's, with its files and the skipped skill; Instructions saved there reach the next
+turn; ``/compact`` compacts now and the compaction card is painted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
+from pytestqt.qtbot import QtBot
+
+from desktop_agent.gui._context_view import ContextDialog
+from desktop_agent.harness import HarnessSettings
+from tests._workbench import make_workbench
+from tests.ai.provider_server import ProviderServer, Reply
+from tests.gui._window import (
+    SCREENSHOTS,
+    close,
+    idle,
+    open_window,
+    painted,
+    painted_text,
+    type_and_send,
+)
+from tests.prompt._wire import last_user_text, system_text
+
+GLOBAL = "Global rule from Pi's agent folder."
+PROJECT = "Project rule: tests first."
+TEMPLATE = "---\ndescription: Review a file\nargument-hint: <file> [tone]\n---\nReview $1, ${@:2}."
+SKILL = "---\nname: deploy\ndescription: Deploy to staging.\n---\nRun the release script."
+
+
+def card_texts(window: Any) -> list[str]:
+    window.chat.follow_bottom()
+    window.chat.view.viewport().repaint()
+    return [painted_text(painted(window, r)) for r in range(window.chat.model.rowCount())]
+
+
+def test_context_templates_commands_and_compact_through_the_window(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    home = tmp_path / "home"
+    agent = home / ".pi" / "agent"
+    agent.mkdir(parents=True)
+    (agent / "AGENTS.md").write_text(GLOBAL, encoding="utf-8")
+    (workspace / "AGENTS.md").write_text(PROJECT, encoding="utf-8")
+    (workspace / ".pi" / "prompts").mkdir(parents=True)
+    (workspace / ".pi" / "prompts" / "review.md").write_text(TEMPLATE, encoding="utf-8")
+    for name, text in (("deploy", SKILL), ("bare", "---\nname: bare\n---\nno description")):
+        (workspace / ".pi" / "skills" / name).mkdir(parents=True)
+        (workspace / ".pi" / "skills" / name / "SKILL.md").write_text(text, encoding="utf-8")
+    data = tmp_path / "data"
+    model = provider.model("openai-completions")
+    wb = make_workbench(data, model, prompt_dirs=[agent, data / "config"], home=home)
+    wb.harness_settings = HarnessSettings(base_delay_ms=10, max_delay_ms=50, keep_recent_tokens=1)
+    window = open_window(qtbot, data, model, workbench=wb)
+    wb.state.last_workspace = str(workspace)
+    window.activateWindow()
+    QTest.keyClick(window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: wb.session is not None)
+    idle(qtbot, window)
+    editor = window.composer.input
+    assert QApplication.focusWidget() is editor
+
+    # 1. The first request carries the context files in order, the skill, date and folder.
+    provider.script(Reply(text="Hello."))
+    type_and_send(qtbot, window, "hello")
+    idle(qtbot, window)
+    first = system_text(provider.last_body())
+    assert first.index(GLOBAL) < first.index(PROJECT) < first.index("<name>deploy</name>")
+    assert f"Current date: {dt.date.today().isoformat()}" in first
+    assert first.endswith(f"Current working directory: {workspace}")
+    skipped = str(workspace / ".pi" / "skills" / "bare" / "SKILL.md")
+    assert window.notices.texts() == [
+        f"Project file {skipped} skill without a description: skipped"
+    ]
+
+    # 2. "/rev": the list shows the template; Enter fills it in, Enter again sends it.
+    QTest.keyClicks(editor, "/rev")
+    commands = window.composer.commands
+    qtbot.waitUntil(commands.isVisible)
+    assert [commands.item(i).text() for i in range(commands.count())] == [
+        "/review <file> [tone] — Review a file"
+    ]
+    QTest.keyClick(editor, Qt.Key.Key_Return)
+    assert editor.toPlainText() == "/review " and not commands.isVisible()
+    assert QApplication.focusWidget() is editor
+    provider.script(Reply(text="Reviewed."))
+    type_and_send(qtbot, window, "src/app.py 'very quickly'")
+    idle(qtbot, window)
+    assert last_user_text(provider.last_body()) == "Review src/app.py, very quickly."
+    assert "Review src/app.py, very quickly." in card_texts(window)[-2]
+
+    # 3. "/" lists the app's commands, the template and the skill; Esc closes the list.
+    QTest.keyClicks(editor, "/")
+    qtbot.waitUntil(commands.isVisible)
+    shown = [commands.item(i).text().split(" ")[0] for i in range(commands.count())]
+    for name in ("/new", "/compact", "/model", "/name", "/fork", "/export", "/copy"):
+        assert name in shown
+    assert "/settings" in shown and "/context" in shown
+    assert "/review" in shown and "/skill:deploy" in shown
+    SCREENSHOTS.mkdir(exist_ok=True)
+    window.grab().save(str(SCREENSHOTS / "flow_commands.png"))
+    QTest.keyClick(editor, Qt.Key.Key_Escape)
+    assert not commands.isVisible()
+
+    # 4. /context: the exact prompt of the next request, its files and what was skipped.
+    QTest.keyClicks(editor, "cont")  # typing shows the list again, with one entry
+    assert commands.isVisible() and commands.count() == 1
+    QTest.keyClick(editor, Qt.Key.Key_Return)
+    assert editor.toPlainText() == "/context "
+    QTest.keyClick(editor, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: window.findChild(ContextDialog, "contextDialog") is not None)
+    dialog = window.findChild(ContextDialog, "contextDialog")
+    assert dialog is not None
+    qtbot.waitUntil(dialog.isVisible)
+    idle(qtbot, window)
+    assert editor.toPlainText() == ""
+    rows = [dialog.sources.topLevelItem(i) for i in range(dialog.sources.topLevelItemCount())]
+    paths = [row.text(2) for row in rows if row is not None]
+    assert str(agent / "AGENTS.md") in paths and str(workspace / "AGENTS.md") in paths
+    assert any(p.endswith("deploy/SKILL.md") for p in paths)
+    problems = [dialog.problems.item(i).text() for i in range(dialog.problems.count())]
+    assert problems == [f"{skipped}: skill without a description: skipped"]
+    opened: list[str] = []
+    monkeypatch.setattr(ContextDialog, "open_file", staticmethod(opened.append))
+    assert rows[0] is not None
+    dialog.sources.setCurrentItem(rows[0])
+    QTest.mouseClick(dialog.open_button, Qt.MouseButton.LeftButton)
+    assert opened == [str(agent / "AGENTS.md")]
+    dialog.grab().save(str(SCREENSHOTS / "context_view.png"))
+
+    # Instructions kept by the app reach the prompt at the next turn.
+    dialog.instructions.setFocus()
+    QTest.keyClicks(dialog.instructions, "Answer in French.")
+    QTest.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "Answer in French." in dialog.prompt.toPlainText())
+    idle(qtbot, window)
+    next_prompt = dialog.prompt.toPlainText()
+    dialog.close()
+    editor.setFocus()
+    provider.script(Reply(text="D'accord."))
+    type_and_send(qtbot, window, "and now?")
+    idle(qtbot, window)
+    assert system_text(provider.last_body()) == next_prompt
+    assert wb.settings.instructions == {str(workspace): "Answer in French."}
+
+    # 5. /compact with instructions: the compaction card is painted.
+    before = len(provider.requests)
+    summary = "Summary: greeted, reviewed src/app.py, French."
+    provider.script(Reply(text=summary), Reply(text="The last turn, in short."))
+    type_and_send(qtbot, window, "/compact keep the file names")
+    idle(qtbot, window)
+    asked = [r.body for r in provider.requests[before:] if r.method == "POST"]
+    assert any("keep the file names" in last_user_text(b) for b in asked)
+    assert any(summary in t for t in card_texts(window))
+    close(qtbot, window)
