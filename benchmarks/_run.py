@@ -687,7 +687,7 @@ def run(opts: Options) -> int:
         f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs)",
         flush=True,
     )
-    no_data = ("safety", "map", "highlight", "pi-sessions")
+    no_data = ("safety", "map", "highlight", "pi-sessions", "prompt")
     data = ensure_data(opts) if opts.only not in no_data else None
     report = Report()
 
@@ -741,6 +741,11 @@ def run(opts: Options) -> int:
         from benchmarks._highlight import bench_highlight
 
         bench_highlight(report)
+
+    if opts.only in (None, "prompt"):
+        from benchmarks._prompt import bench_prompt
+
+        bench_prompt(report)
 
     report.section("summary")
     for name in report.passes:

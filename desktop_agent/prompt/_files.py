@@ -91,12 +91,20 @@ class FileCache:
         except OSError as exc:
             return exc
 
-    def read(self, path: str, *, limit: int | None = None) -> FileText:
+    def read(
+        self,
+        path: str,
+        *,
+        limit: int | None = None,
+        found: os.stat_result | OSError | None = None,
+    ) -> FileText:
         """The file's text, from the cache when it did not change since the last read.
 
         ``limit`` (bytes): a longer file is cut at a character boundary and the cut is
-        its ``problem``; its ``text`` is still used."""
-        found = self.stat(path)
+        its ``problem``; its ``text`` is still used. ``found``: the file's `stat` when the
+        caller has it (one system call less)."""
+        if found is None:
+            found = self.stat(path)
         if found is None:
             return FileText(path, None, 0, "does not exist any more: skipped")
         if isinstance(found, OSError):

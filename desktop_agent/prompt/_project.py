@@ -150,7 +150,7 @@ class ProjectPrompt:
                 if isinstance(found, OSError):
                     problems.append(Problem(path, describe_os_error(found)))
                     continue
-                read = self.cache.read(path, limit=MAX_CONTEXT_BYTES)
+                read = self.cache.read(path, limit=MAX_CONTEXT_BYTES, found=found)
                 if read.problem is not None:
                     problems.append(Problem(path, read.problem))
                 if read.text is None:

@@ -17,10 +17,11 @@ block (`expand_skill_command`).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from desktop_agent.prompt._files import (
@@ -49,6 +50,9 @@ class Skill:
     file_path: str
     base_dir: str
     disable_model_invocation: bool = False
+    real_path: str = field(default="", compare=False, repr=False)
+    """The file with symlinks resolved (a skill reached twice counts once); found when
+    the file is parsed, so a turn with unchanged skills resolves nothing."""
 
 
 def _skill_files(
@@ -110,6 +114,7 @@ def _parse_skill(read: FileText) -> tuple[Skill | None, tuple[Problem, ...]]:
         file_path=path,
         base_dir=folder,
         disable_model_invocation=front.get("disable-model-invocation") is True,
+        real_path=os.path.realpath(path),
     )
     return skill, tuple(problems)
 
@@ -134,7 +139,7 @@ class SkillLoader:
                 problems.extend(found)
                 if skill is None:
                     continue
-                real = os.path.realpath(path)
+                real = skill.real_path
                 if real in real_paths:
                     continue
                 first = by_name.get(skill.name)
@@ -164,6 +169,11 @@ def _escape_xml(text: str) -> str:
 
 def format_skills(skills: Sequence[Skill]) -> str:
     """The skills section of the system prompt (Pi's wording and XML shape), or ""."""
+    return _format_skills(tuple(skills))
+
+
+@functools.lru_cache(maxsize=8)
+def _format_skills(skills: tuple[Skill, ...]) -> str:
     shown = [s for s in skills if not s.disable_model_invocation]
     if not shown:
         return ""
