@@ -16,7 +16,7 @@ from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu, QSizePolicy, QToolBar, QToolButton, QWidget
 
-from desktop_agent.gui._commands import fill_completions, show_context
+from desktop_agent.gui._commands import command_or, fill_completions, show_context
 from desktop_agent.gui._icons import ICON_SIZE, icon, palette_of
 from desktop_agent.gui._tr import QT_TRANSLATE_NOOP
 from desktop_agent.gui.sidebar import EXPORT_FORMATS
@@ -338,8 +338,8 @@ def _bind_signals(w: MainWindow) -> None:
 
     composer, chat, tree, sidebar = w.composer, w.chat, w.tree, w.sidebar
     composer.send_requested.connect(lambda text, atts: run(w.send(text, atts)))
-    composer.steer_requested.connect(op(wb.steer))
-    composer.follow_up_requested.connect(op(wb.follow_up))
+    composer.steer_requested.connect(lambda text: run(command_or(w, text, wb.steer)))
+    composer.follow_up_requested.connect(lambda text: run(command_or(w, text, wb.follow_up)))
     composer.stop_requested.connect(op(wb.stop))
     composer.model_chosen.connect(op(wb.choose_model))
     composer.thinking_chosen.connect(op(wb.choose_thinking))

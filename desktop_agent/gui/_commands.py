@@ -5,10 +5,11 @@ one thing. Anything else typed is sent (templates and skills expand in the workb
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any
 
 from desktop_agent.gui._context_view import ContextDialog
-from desktop_agent.workbench import NO_SESSION, parse_app_command
+from desktop_agent.workbench import NO_SESSION, Changes, parse_app_command
 
 if TYPE_CHECKING:
     from desktop_agent.gui._main_window import MainWindow
@@ -19,6 +20,15 @@ EXPORT_NAMES = {"html": "html", "markdown": "markdown", "md": "markdown", "jsonl
 async def fill_completions(w: MainWindow) -> None:
     """Give the composer's ``/`` list its entries (commands, templates, skills)."""
     w.composer.commands.set_completions(await w.wb.completions())
+
+
+async def command_or(
+    w: MainWindow, text: str, send: Callable[[str], Coroutine[Any, Any, Changes]]
+) -> None:
+    """An app command typed while the agent runs is run (``/compact`` then says to stop
+    the agent first), never steered to the model as text; anything else goes to ``send``."""
+    if not await run_command(w, text):
+        await w.do(send(text))
 
 
 async def run_command(w: MainWindow, text: str) -> bool:

@@ -46,9 +46,18 @@ class FileText:
 @dataclass(frozen=True, slots=True)
 class Listing:
     """A folder's entries, each with whether it is a folder and whether it is a file
-    (symlinks followed; broken links are left out)."""
+    (symlinks followed; a dangling link is neither, as Pi skips it)."""
 
     entries: tuple[tuple[str, bool, bool], ...]
+    broken: tuple[tuple[str, str], ...] = ()
+    """Entries that could not be looked at (a symlink loop, no permission): name, why."""
+
+    def problems(self, folder: str) -> list[Problem]:
+        return [
+            Problem(os.path.join(folder, name), why)
+            for name, why in self.broken
+            if not name.startswith(".")
+        ]
 
 
 def describe_os_error(exc: OSError) -> str:
@@ -155,17 +164,18 @@ class FileCache:
         if cached is not None and cached[0] == found.st_mtime_ns:
             return cached[1]
         entries: list[tuple[str, bool, bool]] = []
+        broken: list[tuple[str, str]] = []
         try:
             with os.scandir(folder) as scan:
                 for entry in scan:
                     try:
                         entries.append((entry.name, entry.is_dir(), entry.is_file()))
-                    except OSError:
-                        continue  # broken or looping link: left out, as Pi does
+                    except OSError as exc:  # a loop: Pi leaves it out silently, we say so
+                        broken.append((entry.name, describe_os_error(exc)))
         except OSError as exc:
             return exc
         entries.sort()
-        listing = Listing(tuple(entries))
+        listing = Listing(tuple(entries), tuple(sorted(broken)))
         with self._lock:
             self._dirs[folder] = (found.st_mtime_ns, listing)
         return listing

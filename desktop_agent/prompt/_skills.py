@@ -64,6 +64,7 @@ def _skill_files(
     if isinstance(listing, OSError):
         problems.append(Problem(folder, describe_os_error(listing)))
         return []
+    problems.extend(listing.problems(folder))
     for name, _is_dir, is_file in listing.entries:
         if name == "SKILL.md" and is_file:
             return [os.path.join(folder, name)]

@@ -146,6 +146,7 @@ class TemplateLoader:
             if isinstance(listing, OSError):
                 problems.append(Problem(folder, describe_os_error(listing)))
                 continue
+            problems.extend(listing.problems(folder))
             for name, _is_dir, is_file in listing.entries:
                 if name.startswith(".") or not is_file or not name.endswith(".md"):
                     continue

@@ -1285,6 +1285,10 @@ class Workbench:
     async def choose_model(self, key: str) -> Changes:
         model = self.models.registry.get(key)
         harness = self.harness
+        if model is None and harness is not None:  # typed: /model provider/id
+            raise WorkbenchError(
+                f"There is no model {key!r}: give it as provider/id, as the model list has it."
+            )
         if model is None or harness is None:
             return NOTHING
         self._restoring_model = False

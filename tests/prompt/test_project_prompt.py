@@ -237,3 +237,20 @@ def test_template_command_forms() -> None:
     assert expand_template("/t", templates) == "<>"
     assert expand_template("/t\nline two", templates) == "<line two>"
     assert unknown_placeholders("${@:1} ${@:1:2} ${x} ${") == ["${x}", "${"]
+
+
+def test_looping_links_among_skills_and_templates_are_named(tmp_path: Path) -> None:
+    cwd = tmp_path / "w"
+    skills = cwd / ".pi" / "skills"
+    prompts = cwd / ".pi" / "prompts"
+    skills.mkdir(parents=True)
+    prompts.mkdir()
+    os.symlink(skills / "loop", skills / "loop")
+    os.symlink(prompts / "loop.md", prompts / "loop.md")
+    os.symlink(tmp_path / "nowhere.md", prompts / "dangling.md")  # skipped, as Pi does
+    write(prompts / "fine.md", "Fine.")
+    report = project(cwd).report(TOOLS)
+    assert messages(report.problems, skills / "loop") == ["is a symlink loop: skipped"]
+    assert messages(report.problems, prompts / "loop.md") == ["is a symlink loop: skipped"]
+    assert messages(report.problems, prompts / "dangling.md") == []
+    assert [t.name for t in report.templates] == ["fine"]
