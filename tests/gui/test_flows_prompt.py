@@ -1,12 +1,13 @@
 """What the agent is told about the project, through the real window (issue 19).
 
-A folder set up as Pi users have it (a global ``AGENTS.md`` in Pi's agent folder, the
-project's ``AGENTS.md``, a skill, a broken skill and a prompt template): the first
-request carries the context files, the skill and the date; typing ``/rev``, Enter on the
-completion, the arguments and Enter sends the expanded template (and the chat shows what
-was sent); ``/context`` opens the Context view whose prompt is exactly the next
-request's, with its files and the skipped skill; Instructions saved there reach the next
-turn; ``/compact`` compacts now and the compaction card is painted.
+The issue's folder (`tests.prompt._folder`, the one the Pi CLI test uses) plus a skill
+without a description: the first request carries the appended text, the context files in
+Pi's order, the skill and the date, and the broken skill is named in a notice; typing
+``/rev``, Enter on the completion, ``src/app.py quickly`` and Enter sends the template
+expanded as the Pi CLI sends it (and the chat shows what was sent); ``/context`` opens
+the Context view whose prompt is exactly the next request's, with its files and the
+skipped skill; Instructions saved there reach the next turn; ``/compact`` compacts now
+and the compaction card is painted.
 """
 
 from __future__ import annotations
@@ -35,12 +36,8 @@ from tests.gui._window import (
     painted_text,
     type_and_send,
 )
+from tests.prompt._folder import APPEND, GLOBAL, REPO, SUB, build_folder
 from tests.prompt._wire import last_user_text, system_text
-
-GLOBAL = "Global rule from Pi's agent folder."
-PROJECT = "Project rule: tests first."
-TEMPLATE = "---\ndescription: Review a file\nargument-hint: <file> [tone]\n---\nReview $1, ${@:2}."
-SKILL = "---\nname: deploy\ndescription: Deploy to staging.\n---\nRun the release script."
 
 
 def card_texts(window: Any) -> list[str]:
@@ -54,19 +51,14 @@ def test_context_templates_commands_and_compact_through_the_window(
     running_qloop: asyncio.AbstractEventLoop,
     tmp_path: Path,
     provider: ProviderServer,
-    workspace: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     home = tmp_path / "home"
     agent = home / ".pi" / "agent"
-    agent.mkdir(parents=True)
-    (agent / "AGENTS.md").write_text(GLOBAL, encoding="utf-8")
-    (workspace / "AGENTS.md").write_text(PROJECT, encoding="utf-8")
-    (workspace / ".pi" / "prompts").mkdir(parents=True)
-    (workspace / ".pi" / "prompts" / "review.md").write_text(TEMPLATE, encoding="utf-8")
-    for name, text in (("deploy", SKILL), ("bare", "---\nname: bare\n---\nno description")):
-        (workspace / ".pi" / "skills" / name).mkdir(parents=True)
-        (workspace / ".pi" / "skills" / name / "SKILL.md").write_text(text, encoding="utf-8")
+    workspace = build_folder(tmp_path, home)  # the issue's folder, as the Pi CLI test has it
+    bare = workspace / ".pi" / "skills" / "bare" / "SKILL.md"
+    bare.parent.mkdir()
+    bare.write_text("---\nname: bare\n---\nno description", encoding="utf-8")
     data = tmp_path / "data"
     model = provider.model("openai-completions")
     wb = make_workbench(data, model, prompt_dirs=[agent, data / "config"], home=home)
@@ -85,10 +77,11 @@ def test_context_templates_commands_and_compact_through_the_window(
     type_and_send(qtbot, window, "hello")
     idle(qtbot, window)
     first = system_text(provider.last_body())
-    assert first.index(GLOBAL) < first.index(PROJECT) < first.index("<name>deploy</name>")
+    order = [APPEND, GLOBAL, REPO, SUB, "<name>deploy</name>"]
+    assert [first.index(x) for x in order] == sorted(first.index(x) for x in order)
     assert f"Current date: {dt.date.today().isoformat()}" in first
     assert first.endswith(f"Current working directory: {workspace}")
-    skipped = str(workspace / ".pi" / "skills" / "bare" / "SKILL.md")
+    skipped = str(bare)
     assert window.notices.texts() == [
         f"Project file {skipped} skill without a description: skipped"
     ]
@@ -104,10 +97,11 @@ def test_context_templates_commands_and_compact_through_the_window(
     assert editor.toPlainText() == "/review " and not commands.isVisible()
     assert QApplication.focusWidget() is editor
     provider.script(Reply(text="Reviewed."))
-    type_and_send(qtbot, window, "src/app.py 'very quickly'")
+    type_and_send(qtbot, window, "src/app.py quickly")
     idle(qtbot, window)
-    assert last_user_text(provider.last_body()) == "Review src/app.py, very quickly."
-    assert "Review src/app.py, very quickly." in card_texts(window)[-2]
+    sent = "Review src/app.py and be quickly. All arguments: src/app.py quickly"
+    assert last_user_text(provider.last_body()) == sent  # as the Pi CLI sends it
+    assert sent in card_texts(window)[-2]
 
     # 3. "/" lists the app's commands, the template and the skill; Esc closes the list.
     QTest.keyClicks(editor, "/")
@@ -136,7 +130,12 @@ def test_context_templates_commands_and_compact_through_the_window(
     assert editor.toPlainText() == ""
     rows = [dialog.sources.topLevelItem(i) for i in range(dialog.sources.topLevelItemCount())]
     paths = [row.text(2) for row in rows if row is not None]
-    assert str(agent / "AGENTS.md") in paths and str(workspace / "AGENTS.md") in paths
+    assert paths[:4] == [
+        str(workspace / ".pi" / "APPEND_SYSTEM.md"),
+        str(agent / "AGENTS.md"),
+        str(workspace.parent / "AGENTS.md"),
+        str(workspace / "CLAUDE.md"),
+    ]
     assert any(p.endswith("deploy/SKILL.md") for p in paths)
     problems = [dialog.problems.item(i).text() for i in range(dialog.problems.count())]
     assert problems == [f"{skipped}: skill without a description: skipped"]
@@ -145,7 +144,7 @@ def test_context_templates_commands_and_compact_through_the_window(
     assert rows[0] is not None
     dialog.sources.setCurrentItem(rows[0])
     QTest.mouseClick(dialog.open_button, Qt.MouseButton.LeftButton)
-    assert opened == [str(agent / "AGENTS.md")]
+    assert opened == [str(workspace / ".pi" / "APPEND_SYSTEM.md")]
     dialog.grab().save(str(SCREENSHOTS / "context_view.png"))
 
     # Instructions kept by the app reach the prompt at the next turn.

@@ -4,11 +4,13 @@ One folder set up as Pi users have it: a global ``AGENTS.md`` in Pi's agent fold
 a temp HOME, the repository's ``AGENTS.md``, a ``CLAUDE.md`` in the sub-folder worked in,
 ``.pi/APPEND_SYSTEM.md``, a skill ``.pi/skills/deploy/SKILL.md`` and a prompt template
 ``.pi/prompts/review.md``. The Pi CLI 0.74.2 (``pi -p``, offline, against the suite's
-scripted server) and our harness with `ProjectPrompt` each send a first request from
-that folder; both system prompts hold every context file under its path in Pi's order
-(global, then from the root down), the appended text, the skill's name, description
-and file, today's date and the working directory, in the same order; and
-``/review src/app.py quickly`` reaches the model exactly as the CLI sends it.
+scripted server) and the app's workbench (built as app.py builds it, Pi's agent folder as
+a global folder) each send a first request from that folder; both system prompts hold
+every context file under its path in Pi's order (global, then from the root down), the
+appended text, the skill's name, description and file, today's date and the working
+directory, in the same order; and
+``/review src/app.py quickly`` reaches the model exactly as the CLI sends it. Template
+expansion is also compared with the CLI's own ``expandPromptTemplate`` case by case.
 """
 
 from __future__ import annotations
@@ -20,54 +22,22 @@ from pathlib import Path
 
 import pytest
 
-from desktop_agent.harness import AgentHarness
-from desktop_agent.prompt import ProjectPrompt, Template, expand_template
-from desktop_agent.session import InMemorySessionRepo
-from desktop_agent.tools import Workspace, built_in_tools
+from desktop_agent.prompt import Template, expand_template
+from tests._workbench import make_workbench
 from tests.ai.provider_server import ProviderServer, Reply
 from tests.interop._pi import NODE_MODULES, Pi
 from tests.interop._pi_cli import MODEL, PROVIDER, PiCli
+from tests.prompt._folder import (
+    APPEND,
+    GLOBAL,
+    REPO,
+    SUB,
+    TEMPLATE_PROMPT,
+    build_folder,
+)
 from tests.prompt._wire import last_user_text, system_text
 
 pytestmark = pytest.mark.interop
-
-GLOBAL = "Global rule: answer in English and keep a changelog."
-REPO = "Repository rule: run `make check` before you commit."
-SUB = "Sub-folder rule: this package is typed strictly."
-APPEND = "Appended: never push to main."
-SKILL = """---
-name: deploy
-description: Deploy the service to staging with the release script.
----
-# Deploy
-
-Run `scripts/release --staging` and watch the log.
-"""
-TEMPLATE = """---
-description: Review a file
-argument-hint: <file> [tone]
----
-Review $1 and be ${@:2}. All arguments: $@
-"""
-TEMPLATE_PROMPT = "/review src/app.py quickly"
-
-
-def build_folder(base: Path, home: Path) -> Path:
-    """The folder of the issue; returns the working (sub-)folder."""
-    agent = home / ".pi" / "agent"
-    agent.mkdir(parents=True, exist_ok=True)
-    (agent / "AGENTS.md").write_text(GLOBAL, encoding="utf-8")
-    repo = base / "repo"
-    sub = repo / "sub"
-    (sub / ".pi" / "skills" / "deploy").mkdir(parents=True)
-    (sub / ".pi" / "prompts").mkdir()
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    (repo / "AGENTS.md").write_text(REPO, encoding="utf-8")
-    (sub / "CLAUDE.md").write_text(SUB, encoding="utf-8")
-    (sub / ".pi" / "APPEND_SYSTEM.md").write_text(APPEND, encoding="utf-8")
-    (sub / ".pi" / "skills" / "deploy" / "SKILL.md").write_text(SKILL, encoding="utf-8")
-    (sub / ".pi" / "prompts" / "review.md").write_text(TEMPLATE, encoding="utf-8")
-    return sub
 
 
 def positions(text: str, parts: list[str]) -> list[int]:
@@ -92,22 +62,24 @@ async def test_first_request_and_template_match_the_pi_cli(pi: Pi, tmp_path: Pat
         theirs = [r.body for r in server.requests if r.method == "POST"]
         assert cli.network_attempts == []
 
+        # The app: a workbench as app.py builds it, Pi's agent folder as a global folder.
         server.requests.clear()
-        project = ProjectPrompt(str(cwd), global_dirs=[str(cli.agent_dir)], home=str(cli.home))
-        session = await InMemorySessionRepo().create(cwd=str(cwd))
-        harness = AgentHarness(
-            session=session,
-            model=server.model("openai-completions", MODEL, provider=PROVIDER),
-            tools=built_in_tools(),
-            workspace=Workspace(str(cwd)),
-            system_prompt=project.system_prompt,
-            get_api_key=lambda _m: "local",
+        wb = make_workbench(
+            tmp_path / "data",
+            server.model("openai-completions", MODEL, provider=PROVIDER),
+            prompt_dirs=[cli.agent_dir, tmp_path / "data" / "config"],
+            home=cli.home,
         )
-        server.script(Reply(text="ok"), Reply(text="ok"))
-        await harness.prompt("hello")
-        expanded, problem = project.expand(TEMPLATE_PROMPT)
-        assert problem is None
-        await harness.prompt(expanded)
+        await wb.start()
+        try:
+            await wb.new_session(str(cwd))
+            server.script(Reply(text="ok"), Reply(text="ok"))
+            await wb.send("hello")
+            await wb.send(TEMPLATE_PROMPT)
+            assert wb.notices == {}
+        finally:
+            await wb.shutdown(stop=True)
+            await wb.aclose()
         ours = [r.body for r in server.requests if r.method == "POST"]
 
     pi_prompt, our_prompt = system_text(theirs[0]), system_text(ours[0])
