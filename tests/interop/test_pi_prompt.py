@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop_agent.prompt import Template, expand_template
+from desktop_agent.prompt import ProjectPrompt, Template, ToolLine, expand_template
 from tests._workbench import make_workbench
 from tests.ai.provider_server import ProviderServer, Reply
 from tests.interop._pi import NODE_MODULES, Pi
@@ -149,3 +149,62 @@ def test_template_expansion_matches_pis_own_function(pi: Pi) -> None:
         expand_template(text, [Template("t", "", body, "t.md")]) for body, text in EXPANSION_CASES
     ]
     assert ours == theirs
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def skill(name: str, description: str) -> str:
+    return f"---\nname: {name}\ndescription: {description}\n---\nBody of {name}.\n"
+
+
+@pytest.mark.asyncio
+async def test_with_system_md_the_whole_prompt_is_pis(pi: Pi, tmp_path: Path) -> None:
+    """With ``SYSTEM.md`` nothing of the base is ours: the whole system prompt is the
+    CLI's, character for character, with skills in every folder Pi reads (in its order,
+    a second skill of a name left out), context files with CRLF and Unicode, XML-escaped
+    descriptions; and ``/skill:name`` sends what the CLI sends."""
+    with ProviderServer() as server:
+        cli = PiCli(pi, server, tmp_path / "cli")
+        home, agent = cli.home, cli.agent_dir
+        repo = tmp_path / "repo"
+        cwd = repo / "pkg" / "sub"
+        cwd.mkdir(parents=True)
+        subprocess.run(["git", "init", "-q", str(repo)], check=True)
+        write(cwd / ".pi" / "SYSTEM.md", "You are the project's own agent.\n\nBe terse.")
+        write(agent / "APPEND_SYSTEM.md", "Global append (the project has none).")
+        write(agent / "CLAUDE.md", "Global CLAUDE.md, used: no AGENTS.md there.")
+        write(repo / "AGENTS.md", "Line one\r\nLine two — ünïcode ✓\r\n")
+        write(repo / "pkg" / "CLAUDE.MD", "Upper-case name, found on Linux.")
+        write(cwd / ".pi" / "skills" / "zeta" / "SKILL.md", skill("zeta", 'Last <by> name & "so"'))
+        write(cwd / ".pi" / "skills" / "alpha" / "SKILL.md", skill("alpha", "First by name"))
+        write(cwd / ".pi" / "skills" / "notes.md", skill("notes", "A top-level file skill"))
+        write(
+            repo / "pkg" / ".agents" / "skills" / "mid" / "SKILL.md", skill("mid", "From .agents")
+        )
+        write(repo / ".agents" / "skills" / "root" / "SKILL.md", skill("root", "At the git root"))
+        write(agent / "skills" / "global" / "SKILL.md", skill("global", "Pi's global skill"))
+        write(agent / "skills" / "alpha" / "SKILL.md", skill("alpha", "Shadowed by the project"))
+        write(home / ".agents" / "skills" / "home" / "SKILL.md", skill("home", "~/.agents skill"))
+        write(
+            cwd / ".pi" / "skills" / "hidden" / "SKILL.md",
+            "---\nname: hidden\ndescription: Only by command\ndisable-model-invocation: true\n"
+            "---\nHidden body.\n",
+        )
+        server.script(Reply(text="ok"), Reply(text="ok"))
+        cli.print("hello", cwd=cwd, resources=True)
+        cli.print("/skill:hidden  run it now ", cwd=cwd, resources=True)
+        theirs = [r.body for r in server.requests if r.method == "POST"]
+
+        project = ProjectPrompt(str(cwd), global_dirs=[str(agent)], home=str(home))
+        report = project.report([ToolLine(n, "") for n in ("read", "bash", "edit", "write")])
+        expanded, problem = project.expand("/skill:hidden  run it now ")
+    shadowed, used = agent / "skills" / "alpha" / "SKILL.md", cwd / ".pi/skills/alpha/SKILL.md"
+    assert problem is None
+    assert [str(p) for p in report.problems] == [
+        f"{shadowed}: a second skill named 'alpha': skipped ({used} is used)"
+    ]
+    assert report.text == system_text(theirs[0])
+    assert expanded == last_user_text(theirs[1])
