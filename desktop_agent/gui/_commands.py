@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
+from PySide6.QtCore import QTimer
+
 from desktop_agent.gui._context_view import ContextDialog
 from desktop_agent.workbench import NO_SESSION, Changes, parse_app_command
 
@@ -57,8 +59,8 @@ async def run_command(w: MainWindow, text: str) -> bool:
         w.presenter.apply(wb.notify("error", NO_SESSION))
     elif name == "name" and args:
         await w.do(wb.rename(ref, args))
-    elif name == "name":
-        w.sidebar.rename_session(ref)
+    elif name == "name":  # a modal question: asked from the event loop, not this task
+        QTimer.singleShot(0, lambda: w.sidebar.rename_session(ref))
     elif name == "fork":
         await w.do(wb.fork(ref))
     elif name == "export":

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from desktop_agent.gui._context_view import ContextDialog
+from desktop_agent.gui.sidebar import SessionSidebar
 from desktop_agent.harness import HarnessSettings
 from tests._workbench import make_workbench
 from tests.ai.provider_server import ProviderServer, Reply
@@ -34,6 +35,7 @@ from tests.gui._window import (
     open_window,
     painted,
     painted_text,
+    run,
     type_and_send,
 )
 from tests.prompt._folder import APPEND, GLOBAL, REPO, SUB, build_folder
@@ -171,4 +173,58 @@ def test_context_templates_commands_and_compact_through_the_window(
     asked = [r.body for r in provider.requests[before:] if r.method == "POST"]
     assert any("keep the file names" in last_user_text(b) for b in asked)
     assert any(summary in t for t in card_texts(window))
+    close(qtbot, window)
+
+
+def test_app_commands_do_what_their_menu_entries_do(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    model = provider.model("openai-completions")
+    window = open_window(qtbot, tmp_path / "data", model)
+    wb = window.wb
+    wb.state.last_workspace = str(workspace)
+    editor = window.composer.input
+    before = len(provider.requests)
+
+    def command(text: str) -> None:
+        editor.setFocus()
+        editor.clear()
+        type_and_send(qtbot, window, text)
+        idle(qtbot, window)
+
+    command("/new")
+    assert wb.session is not None and wb.session.metadata.cwd == str(workspace)
+    provider.script(Reply(text="The reply to copy."))
+    command("hello")
+    first = wb.ref
+    command("/name Naming by command")
+    assert window.sidebar.model().rows()[0].title == "Naming by command"
+    asked: list[str] = []
+    monkeypatch.setattr(
+        SessionSidebar, "ask_text", staticmethod(lambda _p, title, *_a: asked.append(title))
+    )
+    command("/name")  # no name: the rename question, as Session -> Rename asks it
+    qtbot.waitUntil(lambda: asked == ["Rename session"])
+    command("/copy")
+    assert QApplication.clipboard().text() == "The reply to copy."
+    command("/model nowhere/x")
+    assert window.notices.texts() == [
+        "There is no model 'nowhere/x': give it as provider/id, as the model list has it."
+    ]
+    dest = tmp_path / "by-command.md"
+    window.dialogs.ask_save_path = lambda *args: str(dest)  # type: ignore[method-assign]
+    command("/export markdown")
+    qtbot.waitUntil(dest.exists)
+    assert "The reply to copy." in dest.read_text(encoding="utf-8")
+    command("/fork")
+    assert wb.ref != first and wb.session is not None
+    assert [r.role for r in run(qtbot, wb.branch())] == ["user", "assistant"]
+    assert editor.toPlainText() == ""
+    posts = [r for r in provider.requests[before:] if r.method == "POST"]
+    assert len(posts) == 1  # "hello"; no command ever reached the model
     close(qtbot, window)
