@@ -124,11 +124,17 @@ class ContextDialog(QDialog):
 
     def show_view(self, view: ContextView) -> None:
         report = view.report
-        self.summary.setText(
+        summary = (
             self.tr("The system prompt of the next request in %1: about %2 tokens.")
             .replace("%1", view.folder)
             .replace("%2", f"{report.tokens:,}")
         )
+        if view.global_dirs:
+            summary += "\n" + self.tr(
+                "Global AGENTS.md, SYSTEM.md, APPEND_SYSTEM.md, skills/ and prompts/ are read "
+                "from: %1"
+            ).replace("%1", ", ".join(view.global_dirs))
+        self.summary.setText(summary)
         self.prompt.setPlainText(report.text)
         self.sources.clear()
         for source in report.sources:

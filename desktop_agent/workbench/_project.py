@@ -78,6 +78,8 @@ class ContextView:
     folder: str
     report: PromptReport
     instructions: str
+    global_dirs: tuple[str, ...] = ()
+    """Where global ``AGENTS.md``, ``skills/`` and ``prompts/`` are read from."""
 
 
 def problems_notice(problems: Sequence[Problem]) -> tuple[str, str, str] | None:
@@ -162,4 +164,4 @@ class ProjectContext:
 
     async def view(self, folder: str, tools: Sequence[ToolLine]) -> ContextView:
         report = await asyncio.to_thread(self.prompt(folder).report, tools)
-        return ContextView(folder, report, self.instructions(folder))
+        return ContextView(folder, report, self.instructions(folder), tuple(self.global_dirs))

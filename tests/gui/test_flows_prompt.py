@@ -139,6 +139,7 @@ def test_context_templates_commands_and_compact_through_the_window(
         str(workspace / "CLAUDE.md"),
     ]
     assert any(p.endswith("deploy/SKILL.md") for p in paths)
+    assert f"are read from: {agent}, {data / 'config'}" in dialog.summary.text()
     problems = [dialog.problems.item(i).text() for i in range(dialog.problems.count())]
     assert problems == [f"{skipped}: skill without a description: skipped"]
     opened: list[str] = []

@@ -965,6 +965,10 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Global AGENTS.md, SYSTEM.md, APPEND_SYSTEM.md, skills/ and prompts/ are read from: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>(kept by Desktop Agent)</source>
         <translation type="unfinished"></translation>
     </message>
