@@ -1094,7 +1094,7 @@ class Workbench:
         folder = self._folder()
         if folder is None:
             raise WorkbenchError(NO_SESSION)
-        await asyncio.to_thread(self.project.set_instructions, folder, text)
+        self.project.set_instructions(folder, text)  # saved like every setting, on the loop
         return NOTHING
 
     async def compact(self, instructions: str = "") -> Changes:
