@@ -13,9 +13,17 @@ import stat
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 T = TypeVar("T")
+
+
+class _FromFile(Protocol):
+    @property
+    def file_path(self) -> str: ...
+
+
+F = TypeVar("F", bound=_FromFile)
 
 MAX_CONTEXT_BYTES = 64 * 1024
 """A context file or appended prompt longer than this is cut (and the cut is named)."""
@@ -150,6 +158,17 @@ class FileCache:
             return FileText(path, None, size, f"is not UTF-8 text (byte {exc.start:,}): skipped")
         return FileText(path, text, size, problem)
 
+    def entries(self, folder: str, problems: list[Problem]) -> tuple[tuple[str, bool, bool], ...]:
+        """`listing`'s entries; a folder or entry that cannot be looked at is named."""
+        listing = self.listing(folder)
+        if listing is None:
+            return ()
+        if isinstance(listing, OSError):
+            problems.append(Problem(folder, describe_os_error(listing)))
+            return ()
+        problems.extend(listing.problems(folder))
+        return listing.entries
+
     def listing(self, folder: str) -> Listing | OSError | None:
         """The folder's entries (None: no such folder; an error to report)."""
         found = self.stat(folder)
@@ -198,3 +217,13 @@ class ParsedFiles(Generic[T]):
             cached = (read, *self._parse(read))
             self._parsed[path] = cached
         return cached[1], cached[2]
+
+
+def keep_first(by_name: dict[str, F], name: str, item: F, what: str) -> Problem | None:
+    """Keep ``item`` under ``name`` unless one came first (Pi's rule), else the `Problem`
+    naming the one skipped (``what``: "skill named 'x'", "prompt template named /x")."""
+    first = by_name.get(name)
+    if first is None:
+        by_name[name] = item
+        return None
+    return Problem(item.file_path, f"a second {what}: skipped ({first.file_path} is used)")

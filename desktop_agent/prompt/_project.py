@@ -17,25 +17,44 @@ Every turn stats these files; only a changed one is read again (`FileCache`).
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import math
 import os
+import stat
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from desktop_agent.prompt._assemble import ContextText, ToolLine, assemble
 from desktop_agent.prompt._files import (
     MAX_CONTEXT_BYTES,
     FileCache,
+    FileText,
+    ParsedFiles,
     Problem,
     describe_os_error,
 )
-from desktop_agent.prompt._skills import Skill, SkillLoader, SkillMode, expand_skill_command
-from desktop_agent.prompt._templates import Template, TemplateLoader, expand_template
+from desktop_agent.prompt._skills import (
+    Skill,
+    SkillLoader,
+    SkillMode,
+    expand_skill_command,
+    skill_files,
+)
+from desktop_agent.prompt._templates import (
+    Template,
+    TemplateLoader,
+    expand_template,
+    template_files,
+)
 
 PROJECT_FOLDER = ".pi"
 CONTEXT_NAMES = ("AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD")
 INSTRUCTIONS_LABEL = "Instructions for this folder (kept by Desktop Agent)"
+Scope = Literal["project", "global"]
+SCOPES: tuple[Scope, ...] = ("project", "global")
+"""Pi reads the project's skills and templates first: the first of a name wins."""
 
 
 def estimate_tokens(text: str) -> int:
@@ -78,6 +97,23 @@ class PromptReport:
     skills: tuple[Skill, ...] = field(default=())
 
 
+def _parse_settings(read: FileText) -> tuple[dict[str, Any] | None, tuple[Problem, ...]]:
+    """Pi's ``settings.json`` (only its ``skills`` and ``prompts`` are used here)."""
+    if read.text is None:
+        return None, (Problem(read.path, str(read.problem)),)
+    try:
+        data = json.loads(read.text)
+    except ValueError as exc:
+        return None, (
+            Problem(read.path, f"is not valid JSON ({exc}): its skills and prompts are not read"),
+        )
+    if not isinstance(data, dict):
+        return None, (
+            Problem(read.path, "is not a JSON object: its skills and prompts are not read"),
+        )
+    return data, ()
+
+
 def _git_root(start: str) -> str | None:
     folder = start
     while True:
@@ -116,6 +152,7 @@ class ProjectPrompt:
         cache: FileCache | None = None,
     ) -> None:
         self.cwd = os.path.abspath(cwd)
+        self._project_dir = os.path.join(self.cwd, PROJECT_FOLDER)
         self.global_dirs = [os.path.abspath(d) for d in global_dirs]
         self.home = os.path.abspath(home) if home else None
         self.instructions = instructions
@@ -123,6 +160,7 @@ class ProjectPrompt:
         self.cache = cache or FileCache()
         self._skills = SkillLoader(self.cache)
         self._templates = TemplateLoader(self.cache)
+        self._settings = ParsedFiles(self.cache, _parse_settings)
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------- reading
@@ -175,12 +213,15 @@ class ProjectPrompt:
             problems.append(Problem(path, read.problem))
         return None if read.text is None else (path, read.text)
 
-    def skill_folders(self) -> list[tuple[str, SkillMode]]:
-        """Where skills are looked for, first wins (Pi's order: project, then global)."""
+    def skill_folders(self, scope: Scope) -> list[tuple[str, SkillMode]]:
+        """Where the project's (or the global) skills are looked for, in Pi's order."""
         user_agents = os.path.join(self.home, ".agents", "skills") if self.home else None
-        folders: list[tuple[str, SkillMode]] = [
-            (os.path.join(self.cwd, PROJECT_FOLDER, "skills"), "pi")
-        ]
+        if scope == "global":
+            folders: list[tuple[str, SkillMode]] = [
+                (os.path.join(d, "skills"), "pi") for d in self.global_dirs
+            ]
+            return folders + ([(user_agents, "agents")] if user_agents is not None else [])
+        folders = [(os.path.join(self._project_dir, "skills"), "pi")]
         root = _git_root(self.cwd)
         for folder in _ancestors(self.cwd):
             path = os.path.join(folder, ".agents", "skills")
@@ -188,16 +229,108 @@ class ProjectPrompt:
                 folders.append((path, "agents"))
             if folder == root:
                 break
-        folders += [(os.path.join(d, "skills"), "pi") for d in self.global_dirs]
-        if user_agents is not None:
-            folders.append((user_agents, "agents"))
         return folders
 
-    def template_folders(self) -> list[str]:
-        return [
-            os.path.join(self.cwd, PROJECT_FOLDER, "prompts"),
-            *(os.path.join(d, "prompts") for d in self.global_dirs),
-        ]
+    def template_folders(self, scope: Scope) -> list[str]:
+        if scope == "global":
+            return [os.path.join(d, "prompts") for d in self.global_dirs]
+        return [os.path.join(self._project_dir, "prompts")]
+
+    def _settings_base(self, scope: Scope) -> str | None:
+        """The folder of Pi's ``settings.json`` of ``scope``: the project's ``.pi``, or
+        the first global folder (Pi's agent folder; the app's own settings differ)."""
+        if scope == "project":
+            return self._project_dir
+        return self.global_dirs[0] if self.global_dirs else None
+
+    def _settings_paths(
+        self, kind: str, scope: Scope, problems: list[Problem]
+    ) -> list[tuple[str, str]]:
+        """``(path, settings file)`` of the ``kind`` ("skills", "prompts") entries of Pi's
+        settings of ``scope``, resolved as Pi resolves them: ``~`` is the home, anything
+        else relative to the folder of the settings file."""
+        base = self._settings_base(scope)
+        if base is None:
+            return []
+        path = os.path.join(base, "settings.json")
+        if self.cache.stat(path) is None:
+            return []
+        settings, read_problems = self._settings.get(path)
+        problems.extend(read_problems)
+        entries = (settings or {}).get(kind, [])
+        if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
+            problems.append(Problem(path, f'"{kind}" is not a list of paths: ignored'))
+            return []
+        found: list[tuple[str, str]] = []
+        for entry in entries:
+            if entry.startswith(("!", "+", "-")) or "*" in entry or "?" in entry:
+                problems.append(
+                    Problem(path, f'the pattern "{entry}" in "{kind}" is not supported: ignored')
+                )
+                continue
+            found.append((self._resolve(entry, base), path))
+        return found
+
+    def _resolve(self, entry: str, base: str) -> str:
+        entry = entry.strip()
+        home = self.home or os.path.expanduser("~")
+        if entry == "~":
+            return home
+        if entry.startswith("~"):
+            return os.path.join(home, entry[2:] if entry.startswith("~/") else entry[1:])
+        return os.path.normpath(os.path.join(base, entry))
+
+    def _listed(
+        self,
+        kind: str,
+        scope: Scope,
+        problems: list[Problem],
+        folder: Callable[[str], list[str]],
+    ) -> list[str]:
+        """The files of the ``kind`` entries of Pi's settings (a folder's through
+        ``folder``, a ``.md`` file itself); an entry that is neither is named."""
+        files: list[str] = []
+        for path, settings in self._settings_paths(kind, scope, problems):
+            found = self.cache.stat(path)
+            if found is None or isinstance(found, OSError):
+                why = "does not exist" if found is None else describe_os_error(found)
+                problems.append(Problem(path, f"is listed in {settings} but {why}: skipped"))
+            elif stat.S_ISDIR(found.st_mode):
+                files += folder(path)
+            elif path.endswith(".md"):
+                files.append(path)
+            else:
+                problems.append(
+                    Problem(path, f"is listed in {settings} but is not a .md file: skipped")
+                )
+        return files
+
+    def _skill_files(self, problems: list[Problem]) -> list[str]:
+        """Every skill file in Pi's order: the project's (named in its settings, then in
+        the folders Pi reads), then the global ones the same way."""
+        files: list[str] = []
+        for scope in SCOPES:
+            files += self._listed(
+                "skills", scope, problems, lambda f: skill_files(self.cache, f, "pi", problems)
+            )
+            for folder, mode in self.skill_folders(scope):
+                files += skill_files(self.cache, folder, mode, problems)
+        return list(dict.fromkeys(files))
+
+    def _template_files(self, problems: list[Problem]) -> list[str]:
+        """Every template file in Pi's order, as `_skill_files` (a folder named in the
+        settings with its sub-folders; a ``prompts`` folder without)."""
+        files: list[str] = []
+        for scope in SCOPES:
+            files += self._listed(
+                "prompts",
+                scope,
+                problems,
+                lambda f: template_files(self.cache, f, problems, tree=True),
+            )
+            for folder in self.template_folders(scope):
+                files += template_files(self.cache, folder, problems)
+        return list(dict.fromkeys(files))
 
     def parts(self) -> Parts:
         """Everything the prompt is made of, as the files are now."""
@@ -226,9 +359,9 @@ class ProjectPrompt:
         if instructions:
             context.append(ContextText(INSTRUCTIONS_LABEL, instructions))
             sources.append(Source("instructions", "", estimate_tokens(instructions)))
-        skills, skill_problems = self._skills.discover(self.skill_folders())
+        skills, skill_problems = self._skills.discover(self._skill_files(problems))
         problems += skill_problems
-        templates, template_problems = self._templates.discover(self.template_folders())
+        templates, template_problems = self._templates.discover(self._template_files(problems))
         problems += template_problems
         return Parts(
             custom_base=custom_base,
@@ -237,7 +370,7 @@ class ProjectPrompt:
             skills=tuple(skills),
             templates=tuple(templates),
             sources=tuple(sources),
-            problems=tuple(problems),
+            problems=tuple(dict.fromkeys(problems)),  # a file read for two reasons: once
         )
 
     # ------------------------------------------------------------- the prompt

@@ -29,7 +29,7 @@ from desktop_agent.prompt._files import (
     FileText,
     ParsedFiles,
     Problem,
-    describe_os_error,
+    keep_first,
 )
 from desktop_agent.prompt._frontmatter import (
     FrontMatterError,
@@ -55,28 +55,22 @@ class Skill:
     the file is parsed, so a turn with unchanged skills resolves nothing."""
 
 
-def _skill_files(
+def skill_files(
     cache: FileCache, folder: str, mode: SkillMode, problems: list[Problem], top: bool = True
 ) -> list[str]:
-    listing = cache.listing(folder)
-    if listing is None:
-        return []
-    if isinstance(listing, OSError):
-        problems.append(Problem(folder, describe_os_error(listing)))
-        return []
-    problems.extend(listing.problems(folder))
-    for name, _is_dir, is_file in listing.entries:
+    entries = cache.entries(folder, problems)
+    for name, _is_dir, is_file in entries:
         if name == "SKILL.md" and is_file:
             return [os.path.join(folder, name)]
     found: list[str] = []
-    for name, is_dir, is_file in listing.entries:
+    for name, is_dir, is_file in entries:
         if name.startswith(".") or name == "node_modules":
             continue
         path = os.path.join(folder, name)
         if mode == "pi" and top and is_file and name.endswith(".md"):
             found.append(path)
         elif is_dir:
-            found.extend(_skill_files(cache, path, mode, problems, top=False))
+            found.extend(skill_files(cache, path, mode, problems, top=False))
     return found
 
 
@@ -127,34 +121,24 @@ class SkillLoader:
         self.cache = cache
         self._parsed = ParsedFiles(cache, _parse_skill)
 
-    def discover(
-        self, folders: Iterable[tuple[str, SkillMode]]
-    ) -> tuple[list[Skill], list[Problem]]:
-        """The skills of ``folders`` in order (the first of a name wins)."""
+    def discover(self, files: Iterable[str]) -> tuple[list[Skill], list[Problem]]:
+        """The skills of ``files`` in order (the first of a name wins)."""
         problems: list[Problem] = []
         by_name: dict[str, Skill] = {}
         real_paths: set[str] = set()
-        for folder, mode in folders:
-            for path in _skill_files(self.cache, folder, mode, problems):
-                skill, found = self._parsed.get(path)
-                problems.extend(found)
-                if skill is None:
-                    continue
-                real = skill.real_path
-                if real in real_paths:
-                    continue
-                first = by_name.get(skill.name)
-                if first is not None:
-                    problems.append(
-                        Problem(
-                            path,
-                            f"a second skill named {skill.name!r}: skipped "
-                            f"({first.file_path} is used)",
-                        )
-                    )
-                    continue
-                by_name[skill.name] = skill
-                real_paths.add(real)
+        for path in files:
+            skill, found = self._parsed.get(path)
+            problems.extend(found)
+            if skill is None:
+                continue
+            real = skill.real_path
+            if real in real_paths:
+                continue
+            problem = keep_first(by_name, skill.name, skill, f"skill named {skill.name!r}")
+            if problem is not None:
+                problems.append(problem)
+                continue
+            real_paths.add(real)
         return list(by_name.values()), problems
 
 

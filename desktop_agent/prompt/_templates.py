@@ -22,7 +22,7 @@ from desktop_agent.prompt._files import (
     FileText,
     ParsedFiles,
     Problem,
-    describe_os_error,
+    keep_first,
 )
 from desktop_agent.prompt._frontmatter import read_front_matter
 
@@ -135,35 +135,34 @@ class TemplateLoader:
         self.cache = cache
         self._parsed = ParsedFiles(cache, _parse)
 
-    def discover(self, folders: Iterable[str]) -> tuple[list[Template], list[Problem]]:
-        """The ``.md`` files directly in ``folders``, in order (the first of a name wins)."""
+    def discover(self, files: Iterable[str]) -> tuple[list[Template], list[Problem]]:
+        """The templates of ``files`` in order (the first of a name wins)."""
         problems: list[Problem] = []
         by_name: dict[str, Template] = {}
-        for folder in folders:
-            listing = self.cache.listing(folder)
-            if listing is None:
+        for path in files:
+            template, found = self._parsed.get(path)
+            problems.extend(found)
+            if template is None:
                 continue
-            if isinstance(listing, OSError):
-                problems.append(Problem(folder, describe_os_error(listing)))
-                continue
-            problems.extend(listing.problems(folder))
-            for name, _is_dir, is_file in listing.entries:
-                if name.startswith(".") or not is_file or not name.endswith(".md"):
-                    continue
-                path = os.path.join(folder, name)
-                template, found = self._parsed.get(path)
-                problems.extend(found)
-                if template is None:
-                    continue
-                first = by_name.get(template.name)
-                if first is not None:
-                    problems.append(
-                        Problem(
-                            path,
-                            f"a second prompt template named /{template.name}: skipped "
-                            f"({first.file_path} is used)",
-                        )
-                    )
-                    continue
-                by_name[template.name] = template
+            what = f"prompt template named /{template.name}"
+            problem = keep_first(by_name, template.name, template, what)
+            if problem is not None:
+                problems.append(problem)
         return list(by_name.values()), problems
+
+
+def template_files(
+    cache: FileCache, folder: str, problems: list[Problem], *, tree: bool = False
+) -> list[str]:
+    """The ``.md`` files in ``folder`` (``tree``: in its sub-folders too, as Pi reads a
+    folder named in its settings); hidden entries and ``node_modules`` are skipped."""
+    found: list[str] = []
+    for name, is_dir, is_file in cache.entries(folder, problems):
+        if name.startswith(".") or name == "node_modules":
+            continue
+        path = os.path.join(folder, name)
+        if is_file and name.endswith(".md"):
+            found.append(path)
+        elif is_dir and tree:
+            found.extend(template_files(cache, path, problems, tree=True))
+    return found

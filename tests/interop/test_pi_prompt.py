@@ -163,9 +163,10 @@ def skill(name: str, description: str) -> str:
 @pytest.mark.asyncio
 async def test_with_system_md_the_whole_prompt_is_pis(pi: Pi, tmp_path: Path) -> None:
     """With ``SYSTEM.md`` nothing of the base is ours: the whole system prompt is the
-    CLI's, character for character, with skills in every folder Pi reads (in its order,
-    a second skill of a name left out), context files with CRLF and Unicode, XML-escaped
-    descriptions; and ``/skill:name`` sends what the CLI sends."""
+    CLI's, character for character, with skills in every folder Pi reads and those its
+    settings name (in its order, a second skill of a name left out), context files with
+    CRLF and Unicode, XML-escaped descriptions; ``/skill:name`` and a template from a
+    folder of the settings send what the CLI sends."""
     with ProviderServer() as server:
         cli = PiCli(pi, server, tmp_path / "cli")
         home, agent = cli.home, cli.agent_dir
@@ -193,14 +194,24 @@ async def test_with_system_md_the_whole_prompt_is_pis(pi: Pi, tmp_path: Path) ->
             "---\nname: hidden\ndescription: Only by command\ndisable-model-invocation: true\n"
             "---\nHidden body.\n",
         )
-        server.script(Reply(text="ok"), Reply(text="ok"))
+        # Skills and prompts named in Pi's settings (as a Claude Code user adds theirs).
+        write(home / ".claude" / "skills" / "claude" / "SKILL.md", skill("claude", "From ~"))
+        write(repo / "shared" / "lint" / "SKILL.md", skill("lint", "From the project settings"))
+        write(home / "my-prompts" / "deep" / "nested.md", "A nested template: $1")
+        write(cwd / ".pi" / "settings.json", json.dumps({"skills": ["../../../shared"]}))
+        settings = json.loads((agent / "settings.json").read_text(encoding="utf-8"))
+        settings.update(skills=["~/.claude/skills"], prompts=["~/my-prompts"])
+        write(agent / "settings.json", json.dumps(settings))
+        server.script(Reply(text="ok"), Reply(text="ok"), Reply(text="ok"))
         cli.print("hello", cwd=cwd, resources=True)
         cli.print("/skill:hidden  run it now ", cwd=cwd, resources=True)
+        cli.print("/nested 'from settings'", cwd=cwd, resources=True)
         theirs = [r.body for r in server.requests if r.method == "POST"]
 
         project = ProjectPrompt(str(cwd), global_dirs=[str(agent)], home=str(home))
         report = project.report([ToolLine(n, "") for n in ("read", "bash", "edit", "write")])
         expanded, problem = project.expand("/skill:hidden  run it now ")
+        nested, _ = project.expand("/nested 'from settings'")
     shadowed, used = agent / "skills" / "alpha" / "SKILL.md", cwd / ".pi/skills/alpha/SKILL.md"
     assert problem is None
     assert [str(p) for p in report.problems] == [
@@ -208,3 +219,5 @@ async def test_with_system_md_the_whole_prompt_is_pis(pi: Pi, tmp_path: Path) ->
     ]
     assert report.text == system_text(theirs[0])
     assert expanded == last_user_text(theirs[1])
+    assert nested == last_user_text(theirs[2]) == "A nested template: from settings"
+    assert "<name>claude</name>" in report.text and "<name>lint</name>" in report.text

@@ -254,3 +254,31 @@ def test_looping_links_among_skills_and_templates_are_named(tmp_path: Path) -> N
     assert messages(report.problems, prompts / "loop.md") == ["is a symlink loop: skipped"]
     assert messages(report.problems, prompts / "dangling.md") == []
     assert [t.name for t in report.templates] == ["fine"]
+
+
+def test_pi_settings_name_skills_and_prompts_and_bad_entries_are_named(tmp_path: Path) -> None:
+    cwd, agent, home = tmp_path / "w", tmp_path / "agent", tmp_path / "home"
+    write(home / "claude" / "x" / "SKILL.md", "---\ndescription: from the home\n---\n")
+    write(cwd / "notes.txt", "not markdown")
+    project_settings = write(
+        cwd / ".pi" / "settings.json",
+        '{"skills": ["~/claude", "missing", "!x", "../notes.txt"], "prompts": "p"}',
+    )
+    broken = write(agent / "settings.json", "{not json")
+    p = ProjectPrompt(str(cwd), global_dirs=[str(agent)], home=str(home), today=lambda: TODAY)
+    report = p.report(TOOLS)
+    assert [s.name for s in report.skills] == ["x"]
+    assert messages(report.problems, project_settings) == [
+        'the pattern "!x" in "skills" is not supported: ignored',
+        '"prompts" is not a list of paths: ignored',
+    ]
+    assert messages(report.problems, cwd / ".pi" / "missing") == [
+        f"is listed in {project_settings} but does not exist: skipped"
+    ]
+    assert messages(report.problems, cwd / "notes.txt") == [
+        f"is listed in {project_settings} but is not a .md file: skipped"
+    ]
+    [bad_json] = messages(report.problems, broken)
+    assert (
+        bad_json.startswith("is not valid JSON (") and "skills and prompts are not read" in bad_json
+    )
