@@ -36,6 +36,7 @@ from desktop_agent.prompt._frontmatter import (
     read_front_matter,
     split_front_matter,
 )
+from desktop_agent.prompt._ignore import IgnoreRules
 
 SkillMode = Literal["pi", "agents"]
 MAX_NAME_LENGTH = 64
@@ -56,21 +57,32 @@ class Skill:
 
 
 def skill_files(
-    cache: FileCache, folder: str, mode: SkillMode, problems: list[Problem], top: bool = True
+    cache: FileCache,
+    folder: str,
+    mode: SkillMode,
+    problems: list[Problem],
+    rules: IgnoreRules | None = None,
 ) -> list[str]:
+    """The skill files in ``folder``: its ``SKILL.md`` (nothing below is searched), else
+    those of its sub-folders and, at the top in mode ``pi``, its ``.md`` files; what the
+    ignore files on the way exclude is left out, as Pi leaves it out."""
+    top = rules is None
     entries = cache.entries(folder, problems)
+    rules = (rules or IgnoreRules(folder)).inside(cache, folder, [e[0] for e in entries], problems)
     for name, _is_dir, is_file in entries:
-        if name == "SKILL.md" and is_file:
-            return [os.path.join(folder, name)]
+        path = os.path.join(folder, name)
+        if name == "SKILL.md" and is_file and not rules.ignores(path):
+            return [path]
     found: list[str] = []
     for name, is_dir, is_file in entries:
         if name.startswith(".") or name == "node_modules":
             continue
         path = os.path.join(folder, name)
         if mode == "pi" and top and is_file and name.endswith(".md"):
-            found.append(path)
-        elif is_dir:
-            found.extend(skill_files(cache, path, mode, problems, top=False))
+            if not rules.ignores(path):
+                found.append(path)
+        elif is_dir and not rules.ignores(path, folder=True):
+            found.extend(skill_files(cache, path, mode, problems, rules))
     return found
 
 

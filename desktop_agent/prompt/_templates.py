@@ -25,6 +25,7 @@ from desktop_agent.prompt._files import (
     keep_first,
 )
 from desktop_agent.prompt._frontmatter import read_front_matter
+from desktop_agent.prompt._ignore import IgnoreRules
 
 _COMMAND = re.compile(r"/(\S+)(?:\s+([\s\S]*))?")
 _POSITIONAL = re.compile(r"\$(\d+)")
@@ -152,17 +153,27 @@ class TemplateLoader:
 
 
 def template_files(
-    cache: FileCache, folder: str, problems: list[Problem], *, tree: bool = False
+    cache: FileCache,
+    folder: str,
+    problems: list[Problem],
+    *,
+    tree: bool = False,
+    rules: IgnoreRules | None = None,
 ) -> list[str]:
     """The ``.md`` files in ``folder`` (``tree``: in its sub-folders too, as Pi reads a
-    folder named in its settings); hidden entries and ``node_modules`` are skipped."""
+    folder named in its settings); hidden entries, ``node_modules`` and what the ignore
+    files on the way exclude are skipped."""
+    entries = cache.entries(folder, problems)
+    rules = (rules or IgnoreRules(folder)).inside(cache, folder, [e[0] for e in entries], problems)
     found: list[str] = []
-    for name, is_dir, is_file in cache.entries(folder, problems):
+    for name, is_dir, is_file in entries:
         if name.startswith(".") or name == "node_modules":
             continue
         path = os.path.join(folder, name)
+        if rules.ignores(path, folder=is_dir and tree):
+            continue
         if is_file and name.endswith(".md"):
             found.append(path)
         elif is_dir and tree:
-            found.extend(template_files(cache, path, problems, tree=True))
+            found.extend(template_files(cache, path, problems, tree=True, rules=rules))
     return found

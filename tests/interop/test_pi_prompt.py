@@ -221,3 +221,38 @@ async def test_with_system_md_the_whole_prompt_is_pis(pi: Pi, tmp_path: Path) ->
     assert expanded == last_user_text(theirs[1])
     assert nested == last_user_text(theirs[2]) == "A nested template: from settings"
     assert "<name>claude</name>" in report.text and "<name>lint</name>" in report.text
+
+
+@pytest.mark.asyncio
+async def test_ignore_files_leave_out_what_pi_leaves_out(pi: Pi, tmp_path: Path) -> None:
+    """``.gitignore``/``.ignore``/``.fdignore`` in skill and template folders: the skills
+    listed and the templates expanded are the Pi CLI's (the whole prompt, with SYSTEM.md)."""
+    with ProviderServer() as server:
+        cli = PiCli(pi, server, tmp_path / "cli")
+        cwd = tmp_path / "w"
+        skills, prompts = cwd / ".pi" / "skills", cwd / ".pi" / "prompts"
+        write(cwd / ".pi" / "SYSTEM.md", "System.")
+        for name in ("kept", "drafts", "Wip", "deep-ok", "negated"):
+            write(skills / name / "SKILL.md", skill(name.lower(), f"Skill {name}"))
+        write(skills / "group" / "inner" / "SKILL.md", skill("inner", "Below a group"))
+        write(skills / "group" / "old" / "SKILL.md", skill("old", "Ignored inside the group"))
+        write(skills / "top.md", skill("top", "A top-level file"))
+        write(skills / "scratch.md", skill("scratch", "Ignored top-level file"))
+        write(skills / ".gitignore", "drafts/\n# a comment\nwip\nscratch.md\nneg*\n!negated\n")
+        write(skills / ".fdignore", "/deep-ok/nothing\n")
+        write(skills / "group" / ".ignore", "old/\n")
+        write(prompts / "keep.md", "Kept template: $1")
+        write(prompts / "private.md", "Private template")
+        write(prompts / ".gitignore", "private.md\n")
+        server.script(*(Reply(text="ok") for _ in range(3)))
+        cli.print("hello", cwd=cwd, resources=True)
+        cli.print("/keep it", cwd=cwd, resources=True)
+        cli.print("/private x", cwd=cwd, resources=True)
+        theirs = [r.body for r in server.requests if r.method == "POST"]
+
+        project = ProjectPrompt(str(cwd), global_dirs=[str(cli.agent_dir)], home=str(cli.home))
+        report = project.report([ToolLine("read", "")])
+        sent = [project.expand(t)[0] for t in ("/keep it", "/private x")]
+    assert report.text == system_text(theirs[0])
+    assert [s.name for s in report.skills] == ["deep-ok", "inner", "kept", "negated", "top"]
+    assert sent == [last_user_text(b) for b in theirs[1:]] == ["Kept template: it", "/private x"]
