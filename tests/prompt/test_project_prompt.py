@@ -24,6 +24,7 @@ from desktop_agent.prompt import (
     substitute_args,
     unknown_placeholders,
 )
+from desktop_agent.prompt._ignore import prefixed
 
 TOOLS = [
     ToolLine("read", "Read a file."),
@@ -282,3 +283,17 @@ def test_pi_settings_name_skills_and_prompts_and_bad_entries_are_named(tmp_path:
     assert (
         bad_json.startswith("is not valid JSON (") and "skills and prompts are not read" in bad_json
     )
+
+
+def test_ignore_rules_are_pis_and_a_bad_ignore_file_is_named(tmp_path: Path) -> None:
+    assert prefixed("  ", "a/") is None and prefixed("# note", "a/") is None
+    assert prefixed("\\#hash", "") == "\\#hash"
+    assert prefixed("!keep", "a/") == "!a/keep" and prefixed("\\!bang", "") == "!bang"
+    assert prefixed("/rooted", "a/") == "a/rooted"
+    cwd = tmp_path / "w"
+    skills = cwd / ".pi" / "skills"
+    write(skills / "one" / "SKILL.md", "---\ndescription: d\n---\n")
+    bad = write(skills / ".ignore", b"\xff\xfe")
+    report = project(cwd).report(TOOLS)
+    assert [s.name for s in report.skills] == ["one"]
+    assert messages(report.problems, bad) == ["ignore file is not UTF-8 text (byte 0): skipped"]
