@@ -162,6 +162,7 @@ class ProjectPrompt:
         self._templates = TemplateLoader(self.cache)
         self._settings = ParsedFiles(self.cache, _parse_settings)
         self._lock = threading.Lock()
+        self._last: Parts | None = None
 
     # ------------------------------------------------------------- reading
 
@@ -335,7 +336,20 @@ class ProjectPrompt:
     def parts(self) -> Parts:
         """Everything the prompt is made of, as the files are now."""
         with self._lock:
-            return self._parts()
+            self._last = self._parts()
+            return self._last
+
+    def skill_roots(self) -> list[str]:
+        """What the read tool may read outside the workspace so the model can follow the
+        prompt's skills: each listed skill's folder (a ``SKILL.md`` skill) or file (a
+        ``.md`` file skill), as of the last prompt; nothing is read here."""
+        last = self._last
+        if last is None:
+            return []
+        return [
+            s.base_dir if os.path.basename(s.file_path) == "SKILL.md" else s.file_path
+            for s in last.skills
+        ]
 
     def _parts(self) -> Parts:
         problems: list[Problem] = []

@@ -74,7 +74,7 @@ class ReadTool(Tool[ReadParams]):
         return await asyncio.to_thread(self._read, args, ctx.workspace)
 
     def _read(self, args: ReadParams, ws: Workspace) -> ToolResult:
-        real = ws.resolve(args.path)
+        real = ws.resolve_read(args.path)  # a skill's file may lie outside the workspace
         shown = ws.display(real)
         try:
             fd = ws.open_file(real)

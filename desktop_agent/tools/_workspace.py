@@ -10,6 +10,11 @@ again, before and after the final rename, that a fresh walk from the root still 
 the directory they write in, so a directory renamed out of the workspace during a write
 never receives it. Only regular files with one link are read or replaced: device files,
 FIFOs and sockets are refused before they are opened, hard-linked files always.
+
+One exception, for the read tool only (`resolve_read`): an absolute path into one of the
+read-only roots the workspace is given (the folders of the project's skills, which may
+lie outside it, e.g. in ``~/.pi/agent/skills``), checked the same way after following
+symlinks, and opened without following a last symbolic link.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ import os
 import secrets
 import stat
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from desktop_agent.tools._errors import PathRefused, ToolError
@@ -67,12 +72,30 @@ def _realpath(path: str, shown: str) -> str:
     return os.path.realpath(path)
 
 
+def _open_plain(real: Path, shown: str) -> int:
+    """A read-only descriptor of a regular file, where the OS has no ``dir_fd`` walks."""
+    fd = os.open(real, os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC | _O_BINARY)
+    try:
+        _check_regular(os.fstat(fd), shown)
+    except BaseException:
+        os.close(fd)
+        raise
+    _blocking(fd)
+    return fd
+
+
 class Workspace:
     """The folder tools work in, and the places inside it they must not touch."""
 
     def __init__(
-        self, root: str | os.PathLike[str], forbidden_roots: Iterable[str | os.PathLike[str]] = ()
+        self,
+        root: str | os.PathLike[str],
+        forbidden_roots: Iterable[str | os.PathLike[str]] = (),
+        read_only_roots: Callable[[], Iterable[str]] | None = None,
     ) -> None:
+        """``read_only_roots``: folders outside the root that the read tool may read
+        (asked at every read: the folders of the project's skills, which the system
+        prompt tells the model to read, e.g. ``~/.pi/agent/skills/x``)."""
         given = os.path.abspath(os.fspath(root))
         if not os.path.isdir(given):
             raise ValueError(f"workspace root is not a directory: {given}")
@@ -86,11 +109,21 @@ class Workspace:
                 if candidate not in forbidden:
                     forbidden.append(candidate)
         self.forbidden_roots: tuple[Path, ...] = tuple(Path(p) for p in forbidden)
+        self._read_only_roots = read_only_roots
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r}, forbidden_roots={len(self.forbidden_roots)})"
 
     # ------------------------------------------------------------------ resolving
+
+    def resolve_read(self, path: str) -> Path:
+        """`resolve` for the read tool: an absolute path may also lead into one of the
+        read-only roots outside the workspace."""
+        if os.path.isabs(path) and "\x00" not in path and len(path) <= MAX_PATH_LENGTH:
+            outside = self._read_only_path(os.path.normpath(path), path)
+            if outside is not None:
+                return outside
+        return self.resolve(path)
 
     def resolve(self, path: str, *, for_write: bool = False) -> Path:
         """The real path of a tool's path argument, or `PathRefused`.
@@ -121,6 +154,34 @@ class Workspace:
         self._check_protected(path, joined, real, for_write=for_write)
         return Path(real)
 
+    def _read_only_path(self, joined: str, shown: str) -> Path | None:
+        """The real path of ``joined`` when it and its real path lie in one read-only
+        root outside the workspace (None otherwise: the usual checks decide)."""
+        if self._read_only_roots is None or _inside(joined, str(self.root)):
+            return None
+        real = _realpath(joined, shown)
+        for root in self._read_only_roots():
+            literal = os.path.abspath(root)
+            if _inside(joined, literal) and _inside(real, os.path.realpath(literal)):
+                return Path(real)
+        return None
+
+    def _open_read_only(self, real: Path, shown: str) -> int:
+        """A read-only descriptor of a file of a read-only root: opened in its folder as
+        `open_in` opens one, then checked to be still in the root."""
+        if not _DIR_FD:
+            fd = _open_plain(real, shown)
+        else:
+            dir_fd = os.open(real.parent, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
+            try:
+                fd = self.open_in(dir_fd, real.name, shown)
+            finally:
+                os.close(dir_fd)
+        if self._read_only_path(str(real), shown) != real:
+            os.close(fd)
+            raise PathRefused(shown, "it was moved out of the folders it may be read from")
+        return fd
+
     def _check_protected(self, shown: str, joined: str, real: str, *, for_write: bool) -> None:
         for forbidden in self.forbidden_roots:
             fr = str(forbidden)
@@ -140,7 +201,10 @@ class Workspace:
         return any(_inside(s, str(fr)) for fr in self.forbidden_roots)
 
     def display(self, real: Path) -> str:
-        """A resolved path as shown to the model: relative to the root, ``.`` for it."""
+        """A resolved path as shown to the model: relative to the root, ``.`` for it
+        (a file of a read-only root outside it: its absolute path)."""
+        if not _inside(str(real), str(self.root)):
+            return str(real)
         rel = os.path.relpath(real, self.root)
         return rel.replace(os.sep, "/")
 
@@ -239,18 +303,13 @@ class Workspace:
         more than one hard link is refused (another name of it may be outside).
         """
         shown = self.display(real)
+        if not _inside(str(real), str(self.root)):
+            return self._open_read_only(real, shown)  # `resolve` let it in
         parts = self._rel_parts(real)
         if not parts:
             raise ToolError(f"{shown} is a directory")
         if not _DIR_FD:
-            fd = os.open(real, os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC | _O_BINARY)
-            try:
-                _check_regular(os.fstat(fd), shown)
-            except BaseException:
-                os.close(fd)
-                raise
-            _blocking(fd)
-            return fd
+            return _open_plain(real, shown)
         chain = self._walk(parts[:-1], shown, create=False)
         try:
             return self.open_in(chain.fd, parts[-1], shown)

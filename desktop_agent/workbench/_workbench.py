@@ -821,7 +821,11 @@ class Workbench:
         workspace: Workspace | None = None
         exists = await asyncio.to_thread(_is_dir, cwd)
         if exists:
-            workspace = Workspace(cwd, forbidden_roots=self.forbidden_roots)
+            workspace = Workspace(
+                cwd,
+                forbidden_roots=self.forbidden_roots,
+                read_only_roots=self.project.prompt(cwd).skill_roots,
+            )
         policy = ApprovalPolicy(self._approve, rules=dict(self.settings.approval))
         harness = AgentHarness(
             session=session,

@@ -13,7 +13,7 @@ import pytest_asyncio
 from desktop_agent.config import load_settings
 from desktop_agent.workbench import Workbench, WorkbenchError, parse_app_command
 from tests._workbench import make_workbench
-from tests.ai.provider_server import ProviderServer, Reply
+from tests.ai.provider_server import ProviderServer, Reply, ToolCallSpec
 from tests.prompt._wire import last_user_text, system_text
 
 
@@ -105,3 +105,21 @@ async def test_compact_now_and_a_model_that_does_not_exist(
     assert wb.session is not None
     kinds_before = [k for _i, _p, k, _t, _r in wb.session.raw_entries()]
     assert "compaction" not in kinds_before
+
+
+@pytest.mark.asyncio
+async def test_the_model_can_read_a_global_skill_it_is_told_about(
+    wb: Workbench, workspace: Path, provider: ProviderServer, tmp_path: Path
+) -> None:
+    skill = tmp_path / "pi-agent" / "skills" / "deploy" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text("---\ndescription: Deploy it\n---\nRun the release.", encoding="utf-8")
+    await wb.new_session(str(workspace))
+    provider.script(
+        Reply(tool_calls=[ToolCallSpec("call_1", "read", {"path": str(skill)})]),
+        Reply(text="Done."),
+    )
+    await wb.send("deploy please")
+    assert f"<location>{skill}</location>" in system_text(provider.requests[-2].body)
+    [result] = [m for m in provider.last_body()["messages"] if m["role"] == "tool"]
+    assert "Run the release." in str(result["content"])
