@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
 from desktop_agent.config import Settings
-from desktop_agent.prompt import Problem, ProjectPrompt, PromptReport, ToolLine
+from desktop_agent.prompt import Problem, ProjectPrompt, PromptReport, Template, ToolLine
 
 CompletionKind = Literal["command", "template", "skill"]
 
@@ -58,6 +58,15 @@ APP_COMMANDS: tuple[Completion, ...] = (
 NO_SESSION = "Open a session first: the command works on the open session."
 
 _APP_NAMES = frozenset(c.name for c in APP_COMMANDS)
+
+
+def shadowed(templates: Sequence[Template]) -> list[Problem]:
+    """Templates named like one of the app's commands: the command runs, never them."""
+    return [
+        Problem(t.file_path, f"prompt template /{t.name} has the name of an app command: skipped")
+        for t in templates
+        if t.name in _APP_NAMES
+    ]
 
 
 def parse_app_command(text: str) -> tuple[str, str] | None:
@@ -157,11 +166,13 @@ class ProjectContext:
 
         def work() -> tuple[str, list[Problem]]:
             expanded, problem = prompt.expand(text)
-            problems = list(prompt.parts().problems)
+            parts = prompt.parts()
+            problems = [*parts.problems, *shadowed(parts.templates)]
             return expanded, problems + ([problem] if problem is not None else [])
 
         return await asyncio.to_thread(work)
 
     async def view(self, folder: str, tools: Sequence[ToolLine]) -> ContextView:
         report = await asyncio.to_thread(self.prompt(folder).report, tools)
+        report = replace(report, problems=(*report.problems, *shadowed(report.templates)))
         return ContextView(folder, report, self.instructions(folder), tuple(self.global_dirs))

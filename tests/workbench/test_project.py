@@ -123,3 +123,20 @@ async def test_the_model_can_read_a_global_skill_it_is_told_about(
     assert f"<location>{skill}</location>" in system_text(provider.requests[-2].body)
     [result] = [m for m in provider.last_body()["messages"] if m["role"] == "tool"]
     assert "Run the release." in str(result["content"])
+
+
+@pytest.mark.asyncio
+async def test_a_template_named_like_a_command_is_named_not_dropped(
+    wb: Workbench, workspace: Path
+) -> None:
+    template = workspace / ".pi" / "prompts" / "compact.md"
+    template.parent.mkdir(parents=True)
+    template.write_text("Never sent.", encoding="utf-8")
+    await wb.new_session(str(workspace))
+    assert [c.kind for c in await wb.completions() if c.name == "compact"] == ["command"]
+    view = await wb.context_view()
+    assert view is not None
+    assert [str(p) for p in view.report.problems] == [
+        f"{template}: prompt template /compact has the name of an app command: skipped"
+    ]
+    assert dict(wb.notices["project_files"].args)["path"] == str(template)
