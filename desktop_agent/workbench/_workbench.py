@@ -856,6 +856,8 @@ class Workbench:
             )
         self.notify("workspace", missing, folder=cwd)
         self._count_usage(session, model.context_window if model else 0, context.messages)
+        if exists:
+            self.spawn(self._check_project(cwd))
 
     def _count_usage(
         self, session: Session, context_window: int, context: Sequence[AgentMessage] = ()
@@ -1078,6 +1080,12 @@ class Workbench:
             problem=problem,
             more=more,
         )
+
+    async def _check_project(self, folder: str) -> None:
+        """Name the folder's unusable files once it opens, before anything is sent."""
+        _text, problems = await self.project.expand(folder, "")
+        if self._folder() == folder:
+            self._changed(self._name_problems(problems))
 
     async def completions(self) -> list[Completion]:
         """The composer's ``/`` list: the app's commands, templates and skills."""

@@ -53,6 +53,8 @@ async def test_completions_expansion_and_the_notice(
     skill.parent.mkdir(parents=True)
     skill.write_text("---\nname: bad\ndescription: [unclosed\n---\n", encoding="utf-8")
     await wb.new_session(str(workspace))
+    await wb.settled()
+    assert dict(wb.notices["project_files"].args)["path"] == str(skill)  # before any send
     found = {c.name: c for c in await wb.completions()}
     assert found["greet"].description == "Say hello to $1." and found["greet"].kind == "template"
     assert "skill:bad" not in found
