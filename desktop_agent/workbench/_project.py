@@ -69,6 +69,11 @@ def shadowed(templates: Sequence[Template]) -> list[Problem]:
     ]
 
 
+def _problems(prompt: ProjectPrompt) -> list[Problem]:
+    parts = prompt.parts()
+    return [*parts.problems, *shadowed(parts.templates)]
+
+
 def parse_app_command(text: str) -> tuple[str, str] | None:
     """``(name, arguments)`` when ``text`` is one of the app's commands."""
     if not text.startswith("/"):
@@ -166,11 +171,14 @@ class ProjectContext:
 
         def work() -> tuple[str, list[Problem]]:
             expanded, problem = prompt.expand(text)
-            parts = prompt.parts()
-            problems = [*parts.problems, *shadowed(parts.templates)]
+            problems = _problems(prompt)
             return expanded, problems + ([problem] if problem is not None else [])
 
         return await asyncio.to_thread(work)
+
+    async def problems(self, folder: str) -> list[Problem]:
+        """The folder's files that could not be used as they are."""
+        return await asyncio.to_thread(_problems, self.prompt(folder))
 
     async def view(self, folder: str, tools: Sequence[ToolLine]) -> ContextView:
         report = await asyncio.to_thread(self.prompt(folder).report, tools)

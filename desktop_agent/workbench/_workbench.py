@@ -1083,7 +1083,7 @@ class Workbench:
 
     async def _check_project(self, folder: str) -> None:
         """Name the folder's unusable files once it opens, before anything is sent."""
-        _text, problems = await self.project.expand(folder, "")
+        problems = await self.project.problems(folder)
         if self._folder() == folder:
             self._changed(self._name_problems(problems))
 
