@@ -1,0 +1,440 @@
+"""Snapshots of a project folder in a shadow git store, diffs between them, and restores.
+
+The store of a folder is ``<checkpoints dir>/<hash of the folder's path>/`` holding a git
+object store (``git/``) and an index of its own (``index``); the user's ``.git`` is never
+read for writing, so their HEAD, index, refs, config, hooks and stash stay byte-identical.
+A snapshot is a git tree id: ``git add`` of only the paths git sees changed since the last
+snapshot (the index's stat cache), then ``git write-tree``. ``.gitignore`` files (and the
+folder's ``.git/info/exclude``) are respected; files over `MAX_FILE_BYTES` and nested git
+repositories are left out and named in `Snapshot.skipped`.
+
+A restore first snapshots the folder as it is (`RestoreResult.undo`), then writes only the
+files that differ, each atomically (a temporary file renamed over it), and deletes only the
+files it is told it may delete (those a tool of the session created or deleted); every file it could
+not write or delete is named with the reason, so a folder is never half-restored silently.
+
+Everything here blocks; the async methods run it in a worker thread, one operation at a
+time per folder.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import hashlib
+import os
+import stat
+import subprocess
+import threading
+from collections.abc import Collection, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from desktop_agent.checkpoints._git import CheckpointError, Git
+
+MAX_FILE_BYTES = 10 * 1024 * 1024
+"""Files larger than this are not snapshotted (and never overwritten by a restore)."""
+
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+ChangeKind = Literal["added", "modified", "deleted"]
+_KINDS: dict[str, ChangeKind] = {"A": "added", "M": "modified", "T": "modified", "D": "deleted"}
+
+
+@dataclass(frozen=True)
+class Skipped:
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A folder state: ``tree`` is the git tree id; ``skipped`` what it leaves out."""
+
+    tree: str
+    skipped: tuple[Skipped, ...] = ()
+
+
+@dataclass(frozen=True)
+class FileChange:
+    path: str
+    kind: ChangeKind
+    old_mode: str = ""
+    new_mode: str = ""
+    old_blob: str = ""
+    new_blob: str = ""
+
+
+@dataclass(frozen=True)
+class FileProblem:
+    path: str
+    message: str
+
+
+@dataclass
+class RestoreResult:
+    """What a restore did. ``undo`` is the folder as it was just before; restoring it with
+    ``deletable=created`` brings the folder back exactly."""
+
+    undo: Snapshot
+    target: str
+    written: list[str] = field(default_factory=list)
+    created: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+    problems: list[FileProblem] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        return not self.problems
+
+
+def folder_key(folder: Path) -> str:
+    return hashlib.sha256(str(folder).encode("utf-8", "surrogateescape")).hexdigest()[:20]
+
+
+class CheckpointStore:
+    """Every folder's shadow store under one directory of the app-data folder."""
+
+    def __init__(self, root: Path, *, max_file_bytes: int = MAX_FILE_BYTES) -> None:
+        self.root = root
+        self.max_file_bytes = max_file_bytes
+        self._folders: dict[Path, FolderCheckpoints] = {}
+        self._lock = threading.Lock()
+
+    def folder(self, folder: Path | str) -> FolderCheckpoints:
+        """The store of ``folder`` (one object per folder, shared by every caller)."""
+        path = Path(os.path.abspath(folder))
+        with self._lock:
+            found = self._folders.get(path)
+            if found is None:
+                found = FolderCheckpoints(
+                    path, self.root / folder_key(path), max_file_bytes=self.max_file_bytes
+                )
+                self._folders[path] = found
+            return found
+
+    def size_bytes(self) -> int:
+        """Bytes the store takes on disk (for Settings)."""
+        total = 0
+        for dirpath, _dirs, files in os.walk(self.root):
+            for name in files:
+                with contextlib.suppress(OSError):
+                    total += os.lstat(os.path.join(dirpath, name)).st_size
+        return total
+
+    async def size(self) -> int:
+        return await asyncio.to_thread(self.size_bytes)
+
+
+class FolderCheckpoints:
+    """Snapshots, diffs and restores of one folder."""
+
+    def __init__(self, folder: Path, store: Path, *, max_file_bytes: int = MAX_FILE_BYTES) -> None:
+        self.folder = folder
+        self.store = store
+        self.max_file_bytes = max_file_bytes
+        self._git = Git(store / "git", folder, store / "index")
+        self._lock = threading.Lock()
+        self._touched: dict[tuple[str, str], frozenset[str]] = {}
+
+    # ------------------------------------------------------------------ async API
+
+    async def snapshot(self) -> Snapshot:
+        return await asyncio.to_thread(self.snapshot_sync)
+
+    async def diff(self, old: str, new: str) -> list[FileChange]:
+        return await asyncio.to_thread(self.diff_sync, old, new)
+
+    async def compare(self, target: str, deletable: Collection[str] = ()) -> list[FileChange]:
+        return await asyncio.to_thread(self.compare_sync, target, deletable)
+
+    async def restore(self, target: str, deletable: Collection[str] = ()) -> RestoreResult:
+        return await asyncio.to_thread(self.restore_sync, target, deletable)
+
+    async def deletable(self, pairs: Iterable[tuple[str, str]]) -> set[str]:
+        return await asyncio.to_thread(self.deletable_sync, list(pairs))
+
+    async def read(self, tree: str, path: str) -> bytes | None:
+        return await asyncio.to_thread(self.read_sync, tree, path)
+
+    # ------------------------------------------------------------------ set-up
+
+    def _ensure(self) -> None:
+        if not self.folder.is_dir():
+            raise CheckpointError("no_folder", f"The folder {self.folder} is not there any more")
+        git_dir = self.store / "git"
+        if (git_dir / "HEAD").is_file():
+            return
+        try:
+            self.store.mkdir(parents=True, exist_ok=True)
+            (self.store / "folder.txt").write_text(str(self.folder) + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise CheckpointError(
+                "store_failed", f"The checkpoint store {self.store} cannot be written: {exc}"
+            ) from exc
+        self._git.run(["init", "--quiet", "--template=", str(git_dir)])
+        for key, value in (
+            ("core.autocrlf", "false"),
+            ("core.safecrlf", "false"),
+            ("core.symlinks", "true"),
+            ("core.fsmonitor", "false"),
+            ("core.untrackedCache", "true"),
+            ("core.quotePath", "false"),
+            ("gc.auto", "0"),
+            ("maintenance.auto", "false"),
+        ):
+            self._git.run(["config", key, value])
+        exclude = self.folder / ".git" / "info" / "exclude"
+        if exclude.is_file():
+            self._git.run(["config", "core.excludesFile", str(exclude)])
+
+    # ------------------------------------------------------------------ snapshot
+
+    def snapshot_sync(self) -> Snapshot:
+        with self._lock:
+            return self._snapshot()
+
+    def _snapshot(self) -> Snapshot:
+        self._ensure()
+        listed = self._git.run(["ls-files", "-z", "-o", "-m", "-d", "--exclude-standard"])
+        paths = sorted({p for p in listed.decode("utf-8", "surrogateescape").split("\0") if p})
+        skipped: list[Skipped] = []
+        add: list[str] = []
+        drop: list[str] = []
+        for path in paths:
+            if path.endswith("/"):
+                skipped.append(Skipped(path.rstrip("/"), "another git repository"))
+                continue
+            try:
+                info = os.lstat(self.folder / path)
+            except OSError:
+                add.append(path)  # gone: staged as a deletion
+                continue
+            if stat.S_ISREG(info.st_mode) and info.st_size > self.max_file_bytes:
+                mb = info.st_size / (1024 * 1024)
+                skipped.append(Skipped(path, f"larger than 10 MB ({mb:.0f} MB)"))
+                drop.append(path)
+            else:
+                add.append(path)
+        if drop:
+            self._git.run(
+                [
+                    "rm",
+                    "--cached",
+                    "-q",
+                    "-f",
+                    "--ignore-unmatch",
+                    "--pathspec-from-file=-",
+                    "--pathspec-file-nul",
+                ],
+                input=_nul(drop),
+            )
+        if add:
+            self._git.run(
+                ["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"], input=_nul(add)
+            )
+        tree = self._git.run(["write-tree"]).decode().strip()
+        return Snapshot(tree, tuple(skipped))
+
+    # ------------------------------------------------------------------ diffs
+
+    def diff_sync(self, old: str, new: str) -> list[FileChange]:
+        if old == new:
+            return []
+        self._ensure()
+        raw = self._git.run(["diff-tree", "-r", "-z", "--no-renames", old, new])
+        return list(_parse_raw(raw))
+
+    def compare_sync(self, target: str, deletable: Collection[str] = ()) -> list[FileChange]:
+        """What a restore to ``target`` would change: files to write, and files to delete
+        among ``deletable``."""
+        now = self.snapshot_sync()
+        return _actionable(self.diff_sync(now.tree, target), deletable)
+
+    def deletable_sync(self, pairs: list[tuple[str, str]]) -> set[str]:
+        """The paths a restore may delete: those a turn's tools created or deleted
+        (``pairs`` are the before/after snapshots of the session's turns). A file no tool of
+        the session created or removed (the person's own, untracked or not) is never
+        deleted by a restore."""
+        out: set[str] = set()
+        for pair in pairs:
+            found = self._touched.get(pair)
+            if found is None:
+                found = frozenset(
+                    c.path for c in self.diff_sync(*pair) if c.kind in ("added", "deleted")
+                )
+                self._touched[pair] = found
+            out |= found
+        return out
+
+    def read_sync(self, tree: str, path: str) -> bytes | None:
+        """A file's content in a snapshot (None when it is not there)."""
+        self._ensure()
+        listed = self._git.run(["ls-tree", "-z", tree, "--", path])
+        if not listed:
+            return None
+        blob = listed.split(b"\t", 1)[0].split()[2].decode()
+        return self._git.run(["cat-file", "blob", blob])
+
+    # ------------------------------------------------------------------ restore
+
+    def restore_sync(self, target: str, deletable: Collection[str] = ()) -> RestoreResult:
+        with self._lock:
+            undo = self._snapshot()
+            result = RestoreResult(undo=undo, target=target)
+            if undo.tree == target:
+                return result
+            raw = self._git.run(["diff-tree", "-r", "-z", "--no-renames", undo.tree, target])
+            changes = list(_parse_raw(raw))
+            skipped = {s.path for s in undo.skipped}
+            allowed = set(deletable)
+            writes: list[FileChange] = []
+            for change in changes:
+                if change.kind == "deleted":
+                    if change.path in allowed:
+                        self._delete(change.path, result)
+                    else:
+                        result.kept.append(change.path)
+                elif change.path in skipped or _under_skipped(change.path, skipped):
+                    result.problems.append(
+                        FileProblem(
+                            change.path,
+                            "not restored: the file in the folder was left"
+                            " out of the checkpoint taken before the restore",
+                        )
+                    )
+                else:
+                    writes.append(change)
+            for change, data in self._blobs(writes):
+                self._write(change, data, result)
+            return result
+
+    def _blobs(self, changes: list[FileChange]) -> Iterator[tuple[FileChange, bytes]]:
+        """The new content of each change, read from one ``git cat-file --batch``."""
+        if not changes:
+            return
+        proc = subprocess.Popen(
+            ["git", "cat-file", "--batch"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=self._git.env,
+            cwd=self.folder,
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        stdin = proc.stdin
+
+        def feed() -> None:
+            try:
+                for change in changes:
+                    stdin.write(change.new_blob.encode() + b"\n")
+                stdin.close()
+            except OSError:
+                pass
+
+        writer = threading.Thread(target=feed, daemon=True)
+        writer.start()
+        try:
+            for change in changes:
+                header = proc.stdout.readline().split()
+                if len(header) != 3:
+                    raise CheckpointError(
+                        "git_failed", f"git cat-file: no object for {change.path}"
+                    )
+                data = proc.stdout.read(int(header[2]))
+                proc.stdout.read(1)
+                yield change, data
+        finally:
+            proc.stdout.close()
+            writer.join()
+            proc.wait()
+
+    def _write(self, change: FileChange, data: bytes, result: RestoreResult) -> None:
+        dest = self.folder / change.path
+        existed = os.path.lexists(dest)
+        tmp = dest.with_name(f".{dest.name}.restore-{os.getpid()}")
+        try:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            if os.path.isdir(dest) and not os.path.islink(dest):
+                raise IsADirectoryError(errno.EISDIR, "a folder is in its place", str(dest))
+            if change.new_mode == "120000":
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp)
+                os.symlink(os.fsdecode(data), tmp)
+            elif change.new_mode == "160000":
+                raise OSError(errno.EINVAL, "a nested repository is not restored")
+            else:
+                mode = 0o755 if change.new_mode == "100755" else 0o644
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+                try:
+                    view = memoryview(data)
+                    while view:
+                        view = view[os.write(fd, view) :]
+                finally:
+                    os.close(fd)
+                os.chmod(tmp, mode)
+            os.replace(tmp, dest)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            result.problems.append(FileProblem(change.path, _reason(exc)))
+            return
+        result.written.append(change.path)
+        if not existed:
+            result.created.append(change.path)
+
+    def _delete(self, path: str, result: RestoreResult) -> None:
+        target = self.folder / path
+        try:
+            os.unlink(target)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            result.problems.append(FileProblem(path, _reason(exc)))
+            return
+        result.deleted.append(path)
+        parent = target.parent
+        while parent != self.folder and self.folder in parent.parents:
+            try:
+                os.rmdir(parent)
+            except OSError:
+                break
+            parent = parent.parent
+
+
+def _nul(paths: list[str]) -> bytes:
+    return b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
+
+
+def _under_skipped(path: str, skipped: set[str]) -> bool:
+    return any(path.startswith(s + "/") for s in skipped)
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
+def _actionable(changes: list[FileChange], deletable: Collection[str]) -> list[FileChange]:
+    allowed = set(deletable)
+    return [c for c in changes if c.kind != "deleted" or c.path in allowed]
+
+
+def _parse_raw(raw: bytes) -> Iterator[FileChange]:
+    """``git diff-tree -r -z`` raw output: ``:old new oldsha newsha X\\0path\\0``."""
+    parts = raw.split(b"\0")
+    i = 0
+    while i + 1 < len(parts):
+        meta = parts[i]
+        if not meta.startswith(b":"):
+            i += 1
+            continue
+        old_mode, new_mode, old_blob, new_blob, status = meta[1:].decode().split()
+        path = parts[i + 1].decode("utf-8", "surrogateescape")
+        i += 2
+        kind = _KINDS.get(status[0])
+        if kind is None:
+            continue
+        yield FileChange(path, kind, old_mode, new_mode, old_blob, new_blob)
