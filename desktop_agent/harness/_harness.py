@@ -49,6 +49,8 @@ from desktop_agent.ai import (
     parse_content_block,
     stream,
 )
+from desktop_agent.checkpoints import CHECKPOINT_CUSTOM_TYPE, FolderCheckpoints
+from desktop_agent.harness._checkpointing import READ_ONLY_TOOLS, CheckpointedTool, TurnCheckpoints
 from desktop_agent.harness._compaction import (
     DEFAULT_KEEP_RECENT_TOKENS,
     DEFAULT_RESERVE_TOKENS,
@@ -70,6 +72,7 @@ from desktop_agent.harness._events import (
     HarnessEvent,
     MessageSavedEvent,
     ModelSelectEvent,
+    NoticeEvent,
     PersistenceErrorEvent,
     PersistenceRestoredEvent,
     QueueUpdateEvent,
@@ -196,6 +199,7 @@ class AgentHarness:
         approval_policy: ApprovalPolicy | None = None,
         tool_output_dir: Path | None = None,
         redactor: Redactor | None = None,
+        checkpoints: FolderCheckpoints | None = None,
     ) -> None:
         """``tools`` may be loop tools or `desktop_agent.tools.Tool`s; the latter run in
         ``workspace`` under ``approval_policy`` (decisions are recorded in the session).
@@ -207,7 +211,9 @@ class AgentHarness:
 
         ``system_prompt``: a fixed text, or a source asked at the start of every turn
         with the tools that are on (`desktop_agent.prompt.ProjectPrompt.system_prompt`:
-        the project's context files, skills and the tools, re-read when they changed)."""
+        the project's context files, skills and the tools, re-read when they changed).
+        ``checkpoints`` (the workspace's store) snapshots the folder around every turn
+        whose tools may change files, recorded as custom entries."""
         self.session = session
         self.redaction = SessionRedaction(session, redactor)
         self._model = model
@@ -230,6 +236,14 @@ class AgentHarness:
                 )
             else:
                 wrapped.append(tool)
+        self.checkpoints: TurnCheckpoints | None = None
+        if checkpoints is not None:
+            turns = TurnCheckpoints(checkpoints, self._append_checkpoint, self._checkpoint_notice)
+            self.checkpoints = turns
+            wrapped = [
+                t if t.definition.name in READ_ONLY_TOOLS else CheckpointedTool(t, turns)
+                for t in wrapped
+            ]
         self._tools = {t.definition.name: t for t in wrapped}
         self._system_prompt: str | PromptSource = system_prompt or DEFAULT_SYSTEM_PROMPT
         self._thinking_level = thinking_level
@@ -374,6 +388,8 @@ class AgentHarness:
         return had
 
     async def _save_point(self) -> None:
+        if self.checkpoints is not None:
+            await self.checkpoints.turn_end()
         had = await self._flush_pending_writes()
         await self._persist(self.session.sync)
         await self._emit(
@@ -428,6 +444,14 @@ class AgentHarness:
         """Record a custom entry (e.g. an approval decision), queued during a run."""
         redacted = self.redaction.data(data)
         await self._write_or_queue(lambda: self.session.append_custom_entry(custom_type, redacted))
+
+    async def _append_checkpoint(self, data: dict[str, Any]) -> None:
+        """A checkpoint is written where it happens (after the answer that called the
+        tools, or after the turn's tool results), not queued to the turn's end."""
+        await self._persist(lambda: self.session.append_custom_entry(CHECKPOINT_CUSTOM_TYPE, data))
+
+    async def _checkpoint_notice(self, message: str) -> None:
+        await self._emit(NoticeEvent(message=message))
 
     # ------------------------------------------------------------- queues
 
@@ -698,6 +722,8 @@ class AgentHarness:
                         continue
                 break
         finally:
+            if self.checkpoints is not None:
+                await self.checkpoints.turn_end()
             await self._flush_pending_writes()
             await self._persist(self.session.sync)
             self.phase = "idle"
