@@ -21,6 +21,7 @@ from pathlib import Path
 from types import TracebackType
 
 from desktop_agent.ai import ModelRegistry
+from desktop_agent.checkpoints import CheckpointStore
 from desktop_agent.config import (
     AppDirs,
     KeyStore,
@@ -195,6 +196,7 @@ def run(argv: list[str]) -> int:
             map_dir=dirs.data / "cache" / "maps",
             prompt_dirs=[default_pi_agent_dir(Path.home(), os.environ), dirs.config],
             home=Path.home(),
+            checkpoints=CheckpointStore(dirs.data / "checkpoints"),
         )
         await workbench.start()
         return workbench

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop_agent.ai import AssistantMessage, Model, ModelRegistry, TextContent, UserMessage
+from desktop_agent.checkpoints import CheckpointStore
 from desktop_agent.config import (
     AppState,
     KeyStore,
@@ -60,6 +61,7 @@ def make_workbench(
     pi_folder: Path | None = None,
     prompt_dirs: list[Path] | None = None,
     home: Path | None = None,
+    checkpoints: bool = False,
 ) -> Workbench:
     """A workbench over ``data`` whose registry holds ``models`` (default model: the
     first); ``pi_folder``: the Pi CLI's sessions folder beside ours; ``prompt_dirs``:
@@ -94,6 +96,7 @@ def make_workbench(
         map_dir=data / "cache" / "maps",
         prompt_dirs=prompt_dirs if prompt_dirs is not None else [data / "config"],
         home=home,
+        checkpoints=CheckpointStore(data / "checkpoints") if checkpoints else None,
     )
 
 

@@ -139,6 +139,14 @@ class FolderCheckpoints:
         self._git = Git(store / "git", folder, store / "index")
         self._lock = threading.Lock()
         self._touched: dict[tuple[str, str], frozenset[str]] = {}
+        self.active_runs = 0
+        """Runs of the agent in this folder now (a restore is refused meanwhile)."""
+
+    def run_started(self) -> None:
+        self.active_runs += 1
+
+    def run_ended(self) -> None:
+        self.active_runs = max(0, self.active_runs - 1)
 
     # ------------------------------------------------------------------ async API
 
@@ -282,6 +290,12 @@ class FolderCheckpoints:
     # ------------------------------------------------------------------ restore
 
     def restore_sync(self, target: str, deletable: Collection[str] = ()) -> RestoreResult:
+        if self.active_runs:
+            raise CheckpointError(
+                "busy",
+                "The agent is working in this folder: stop it (or wait until it finishes)"
+                " before restoring files",
+            )
         with self._lock:
             undo = self._snapshot()
             result = RestoreResult(undo=undo, target=target)

@@ -30,6 +30,8 @@ from desktop_agent.config._secrets import (
 from desktop_agent.config._settings import (
     CUSTOM_MODEL_FIELDS,
     ApprovalRule,
+    CheckpointSettings,
+    FollowBranch,
     NewerSettingsError,
     ProviderSettings,
     RestoreMode,
@@ -61,7 +63,9 @@ __all__ = [
     "AppState",
     "ApprovalRule",
     "BranchUsage",
+    "CheckpointSettings",
     "DataDirError",
+    "FollowBranch",
     "KeySource",
     "KeyStore",
     "KeyStoreError",

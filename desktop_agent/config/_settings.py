@@ -23,6 +23,9 @@ ThemeMode: TypeAlias = Literal["system", "light", "dark"]
 RestoreMode: TypeAlias = Literal["last", "new"]
 StoreKind: TypeAlias = Literal["jsonl", "sqlite"]
 ServerApi: TypeAlias = Literal["openai-completions", "openai-responses", "anthropic-messages"]
+FollowBranch: TypeAlias = Literal["ask", "always", "never"]
+"""When the leaf moves to a point whose files differ from the folder: ask (a bar with
+Restore files / Keep / Show changes), always restore, or never."""
 
 CUSTOM_MODEL_FIELDS: tuple[str, ...] = (
     "provider",
@@ -96,6 +99,14 @@ class ProviderSettings(BaseModel):
         return value
 
 
+class CheckpointSettings(BaseModel):
+    """Workspace checkpoints (``checkpoints`` in settings.json)."""
+
+    model_config = ConfigDict(extra="ignore", validate_assignment=True)
+
+    follow_branch: FollowBranch = "ask"
+
+
 def _default_approval() -> dict[str, ApprovalRule]:
     return {"bash": "ask", "write": "ask", "edit": "ask"}
 
@@ -123,6 +134,7 @@ class Settings(BaseModel):
     """Per project folder (its path): text the agent is told at every turn, kept by the
     app for people without an ``AGENTS.md`` (the Context view edits it)."""
     store: StoreKind = "jsonl"
+    checkpoints: CheckpointSettings = Field(default_factory=CheckpointSettings)
     """Where sessions are kept: Pi-compatible JSONL files, or one SQLite database."""
     app_version: str | None = None
     """The Desktop Agent that last saved the file (set by `save_settings`). A file a newer

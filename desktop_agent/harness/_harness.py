@@ -626,6 +626,8 @@ class AgentHarness:
         self._require_model()
         self.phase = "turn"
         self._abort = asyncio.Event()
+        if self.checkpoints is not None:
+            self.checkpoints.folder.run_started()
         task = asyncio.ensure_future(self._run(prompts))
         self._run_task = task
         try:
@@ -723,7 +725,10 @@ class AgentHarness:
                 break
         finally:
             if self.checkpoints is not None:
-                await self.checkpoints.turn_end()
+                try:
+                    await self.checkpoints.turn_end()
+                finally:
+                    self.checkpoints.folder.run_ended()
             await self._flush_pending_writes()
             await self._persist(self.session.sync)
             self.phase = "idle"

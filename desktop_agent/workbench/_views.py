@@ -595,6 +595,8 @@ class Notice:
     action_label: str | None = None
     args: tuple[tuple[str, str], ...] = ()
     """Values of the text's placeholders (paths, counts, messages: never translated)."""
+    more: tuple[tuple[str, str], ...] = ()
+    """Further buttons: (English label, the key `Workbench.notice_action` runs)."""
 
     @property
     def english(self) -> str:

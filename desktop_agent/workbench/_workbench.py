@@ -30,6 +30,7 @@ from desktop_agent.ai import (
     supported_thinking_levels,
     warm_up,
 )
+from desktop_agent.checkpoints import CheckpointStore
 from desktop_agent.config import (
     ApprovalRule,
     AppState,
@@ -54,6 +55,7 @@ from desktop_agent.harness import (
     HarnessEvent,
     HarnessSettings,
     MessageSavedEvent,
+    NoticeEvent,
     PersistenceErrorEvent,
     PersistenceRestoredEvent,
     SavePointEvent,
@@ -79,6 +81,7 @@ from desktop_agent.tools import (
 from desktop_agent.utils import Redactor
 from desktop_agent.utils.versions import APP_VERSION
 from desktop_agent.workbench._changes import NOTHING, Changes
+from desktop_agent.workbench._checkpoints import BranchFiles, FilesNotices
 from desktop_agent.workbench._map import (
     MAP_FILTERS,
     BranchMap,
@@ -216,8 +219,16 @@ class Workbench:
         map_dir: Path | None = None,
         prompt_dirs: Sequence[Path] = (),
         home: Path | None = None,
+        checkpoints: CheckpointStore | None = None,
     ) -> None:
         self.store = store
+        self.files = (
+            FilesNotices(BranchFiles(checkpoints), self.notify, self.notify_choices)
+            if checkpoints is not None
+            else None
+        )
+        """The folder follows the branch (checkpoints; None: off)."""
+        self._following: asyncio.Task[None] | None = None
         self.pi = pi
         """The Pi CLI's sessions folder (the "Pi sessions" source; None: off). Its
         sessions open and continue in place; `copy_into_ours` makes our own copy."""
@@ -574,6 +585,8 @@ class Workbench:
     ) -> Changes:
         """Show (or with ``text`` None, drop) the notice of one cause. ``text`` is a fixed
         English text (the GUI translates it) with ``{name}`` placeholders for ``args``."""
+        for sub in [k for k in self._actions if k.startswith(key + "/")]:
+            del self._actions[sub]  # the buttons of `notify_choices`
         if text is None:
             if self.notices.pop(key, None) is None:
                 return NOTHING
@@ -587,10 +600,26 @@ class Workbench:
                 self._actions.pop(key, None)
         return Changes(notices=True)
 
+    def notify_choices(
+        self,
+        key: str,
+        text: str,
+        action: tuple[str, Callable[[], Coroutine[Any, Any, Changes]]],
+        more: Sequence[tuple[str, Callable[[], Coroutine[Any, Any, Changes]]]],
+        **args: object,
+    ) -> Changes:
+        """A notice with further buttons besides ``action`` (each run as ``key/label``)."""
+        changes = self.notify(key, text, action, **args)
+        buttons = tuple((label, f"{key}/{label}") for label, _ in more)
+        self.notices[key] = replace(self.notices[key], more=buttons)
+        for (_, sub), (_, run) in zip(buttons, more, strict=True):
+            self._actions[sub] = run
+        return changes
+
     async def notice_action(self, key: str) -> Changes:
-        """Run a notice's action (e.g. Undo) once."""
+        """Run a notice's action (e.g. Undo; ``key/label`` for its other buttons) once."""
         action = self._actions.pop(key, None)
-        changes = self.notify(key, None)
+        changes = self.notify(key.partition("/")[0], None)
         if action is not None:
             changes = changes | await action()
         return self._changed(changes)
@@ -775,6 +804,7 @@ class Workbench:
         self._remember()
         if self._later:
             await self._index_later(session)
+        self._follow_files()
         changes = Changes.everything() | await self.refresh_sessions()
         return self._changed(changes)
 
@@ -840,6 +870,7 @@ class Workbench:
             tool_output_dir=self.tool_output_dir,
             settings=self.harness_settings,
             redactor=self.redactor,
+            checkpoints=self.files.files.store.folder(cwd) if self.files and workspace else None,
         )
         self._unsubscribe = harness.subscribe(self._on_harness_event)
         self.harness = harness
@@ -1173,6 +1204,8 @@ class Workbench:
             changes = Changes(running=True)
         elif isinstance(event, SessionCompactEvent):
             changes = Changes(branch=True, usage=True)
+        elif isinstance(event, NoticeEvent):  # e.g. files left out of a checkpoint
+            changes = self.notify("checkpoint", "{message}", message=event.message)
         self._emit(event)
         self._changed(changes)
 
@@ -1240,7 +1273,19 @@ class Workbench:
         if session is not None:
             self._count_usage(session, model.context_window if model else 0)
         self._remember()
+        self._follow_files()
         return self._changed(Changes(branch=True, usage=True, draft=True, running=True))
+
+    def _follow_files(self) -> None:
+        """Compare the folder with the new point's files (in the background)."""
+        files, session = self.files, self.session
+        if files is not None and session is not None:
+            mode = self.settings.checkpoints.follow_branch
+
+            async def follow() -> None:
+                self._changed(await files.follow(session, mode))
+
+            self._following = self.spawn(follow())
 
     async def navigate_to_branch_of(self, entry_id: str) -> Changes:
         """Move the leaf to the end of the branch through ``entry_id`` (its newest
@@ -1272,6 +1317,8 @@ class Workbench:
         harness = self._need_harness()
         await harness.navigate_tree(entry_id)
         await self._branch_moved()
+        if self._following is not None:  # the files of the point the prompt goes from
+            await asyncio.wait([self._following])
         return await self.send(text)
 
     async def set_label(self, entry_id: str, label: str) -> Changes:

@@ -1,0 +1,230 @@
+"""The files follow the branch: on every leaf change the folder is compared with the
+state of the new point (the last checkpoint on its path), and restored, offered, or left
+per the ``checkpoints.follow_branch`` setting (`FollowBranch`).
+
+`BranchFiles` is the Qt-free logic; the workbench turns its `Outcome` into the bar "The
+files in the folder are from another branch — Restore files / Keep / Show changes" and,
+after a restore, "Undo restore".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from desktop_agent.checkpoints import (
+    CheckpointError,
+    CheckpointRecord,
+    CheckpointStore,
+    FileChange,
+    FolderCheckpoints,
+    RestoreResult,
+    parse_record,
+    state_of,
+    turn_pairs,
+)
+from desktop_agent.config import FollowBranch
+from desktop_agent.session import CustomEntry, Session
+from desktop_agent.workbench._changes import NOTHING, Changes
+
+OutcomeKind = Literal["none", "same", "differs", "restored", "failed"]
+
+
+@dataclass(frozen=True)
+class Target:
+    """The folder state of the session's current point."""
+
+    folder: FolderCheckpoints
+    tree: str
+    deletable: frozenset[str]
+
+
+@dataclass
+class Outcome:
+    kind: OutcomeKind
+    changes: list[FileChange] = field(default_factory=list)
+    result: RestoreResult | None = None
+    error: str | None = None
+
+
+async def session_records(session: Session) -> dict[str, CheckpointRecord]:
+    """The checkpoint records of a session by entry id, in file order."""
+    out: dict[str, CheckpointRecord] = {}
+    for entry in await session.find_entries("custom"):
+        if isinstance(entry, CustomEntry):
+            record = parse_record(entry.custom_type, entry.data)
+            if record is not None:
+                out[entry.id] = record
+    return out
+
+
+async def target_of(session: Session, store: CheckpointStore) -> Target | None:
+    """What the folder should hold at the session's leaf, or None when no turn on its
+    path snapshotted the folder (nothing is known: the folder is left as it is)."""
+    cwd = session.metadata.cwd
+    if not cwd:
+        return None
+    records = await session_records(session)
+    if not records:
+        return None
+    tree = state_of(records.get(i) for i in session.branch_ids(lenient=True))
+    if tree is None:
+        return None
+    folder = store.folder(cwd)
+    deletable = await folder.deletable(turn_pairs(records.values()))
+    return Target(folder, tree, frozenset(deletable))
+
+
+class BranchFiles:
+    """The folder of the open session, kept in line with its leaf."""
+
+    def __init__(self, store: CheckpointStore) -> None:
+        self.store = store
+        self.target: Target | None = None
+        """The state the last comparison found the folder differing from."""
+        self.last_restore: RestoreResult | None = None
+        self._folder: FolderCheckpoints | None = None
+        self._generation = 0
+
+    async def follow(self, session: Session, mode: FollowBranch) -> Outcome:
+        """Compare the folder with the leaf's state; restore it when ``mode`` is
+        ``always``. A newer call makes an older one's outcome ``none``."""
+        self._generation += 1
+        generation = self._generation
+        self.target = None
+        if mode == "never":
+            return Outcome("none")
+        try:
+            target = await target_of(session, self.store)
+            if target is None or generation != self._generation:
+                return Outcome("none")
+            changes = await target.folder.compare(target.tree, target.deletable)
+        except CheckpointError as exc:
+            return Outcome("failed", error=exc.message)
+        if generation != self._generation:
+            return Outcome("none")
+        if not changes:
+            return Outcome("same")
+        self.target = target
+        if mode == "always":
+            return await self.restore()
+        return Outcome("differs", changes=changes)
+
+    async def restore(self) -> Outcome:
+        """Bring the folder to the state the last comparison found (Restore files)."""
+        target, self.target = self.target, None
+        if target is None:
+            return Outcome("none")
+        try:
+            result = await target.folder.restore(target.tree, target.deletable)
+        except CheckpointError as exc:
+            self.target = target
+            return Outcome("failed", error=exc.message)
+        self.last_restore = result
+        self._folder = target.folder
+        return Outcome("restored", result=result)
+
+    async def undo(self) -> Outcome:
+        """Bring the folder back to what it was just before the last restore."""
+        last, folder = self.last_restore, self._folder
+        self.last_restore = None
+        if last is None or folder is None:
+            return Outcome("none")
+        try:
+            result = await folder.restore(last.undo.tree, last.created)
+        except CheckpointError as exc:
+            self.last_restore = last
+            return Outcome("failed", error=exc.message)
+        return Outcome("restored", result=result)
+
+
+def problems_text(result: RestoreResult) -> str:
+    """The files a restore could not bring back, one per line part."""
+    return "; ".join(f"{p.path}: {p.message}" for p in result.problems)
+
+
+Action = Callable[[], Coroutine[Any, Any, Changes]]
+Notify = Callable[..., Changes]
+"""`Workbench.notify`: (key, text, action=(label, coroutine function) or None, **args);
+`Workbench.notify_choices`: (key, text, action, more=[(label, coroutine function)], **args)."""
+
+NOTICE_KEY = "files"
+DIFFERS = "The files in the folder are from another branch ({count} differ)"
+MAX_SHOWN = 30
+
+
+class FilesNotices:
+    """`BranchFiles` outcomes as the bar above the chat (notice key ``files``)."""
+
+    def __init__(self, files: BranchFiles, notify: Notify, notify_choices: Notify) -> None:
+        self.files = files
+        self._notify = notify
+        self._choices = notify_choices
+
+    async def follow(self, session: Session, mode: FollowBranch) -> Changes:
+        return self._show(await self.files.follow(session, mode))
+
+    async def restore(self) -> Changes:
+        return self._show(await self.files.restore())
+
+    async def undo(self) -> Changes:
+        outcome = await self.files.undo()
+        if outcome.kind == "restored" and outcome.result is not None and outcome.result.complete:
+            return self._notify(NOTICE_KEY, "The files are back as they were before the restore.")
+        return self._show(outcome, undoing=True)
+
+    async def _keep(self) -> Changes:
+        self.files.target = None
+        return NOTHING
+
+    def _show(self, outcome: Outcome, *, undoing: bool = False, listed: bool = False) -> Changes:
+        notify = self._notify
+        if outcome.kind in ("none", "same"):
+            return notify(NOTICE_KEY, None)
+        if outcome.kind == "failed":
+            return notify(NOTICE_KEY, "The files were not restored: {error}", error=outcome.error)
+        if outcome.kind == "differs":
+            changes = outcome.changes
+
+            async def show() -> Changes:
+                return self._show(outcome, listed=True)
+
+            more: list[tuple[str, Action]] = [("Keep", self._keep)]
+            if not listed:
+                more.append(("Show changes", show))
+            text = DIFFERS + (": {files}" if listed else "")
+            return self._choices(
+                NOTICE_KEY,
+                text,
+                ("Restore files", self.restore),
+                more,
+                count=len(changes),
+                files=_listing(changes),
+            )
+        result = outcome.result
+        assert result is not None
+        count = len(result.written) + len(result.deleted)
+        undo = None if undoing else ("Undo restore", self.undo)
+        if result.problems:
+            return notify(
+                NOTICE_KEY,
+                "Restored {count} files; these could not be restored: {problems}",
+                undo,
+                count=count,
+                problems=problems_text(result),
+            )
+        return notify(
+            NOTICE_KEY,
+            "The files now follow this branch ({count} restored).",
+            undo,
+            count=count,
+        )
+
+
+def _listing(changes: list[FileChange]) -> str:
+    words = {"added": "restored", "modified": "changed", "deleted": "removed"}
+    shown = [f"{c.path} ({words[c.kind]})" for c in changes[:MAX_SHOWN]]
+    if len(changes) > MAX_SHOWN:
+        shown.append(f"and {len(changes) - MAX_SHOWN} more")
+    return ", ".join(shown)

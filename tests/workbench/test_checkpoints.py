@@ -1,0 +1,195 @@
+"""The files follow the branch, without Qt, on both stores: every way of moving the leaf
+(map click, ‹ › versions, edit and resend, navigate with a summary, restore on launch)
+with ``follow_branch`` "always", "ask" (Restore files / Keep / Show changes, Undo restore)
+and "never", in a folder that is the user's own git repository."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from desktop_agent.config import CheckpointSettings, FollowBranch, Settings
+from desktop_agent.workbench import Workbench
+from tests._workbench import make_workbench
+from tests.ai.provider_server import ProviderServer, Reply, ToolCallSpec
+from tests.checkpoints._repo import dot_git_fingerprint, make_user_repo
+
+pytestmark = pytest.mark.asyncio
+
+V1 = "version one\n"
+V2 = "version two\n"
+
+
+def settings(provider: ProviderServer, mode: FollowBranch) -> Settings:
+    return Settings(
+        default_model=provider.model("anthropic-messages").key,
+        approval={"bash": "allow", "write": "allow", "edit": "allow"},
+        discover_local_servers=False,
+        checkpoints=CheckpointSettings(follow_branch=mode),
+    )
+
+
+async def bench(data: Path, provider: ProviderServer, store: str, mode: FollowBranch) -> Workbench:
+    wb = make_workbench(
+        data,
+        provider.model("anthropic-messages"),
+        store=store,
+        settings=settings(provider, mode),
+        checkpoints=True,
+    )
+    await wb.start()
+    return wb
+
+
+async def two_versions(wb: Workbench, provider: ProviderServer, project: Path) -> list[str]:
+    """The issue's flow: version one, then the prompt edited to version two. Returns the
+    two prompts' entry ids."""
+    await wb.new_session(str(project))
+    provider.script(
+        Reply(tool_calls=[ToolCallSpec("w1", "write", {"path": "notes.txt", "content": V1})]),
+        Reply(text="one written"),
+    )
+    await wb.send("Write version one")
+    first = (await wb.branch())[0].entry_id
+    provider.script(
+        Reply(
+            tool_calls=[
+                ToolCallSpec("w2", "write", {"path": "notes.txt", "content": V2}),
+                ToolCallSpec("b2", "bash", {"command": "echo extra > extra.txt; rm keep.txt"}),
+            ]
+        ),
+        Reply(text="two written"),
+    )
+    await wb.edit_resend(first, "Write version two")
+    await wb.settled()
+    second = (await wb.branch())[0].entry_id
+    assert_version(project, 2)
+    return [first, second]
+
+
+def assert_version(project: Path, version: int) -> None:
+    notes = (project / "notes.txt").read_text()
+    if version == 1:
+        assert notes == V1
+        assert (project / "keep.txt").read_text() == "keep me\n"
+        assert not (project / "extra.txt").exists()
+    else:
+        assert notes == V2
+        assert (project / "extra.txt").read_text() == "extra\n"
+        assert not (project / "keep.txt").exists()
+    # The user's own files are never touched.
+    assert (project / "mine.txt").read_text() == "my untracked notes\n"
+    assert (project / "readme.md").read_text() == "# project\nuncommitted edit\n"
+    assert (project / "debug.log").read_text() == "log\n"
+
+
+async def test_always_every_leaf_change_and_a_relaunch(
+    tmp_path: Path, provider: ProviderServer, store: str
+) -> None:
+    project = make_user_repo(tmp_path / "project")
+    git_before = dot_git_fingerprint(project)
+    data = tmp_path / "data"
+    wb = await bench(data, provider, store, "always")
+    first, second = await two_versions(wb, provider, project)
+
+    await wb.switch_sibling(second, -1)  # ‹ (Alt+Left)
+    await wb.settled()
+    assert_version(project, 1)
+    assert wb.notices["files"].english == "The files now follow this branch (3 restored)."
+    await wb.switch_sibling(first, +1)  # › (Alt+Right)
+    await wb.settled()
+    assert_version(project, 2)
+
+    # A map click on version one's answer, then navigating back with a summary.
+    session = wb.session
+    assert session is not None
+    one_answer = session.child_ids(first)[0]
+    await wb.navigate_to_branch_of(one_answer)
+    await wb.settled()
+    assert_version(project, 1)
+    two_end = [i for i in session.entry_ids() if session.entry_kind(i)[1] == "assistant"][-1]
+    provider.script(Reply(text="## Goal\nVersion one."))
+    await wb.navigate(two_end, summarize=True)
+    await wb.settled()
+    assert_version(project, 2)
+
+    # Quit on version one with the folder left at version two ("never" for a moment),
+    # then launch again: the restore on launch brings version one's files.
+    await wb.navigate_to_branch_of(one_answer)
+    await wb.settled()
+    wb.settings.checkpoints.follow_branch = "never"
+    await wb.switch_sibling(first, +1)
+    await wb.settled()
+    assert_version(project, 1)
+    await wb.switch_sibling(second, -1)
+    wb.settings.checkpoints.follow_branch = "always"
+    (project / "extra.txt").write_text("extra\n")  # as if still on version two
+    (project / "notes.txt").write_text(V2)
+    await wb.shutdown(stop=True)
+    await wb.aclose()
+
+    again = await bench(data, provider, store, "always")
+    await again.restore()
+    await again.settled()
+    assert again.session is not None and again.session.leaf_id() is not None
+    assert_version(project, 1)
+    await again.shutdown(stop=True)
+    await again.aclose()
+    assert dot_git_fingerprint(project) == git_before
+    assert not any(".restore-" in p.name for p in project.rglob("*"))
+
+
+async def test_ask_offers_restore_keep_and_show_changes_and_undo(
+    tmp_path: Path, provider: ProviderServer, store: str
+) -> None:
+    project = make_user_repo(tmp_path / "project")
+    wb = await bench(tmp_path / "data", provider, store, "ask")
+    first, second = await two_versions(wb, provider, project)
+    await wb.switch_sibling(second, -1)
+    await wb.settled()
+    assert_version(project, 2)  # asked, not restored
+    bar = wb.notices["files"]
+    assert bar.english == "The files in the folder are from another branch (3 differ)"
+    assert bar.action_label == "Restore files"
+    assert [label for label, _ in bar.more] == ["Keep", "Show changes"]
+
+    await wb.notice_action("files/Show changes")
+    listed = wb.notices["files"].english
+    assert listed.startswith("The files in the folder are from another branch (3 differ): ")
+    assert "extra.txt (removed)" in listed and "keep.txt (restored)" in listed
+    assert "notes.txt (changed)" in listed
+
+    (project / "by-hand.txt").write_text("typed while the bar was up\n")
+    await wb.notice_action("files")  # Restore files
+    assert_version(project, 1)
+    assert (project / "by-hand.txt").exists()
+    assert wb.notices["files"].action_label == "Undo restore"
+    await wb.notice_action("files")  # Undo restore
+    assert_version(project, 2)
+    assert wb.notices["files"].english == "The files are back as they were before the restore."
+
+    await wb.switch_sibling(first, +1)  # back on version two: nothing to ask
+    await wb.settled()
+    assert "files" not in wb.notices
+    await wb.switch_sibling(second, -1)
+    await wb.settled()
+    await wb.notice_action("files/Keep")
+    assert "files" not in wb.notices
+    assert_version(project, 2)
+    await wb.shutdown(stop=True)
+    await wb.aclose()
+
+
+async def test_never_leaves_the_folder_as_it_is(
+    tmp_path: Path, provider: ProviderServer, store: str
+) -> None:
+    project = make_user_repo(tmp_path / "project")
+    wb = await bench(tmp_path / "data", provider, store, "never")
+    _first, second = await two_versions(wb, provider, project)
+    await wb.switch_sibling(second, -1)
+    await wb.settled()
+    assert_version(project, 2)
+    assert "files" not in wb.notices
+    await wb.shutdown(stop=True)
+    await wb.aclose()
