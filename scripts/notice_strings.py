@@ -4,7 +4,8 @@ The workbench is Qt-free: it gives the GUI plain English texts (notices, their a
 labels, the save state, progress), and the GUI translates them where it shows them, with
 the context ``notices`` (`gui/_panels.py`, `gui/_presenter.py`). pyside6-lupdate cannot see
 them in the workbench's code, so `scripts/translations` feeds it this module's output:
-every string literal given to ``notify(...)`` (text and action label), ``Notice(...)``,
+every string literal given to ``notify(...)`` or ``notify_choices(...)`` (text and action
+label, and the labels of a ``more`` list of buttons), ``Notice(...)``,
 as ``action_label=``, set as ``progress`` or as a ``text`` variable, or returned by
 ``SaveState.label``; and the harness's restore notices (`harness/_restore.py`).
 Values go in ``{name}`` placeholders (``notify(key, "Exported to {path}.", path=dest)``),
@@ -42,7 +43,7 @@ def notice_texts(folder: Path = WORKBENCH) -> list[str]:
             if isinstance(node, ast.Call):
                 func = node.func
                 name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-                if name == "notify" and len(node.args) > 1:
+                if name in ("notify", "notify_choices") and len(node.args) > 1:
                     found.update(_texts(node.args[1]))
                     if len(node.args) > 2 and isinstance(node.args[2], ast.Tuple):
                         found.add(_text(node.args[2].elts[0]) or "")  # the action's label
@@ -57,6 +58,11 @@ def notice_texts(folder: Path = WORKBENCH) -> list[str]:
                     found.update(_texts(node.value))
                 elif isinstance(target, ast.Name) and target.id in ("text", "missing"):
                     found.update(_texts(node.value))  # a notice's text, then notify(key, text)
+                elif isinstance(target, ast.Name) and target.id == "more":
+                    # the further buttons of notify_choices: [("Keep", ...), ...]
+                    for elt in getattr(node.value, "elts", []):
+                        if isinstance(elt, ast.Tuple):
+                            found.add(_text(elt.elts[0]) or "")
             elif isinstance(node, ast.FunctionDef) and node.name == "label":
                 for inner in ast.walk(node):
                     if isinstance(inner, ast.Dict):

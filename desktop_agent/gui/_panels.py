@@ -119,6 +119,8 @@ class NoticeBar(QWidget):
             action.setAccessibleDescription(text)
             action.clicked.connect(lambda: self.action_requested.emit(notice.key))
             line.addWidget(action)
+        for label, key in notice.more:  # e.g. Keep / Show changes
+            line.addWidget(self._button(row, label, key, text))
         close = QToolButton(row)
         close.setObjectName("noticeDismiss")
         close.setText("×")
@@ -129,6 +131,15 @@ class NoticeBar(QWidget):
         close.clicked.connect(lambda: self.dismissed.emit(notice.key))
         line.addWidget(close)
         return row
+
+    def _button(self, row: QWidget, label: str, key: str, description: str) -> QPushButton:
+        shown = QCoreApplication.translate("notices", label)
+        button = QPushButton(shown, row)
+        button.setObjectName("noticeChoice")
+        button.setAccessibleName(shown)
+        button.setAccessibleDescription(description)
+        button.clicked.connect(lambda: self.action_requested.emit(key))
+        return button
 
 
 class StatusBar(QStatusBar):

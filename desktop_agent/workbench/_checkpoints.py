@@ -150,7 +150,6 @@ Notify = Callable[..., Changes]
 `Workbench.notify_choices`: (key, text, action, more=[(label, coroutine function)], **args)."""
 
 NOTICE_KEY = "files"
-DIFFERS = "The files in the folder are from another branch ({count} differ)"
 MAX_SHOWN = 30
 
 
@@ -159,8 +158,8 @@ class FilesNotices:
 
     def __init__(self, files: BranchFiles, notify: Notify, notify_choices: Notify) -> None:
         self.files = files
-        self._notify = notify
-        self._choices = notify_choices
+        self.notify = notify
+        self.notify_choices = notify_choices
 
     async def follow(self, session: Session, mode: FollowBranch) -> Changes:
         return self._show(await self.files.follow(session, mode))
@@ -171,7 +170,7 @@ class FilesNotices:
     async def undo(self) -> Changes:
         outcome = await self.files.undo()
         if outcome.kind == "restored" and outcome.result is not None and outcome.result.complete:
-            return self._notify(NOTICE_KEY, "The files are back as they were before the restore.")
+            return self.notify(NOTICE_KEY, "The files are back as they were before the restore.")
         return self._show(outcome, undoing=True)
 
     async def _keep(self) -> Changes:
@@ -179,7 +178,7 @@ class FilesNotices:
         return NOTHING
 
     def _show(self, outcome: Outcome, *, undoing: bool = False, listed: bool = False) -> Changes:
-        notify = self._notify
+        notify = self.notify
         if outcome.kind in ("none", "same"):
             return notify(NOTICE_KEY, None)
         if outcome.kind == "failed":
@@ -190,11 +189,13 @@ class FilesNotices:
             async def show() -> Changes:
                 return self._show(outcome, listed=True)
 
-            more: list[tuple[str, Action]] = [("Keep", self._keep)]
-            if not listed:
-                more.append(("Show changes", show))
-            text = DIFFERS + (": {files}" if listed else "")
-            return self._choices(
+            more = [("Keep", self._keep), ("Show changes", show)]
+            text = (
+                "The files in the folder are from another branch ({count} differ): {files}"
+                if listed
+                else "The files in the folder are from another branch ({count} differ)"
+            )
+            return self.notify_choices(
                 NOTICE_KEY,
                 text,
                 ("Restore files", self.restore),
@@ -205,20 +206,19 @@ class FilesNotices:
         result = outcome.result
         assert result is not None
         count = len(result.written) + len(result.deleted)
-        undo = None if undoing else ("Undo restore", self.undo)
-        if result.problems:
-            return notify(
-                NOTICE_KEY,
-                "Restored {count} files; these could not be restored: {problems}",
-                undo,
-                count=count,
-                problems=problems_text(result),
-            )
+        text = (
+            "Restored {count} files; these could not be restored: {problems}"
+            if result.problems
+            else "The files now follow this branch ({count} restored)."
+        )
+        if undoing:
+            return notify(NOTICE_KEY, text, None, count=count, problems=problems_text(result))
         return notify(
             NOTICE_KEY,
-            "The files now follow this branch ({count} restored).",
-            undo,
+            text,
+            ("Undo restore", self.undo),
             count=count,
+            problems=problems_text(result),
         )
 
 

@@ -1677,6 +1677,10 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Keep</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>No model is available: add an API key or a local server in Settings.</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1721,6 +1725,14 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Restore files</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Restored {count} files; these could not be restored: {problems}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Saved</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1737,7 +1749,31 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Show changes</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Summarizing the branch you are leaving…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The files are back as they were before the restore.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The files in the folder are from another branch ({count} differ)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The files in the folder are from another branch ({count} differ): {files}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The files now follow this branch ({count} restored).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The files were not restored: {error}</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1770,6 +1806,14 @@
     </message>
     <message>
         <source>Undo</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Undo restore</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{message}</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
