@@ -119,8 +119,8 @@ class NoticeBar(QWidget):
             action.setAccessibleDescription(text)
             action.clicked.connect(lambda: self.action_requested.emit(notice.key))
             line.addWidget(action)
-        for label, key in notice.more:  # e.g. Keep / Show changes
-            line.addWidget(self._button(row, label, key, text))
+        for choice, key in notice.more:  # e.g. Keep / Show changes
+            line.addWidget(self._button(row, choice, key, text))
         close = QToolButton(row)
         close.setObjectName("noticeDismiss")
         close.setText("×")
