@@ -1,0 +1,181 @@
+"""The files follow the branch in the real window (issue 21's acceptance), on both stores:
+in a folder that is the user's own git repository with uncommitted and untracked files,
+"Write version one", the prompt edited (Ctrl+E) to "Write version two"; Alt+Left shows
+the bar, "Restore files" brings version one's files, Alt+Right and "Restore files"
+version two's, "Keep" keeps the folder, and after a restart the bar offers the files of
+the branch the session was left on. The user's .git is unchanged byte for byte, their
+untracked files kept, and nothing new is left in the folder."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QPlainTextEdit, QPushButton, QWidget
+from pytestqt.qtbot import QtBot
+
+from desktop_agent.config import CheckpointSettings, Settings
+from desktop_agent.gui import MainWindow
+from tests._workbench import make_workbench
+from tests.ai.provider_server import ProviderServer, Reply, ToolCallSpec
+from tests.checkpoints._repo import dot_git_fingerprint, folder_files, make_user_repo
+from tests.gui._window import close, idle, open_window, painted, painted_text, run, type_and_send
+from tests.workbench.test_checkpoints import V1, V2, assert_version
+
+ALT = Qt.KeyboardModifier.AltModifier
+CTRL = Qt.KeyboardModifier.ControlModifier
+DIFFER = "The files in the folder are from another branch (3 differ)"
+
+
+def focused() -> QWidget:
+    target = QApplication.focusWidget()
+    assert target is not None, "nothing has the keyboard focus"
+    return target
+
+
+def window_on(
+    qtbot: QtBot, data: Path, provider: ProviderServer, store: str, project: Path
+) -> MainWindow:
+    settings = Settings(
+        default_model=provider.model("anthropic-messages").key,
+        approval={"bash": "allow", "write": "allow", "edit": "allow"},
+        discover_local_servers=False,
+        checkpoints=CheckpointSettings(follow_branch="ask"),
+    )
+    wb = make_workbench(
+        data,
+        provider.model("anthropic-messages"),
+        store=store,
+        settings=settings,
+        checkpoints=True,
+    )
+    window = open_window(qtbot, data, [], workbench=wb)
+    wb.state.last_workspace = str(project)
+    window.activateWindow()
+    return window
+
+
+def shown(window: MainWindow) -> str:
+    """Every chat row's painted text."""
+    window.chat.view.viewport().repaint()
+    return "\n".join(
+        painted_text(painted(window, row)) for row in range(window.chat.model.rowCount())
+    )
+
+
+def bar_shows(window: MainWindow, text: str) -> bool:
+    return window.notices.isVisible() and any(t.startswith(text) for t in window.notices.texts())
+
+
+def settled(qtbot: QtBot, window: MainWindow) -> None:
+    """What a key or click started (the move), then what it started in the background
+    (the comparison of the folder), then the redraws."""
+    idle(qtbot, window)
+    run(qtbot, window.wb.settled())
+    idle(qtbot, window)
+
+
+def click(qtbot: QtBot, window: MainWindow, label: str) -> None:
+    buttons = [b for b in window.notices.findChildren(QPushButton) if b.text() == label]
+    assert len(buttons) == 1, [b.text() for b in window.notices.findChildren(QPushButton)]
+    assert buttons[0].isVisible()
+    QTest.mouseClick(buttons[0], Qt.MouseButton.LeftButton)
+    settled(qtbot, window)
+
+
+def alt(qtbot: QtBot, window: MainWindow, key: Qt.Key) -> None:
+    window.composer.input.setFocus()
+    QTest.keyClick(focused(), key, ALT)
+    settled(qtbot, window)
+
+
+def test_the_files_follow_alt_left_and_alt_right_and_a_restart(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    store: str,
+) -> None:
+    project = make_user_repo(tmp_path / "project")
+    git_before = dot_git_fingerprint(project)
+    names_before = set(folder_files(project))
+    data = tmp_path / "data"
+    window = window_on(qtbot, data, provider, store, project)
+    QTest.keyClick(window, Qt.Key.Key_N, CTRL)
+    qtbot.waitUntil(lambda: window.wb.session is not None)
+    idle(qtbot, window)
+
+    provider.script(
+        Reply(tool_calls=[ToolCallSpec("w1", "write", {"path": "notes.txt", "content": V1})]),
+        Reply(text="one written"),
+    )
+    type_and_send(qtbot, window, "Write version one")
+    idle(qtbot, window)
+    assert (project / "notes.txt").read_text() == V1
+
+    provider.script(
+        Reply(
+            tool_calls=[
+                ToolCallSpec("w2", "write", {"path": "notes.txt", "content": V2}),
+                ToolCallSpec("b2", "bash", {"command": "echo extra > extra.txt; rm keep.txt"}),
+            ]
+        ),
+        Reply(text="two written"),
+    )
+    window.composer.input.setFocus()
+    QTest.keyClick(focused(), Qt.Key.Key_E, CTRL)  # edit the prompt
+    qtbot.waitUntil(
+        lambda: (
+            (e := window.chat.view.findChild(QPlainTextEdit, "chatEditText")) is not None
+            and e.hasFocus()
+        )
+    )
+    QTest.keyClick(focused(), Qt.Key.Key_A, CTRL)
+    QTest.keyClicks(focused(), "Write version two")
+    QTest.keyClick(focused(), Qt.Key.Key_Return, CTRL)
+    qtbot.waitUntil(lambda: "two written" in shown(window), timeout=20_000)
+    idle(qtbot, window)
+    run(qtbot, window.wb.settled())
+    assert_version(project, 2)
+    assert not window.notices.isVisible()
+
+    alt(qtbot, window, Qt.Key.Key_Left)  # version one's conversation: the bar asks
+    assert "1/2" in painted_text(painted(window, 0)) and "one written" in shown(window)
+    assert bar_shows(window, DIFFER)
+    assert_version(project, 2)
+    click(qtbot, window, "Show changes")
+    assert bar_shows(window, DIFFER + ": ")
+    assert any("extra.txt (removed)" in t for t in window.notices.texts())
+    click(qtbot, window, "Restore files")
+    assert_version(project, 1)
+    assert bar_shows(window, "The files now follow this branch (3 restored).")
+    click(qtbot, window, "Undo restore")
+    assert_version(project, 2)
+    alt(qtbot, window, Qt.Key.Key_Right)  # version two: the folder already matches
+    assert not window.notices.isVisible()
+    alt(qtbot, window, Qt.Key.Key_Left)
+    click(qtbot, window, "Restore files")
+    assert_version(project, 1)
+    alt(qtbot, window, Qt.Key.Key_Right)
+    assert bar_shows(window, DIFFER)
+    click(qtbot, window, "Restore files")
+    assert_version(project, 2)
+    alt(qtbot, window, Qt.Key.Key_Left)  # left on version one, the folder kept as it is
+    click(qtbot, window, "Keep")
+    assert not window.notices.isVisible()
+    assert_version(project, 2)
+    close(qtbot, window)
+
+    again = window_on(qtbot, data, provider, store, project)  # the restart
+    run(qtbot, again.wb.settled())
+    idle(qtbot, again)
+    assert "one written" in shown(again)
+    assert bar_shows(again, DIFFER)
+    click(qtbot, again, "Restore files")
+    assert_version(project, 1)
+    close(qtbot, again)
+
+    assert dot_git_fingerprint(project) == git_before
+    assert set(folder_files(project)) == names_before | {"notes.txt"}
