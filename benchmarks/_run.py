@@ -687,7 +687,7 @@ def run(opts: Options) -> int:
         f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs)",
         flush=True,
     )
-    no_data = ("safety", "map", "highlight", "pi-sessions", "prompt")
+    no_data = ("safety", "map", "highlight", "pi-sessions", "prompt", "checkpoints")
     data = ensure_data(opts) if opts.only not in no_data else None
     report = Report()
 
@@ -746,6 +746,11 @@ def run(opts: Options) -> int:
         from benchmarks._prompt import bench_prompt
 
         bench_prompt(report)
+
+    if opts.only in (None, "checkpoints"):
+        from benchmarks._checkpoints import bench_checkpoints
+
+        bench_checkpoints(report)
 
     report.section("summary")
     for name in report.passes:

@@ -20,6 +20,7 @@ from desktop_agent.checkpoints._git import CheckpointError
 from desktop_agent.checkpoints._store import (
     EMPTY_TREE,
     MAX_FILE_BYTES,
+    PATHSPEC_LIMIT,
     CheckpointStore,
     FileChange,
     FileProblem,
@@ -34,6 +35,7 @@ __all__ = [
     "EMPTY_TREE",
     "MAX_FILE_BYTES",
     "MAX_LISTED_CHANGES",
+    "PATHSPEC_LIMIT",
     "CheckpointError",
     "CheckpointRecord",
     "CheckpointStore",

@@ -37,6 +37,9 @@ from desktop_agent.checkpoints._git import CheckpointError, Git
 MAX_FILE_BYTES = 10 * 1024 * 1024
 """Files larger than this are not snapshotted (and never overwritten by a restore)."""
 
+PATHSPEC_LIMIT = 200
+"""Above this many changed paths (and none to leave out) a snapshot adds everything."""
+
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 ChangeKind = Literal["added", "modified", "deleted"]
@@ -240,7 +243,11 @@ class FolderCheckpoints:
                 ],
                 input=_nul(drop),
             )
-        if add:
+        if add and not skipped and len(add) > PATHSPEC_LIMIT:
+            # Nothing to leave out: one plain `add -A` (git matches thousands of pathspecs
+            # against every path, which costs more than it saves).
+            self._git.run(["add", "-A"])
+        elif add:
             self._git.run(
                 ["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"], input=_nul(add)
             )

@@ -11,6 +11,7 @@ import pytest
 
 from desktop_agent.checkpoints import (
     EMPTY_TREE,
+    PATHSPEC_LIMIT,
     CheckpointError,
     CheckpointStore,
     FolderCheckpoints,
@@ -272,3 +273,25 @@ def test_the_store_is_shared_per_folder_and_written_off_the_calling_thread(
     assert threads and threading.main_thread().name not in threads
     assert store.size_bytes() > 0
     assert (store.root / os.listdir(store.root)[0] / "folder.txt").read_text() == f"{repo}\n"
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_many_changes_at_once_with_and_without_paths_to_leave_out(
+    repo: Path, store: CheckpointStore, nested: bool
+) -> None:
+    cp = store.folder(repo)
+    first = cp.snapshot_sync()
+    if nested:  # a repository inside: left out by name, the rest added by pathspecs
+        (repo / "vendor").mkdir()
+        git(repo / "vendor", "init", "-q")
+        (repo / "vendor" / "lib.c").write_text("int x;\n")
+    for i in range(PATHSPEC_LIMIT + 50):
+        (repo / "many" / f"d{i % 7}").mkdir(parents=True, exist_ok=True)
+        (repo / "many" / f"d{i % 7}" / f"f{i}.txt").write_text(str(i))
+    (repo / "keep.txt").unlink()
+    second = cp.snapshot_sync()
+    changes = cp.diff_sync(first.tree, second.tree)
+    added = {c.path for c in changes if c.kind == "added"}
+    assert len(added) == PATHSPEC_LIMIT + 50
+    assert {c.path for c in changes if c.kind == "deleted"} == {"keep.txt"}
+    assert [s.path for s in second.skipped] == (["vendor"] if nested else [])
