@@ -4,6 +4,7 @@ describe; Pi 0.74.2 opens such a session and sends the model the same messages."
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 from collections.abc import AsyncIterator, Iterator
@@ -17,6 +18,7 @@ from desktop_agent.agent import AgentToolResult, ToolUpdate
 from desktop_agent.ai import TextContent, ToolDefinition
 from desktop_agent.checkpoints import (
     CHECKPOINT_CUSTOM_TYPE,
+    CheckpointError,
     CheckpointStore,
     parse_record,
     state_of,
@@ -274,3 +276,51 @@ async def test_pi_opens_a_session_with_checkpoints_and_sends_the_same_messages(
 
     assert sent(pi_body) == sent(our_body)
     assert [m["role"] for m in sent(our_body)] == ["user", "assistant", "tool", "assistant", "user"]
+
+
+class GateTool(McpLikeTool):
+    """A file-changing tool that waits until the test lets it finish."""
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__(folder)
+        self.started = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def execute(
+        self, call_id: str, arguments: dict[str, Any], on_update: ToolUpdate
+    ) -> AgentToolResult:
+        self.started.set()
+        await self.release.wait()
+        return await super().execute(call_id, arguments, on_update)
+
+
+@pytest.mark.asyncio
+async def test_a_restore_is_refused_while_a_run_in_the_folder_is_active(
+    server: ProviderServer, session: Session, project: Path, tmp_path: Path
+) -> None:
+    store = CheckpointStore(tmp_path / "data" / "checkpoints")
+    gate = GateTool(project)
+    harness = AgentHarness(
+        session=session,
+        model=server.model("openai-completions"),
+        tools=[gate],
+        get_api_key=lambda m: "sk-test",
+        checkpoints=store.folder(project),
+    )
+    earlier = store.folder(project).snapshot_sync()
+    (project / "later.txt").write_text("later\n")
+    server.script(
+        Reply(tool_calls=[ToolCallSpec("t1", "mcp__fs__touch", {"name": "t.txt"})]),
+        Reply(text="done"),
+    )
+    run = asyncio.ensure_future(harness.prompt("go"))
+    await gate.started.wait()
+    with pytest.raises(CheckpointError) as refused:
+        await store.folder(project).restore(earlier.tree, {"later.txt"})
+    assert refused.value.code == "busy"
+    assert "stop it" in refused.value.message
+    assert (project / "later.txt").exists()
+    gate.release.set()
+    await run
+    result = await store.folder(project).restore(earlier.tree, {"later.txt", "t.txt"})
+    assert sorted(result.deleted) == ["later.txt", "t.txt"]
