@@ -389,6 +389,26 @@ class SettingsDialog(QDialog):
         self.pi_folder.setEnabled(form.pi_sessions)
         fields.addRow(self.tr("Pi sessions"), self.pi_sessions)
         fields.addRow(self.tr("Their folder"), self.pi_folder)
+        self.follow_branch = QComboBox(self)
+        self.follow_branch.setObjectName("followBranch")
+        self.follow_branch.setAccessibleName(self.tr("When you switch branches, the files"))
+        for value, text in (
+            ("ask", self.tr("Ask whether to restore them")),
+            ("always", self.tr("Follow the branch (restore them)")),
+            ("never", self.tr("Stay as they are")),
+        ):
+            self.follow_branch.addItem(text, value)
+        self.follow_branch.setCurrentIndex(max(self.follow_branch.findData(form.follow_branch), 0))
+        fields.addRow(self.tr("When you switch branches, the files"), self.follow_branch)
+        if form.checkpoints_bytes is not None:
+            size = QLabel(
+                self.tr("{size} MB in the app's data folder").format(
+                    size=f"{form.checkpoints_bytes / 1e6:.1f}"
+                ),
+                self,
+            )
+            size.setObjectName("checkpointsSize")
+            fields.addRow(self.tr("Checkpoints of the files"), size)
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self
         )
@@ -426,6 +446,7 @@ class SettingsDialog(QDialog):
             approval={tool: box.currentData() for tool, box in self.approval.items()},
             pi_sessions=self.pi_sessions.isChecked(),
             pi_folder=self.pi_folder.text().strip() or None,
+            follow_branch=self.follow_branch.currentData(),
         )
 
 

@@ -347,7 +347,7 @@ class MainWindow(QMainWindow):
             self.set_composer_text(text)
 
     async def settings(self) -> None:
-        form = await self.dialogs.settings(self.wb.settings_form())
+        form = await self.dialogs.settings(await self.wb.settings_form_sized())
         if form is not None:
             self.composer.set_send_key(form.send_key)
             self.theme.set_mode(form.theme)

@@ -35,6 +35,7 @@ from desktop_agent.config import (
     ApprovalRule,
     AppState,
     BranchUsage,
+    FollowBranch,
     PiSessionsSettings,
     ProviderSettings,
     SendKey,
@@ -186,6 +187,10 @@ class SettingsForm:
     pi_folder: str | None = None
     """Pi's sessions folder as typed (None: where Pi keeps them, ``pi_default_folder``)."""
     pi_default_folder: str = ""
+    follow_branch: FollowBranch = "ask"
+    """What the folder does when the leaf moves (``checkpoints.follow_branch``)."""
+    checkpoints_bytes: int | None = None
+    """The checkpoint store's size on disk (None: checkpoints are off)."""
 
 
 LOCAL_PROVIDER = "local"
@@ -1722,7 +1727,15 @@ class Workbench:
             pi_sessions=self.settings.pi_sessions.enabled,
             pi_folder=self.settings.pi_sessions.folder,
             pi_default_folder=self.pi_default_folder,
+            follow_branch=self.settings.checkpoints.follow_branch,
         )
+
+    async def settings_form_sized(self) -> SettingsForm:
+        """`settings_form` with the checkpoint store's size (measured off the loop)."""
+        form = self.settings_form()
+        if self.files is None:
+            return form
+        return replace(form, checkpoints_bytes=await self.files.files.store.size())
 
     async def apply_settings(self, form: SettingsForm) -> Changes:
         """Keys, servers and choices from the Settings dialog, in effect at once."""
@@ -1751,6 +1764,7 @@ class Workbench:
         pi = PiSessionsSettings(enabled=form.pi_sessions, folder=form.pi_folder or None)
         pi_changed = pi != settings.pi_sessions
         settings.pi_sessions = pi
+        settings.checkpoints.follow_branch = form.follow_branch
         try:
             self._save_settings(settings)
         except OSError as exc:

@@ -9,20 +9,23 @@ untracked files kept, and nothing new is left in the folder."""
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QPlainTextEdit, QPushButton, QWidget
+from PySide6.QtWidgets import QApplication, QLabel, QPlainTextEdit, QPushButton, QWidget
 from pytestqt.qtbot import QtBot
 
 from desktop_agent.config import CheckpointSettings, Settings
 from desktop_agent.gui import MainWindow
+from desktop_agent.gui._dialogs import SettingsDialog
+from desktop_agent.workbench import SettingsForm
 from tests._workbench import make_workbench
 from tests.ai.provider_server import ProviderServer, Reply, ToolCallSpec
 from tests.checkpoints._repo import dot_git_fingerprint, folder_files, make_user_repo
 from tests.gui._window import close, idle, open_window, painted, painted_text, run, type_and_send
-from tests.workbench.test_checkpoints import V1, V2, assert_version
+from tests.workbench.test_checkpoints import V1, V2, assert_version, two_versions
 
 ALT = Qt.KeyboardModifier.AltModifier
 CTRL = Qt.KeyboardModifier.ControlModifier
@@ -179,3 +182,41 @@ def test_the_files_follow_alt_left_and_alt_right_and_a_restart(
 
     assert dot_git_fingerprint(project) == git_before
     assert set(folder_files(project)) == names_before | {"notes.txt"}
+
+
+def test_settings_show_the_store_and_set_follow_branch(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+) -> None:
+    project = make_user_repo(tmp_path / "project")
+    data = tmp_path / "data"
+    window = window_on(qtbot, data, provider, "jsonl", project)
+    _first, _second = run(qtbot, two_versions(window.wb, provider, project))
+    idle(qtbot, window)
+    seen: list[SettingsForm] = []
+
+    async def fill(form: SettingsForm) -> SettingsForm:
+        seen.append(form)
+        dialog = SettingsDialog(window, form)
+        qtbot.addWidget(dialog)
+        size = dialog.findChild(QLabel, "checkpointsSize")
+        assert size is not None and size.text().endswith("MB in the app's data folder")
+        box = dialog.follow_branch
+        assert box.currentData() == "ask"
+        box.setFocus()
+        QTest.keyClick(box, Qt.Key.Key_Down)
+        assert box.currentData() == "always"
+        return dialog.result_form()
+
+    window.dialogs.settings = fill  # type: ignore[method-assign]
+    QTest.keyClick(window, Qt.Key.Key_Comma, CTRL)
+    settled(qtbot, window)
+    assert seen and (seen[0].checkpoints_bytes or 0) > 0
+    stored = json.loads((data / "config" / "settings.json").read_text())
+    assert stored["checkpoints"]["follow_branch"] == "always"
+    alt(qtbot, window, Qt.Key.Key_Left)  # no question now: the files follow
+    assert_version(project, 1)
+    assert bar_shows(window, "The files now follow this branch (3 restored).")
+    close(qtbot, window)

@@ -1558,6 +1558,30 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>When you switch branches, the files</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Ask whether to restore them</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Follow the branch (restore them)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stay as they are</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{size} MB in the app&apos;s data folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Checkpoints of the files</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>a key is set; type to replace it</source>
         <translation type="unfinished"></translation>
     </message>
