@@ -27,6 +27,7 @@ from desktop_agent.checkpoints import (
 from desktop_agent.config import FollowBranch
 from desktop_agent.session import CustomEntry, Session
 from desktop_agent.workbench._changes import NOTHING, Changes
+from desktop_agent.workbench._map import FilesMark
 
 OutcomeKind = Literal["none", "same", "differs", "restored", "failed"]
 
@@ -228,3 +229,12 @@ def _listing(changes: list[FileChange]) -> str:
     if len(changes) > MAX_SHOWN:
         shown.append(f"and {len(changes) - MAX_SHOWN} more")
     return ", ".join(shown)
+
+
+async def file_marks(session: Session) -> dict[str, FilesMark]:
+    """Where the session's turns changed files: by ``after`` checkpoint entry."""
+    return {
+        entry_id: FilesMark(record.changed_count, record.changed)
+        for entry_id, record in (await session_records(session)).items()
+        if record.kind == "after" and record.changed_count
+    }

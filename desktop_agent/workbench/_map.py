@@ -33,7 +33,7 @@ from collections.abc import Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import compress, pairwise
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import msgspec
 
@@ -123,6 +123,13 @@ class MapRow(msgspec.Struct, array_like=True):
         return self.lane == 0 and self.color == 0
 
 
+class FilesMark(NamedTuple):
+    """The files a turn changed: how many, and (some of) their paths."""
+
+    changed: int
+    files: tuple[str, ...]
+
+
 @dataclass(frozen=True)
 class BranchTip:
     """One branch for the Branches list: its last entry and the row that shows it."""
@@ -173,6 +180,9 @@ class BranchMap:
     rows: list[MapRow] = field(default_factory=list)
     hits: frozenset[int] = frozenset()
     """Rows that hold (or stand for a hidden entry that holds) a search hit."""
+    file_marks: dict[int, FilesMark] = field(default_factory=dict)
+    """Rows where a turn changed files (the row that stands for its checkpoint entry)."""
+    _file_entries: dict[str, FilesMark] = field(default_factory=dict)
     _shape: TreeShape | None = None
     _n: int = 0  # entries seen
     _vis: list[bool] = field(default_factory=list)
@@ -310,6 +320,7 @@ class BranchMap:
         self._spans = {}
         self.hits = frozenset()
         self._hit_entries = ()
+        self.file_marks, self._file_entries = {}, {}
 
     def set_hits(self, entry_ids: Iterable[str]) -> tuple[int, ...]:
         """Mark the rows of search hits; returns the rows whose mark changed."""
@@ -317,6 +328,26 @@ class BranchMap:
         old = self.hits
         self.hits = frozenset(r for r in (self.row_of(e) for e in self._hit_entries) if r >= 0)
         return tuple(sorted(old ^ self.hits))
+
+    def set_file_marks(self, marks: dict[str, FilesMark]) -> None:
+        """Mark where turns changed files: ``marks`` by checkpoint entry id, each shown
+        on the row that stands for it (counts and files of hidden turns add up)."""
+        self._file_entries = dict(marks)
+        out: dict[int, FilesMark] = {}
+        for entry_id, mark in marks.items():
+            row = self.row_of(entry_id)
+            if row < 0:
+                continue
+            old = out.get(row)
+            out[row] = (
+                mark
+                if old is None
+                else FilesMark(
+                    old.changed + mark.changed,
+                    old.files + tuple(f for f in mark.files if f not in old.files),
+                )
+            )
+        self.file_marks = out
 
     def sync(self, shape: TreeShape | None) -> MapUpdate:
         """Bring the layout in line with ``shape`` (the session now; None: no session)."""
@@ -418,6 +449,7 @@ class BranchMap:
         if done.tips is not None:
             self._tips = (self._version, done.tips)
         self.set_hits(self._hit_entries)
+        self.set_file_marks(self._file_entries)
         return MapUpdate(reset=True)
 
     # ------------------------------------------------------- the saved layout

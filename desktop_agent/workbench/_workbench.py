@@ -82,7 +82,7 @@ from desktop_agent.tools import (
 from desktop_agent.utils import Redactor
 from desktop_agent.utils.versions import APP_VERSION
 from desktop_agent.workbench._changes import NOTHING, Changes
-from desktop_agent.workbench._checkpoints import BranchFiles, FilesNotices
+from desktop_agent.workbench._checkpoints import BranchFiles, FilesNotices, file_marks
 from desktop_agent.workbench._map import (
     MAP_FILTERS,
     BranchMap,
@@ -1064,6 +1064,7 @@ class Workbench:
             self.progress = ""
             if self.ref:
                 await self._store_for(self.ref).changed(self.ref)
+            self._follow_files()  # the turns' file marks; a bar the run made moot goes
         # Failed attempts fold into the answer once it came: then the chat redraws the
         # branch; otherwise what streamed in is what the branch is.
         return self._changed(
@@ -1288,7 +1289,8 @@ class Workbench:
             mode = self.settings.checkpoints.follow_branch
 
             async def follow() -> None:
-                self._changed(await files.follow(session, mode))
+                self.map.set_file_marks(await file_marks(session))
+                self._changed(await files.follow(session, mode) | Changes(tree=True))
 
             self._following = self.spawn(follow())
 

@@ -20,6 +20,7 @@ from pytestqt.qtbot import QtBot
 from desktop_agent.config import CheckpointSettings, Settings
 from desktop_agent.gui import MainWindow
 from desktop_agent.gui._dialogs import SettingsDialog
+from desktop_agent.gui.map._model import MapRole
 from desktop_agent.workbench import SettingsForm
 from tests._workbench import make_workbench
 from tests.ai.provider_server import ProviderServer, Reply, ToolCallSpec
@@ -194,7 +195,18 @@ def test_settings_show_the_store_and_set_follow_branch(
     data = tmp_path / "data"
     window = window_on(qtbot, data, provider, "jsonl", project)
     _first, _second = run(qtbot, two_versions(window.wb, provider, project))
-    idle(qtbot, window)
+    settled(qtbot, window)
+    # The map marks the turns that changed files; hovering lists the files.
+    bmap, model = window.tree.bmap, window.tree.model()
+    marks = {bmap.rows[r].on_path: m for r, m in bmap.file_marks.items()}
+    assert marks[True].changed == 3 and marks[False].changed == 1
+    assert set(marks[True].files) == {"notes.txt", "extra.txt", "keep.txt"}
+    row = next(r for r, m in bmap.file_marks.items() if bmap.rows[r].on_path)
+    tip = model.data(model.index(row, 0), Qt.ItemDataRole.ToolTipRole)
+    assert "Files changed (3):" in tip and "extra.txt" in tip
+    assert model.data(model.index(row, 0), MapRole.FILES) == 3
+    window.tree.view.viewport().repaint()
+    assert window.tree.view.map_delegate.file_marks_painted > 0
     seen: list[SettingsForm] = []
 
     async def fill(form: SettingsForm) -> SettingsForm:

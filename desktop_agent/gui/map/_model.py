@@ -43,6 +43,8 @@ class MapRole(IntEnum):
     """The current leaf's row (lane view) or the current branch (Branches list)."""
     TARGET = Qt.ItemDataRole.UserRole + 7
     """Where activating the row moves the leaf."""
+    FILES = Qt.ItemDataRole.UserRole + 8
+    """How many files the turns of the row changed (0: none)."""
 
 
 def _tr(text: str) -> str:
@@ -232,9 +234,20 @@ class MapModel(QAbstractListModel):
             return r == self.bmap.leaf_row
         if role == MapRole.TARGET:
             return self.target(r)
+        if role == MapRole.FILES:
+            mark = self.bmap.file_marks.get(r)
+            return mark.changed if mark is not None else 0
         if role == Qt.ItemDataRole.ToolTipRole:
             body = self.tooltip_source(row.entry_id)
             head = f"{kind_name(row.kind)} · {exact_time(self.bmap.timestamp(r))}"
+            mark = self.bmap.file_marks.get(r)
+            if mark is not None:
+                more = mark.changed - len(mark.files)
+                listed = "\n".join(mark.files)
+                if more > 0:
+                    listed += "\n" + _tr("and {n} more").format(n=more)
+                files = _tr("Files changed ({n}):").format(n=mark.changed)
+                body = f"{files}\n{listed}\n\n{body}" if body else f"{files}\n{listed}"
             return f"{head}\n\n{body}" if body else head
         if role == Qt.ItemDataRole.AccessibleTextRole:
             return self.accessible(r)

@@ -157,6 +157,7 @@ class MapDelegate(QStyledItemDelegate):
         self._view = view
         self.colors = LaneColors(view.palette())
         self.painted = 0
+        self.file_marks_painted = 0  # rows painted with a "files changed" mark
         """Rows painted so far (tests and benchmarks check that only visible ones are)."""
         self.fonts = _Fonts(view.font())
         self._elided: dict[tuple[str, int, int], str] = {}
@@ -256,6 +257,14 @@ class MapDelegate(QStyledItemDelegate):
             painter.setPen(c.muted_text)
             self._text(painter, small, right - aw, rect, age)
             right -= aw + 8
+        mark = bmap.file_marks.get(r)
+        if mark is not None:  # files changed in this turn: "±N"
+            text = f"±{mark.changed}"
+            mw = sfm.horizontalAdvance(text)
+            painter.setPen(c.tag)
+            self._text(painter, small, right - mw, rect, text)
+            right -= mw + 8
+            self.file_marks_painted += 1
         label = bmap.label(r)
         tag_w = 0
         if label:

@@ -529,6 +529,14 @@
 <context>
     <name>BranchMap</name>
     <message>
+        <source>Files changed ({n}):</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>and {n} more</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>assistant</source>
         <translation type="unfinished"></translation>
     </message>
