@@ -162,8 +162,10 @@ class FolderCheckpoints:
     async def compare(self, target: str, deletable: Collection[str] = ()) -> list[FileChange]:
         return await asyncio.to_thread(self.compare_sync, target, deletable)
 
-    async def restore(self, target: str, deletable: Collection[str] = ()) -> RestoreResult:
-        return await asyncio.to_thread(self.restore_sync, target, deletable)
+    async def restore(
+        self, target: str, deletable: Collection[str] = (), only: Collection[str] | None = None
+    ) -> RestoreResult:
+        return await asyncio.to_thread(self.restore_sync, target, deletable, only)
 
     async def deletable(self, pairs: Iterable[tuple[str, str]]) -> set[str]:
         return await asyncio.to_thread(self.deletable_sync, list(pairs))
@@ -296,7 +298,11 @@ class FolderCheckpoints:
 
     # ------------------------------------------------------------------ restore
 
-    def restore_sync(self, target: str, deletable: Collection[str] = ()) -> RestoreResult:
+    def restore_sync(
+        self, target: str, deletable: Collection[str] = (), only: Collection[str] | None = None
+    ) -> RestoreResult:
+        """Bring the folder to ``target`` (``only``: just these paths, e.g. the files of
+        one turn reverted)."""
         if self.active_runs:
             raise CheckpointError(
                 "busy",
@@ -310,6 +316,9 @@ class FolderCheckpoints:
                 return result
             raw = self._git.run(["diff-tree", "-r", "-z", "--no-renames", undo.tree, target])
             changes = list(_parse_raw(raw))
+            if only is not None:
+                wanted = set(only)
+                changes = [c for c in changes if c.path in wanted]
             skipped = {s.path for s in undo.skipped}
             allowed = set(deletable)
             writes: list[FileChange] = []

@@ -353,6 +353,7 @@ def _bind_signals(w: MainWindow) -> None:
     tree.summarize_requested.connect(op(lambda e: wb.navigate(e, summarize=True)))
     tree.label_requested.connect(op(wb.set_label))
     tree.fork_requested.connect(lambda e: run(w.do(wb.fork(wb.ref, e))) if wb.ref else None)
+    tree.changes_requested.connect(lambda e: run(w.show_file_changes(e)))
     tree.filter_changed.connect(op(wb.set_map_filter))
     tree.previews_needed.connect(lambda ids: run(w.hits.load_previews(ids)))
     tree.model().tooltip_source = wb.map_tooltip

@@ -492,6 +492,10 @@ class Dialogs:
         self.no_windows = no_windows
         self._open: list[QDialog] = []
 
+    def keep(self, dialog: QDialog) -> None:
+        """Show a non-modal dialog, kept alive until it is closed."""
+        self._keep(dialog)
+
     def _keep(self, dialog: QDialog) -> None:
         self._open.append(dialog)
         dialog.finished.connect(

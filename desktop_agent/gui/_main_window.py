@@ -32,6 +32,7 @@ from desktop_agent.gui._actions import install_actions, refresh_icons
 from desktop_agent.gui._commands import run_command
 from desktop_agent.gui._composer import Composer
 from desktop_agent.gui._dialogs import Dialogs
+from desktop_agent.gui._file_changes import FileChangesDialog
 from desktop_agent.gui._keyboard import ChatActions, PaneCycler, set_tab_order
 from desktop_agent.gui._panels import NoticeBar, StartPage, StatusBar, name_widgets
 from desktop_agent.gui._presenter import Presenter
@@ -345,6 +346,15 @@ class MainWindow(QMainWindow):
         self.focus_composer()
         if await self.do(self.wb.edit_resend(entry_id, text)) is None and not self.composer.text():
             self.set_composer_text(text)
+
+    async def show_file_changes(self, entry_id: str) -> None:
+        """The Changes view of the turn a map row stands for (non-modal)."""
+        changes = await self.wb.turn_changes(entry_id)
+        if changes is not None:
+            revert = self.wb.revert_changes
+            self.dialogs.keep(
+                FileChangesDialog(self, changes, lambda p: self.spawn(self.do(revert(changes, p))))
+            )
 
     async def settings(self) -> None:
         form = await self.dialogs.settings(await self.wb.settings_form_sized())

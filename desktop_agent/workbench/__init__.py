@@ -16,6 +16,7 @@ from desktop_agent.agent import (
 )
 from desktop_agent.harness import HarnessError, MessageSavedEvent, PersistenceErrorEvent
 from desktop_agent.workbench._changes import NOTHING, Changes
+from desktop_agent.workbench._checkpoints import FileDiff, TurnChanges
 from desktop_agent.workbench._export import (
     EXPORT_SUFFIX,
     demote_headings,
@@ -104,6 +105,7 @@ __all__ = [
     "Completion",
     "ContextView",
     "Event",
+    "FileDiff",
     "HarnessError",
     "JsonlStore",
     "Listener",
@@ -127,6 +129,7 @@ __all__ = [
     "TailReader",
     "ToolExecutionStartEvent",
     "ToolExecutionUpdateEvent",
+    "TurnChanges",
     "Usage",
     "Workbench",
     "WorkbenchError",

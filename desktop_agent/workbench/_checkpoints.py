@@ -9,7 +9,8 @@ after a restore, "Undo restore".
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
+import difflib
+from collections.abc import Callable, Collection, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -27,7 +28,7 @@ from desktop_agent.checkpoints import (
 from desktop_agent.config import FollowBranch
 from desktop_agent.session import CustomEntry, Session
 from desktop_agent.workbench._changes import NOTHING, Changes
-from desktop_agent.workbench._map import FilesMark
+from desktop_agent.workbench._map import BranchMap, FilesMark
 
 OutcomeKind = Literal["none", "same", "differs", "restored", "failed"]
 
@@ -85,7 +86,7 @@ class BranchFiles:
         self.target: Target | None = None
         """The state the last comparison found the folder differing from."""
         self.last_restore: RestoreResult | None = None
-        self._folder: FolderCheckpoints | None = None
+        self.last_folder: FolderCheckpoints | None = None
         self._generation = 0
 
     async def follow(self, session: Session, mode: FollowBranch) -> Outcome:
@@ -123,12 +124,12 @@ class BranchFiles:
             self.target = target
             return Outcome("failed", error=exc.message)
         self.last_restore = result
-        self._folder = target.folder
+        self.last_folder = target.folder
         return Outcome("restored", result=result)
 
     async def undo(self) -> Outcome:
         """Bring the folder back to what it was just before the last restore."""
-        last, folder = self.last_restore, self._folder
+        last, folder = self.last_restore, self.last_folder
         self.last_restore = None
         if last is None or folder is None:
             return Outcome("none")
@@ -173,6 +174,25 @@ class FilesNotices:
         if outcome.kind == "restored" and outcome.result is not None and outcome.result.complete:
             return self.notify(NOTICE_KEY, "The files are back as they were before the restore.")
         return self._show(outcome, undoing=True)
+
+    async def changes_at(
+        self, session: Session, bmap: BranchMap, entry_id: str
+    ) -> TurnChanges | None:
+        """What the turns a map row stands for did to the files (None: nothing)."""
+        row = bmap.row_of(entry_id)
+        if row < 0:
+            return None
+        ids = [i for i in await session_records(session) if bmap.row_of(i) == row]
+        return await turn_changes(session, self.files.store, ids)
+
+    async def revert(self, changes: TurnChanges, paths: Collection[str] | None) -> Changes:
+        """Revert a turn's files (or some of them); "Undo restore" brings them back."""
+        try:
+            result = await revert(changes, paths)
+        except CheckpointError as exc:
+            return self._show(Outcome("failed", error=exc.message))
+        self.files.last_restore, self.files.last_folder = result, changes.folder
+        return self._show(Outcome("restored", result=result))
 
     async def _keep(self) -> Changes:
         self.files.target = None
@@ -238,3 +258,73 @@ async def file_marks(session: Session) -> dict[str, FilesMark]:
         for entry_id, record in (await session_records(session)).items()
         if record.kind == "after" and record.changed_count
     }
+
+
+MAX_DIFF_BYTES = 512 * 1024
+"""A file larger than this (either side) is listed without its diff."""
+
+
+@dataclass(frozen=True)
+class FileDiff:
+    path: str
+    kind: str
+    """``added``, ``modified`` or ``deleted`` by the turn."""
+    diff: str
+    """A unified diff (as the approval dialog shows), or a line saying why there is none."""
+
+
+@dataclass(frozen=True)
+class TurnChanges:
+    """What the turns shown on one map row did to the files."""
+
+    folder: FolderCheckpoints
+    pairs: tuple[tuple[str, str], ...]
+    files: tuple[FileDiff, ...]
+
+
+async def turn_changes(
+    session: Session, store: CheckpointStore, entry_ids: Collection[str]
+) -> TurnChanges | None:
+    """The files changed by the turns whose ``after`` checkpoint entries are ``entry_ids``
+    (those a map row stands for), with their diffs."""
+    cwd = session.metadata.cwd
+    records = await session_records(session)
+    pairs = tuple(
+        (r.before, r.tree)
+        for i, r in records.items()
+        if i in entry_ids and r.kind == "after" and r.before is not None
+    )
+    if not cwd or not pairs:
+        return None
+    folder = store.folder(cwd)
+    files: dict[str, FileDiff] = {}
+    for before, after in pairs:
+        for change in await folder.diff(before, after):
+            old = await folder.read(before, change.path) if change.kind != "added" else b""
+            new = await folder.read(after, change.path) if change.kind != "deleted" else b""
+            files[change.path] = FileDiff(
+                change.path, change.kind, unified_diff(change.path, old or b"", new or b"")
+            )
+    return TurnChanges(folder, pairs, tuple(files.values()))
+
+
+def unified_diff(path: str, old: bytes, new: bytes) -> str:
+    if len(old) > MAX_DIFF_BYTES or len(new) > MAX_DIFF_BYTES:
+        return f"{path}: too large to show ({max(len(old), len(new)):,} bytes)\n"
+    if b"\0" in old[:8192] or b"\0" in new[:8192]:
+        return f"{path}: binary file ({len(old):,} -> {len(new):,} bytes)\n"
+    lines = difflib.unified_diff(
+        old.decode("utf-8", "replace").splitlines(keepends=True),
+        new.decode("utf-8", "replace").splitlines(keepends=True),
+        fromfile=f"a/{path}",
+        tofile=f"b/{path}",
+    )
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+async def revert(changes: TurnChanges, paths: Collection[str] | None = None) -> RestoreResult:
+    """Put the files of the turn (or only ``paths``) back as they were before it; files
+    the turn created are removed. The rest of the folder is left as it is."""
+    wanted = {f.path for f in changes.files} if paths is None else set(paths)
+    before = changes.pairs[0][0]
+    return await changes.folder.restore(before, deletable=wanted, only=wanted)

@@ -82,7 +82,12 @@ from desktop_agent.tools import (
 from desktop_agent.utils import Redactor
 from desktop_agent.utils.versions import APP_VERSION
 from desktop_agent.workbench._changes import NOTHING, Changes
-from desktop_agent.workbench._checkpoints import BranchFiles, FilesNotices, file_marks
+from desktop_agent.workbench._checkpoints import (
+    BranchFiles,
+    FilesNotices,
+    TurnChanges,
+    file_marks,
+)
 from desktop_agent.workbench._map import (
     MAP_FILTERS,
     BranchMap,
@@ -1281,6 +1286,20 @@ class Workbench:
         self._remember()
         self._follow_files()
         return self._changed(Changes(branch=True, usage=True, draft=True, running=True))
+
+    async def turn_changes(self, entry_id: str) -> TurnChanges | None:
+        """The files the turns of the map row of ``entry_id`` changed, with diffs."""
+        if self.files is None or self.session is None:
+            return None
+        return await self.files.changes_at(self.session, self.map, entry_id)
+
+    async def revert_changes(
+        self, changes: TurnChanges, paths: Sequence[str] | None = None
+    ) -> Changes:
+        """Put a turn's files (or ``paths`` of them) back as they were before it."""
+        self._check_idle("reverting files")
+        assert self.files is not None
+        return self._changed(await self.files.revert(changes, paths))
 
     def _follow_files(self) -> None:
         """Compare the folder with the new point's files (in the background)."""

@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QLabel, QPlainTextEdit, QPushButton, QWidget
 from pytestqt.qtbot import QtBot
@@ -20,6 +21,7 @@ from pytestqt.qtbot import QtBot
 from desktop_agent.config import CheckpointSettings, Settings
 from desktop_agent.gui import MainWindow
 from desktop_agent.gui._dialogs import SettingsDialog
+from desktop_agent.gui._file_changes import FileChangesDialog
 from desktop_agent.gui.map._model import MapRole
 from desktop_agent.workbench import SettingsForm
 from tests._workbench import make_workbench
@@ -207,6 +209,38 @@ def test_settings_show_the_store_and_set_follow_branch(
     assert model.data(model.index(row, 0), MapRole.FILES) == 3
     window.tree.view.viewport().repaint()
     assert window.tree.view.map_delegate.file_marks_painted > 0
+
+    # "Show file changes…" on that row: the files and their diffs; revert one file.
+    menu = window.tree.context_menu_for(bmap.rows[row].entry_id)
+    assert menu is not None
+    action = menu.findChild(QAction, "showFileChanges")
+    assert action is not None
+    action.trigger()
+    qtbot.waitUntil(lambda: window.findChild(FileChangesDialog) is not None)
+    dialog = window.findChild(FileChangesDialog)
+    assert dialog is not None
+    qtbot.waitUntil(dialog.isVisible)
+    listed = [dialog.files.item(i).text() for i in range(dialog.files.count())]
+    assert sorted(listed) == ["extra.txt (created)", "keep.txt (deleted)", "notes.txt (changed)"]
+    dialog.files.setFocus()
+
+    def select(name: str) -> None:
+        QTest.keyClick(dialog.files, Qt.Key.Key_Home)
+        for _ in range(dialog.files.count()):
+            if dialog.files.currentItem().text().startswith(name):
+                return
+            QTest.keyClick(dialog.files, Qt.Key.Key_Down)
+        raise AssertionError(f"{name} is not listed")
+
+    select("notes.txt")
+    assert "-version one\n+version two" in dialog.diff.toPlainText()
+    select("keep.txt")
+    QTest.mouseClick(dialog.revert_file, Qt.MouseButton.LeftButton)
+    settled(qtbot, window)
+    assert (project / "keep.txt").read_text() == "keep me\n"
+    assert (project / "notes.txt").read_text() == V2
+    click(qtbot, window, "Undo restore")
+    assert_version(project, 2)
     seen: list[SettingsForm] = []
 
     async def fill(form: SettingsForm) -> SettingsForm:
@@ -223,6 +257,8 @@ def test_settings_show_the_store_and_set_follow_branch(
         return dialog.result_form()
 
     window.dialogs.settings = fill  # type: ignore[method-assign]
+    window.activateWindow()  # the Changes view was the active window
+    qtbot.waitUntil(window.isActiveWindow)
     QTest.keyClick(window, Qt.Key.Key_Comma, CTRL)
     settled(qtbot, window)
     assert seen and (seen[0].checkpoints_bytes or 0) > 0

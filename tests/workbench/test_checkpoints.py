@@ -193,3 +193,44 @@ async def test_never_leaves_the_folder_as_it_is(
     assert "files" not in wb.notices
     await wb.shutdown(stop=True)
     await wb.aclose()
+
+
+async def test_the_changes_of_a_turn_and_reverting_a_file_or_the_turn(
+    tmp_path: Path, provider: ProviderServer, store: str
+) -> None:
+    project = make_user_repo(tmp_path / "project")
+    wb = await bench(tmp_path / "data", provider, store, "ask")
+    _first, second = await two_versions(wb, provider, project)
+    session = wb.session
+    assert session is not None
+    await wb.update_map()
+    tool_call = session.child_ids(second)[0]  # the answer that called the tools
+    changes = await wb.turn_changes(tool_call)
+    assert changes is not None
+    by_path = {f.path: f for f in changes.files}
+    assert {p: f.kind for p, f in by_path.items()} == {
+        "notes.txt": "modified",
+        "extra.txt": "added",
+        "keep.txt": "deleted",
+    }
+    assert "-version one\n+version two\n" in by_path["notes.txt"].diff
+    assert by_path["extra.txt"].diff.startswith("--- a/extra.txt\n+++ b/extra.txt\n")
+    assert await wb.turn_changes(session.child_ids(tool_call)[0]) is not None  # same row
+    (project / "later.txt").write_text("made after the turn\n")
+
+    await wb.revert_changes(changes, ["keep.txt"])  # one file
+    assert (project / "keep.txt").read_text() == "keep me\n"
+    assert (project / "notes.txt").read_text() == V2
+    assert wb.notices["files"].action_label == "Undo restore"
+    await wb.notice_action("files")
+    assert not (project / "keep.txt").exists()
+
+    await wb.revert_changes(changes)  # the whole turn
+    assert (project / "notes.txt").read_text() == V1
+    assert (project / "keep.txt").read_text() == "keep me\n"
+    assert not (project / "extra.txt").exists()
+    assert (project / "later.txt").exists()  # not the turn's: left alone
+    await wb.notice_action("files")  # Undo restore
+    assert_version(project, 2)
+    await wb.shutdown(stop=True)
+    await wb.aclose()

@@ -45,6 +45,8 @@ class MapPane(QWidget):
     summarize_requested = Signal(str)
     label_requested = Signal(str, str)
     fork_requested = Signal(str)
+    changes_requested = Signal(str)
+    """"Show file changes…" of a row whose turns changed files."""
     filter_changed = Signal(str)
     previews_needed = Signal(list)
 
@@ -375,6 +377,10 @@ class MapPane(QWidget):
         fork = menu.addAction(self.tr("Fork from here into a new session"))
         fork.setObjectName("forkFromHere")
         fork.triggered.connect(lambda: self.fork_requested.emit(entry_id))
+        if r in self.bmap.file_marks:
+            files = menu.addAction(self.tr("Show file changes…"))
+            files.setObjectName("showFileChanges")
+            files.triggered.connect(lambda: self.changes_requested.emit(entry_id))
         menu.addSeparator()
         set_label = menu.addAction(self.tr("Edit label…") if label else self.tr("Set label…"))
         set_label.setObjectName("setLabel")

@@ -1024,6 +1024,41 @@
     </message>
 </context>
 <context>
+    <name>FileChangesDialog</name>
+    <message>
+        <source>Files changed by this turn</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>created</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>changed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>deleted</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{n} files changed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Diff</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Revert this &amp;file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Revert the &amp;turn</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>Help</name>
     <message>
         <source>Open &amp;log</source>
@@ -1165,6 +1200,10 @@
     </message>
     <message>
         <source>Fork from here into a new session</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Show file changes…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>

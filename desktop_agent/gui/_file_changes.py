@@ -1,0 +1,87 @@
+"""The "Changes" view of a turn (the map's "Show file changes…"): the files the turn
+changed, each file's diff as the approval dialog shows diffs, and "Revert this file" /
+"Revert the turn" (then "Undo restore" in the bar above the chat)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QLabel,
+    QListWidget,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop_agent.gui._dialogs import fitting_size
+from desktop_agent.workbench import TurnChanges
+
+Revert = Callable[[Sequence[str] | None], object]
+
+
+class FileChangesDialog(QDialog):
+    """Non-modal: the window goes on working while it is open."""
+
+    def __init__(self, parent: QWidget | None, changes: TurnChanges, revert: Revert) -> None:
+        super().__init__(parent)
+        self.setObjectName("fileChangesDialog")
+        self.setWindowTitle(self.tr("Files changed by this turn"))
+        self.changes = changes
+        self._revert = revert
+        words = {
+            "added": self.tr("created"),
+            "modified": self.tr("changed"),
+            "deleted": self.tr("deleted"),
+        }
+        head = QLabel(self.tr("{n} files changed").format(n=len(changes.files)), self)
+        self.files = QListWidget(self)
+        self.files.setObjectName("fileChangesList")
+        self.files.setAccessibleName(self.tr("Files changed by this turn"))
+        for change in changes.files:
+            self.files.addItem(f"{change.path} ({words.get(change.kind, change.kind)})")
+        self.diff = QPlainTextEdit(self)
+        self.diff.setObjectName("fileChangesDiff")
+        self.diff.setReadOnly(True)
+        self.diff.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.diff.setAccessibleName(self.tr("Diff"))
+        self.files.currentRowChanged.connect(self._show)
+        buttons = QDialogButtonBox(self)
+        self.revert_file = QPushButton(self.tr("Revert this &file"), self)
+        self.revert_file.setObjectName("revertFile")
+        self.revert_file.setAutoDefault(False)
+        self.revert_file.clicked.connect(self._revert_file)
+        self.revert_turn = QPushButton(self.tr("Revert the &turn"), self)
+        self.revert_turn.setObjectName("revertTurn")
+        self.revert_turn.setAutoDefault(False)
+        self.revert_turn.clicked.connect(lambda: self._done(None))
+        buttons.addButton(self.revert_file, QDialogButtonBox.ButtonRole.ActionRole)
+        buttons.addButton(self.revert_turn, QDialogButtonBox.ButtonRole.ActionRole)
+        buttons.addButton(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(head)
+        layout.addWidget(self.files, 1)
+        layout.addWidget(self.diff, 3)
+        layout.addWidget(buttons)
+        if changes.files:
+            self.files.setCurrentRow(0)
+        self.resize(fitting_size(self.diff, 260))
+        self.files.setFocus(Qt.FocusReason.OtherFocusReason)
+
+    def _show(self, row: int) -> None:
+        files = self.changes.files
+        self.diff.setPlainText(files[row].diff if 0 <= row < len(files) else "")
+
+    def _revert_file(self) -> None:
+        row = self.files.currentRow()
+        if 0 <= row < len(self.changes.files):
+            self._done([self.changes.files[row].path])
+
+    def _done(self, paths: Sequence[str] | None) -> None:
+        self._revert(paths)
+        self.accept()
