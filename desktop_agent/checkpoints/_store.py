@@ -27,18 +27,22 @@ import os
 import stat
 import subprocess
 import threading
+import time
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from desktop_agent.checkpoints._git import CheckpointError, Git
+from desktop_agent.utils.atomic import atomic_write
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 """Files larger than this are not snapshotted (and never overwritten by a restore)."""
 
 PATHSPEC_LIMIT = 200
 """Above this many changed paths (and none to leave out) a snapshot adds everything."""
+
+LOG_NAME = "snapshots.log"
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
@@ -121,15 +125,26 @@ class CheckpointStore:
 
     def size_bytes(self) -> int:
         """Bytes the store takes on disk (for Settings)."""
-        total = 0
-        for dirpath, _dirs, files in os.walk(self.root):
-            for name in files:
-                with contextlib.suppress(OSError):
-                    total += os.lstat(os.path.join(dirpath, name)).st_size
-        return total
+        return _size(self.root)
 
     async def size(self) -> int:
         return await asyncio.to_thread(self.size_bytes)
+
+    def prune_sync(self, days: float) -> int:
+        """Remove every folder's snapshots older than ``days``; returns the bytes freed."""
+        freed = 0
+        for folder_file in sorted(self.root.glob("*/folder.txt")):
+            try:
+                path = folder_file.read_text(encoding="utf-8").rstrip("\n")
+            except OSError:
+                continue
+            folder = self.folder(path)
+            if folder.store == folder_file.parent:
+                freed += folder.prune_sync(days * 86400)
+        return freed
+
+    async def prune(self, days: float) -> int:
+        return await asyncio.to_thread(self.prune_sync, days)
 
 
 class FolderCheckpoints:
@@ -254,7 +269,49 @@ class FolderCheckpoints:
                 ["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"], input=_nul(add)
             )
         tree = self._git.run(["write-tree"]).decode().strip()
+        self._log(tree)
         return Snapshot(tree, tuple(skipped))
+
+    def _log(self, tree: str) -> None:
+        """When each tree was last snapshotted (`prune_sync` keeps the recent ones)."""
+        try:
+            with open(self.store / LOG_NAME, "a", encoding="ascii") as fh:
+                fh.write(f"{int(time.time())} {tree}\n")
+        except OSError as exc:
+            raise CheckpointError(
+                "store_failed", f"The checkpoint store {self.store} cannot be written: {exc}"
+            ) from exc
+
+    def prune_sync(self, older_than_s: float) -> int:
+        """Remove the snapshots not taken again in the last ``older_than_s`` seconds (their
+        files stay wherever a newer snapshot has them); returns the bytes freed. A session
+        pointing at a removed snapshot says so when its files are compared."""
+        with self._lock:
+            log = self.store / LOG_NAME
+            if not (self.store / "git" / "HEAD").is_file() or not log.is_file():
+                return 0
+            cutoff = time.time() - older_than_s
+            newest: dict[str, int] = {}
+            for line in log.read_text(encoding="ascii", errors="replace").splitlines():
+                stamp, _, tree = line.partition(" ")
+                if stamp.isdigit() and len(tree) in (40, 64):
+                    newest[tree] = max(newest.get(tree, 0), int(stamp))
+            keep = sorted(t for t, when in newest.items() if when >= cutoff)
+            before = _size(self.store / "git")
+            # The kept snapshots as refs for the prune (thousands of them do not fit in
+            # a command line); the store has no refs of its own.
+            refs = self.store / "git" / "packed-refs"
+            lines = "".join(f"{t} refs/keep/{t}\n" for t in keep)
+            refs.write_text("# pack-refs with: peeled fully-peeled sorted \n" + lines)
+            try:
+                self._git.run(["prune", "--expire=now"])
+            finally:
+                refs.unlink()
+            atomic_write(
+                log, "".join(f"{newest[t]} {t}\n" for t in keep).encode("ascii"), mode=0o644
+            )
+            self._touched = {k: v for k, v in self._touched.items() if set(k) <= set(keep)}
+            return max(0, before - _size(self.store / "git"))
 
     # ------------------------------------------------------------------ diffs
 
@@ -433,6 +490,15 @@ class FolderCheckpoints:
             except OSError:
                 break
             parent = parent.parent
+
+
+def _size(root: Path) -> int:
+    total = 0
+    for dirpath, _dirs, files in os.walk(root):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(dirpath, name)).st_size
+    return total
 
 
 def _nul(paths: list[str]) -> bytes:

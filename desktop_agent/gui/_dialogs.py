@@ -23,11 +23,13 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QFileDialog,
     QFormLayout,
+    QHBoxLayout,
     QLabel,
     QLineEdit,
     QMessageBox,
     QPlainTextEdit,
     QPushButton,
+    QSpinBox,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -409,6 +411,19 @@ class SettingsDialog(QDialog):
             )
             size.setObjectName("checkpointsSize")
             fields.addRow(self.tr("Checkpoints of the files"), size)
+            self.prune = QCheckBox(self.tr("Remove checkpoints older than"), self)
+            self.prune.setObjectName("pruneCheckpoints")
+            self.prune_days = QSpinBox(self)
+            self.prune_days.setObjectName("pruneDays")
+            self.prune_days.setRange(1, 3650)
+            self.prune_days.setValue(30)
+            self.prune_days.setSuffix(self.tr(" days"))
+            self.prune_days.setAccessibleName(self.tr("Days"))
+            row = QHBoxLayout()
+            row.addWidget(self.prune)
+            row.addWidget(self.prune_days)
+            row.addStretch(1)
+            fields.addRow("", row)
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self
         )
@@ -447,6 +462,11 @@ class SettingsDialog(QDialog):
             pi_sessions=self.pi_sessions.isChecked(),
             pi_folder=self.pi_folder.text().strip() or None,
             follow_branch=self.follow_branch.currentData(),
+            prune_days=(
+                self.prune_days.value()
+                if self._form.checkpoints_bytes is not None and self.prune.isChecked()
+                else None
+            ),
         )
 
 

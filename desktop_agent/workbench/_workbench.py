@@ -196,6 +196,8 @@ class SettingsForm:
     """What the folder does when the leaf moves (``checkpoints.follow_branch``)."""
     checkpoints_bytes: int | None = None
     """The checkpoint store's size on disk (None: checkpoints are off)."""
+    prune_days: int | None = None
+    """"Remove checkpoints older than N days" was asked for (None: keep them all)."""
 
 
 LOCAL_PROVIDER = "local"
@@ -1793,6 +1795,14 @@ class Workbench:
         if pi_changed and self._make_pi is not None:
             await self._replace_pi(self._make_pi(pi))
         self.notify("settings", " ".join(notes) or None)
+        if form.prune_days is not None and self.files is not None:
+            freed = await self.files.files.store.prune(form.prune_days)
+            self.notify(
+                "checkpoints",
+                "Removed the checkpoints older than {days} days ({size} MB freed).",
+                days=form.prune_days,
+                size=f"{freed / 1e6:.1f}",
+            )
         await self.models.discover()
         problems = [
             self.models.problems[n] for n in self.models.servers() if n in self.models.problems

@@ -295,3 +295,27 @@ def test_many_changes_at_once_with_and_without_paths_to_leave_out(
     assert len(added) == PATHSPEC_LIMIT + 50
     assert {c.path for c in changes if c.kind == "deleted"} == {"keep.txt"}
     assert [s.path for s in second.skipped] == (["vendor"] if nested else [])
+
+
+def test_pruning_keeps_recent_snapshots_and_frees_the_rest(
+    repo: Path, store: CheckpointStore
+) -> None:
+    cp = store.folder(repo)
+    (repo / "old.bin").write_bytes(os.urandom(200_000))
+    old = cp.snapshot_sync()
+    (repo / "old.bin").unlink()
+    recent = cp.snapshot_sync()
+    # The first snapshot was taken 40 days ago.
+    log = cp.store / "snapshots.log"
+    lines = log.read_text().splitlines()
+    stamp = int(lines[0].split()[0]) - 40 * 86400
+    log.write_text(f"{stamp} {old.tree}\n" + "\n".join(lines[1:]) + "\n")
+    size = store.size_bytes()
+    freed = store.prune_sync(30)
+    assert freed > 150_000 and store.size_bytes() < size
+    assert cp.read_sync(recent.tree, "keep.txt") == b"keep me\n"
+    assert cp.compare_sync(recent.tree) == []
+    with pytest.raises(CheckpointError):
+        cp.read_sync(old.tree, "old.bin")
+    assert not (cp.store / "git" / "packed-refs").exists()
+    assert store.prune_sync(30) == 0  # nothing more to free

@@ -254,6 +254,11 @@ def test_settings_show_the_store_and_set_follow_branch(
         box.setFocus()
         QTest.keyClick(box, Qt.Key.Key_Down)
         assert box.currentData() == "always"
+        dialog.prune.setFocus()
+        QTest.keyClick(dialog.prune, Qt.Key.Key_Space)  # "Remove checkpoints older than"
+        dialog.prune_days.setFocus()
+        dialog.prune_days.selectAll()
+        QTest.keyClicks(dialog.prune_days, "7")
         return dialog.result_form()
 
     window.dialogs.settings = fill  # type: ignore[method-assign]
@@ -264,6 +269,10 @@ def test_settings_show_the_store_and_set_follow_branch(
     assert seen and (seen[0].checkpoints_bytes or 0) > 0
     stored = json.loads((data / "config" / "settings.json").read_text())
     assert stored["checkpoints"]["follow_branch"] == "always"
+    assert seen[0].prune_days is None
+    assert any(
+        t.startswith("Removed the checkpoints older than 7 days") for t in window.notices.texts()
+    )
     alt(qtbot, window, Qt.Key.Key_Left)  # no question now: the files follow
     assert_version(project, 1)
     assert bar_shows(window, "The files now follow this branch (3 restored).")

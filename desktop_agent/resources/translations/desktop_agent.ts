@@ -1629,6 +1629,18 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Remove checkpoints older than</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> days</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Days</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>a key is set; type to replace it</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1793,6 +1805,10 @@
     </message>
     <message>
         <source>Reloaded: {theirs} written by another program came in; {ours} of yours is kept as a branch where the two diverged.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Removed the checkpoints older than {days} days ({size} MB freed).</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
