@@ -319,8 +319,31 @@ class FolderCheckpoints:
         if old == new:
             return []
         self._ensure()
-        raw = self._git.run(["diff-tree", "-r", "-z", "--no-renames", old, new])
-        return list(_parse_raw(raw))
+        return list(_parse_raw(self._diff_raw(old, new)))
+
+    def _diff_raw(self, old: str, new: str) -> bytes:
+        try:
+            return self._git.run(["diff-tree", "-r", "-z", "--no-renames", old, new])
+        except CheckpointError:
+            for tree in (old, new):
+                if not self._has(tree):
+                    raise CheckpointError(
+                        "removed",
+                        "The checkpoint of these files was removed (Settings: remove"
+                        " checkpoints older than…)",
+                    ) from None
+            raise
+
+    def _has(self, tree: str) -> bool:
+        """Whether the store holds ``tree`` (a pruned snapshot is gone)."""
+        done = subprocess.run(
+            ["git", "cat-file", "-e", tree],
+            env=self._git.env,
+            cwd=self.folder,
+            check=False,
+            capture_output=True,
+        )
+        return done.returncode == 0
 
     def compare_sync(self, target: str, deletable: Collection[str] = ()) -> list[FileChange]:
         """What a restore to ``target`` would change: files to write, and files to delete
@@ -371,8 +394,7 @@ class FolderCheckpoints:
             result = RestoreResult(undo=undo, target=target)
             if undo.tree == target:
                 return result
-            raw = self._git.run(["diff-tree", "-r", "-z", "--no-renames", undo.tree, target])
-            changes = list(_parse_raw(raw))
+            changes = list(_parse_raw(self._diff_raw(undo.tree, target)))
             if only is not None:
                 wanted = set(only)
                 changes = [c for c in changes if c.path in wanted]

@@ -317,5 +317,8 @@ def test_pruning_keeps_recent_snapshots_and_frees_the_rest(
     assert cp.compare_sync(recent.tree) == []
     with pytest.raises(CheckpointError):
         cp.read_sync(old.tree, "old.bin")
+    with pytest.raises(CheckpointError) as removed:
+        cp.restore_sync(old.tree)
+    assert removed.value.code == "removed" and "was removed" in removed.value.message
     assert not (cp.store / "git" / "packed-refs").exists()
     assert store.prune_sync(30) == 0  # nothing more to free
