@@ -1310,8 +1310,10 @@ class Workbench:
             mode = self.settings.checkpoints.follow_branch
 
             async def follow() -> None:
+                marks = self.map.file_marks
                 self.map.set_file_marks(await file_marks(session))
-                self._changed(await files.follow(session, mode) | Changes(tree=True))
+                redraw = Changes(tree=self.map.file_marks != marks)
+                self._changed(await files.follow(session, mode) | redraw)
 
             self._following = self.spawn(follow())
 
