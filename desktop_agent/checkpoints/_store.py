@@ -245,6 +245,9 @@ class FolderCheckpoints:
                 mb = info.st_size / (1024 * 1024)
                 skipped.append(Skipped(path, f"larger than 10 MB ({mb:.0f} MB)"))
                 drop.append(path)
+            elif stat.S_ISREG(info.st_mode) and not os.access(self.folder / path, os.R_OK):
+                skipped.append(Skipped(path, "cannot be read"))
+                drop.append(path)
             else:
                 add.append(path)
         if drop:

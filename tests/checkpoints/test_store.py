@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import shutil
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -322,3 +326,35 @@ def test_pruning_keeps_recent_snapshots_and_frees_the_rest(
     assert removed.value.code == "removed" and "was removed" in removed.value.message
     assert not (cp.store / "git" / "packed-refs").exists()
     assert store.prune_sync(30) == 0  # nothing more to free
+
+
+def test_an_unreadable_file_is_named_and_the_rest_snapshotted(
+    repo: Path, store: CheckpointStore
+) -> None:
+    """Root reads everything, so the snapshot runs in a process of root without the
+    capabilities that override file permissions (as a normal user would be)."""
+    setpriv = shutil.which("setpriv")
+    if setpriv is None or os.geteuid() != 0:  # the suite runs as root (CI, ./run-tests)
+        pytest.fail("needs root and setpriv (util-linux) to drop the file-permission override")
+    (repo / "secret.txt").write_text("no")
+    os.chmod(repo / "secret.txt", 0)
+    (repo / "fine.txt").write_text("yes")
+    script = (
+        "import json, sys\n"
+        "from pathlib import Path\n"
+        "from desktop_agent.checkpoints import CheckpointStore, EMPTY_TREE\n"
+        "cp = CheckpointStore(Path(sys.argv[1])).folder(sys.argv[2])\n"
+        "snap = cp.snapshot_sync()\n"
+        "paths = [c.path for c in cp.diff_sync(EMPTY_TREE, snap.tree)]\n"
+        "print(json.dumps({'skipped': [[s.path, s.reason] for s in snap.skipped],"
+        " 'paths': paths}))\n"
+    )
+    done = subprocess.run(
+        [setpriv, "--bounding-set=-dac_override,-dac_read_search", "--", sys.executable, "-c",
+         script, str(store.root), str(repo)],
+        capture_output=True, text=True, check=False, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["skipped"] == [["secret.txt", "cannot be read"]]
+    assert "fine.txt" in report["paths"] and "secret.txt" not in report["paths"]
