@@ -28,6 +28,7 @@ from tests._workbench import make_workbench
 from tests.ai.provider_server import ProviderServer, Reply, ToolCallSpec
 from tests.checkpoints._repo import dot_git_fingerprint, folder_files, make_user_repo
 from tests.gui._window import close, idle, open_window, painted, painted_text, run, type_and_send
+from tests.gui.test_map_flows import click_row
 from tests.workbench.test_checkpoints import V1, V2, assert_version, two_versions
 
 ALT = Qt.KeyboardModifier.AltModifier
@@ -276,4 +277,12 @@ def test_settings_show_the_store_and_set_follow_branch(
     alt(qtbot, window, Qt.Key.Key_Left)  # no question now: the files follow
     assert_version(project, 1)
     assert bar_shows(window, "The files now follow this branch (3 restored).")
+    # A click on version two's last answer in the map: its files, at once.
+    session = window.wb.session
+    assert session is not None
+    two_answer = [i for i in session.entry_ids() if session.entry_kind(i)[1] == "assistant"][-1]
+    click_row(window, two_answer)
+    settled(qtbot, window)
+    assert session.leaf_id() == two_answer
+    assert_version(project, 2)
     close(qtbot, window)
