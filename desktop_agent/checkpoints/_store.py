@@ -232,14 +232,22 @@ class FolderCheckpoints:
         skipped: list[Skipped] = []
         add: list[str] = []
         drop: list[str] = []
+        gone: list[str] = []
+        root = os.path.realpath(self.folder)
         for path in paths:
             if path.endswith("/"):
                 skipped.append(Skipped(path.rstrip("/"), "another git repository"))
                 continue
+            parent = os.path.dirname(path)
+            if parent and os.path.realpath(os.path.join(root, parent)) != os.path.join(
+                root, parent
+            ):
+                gone.append(path)  # its folder is a link now: not this file any more
+                continue
             try:
                 info = os.lstat(self.folder / path)
             except OSError:
-                add.append(path)  # gone: staged as a deletion
+                gone.append(path)
                 continue
             if stat.S_ISREG(info.st_mode) and info.st_size > self.max_file_bytes:
                 mb = info.st_size / (1024 * 1024)
@@ -250,6 +258,8 @@ class FolderCheckpoints:
                 drop.append(path)
             else:
                 add.append(path)
+        if gone:
+            self._git.run(["update-index", "--force-remove", "-z", "--stdin"], input=_nul(gone))
         if drop:
             self._git.run(
                 [
@@ -470,6 +480,7 @@ class FolderCheckpoints:
         tmp = dest.with_name(f".{dest.name}.restore-{os.getpid()}")
         try:
             dest.parent.mkdir(parents=True, exist_ok=True)
+            self._inside(dest)
             if os.path.isdir(dest) and not os.path.islink(dest):
                 raise IsADirectoryError(errno.EISDIR, "a folder is in its place", str(dest))
             if change.new_mode == "120000":
@@ -498,9 +509,18 @@ class FolderCheckpoints:
         if not existed:
             result.created.append(change.path)
 
+    def _inside(self, path: Path) -> None:
+        """Refuse a path whose folder leads out of the project folder (a link made since
+        the snapshot): a restore never writes or deletes outside it."""
+        real = os.path.realpath(path.parent)
+        root = os.path.realpath(self.folder)
+        if real != root and not real.startswith(root + os.sep):
+            raise OSError(errno.EXDEV, "a folder on its way is a link out of the project folder")
+
     def _delete(self, path: str, result: RestoreResult) -> None:
         target = self.folder / path
         try:
+            self._inside(target)
             os.unlink(target)
         except FileNotFoundError:
             pass

@@ -358,3 +358,25 @@ def test_an_unreadable_file_is_named_and_the_rest_snapshotted(
     report = json.loads(done.stdout)
     assert report["skipped"] == [["secret.txt", "cannot be read"]]
     assert "fine.txt" in report["paths"] and "secret.txt" not in report["paths"]
+
+
+def test_a_restore_never_writes_through_a_link_out_of_the_folder(
+    repo: Path, store: CheckpointStore, tmp_path: Path
+) -> None:
+    cp = store.folder(repo)
+    (repo / "conf").mkdir()
+    (repo / "conf" / "keys").write_text("project keys\n")
+    (repo / "conf" / "made.txt").write_text("x\n")
+    first = cp.snapshot_sync()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "made.txt").write_text("not the project's\n")
+    shutil.rmtree(repo / "conf")
+    os.symlink(outside, repo / "conf")  # e.g. a tool replaced the folder by a link
+    second = cp.snapshot_sync()
+    result = cp.restore_sync(first.tree)
+    assert {p.path for p in result.problems} == {"conf/keys", "conf/made.txt"}
+    assert all("link out of the project folder" in p.message for p in result.problems)
+    assert sorted(os.listdir(outside)) == ["made.txt"]
+    assert (outside / "made.txt").read_text() == "not the project's\n"
+    assert second.tree != first.tree
