@@ -479,8 +479,8 @@ class FolderCheckpoints:
         existed = os.path.lexists(dest)
         tmp = dest.with_name(f".{dest.name}.restore-{os.getpid()}")
         try:
+            self._inside(dest)  # before any folder is made on the way
             dest.parent.mkdir(parents=True, exist_ok=True)
-            self._inside(dest)
             if os.path.isdir(dest) and not os.path.islink(dest):
                 raise IsADirectoryError(errno.EISDIR, "a folder is in its place", str(dest))
             if change.new_mode == "120000":

@@ -367,6 +367,8 @@ def test_a_restore_never_writes_through_a_link_out_of_the_folder(
     (repo / "conf").mkdir()
     (repo / "conf" / "keys").write_text("project keys\n")
     (repo / "conf" / "made.txt").write_text("x\n")
+    (repo / "conf" / "deep").mkdir()
+    (repo / "conf" / "deep" / "x.txt").write_text("x\n")
     first = cp.snapshot_sync()
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -375,7 +377,7 @@ def test_a_restore_never_writes_through_a_link_out_of_the_folder(
     os.symlink(outside, repo / "conf")  # e.g. a tool replaced the folder by a link
     second = cp.snapshot_sync()
     result = cp.restore_sync(first.tree)
-    assert {p.path for p in result.problems} == {"conf/keys", "conf/made.txt"}
+    assert {p.path for p in result.problems} == {"conf/keys", "conf/made.txt", "conf/deep/x.txt"}
     assert all("link out of the project folder" in p.message for p in result.problems)
     assert sorted(os.listdir(outside)) == ["made.txt"]
     assert (outside / "made.txt").read_text() == "not the project's\n"
