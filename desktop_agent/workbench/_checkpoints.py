@@ -70,12 +70,25 @@ async def target_of(session: Session, store: CheckpointStore) -> Target | None:
     records = await session_records(session)
     if not records:
         return None
-    tree = state_of(records.get(i) for i in session.branch_ids(lenient=True))
+    path = session.branch_ids(lenient=True)
+    tree = state_of(records.get(i) for i in path) or _first_below(session, records, path)
     if tree is None:
         return None
     folder = store.folder(cwd)
     deletable = await folder.deletable(turn_pairs(records.values()))
     return Target(folder, tree, frozenset(deletable))
+
+
+def _first_below(
+    session: Session, records: dict[str, CheckpointRecord], path: list[str]
+) -> str | None:
+    """A point before any snapshot on its path (e.g. the prompt being edited goes from
+    there): the folder as the first turn below it found it (its "before" snapshot)."""
+    leaf = path[-1] if path else None
+    for entry_id, record in records.items():  # file order: the earliest first
+        if record.kind == "before" and (leaf is None or leaf in session.branch_ids(entry_id)):
+            return record.tree
+    return None
 
 
 class BranchFiles:

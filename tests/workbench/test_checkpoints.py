@@ -234,3 +234,29 @@ async def test_the_changes_of_a_turn_and_reverting_a_file_or_the_turn(
     assert_version(project, 2)
     await wb.shutdown(stop=True)
     await wb.aclose()
+
+
+async def test_editing_the_first_prompt_goes_back_to_the_folder_before_it(
+    tmp_path: Path, provider: ProviderServer, store: str
+) -> None:
+    project = make_user_repo(tmp_path / "project")
+    wb = await bench(tmp_path / "data", provider, store, "always")
+    await wb.new_session(str(project))
+    provider.script(
+        Reply(tool_calls=[ToolCallSpec("w1", "write", {"path": "notes.txt", "content": V1})]),
+        Reply(text="one written"),
+    )
+    await wb.send("Write version one")
+    assert (project / "notes.txt").read_text() == V1
+    first = (await wb.branch())[0].entry_id
+    provider.script(Reply(text="just talking"))
+    await wb.edit_resend(first, "Only talk")  # from the point before any snapshot
+    await wb.settled()
+    assert not (project / "notes.txt").exists()  # the folder as the first turn found it
+    assert (project / "keep.txt").read_text() == "keep me\n"
+    assert (project / "mine.txt").read_text() == "my untracked notes\n"
+    await wb.switch_sibling((await wb.branch())[0].entry_id, -1)
+    await wb.settled()
+    assert (project / "notes.txt").read_text() == V1
+    await wb.shutdown(stop=True)
+    await wb.aclose()
