@@ -81,4 +81,14 @@ class WorkspaceTool:
                     [*ToolResult.error(outcome.message).content], {"approval": "denied"}, True
                 )
         result = await run_tool(self.tool, call_id, arguments, ctx)
+        blocked = (result.details or {}).get("sandboxBlocked")
+        if blocked and self._policy is not None:
+            again = await self._policy.check_outside_sandbox(
+                self.tool, call_id, arguments, ctx, result.text_content()
+            )
+            if again is not None:
+                await self._record(again.record.custom_type, again.record.to_data())
+                if again.allowed:
+                    ctx.outside_sandbox = True
+                    result = await run_tool(self.tool, call_id, arguments, ctx)
         return AgentToolResult(list(result.content), result.details, result.is_error)

@@ -42,6 +42,12 @@ from desktop_agent.tools._file_tools import (
     WriteTool,
     image_mime_type,
 )
+from desktop_agent.tools._sandbox import (
+    Sandbox,
+    default_sandbox,
+    detect_sandbox,
+    seatbelt_profile,
+)
 from desktop_agent.tools._search_tools import (
     FindParams,
     FindTool,
@@ -80,6 +86,7 @@ __all__ = [
     "ReadTool",
     "ResultBlock",
     "Rule",
+    "Sandbox",
     "Tool",
     "ToolContext",
     "ToolError",
@@ -91,10 +98,13 @@ __all__ = [
     "WriteTool",
     "build_request",
     "built_in_tools",
+    "default_sandbox",
     "default_shell_argv",
+    "detect_sandbox",
     "glob_to_regex",
     "image_mime_type",
     "is_secret_variable",
     "run_tool",
     "scrub_environment",
+    "seatbelt_profile",
 ]

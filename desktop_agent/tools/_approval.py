@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Literal, TypeAlias
 
@@ -31,6 +31,8 @@ class ApprovalDecision(StrEnum):
     ALLOW_ONCE = "allow_once"
     ALLOW_ALWAYS = "allow_always"
     DENY = "deny"
+    RUN_OUTSIDE_SANDBOX_ONCE = "run_outside_sandbox_once"
+    """Run a command the sandbox blocked once more, outside the sandbox (that call only)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +46,11 @@ class ApprovalRequest:
     command: tuple[str, ...] | None = None
     diff: str | None = None
     arguments: Mapping[str, Any] = field(default_factory=dict)
+    sandbox_blocked: str | None = None
+    """Set when the command ran in the sandbox and was blocked (the words the model got):
+    the prompt then offers `ApprovalDecision.RUN_OUTSIDE_SANDBOX_ONCE`."""
+    unconfined: str | None = None
+    """Why this call would run without a sandbox (no sandbox on this machine), if so."""
 
 
 ApprovalCallback: TypeAlias = Callable[[ApprovalRequest], Awaitable[ApprovalDecision | None]]
@@ -56,7 +63,8 @@ class ApprovalRecord:
     tool: str
     call_id: str
     decision: str
-    """``allow`` (by policy or remembered), ``allow_once``, ``allow_always`` or ``deny``."""
+    """``allow`` (by policy or remembered), ``allow_once``, ``allow_always``, ``deny`` or
+    ``run_outside_sandbox_once``."""
     reason: str
 
     custom_type: str = APPROVAL_CUSTOM_TYPE
@@ -158,26 +166,22 @@ class ApprovalPolicy:
             record = ApprovalRecord(tool_name, call_id, decision, reason)
             return ApprovalOutcome(allowed, record, asked)
 
+        unconfined = tool.always_ask() if tool is not None else None
         if rule == "deny":
             return outcome(False, "deny", "denied by policy", False)
-        if rule == "allow":
-            return outcome(True, "allow", "allowed by policy", False)
-        if tool_name in self._always:
-            return outcome(True, "allow", "always allowed in this session", False)
+        if unconfined is None:
+            if rule == "allow":
+                return outcome(True, "allow", "allowed by policy", False)
+            if tool_name in self._always:
+                return outcome(True, "allow", "always allowed in this session", False)
         if self.ask is None:
             return outcome(False, "deny", "no one to ask for approval", False)
         request = build_request(tool, tool_name, call_id, arguments, ctx)
-        try:
-            if self.timeout is None:
-                answer = await self.ask(request)
-            else:
-                async with asyncio.timeout(self.timeout):
-                    answer = await self.ask(request)
-        except TimeoutError:
-            return outcome(False, "deny", "approval timed out", True)
-        except Exception as exc:  # noqa: BLE001 - any failure of the prompt denies
-            _log.warning("approval callback failed: %s: %s", type(exc).__name__, exc)
-            return outcome(False, "deny", f"approval failed: {type(exc).__name__}", True)
+        if unconfined is not None:
+            request = replace(request, unconfined=unconfined)
+        answer, failed = await self._ask(request)
+        if failed is not None:
+            return outcome(False, "deny", failed, True)
         if answer == ApprovalDecision.ALLOW_ONCE:
             return outcome(True, "allow_once", "approved by the user", True)
         if answer == ApprovalDecision.ALLOW_ALWAYS:
@@ -186,6 +190,44 @@ class ApprovalPolicy:
         if answer == ApprovalDecision.DENY:
             return outcome(False, "deny", "denied by the user", True)
         return outcome(False, "deny", "approval prompt dismissed", True)
+
+    async def check_outside_sandbox(
+        self,
+        tool: Tool[Any],
+        call_id: str,
+        arguments: Mapping[str, Any],
+        ctx: ToolContext,
+        blocked: str,
+    ) -> ApprovalOutcome | None:
+        """After the sandbox blocked a call: ask whether to run it outside, this once.
+
+        None when there is no one to ask (the blocked result stands, nothing recorded).
+        Only `ApprovalDecision.RUN_OUTSIDE_SANDBOX_ONCE` allows; it is never remembered.
+        """
+        if self.ask is None:
+            return None
+        request = build_request(tool, tool.name, call_id, arguments, ctx)
+        answer, failed = await self._ask(replace(request, sandbox_blocked=blocked))
+        decision, reason, allowed = "deny", failed or "kept in the sandbox by the user", False
+        if failed is None and answer == ApprovalDecision.RUN_OUTSIDE_SANDBOX_ONCE:
+            decision, reason = "run_outside_sandbox_once", "run outside the sandbox by the user"
+            allowed = True
+        record = ApprovalRecord(tool.name, call_id, decision, reason)
+        return ApprovalOutcome(allowed, record, True)
+
+    async def _ask(self, request: ApprovalRequest) -> tuple[ApprovalDecision | None, str | None]:
+        """The user's answer, or a reason to deny (timeout, failed prompt)."""
+        assert self.ask is not None
+        try:
+            if self.timeout is None:
+                return await self.ask(request), None
+            async with asyncio.timeout(self.timeout):
+                return await self.ask(request), None
+        except TimeoutError:
+            return None, "approval timed out"
+        except Exception as exc:  # noqa: BLE001 - any failure of the prompt denies
+            _log.warning("approval callback failed: %s: %s", type(exc).__name__, exc)
+            return None, f"approval failed: {type(exc).__name__}"
 
 
 def build_request(

@@ -92,6 +92,8 @@ class ToolContext:
     env: Mapping[str, str] | None = None
     redactor: Redactor | None = field(default_factory=Redactor)
     redact_shapes: bool = True
+    outside_sandbox: bool = False
+    """Run shell commands outside the OS sandbox (the user allowed it, once)."""
 
     async def update(self, partial: ToolResult) -> None:
         """Send a partial result to `on_update`; a failing callback is logged, not raised."""
@@ -137,6 +139,12 @@ class Tool(ABC, Generic[ParamsT]):
     @abstractmethod
     async def execute(self, call_id: str, args: ParamsT, ctx: ToolContext) -> ToolResult:
         """Run the call. Raise `ToolError` for expected failures."""
+
+    def always_ask(self) -> str | None:
+        """Why every call must be asked for, whatever the rules say (None: the rules decide).
+
+        The shell says so where no OS sandbox confines it."""
+        return None
 
     def parse_arguments(self, arguments: Mapping[str, Any]) -> ParamsT:
         """The arguments as the parameter model (raises pydantic's `ValidationError`)."""

@@ -19,6 +19,7 @@ import secrets
 import shutil
 import signal
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import IO, Any
 
@@ -26,6 +27,7 @@ from pydantic import Field
 
 from desktop_agent.tools._base import CallPreview, Tool, ToolContext, ToolParams, ToolResult
 from desktop_agent.tools._env import scrub_environment
+from desktop_agent.tools._sandbox import Sandbox, default_sandbox
 from desktop_agent.utils import StreamRedactor
 
 DEFAULT_TIMEOUT = 300.0
@@ -147,7 +149,8 @@ class BashTool(Tool[BashParams]):
     name = "bash"
     label = "Bash"
     description = (
-        "Run a shell command in the workspace root (stdout and stderr merged). Output is "
+        "Run a shell command in the workspace root (stdout and stderr merged). It runs in a "
+        "sandbox: only the workspace and $TMPDIR are writable (not /tmp). Output is "
         f"cut to the last {MAX_OUTPUT_LINES} lines or {MAX_OUTPUT_BYTES // 1024} KB; the full "
         "output is then saved to a file whose path is reported. Commands are killed, "
         "together with every process they started, on timeout or cancellation; "
@@ -166,7 +169,10 @@ class BashTool(Tool[BashParams]):
         kill_grace: float = 2.0,
         drain_grace: float = 0.5,
         update_interval: float = 0.1,
+        sandbox: Sandbox | None = None,
     ) -> None:
+        self.sandbox = sandbox if sandbox is not None else default_sandbox()
+        """Where commands run (`default_sandbox`: what this machine offers)."""
         self.default_timeout = default_timeout
         self.max_output_bytes = max_output_bytes
         self.max_output_lines = max_output_lines
@@ -177,12 +183,43 @@ class BashTool(Tool[BashParams]):
     def argv(self, command: str) -> tuple[str, ...]:
         return default_shell_argv(command)
 
+    def always_ask(self) -> str | None:
+        if self.sandbox.available:
+            return None
+        return self.sandbox.problem or "Shell commands cannot run in a sandbox here."
+
     def preview(self, args: BashParams, ctx: ToolContext) -> CallPreview:
         return CallPreview(summary=args.command, command=self.argv(args.command))
 
     async def execute(self, call_id: str, args: BashParams, ctx: ToolContext) -> ToolResult:
+        sandbox = self.sandbox if not ctx.outside_sandbox else Sandbox.none("run outside")
+        if not sandbox.available:
+            return await self._run(call_id, args, ctx, sandbox, None)
+        # The command's private temporary folder (the only writable one besides the
+        # workspace), removed with what it holds once the command and its children are gone.
+        tmpdir = Path(tempfile.mkdtemp(prefix="desktop-agent-sh-"))
+        try:
+            return await self._run(call_id, args, ctx, sandbox, tmpdir)
+        finally:
+            shutil.rmtree(tmpdir, ignore_errors=True)
+
+    async def _run(
+        self,
+        call_id: str,
+        args: BashParams,
+        ctx: ToolContext,
+        sandbox: Sandbox,
+        tmpdir: Path | None,
+    ) -> ToolResult:
         timeout = args.timeout if args.timeout is not None else self.default_timeout
         base_env = ctx.env if ctx.env is not None else os.environ
+        env = sandbox.environment(scrub_environment(base_env), tmpdir)
+        argv = sandbox.wrap(
+            self.argv(args.command),
+            workspace=ctx.workspace.root,
+            forbidden=ctx.workspace.forbidden_roots,
+            tmpdir=tmpdir,
+        )
         redactor = ctx.redactor.stream(shapes=ctx.redact_shapes) if ctx.redactor else None
         out = _Output(
             self.max_output_bytes, self.max_output_lines, ctx.output_dir, call_id, redactor
@@ -209,9 +246,9 @@ class BashTool(Tool[BashParams]):
         try:
             try:
                 proc = await asyncio.create_subprocess_exec(
-                    *self.argv(args.command),
+                    *argv,
                     cwd=ctx.workspace.root,
-                    env=scrub_environment(base_env),
+                    env=env,
                     stdin=asyncio.subprocess.DEVNULL,
                     stdout=write_fd,
                     stderr=write_fd,
@@ -241,7 +278,28 @@ class BashTool(Tool[BashParams]):
         finally:
             transport.close()
             out.close()
-        return self._result(args, out, proc.returncode, timed_out, timeout, proc.pid)
+        result = self._result(args, out, proc.returncode, timed_out, timeout, proc.pid)
+        return self._sandbox_result(result, out, sandbox, proc.returncode, ctx)
+
+    def _sandbox_result(
+        self,
+        result: ToolResult,
+        out: _Output,
+        sandbox: Sandbox,
+        code: int | None,
+        ctx: ToolContext,
+    ) -> ToolResult:
+        """Says where the command ran, and in plain words what the sandbox blocked."""
+        details = dict(result.details or {})
+        details["sandbox"] = "outside" if ctx.outside_sandbox else sandbox.kind
+        text, _ = out.text()
+        blocked = sandbox.blocked(text, code, ctx.workspace.forbidden_roots)
+        if blocked is None:
+            result.details = details
+            return result
+        details["sandboxBlocked"] = blocked
+        explained = result.text_content() + "\n\n" + sandbox.explain(blocked, ctx.workspace.root)
+        return ToolResult.text(explained, details, is_error=True)
 
     async def _pump(
         self, stream: asyncio.StreamReader, out: _Output, ctx: ToolContext, pid: int

@@ -15,6 +15,11 @@ while [ $# -gt 0 ]; do
     *) echo "usage: install.sh [--prefix DIR]" >&2; exit 2 ;;
     esac
 done
+if ! command -v bwrap >/dev/null 2>&1; then
+    echo "Note: bubblewrap (bwrap) is not installed. The agent's shell commands run in a sandbox" >&2
+    echo "made with it; install it (apt install bubblewrap, dnf install bubblewrap)." >&2
+    echo "Until then Desktop Agent asks before every shell command." >&2
+fi
 mkdir -p "$PREFIX"
 PREFIX="$(cd "$PREFIX" && pwd)"
 APPDIR="$PREFIX/lib/desktop-agent"
