@@ -10,6 +10,7 @@ model discovery started in the background) -> the main window, given the workben
 from __future__ import annotations
 
 import argparse
+import asyncio
 import faulthandler
 import logging
 import logging.handlers
@@ -30,6 +31,7 @@ from desktop_agent.config import (
     default_pi_sessions_dir,
     load_settings,
     load_state,
+    make_undumpable,
     pi_sessions_dir,
     platform_keyring,
     resolve_dirs,
@@ -37,6 +39,7 @@ from desktop_agent.config import (
     save_state,
 )
 from desktop_agent.session import JsonlSessionRepo, SessionIndex, SqliteSessionRepo
+from desktop_agent.tools import BashTool, built_in_tools, detect_sandbox
 from desktop_agent.utils import RedactingFilter
 from desktop_agent.workbench import JsonlStore, Models, SessionStore, SqliteStore, Workbench
 
@@ -147,6 +150,7 @@ def make_pi_store(folder: Path | None, dirs: AppDirs) -> JsonlStore | None:
 
 def run(argv: list[str]) -> int:
     started = time.perf_counter()
+    make_undumpable()  # first: no other process of the user may read our memory or environ
     args = parse_args(argv)
     dirs = resolve_dirs(args.data_dir.resolve() if args.data_dir else None)
     try:
@@ -179,8 +183,11 @@ def run(argv: list[str]) -> int:
             settings,
             on_secret=lambda key: redactor.add_secrets([key]),
         )
+        sandbox = await asyncio.to_thread(detect_sandbox, network=settings.shell_network)
         workbench = Workbench(
             store=make_store(args.store or settings.store, dirs),
+            sandbox=sandbox,
+            tools=lambda: built_in_tools(bash=BashTool(sandbox=sandbox)),
             models=models,
             settings=settings,
             state=state,

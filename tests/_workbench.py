@@ -27,6 +27,7 @@ from desktop_agent.config import (
 )
 from desktop_agent.harness import HarnessSettings
 from desktop_agent.session import JsonlSessionRepo, Session, SessionIndex, SqliteSessionRepo
+from desktop_agent.tools import BashTool, Sandbox, built_in_tools
 from desktop_agent.workbench import JsonlStore, Models, SessionStore, SqliteStore, Workbench
 from tests.config.conftest import MemoryKeyring
 
@@ -62,6 +63,7 @@ def make_workbench(
     prompt_dirs: list[Path] | None = None,
     home: Path | None = None,
     checkpoints: bool = False,
+    sandbox: Sandbox | None = None,
 ) -> Workbench:
     """A workbench over ``data`` whose registry holds ``models`` (default model: the
     first); ``pi_folder``: the Pi CLI's sessions folder beside ours; ``prompt_dirs``:
@@ -97,6 +99,10 @@ def make_workbench(
         prompt_dirs=prompt_dirs if prompt_dirs is not None else [data / "config"],
         home=home,
         checkpoints=CheckpointStore(data / "checkpoints") if checkpoints else None,
+        sandbox=sandbox,
+        tools=built_in_tools
+        if sandbox is None
+        else lambda: built_in_tools(bash=BashTool(sandbox=sandbox)),
     )
 
 

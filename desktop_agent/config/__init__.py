@@ -10,6 +10,7 @@ from desktop_agent.config._dirs import (
     install_folders,
     resolve_dirs,
 )
+from desktop_agent.config._environ import make_undumpable
 from desktop_agent.config._pi import (
     PI_AGENT_DIR_ENV,
     PiSessionsSettings,
@@ -87,6 +88,7 @@ __all__ = [
     "is_local_url",
     "load_settings",
     "load_state",
+    "make_undumpable",
     "pi_sessions_dir",
     "platform_keyring",
     "resolve_dirs",

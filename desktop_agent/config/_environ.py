@@ -64,3 +64,27 @@ def _original_strings(names: list[str]) -> list[tuple[int, int]]:
         if entry.startswith(prefixes) and env_start <= address < env_end:
             found.append((address, min(len(entry), env_end - address)))
     return found
+
+
+PR_SET_DUMPABLE = 4
+PR_GET_DUMPABLE = 3
+
+
+def make_undumpable() -> bool:
+    """Make this process non-dumpable (Linux ``prctl(PR_SET_DUMPABLE, 0)``).
+
+    Then the user's other processes (a command the agent runs outside the sandbox, any
+    program of the same user) can no longer read its ``/proc/<pid>/environ`` or memory, nor
+    attach a debugger; only root can. Core dumps are off too. Returns whether it is in
+    effect (False elsewhere than Linux, or when the call failed; logged, never raised).
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+        return int(libc.prctl(PR_GET_DUMPABLE, 0, 0, 0, 0)) == 0
+    except (OSError, AttributeError) as exc:
+        log.warning("cannot make this process non-dumpable: %s", exc)
+        return False

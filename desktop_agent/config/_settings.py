@@ -128,6 +128,8 @@ class Settings(BaseModel):
     restore: RestoreMode = "last"
     fsync_every_entry: bool = False
     discover_local_servers: bool = True
+    shell_network: bool = True
+    """Whether the agent's shell commands may use the network inside their sandbox."""
     pi_sessions: PiSessionsSettings = Field(default_factory=PiSessionsSettings)
     """The Pi CLI's sessions beside ours (`pi_sessions_dir`)."""
     instructions: dict[str, str] = Field(default_factory=dict)

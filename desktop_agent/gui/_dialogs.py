@@ -225,32 +225,59 @@ class ApprovalDialog(QDialog):
         self.setObjectName("approvalDialog")
         self.setWindowTitle(self.tr("Allow {tool}?").format(tool=request.tool_name))
         self.decision: ApprovalDecision | None = None
-        head = QLabel(
-            self.tr("<b>The agent wants to run {tool}</b> in {folder}").format(
-                tool=request.tool_name, folder=request.cwd
-            )
-        )
+        title = self.tr("<b>The agent wants to run {tool}</b> in {folder}")
+        if request.sandbox_blocked:
+            title = self.tr("<b>The sandbox blocked this {tool} command</b> in {folder}")
+        head = QLabel(title.format(tool=request.tool_name, folder=request.cwd))
         head.setWordWrap(True)
+        why: QLabel | None = None
+        if request.sandbox_blocked or request.unconfined:
+            why = QLabel(
+                self.tr(
+                    "Run outside the sandbox, it can change any of your files and read the "
+                    "app's settings. It stays blocked unless you choose to."
+                )
+                if request.sandbox_blocked
+                else request.unconfined or "",
+                self,
+            )
+            why.setObjectName("sandboxBlocked" if request.sandbox_blocked else "noSandbox")
+            why.setWordWrap(True)
         body = QPlainTextEdit(self)
         body.setObjectName("approvalText")
         body.setReadOnly(True)
         body.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         body.setPlainText(approval_text(request))
         buttons = QDialogButtonBox(self)
-        for label, decision in (
+        choices = [
             (self.tr("Allow &once"), ApprovalDecision.ALLOW_ONCE),
             (self.tr("&Always allow in this session"), ApprovalDecision.ALLOW_ALWAYS),
             (self.tr("&Deny"), ApprovalDecision.DENY),
-        ):  # Alt+O, Alt+A, Alt+D; no default button: Enter never approves by accident
+        ]
+        if request.sandbox_blocked:  # Alt+R, Alt+K
+            choices = [
+                (
+                    self.tr("&Run outside the sandbox, once"),
+                    ApprovalDecision.RUN_OUTSIDE_SANDBOX_ONCE,
+                ),
+                (self.tr("&Keep it blocked"), ApprovalDecision.DENY),
+            ]
+        elif request.unconfined:  # asked every time: "always" would not be kept
+            choices.pop(1)
+        for label, decision in choices:
+            # Alt+O, Alt+A, Alt+D; no default button: Enter never approves by accident
             button = QPushButton(label, self)
             button.setAutoDefault(False)
             button.clicked.connect(lambda _=False, d=decision: self._decide(d))
             buttons.addButton(button, QDialogButtonBox.ButtonRole.ActionRole)
         layout = QVBoxLayout(self)
         layout.addWidget(head)
+        if why is not None:
+            layout.addWidget(why)
         layout.addWidget(body)
         layout.addWidget(buttons)
-        self.resize(fitting_size(body, head.sizeHint().height() + 90))
+        extra = why.sizeHint().height() if why is not None else 0
+        self.resize(fitting_size(body, head.sizeHint().height() + extra + 90))
 
     def _decide(self, decision: ApprovalDecision) -> None:
         self.decision = decision
@@ -361,6 +388,18 @@ class SettingsDialog(QDialog):
             box.setCurrentIndex(max(box.findData(form.approval.get(tool, "ask")), 0))
             self.approval[tool] = box
             fields.addRow(self.tr("Before {tool}").format(tool=tool), box)
+        self.shell_network = QCheckBox(self.tr("Shell commands may use the network"), self)
+        self.shell_network.setObjectName("shellNetwork")
+        self.shell_network.setChecked(form.shell_network)
+        self.shell_network.setToolTip(
+            self.tr("Package installs need it. Off: commands run with no network at all.")
+        )
+        fields.addRow(self.tr("Sandbox"), self.shell_network)
+        if form.sandbox_problem:
+            no_sandbox = QLabel(f"<i>{form.sandbox_problem}</i>")
+            no_sandbox.setObjectName("sandboxProblem")
+            no_sandbox.setWordWrap(True)
+            fields.addRow(no_sandbox)
         self.send_key = QComboBox(self)
         self.send_key.addItem(self.tr("Enter sends, Shift+Enter new line"), "enter")
         self.send_key.addItem(self.tr("Ctrl+Enter sends, Enter new line"), "ctrl+enter")
@@ -459,6 +498,7 @@ class SettingsDialog(QDialog):
             send_key=self.send_key.currentData(),
             theme=self.theme.currentData(),
             approval={tool: box.currentData() for tool, box in self.approval.items()},
+            shell_network=self.shell_network.isChecked(),
             pi_sessions=self.pi_sessions.isChecked(),
             pi_folder=self.pi_folder.text().strip() or None,
             follow_branch=self.follow_branch.currentData(),

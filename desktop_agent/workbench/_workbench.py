@@ -75,6 +75,7 @@ from desktop_agent.tools import (
     ApprovalDecision,
     ApprovalPolicy,
     ApprovalRequest,
+    Sandbox,
     Tool,
     Workspace,
     built_in_tools,
@@ -198,6 +199,10 @@ class SettingsForm:
     """The checkpoint store's size on disk (None: checkpoints are off)."""
     prune_days: int | None = None
     """"Remove checkpoints older than N days" was asked for (None: keep them all)."""
+    shell_network: bool = True
+    """Shell commands may use the network (the sandbox's switch)."""
+    sandbox_problem: str | None = None
+    """Why shell commands run without a sandbox here (None: they run in one)."""
 
 
 LOCAL_PROVIDER = "local"
@@ -232,8 +237,12 @@ class Workbench:
         prompt_dirs: Sequence[Path] = (),
         home: Path | None = None,
         checkpoints: CheckpointStore | None = None,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.store = store
+        self.sandbox = sandbox
+        """The shell's OS sandbox (shared with the bash tool): its network switch follows
+        Settings; where none works, a notice says so once."""
         self.files = (
             FilesNotices(BranchFiles(checkpoints), self.notify, self.notify_choices)
             if checkpoints is not None
@@ -366,6 +375,9 @@ class Workbench:
         """Keys, the store, then model discovery in the background (never awaited here:
         a server that accepts and never answers must not delay the first paint)."""
         await self.models.load_keys()
+        if self.sandbox is not None:
+            self.sandbox.network = self.settings.shell_network
+            self.notify("sandbox", self.sandbox.problem)
         if settings_from_newer(self.settings):
             self.notify(
                 "settings_version",
@@ -1753,6 +1765,8 @@ class Workbench:
             pi_folder=self.settings.pi_sessions.folder,
             pi_default_folder=self.pi_default_folder,
             follow_branch=self.settings.checkpoints.follow_branch,
+            shell_network=self.settings.shell_network,
+            sandbox_problem=self.sandbox.problem if self.sandbox is not None else None,
         )
 
     async def settings_form_sized(self) -> SettingsForm:
@@ -1784,6 +1798,9 @@ class Workbench:
         settings.send_key = form.send_key
         settings.theme = form.theme
         settings.approval = {**settings.approval, **form.approval}
+        settings.shell_network = form.shell_network
+        if self.sandbox is not None:
+            self.sandbox.network = form.shell_network
         if self.harness is not None and self.harness.approval_policy is not None:
             self.harness.approval_policy.rules.update(settings.approval)
         pi = PiSessionsSettings(enabled=form.pi_sessions, folder=form.pi_folder or None)

@@ -1,0 +1,167 @@
+"""The shell's sandbox through the real window: a command the sandbox blocked runs outside
+it once through the approval dialog (keyboard only), recorded in the session; where no
+sandbox works a notice says so and every command is asked for; the network switch in
+Settings reaches the sandbox."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QCheckBox, QDialog, QLabel, QPushButton
+from pytestqt.qtbot import QtBot
+
+from desktop_agent.tools import APPROVAL_CUSTOM_TYPE, detect_sandbox
+from desktop_agent.tools._sandbox import BWRAP_MISSING
+from tests._workbench import make_workbench
+from tests.ai.provider_server import ProviderServer, Reply, ToolCallSpec
+from tests.gui._window import close, idle, open_window, painted, painted_text, run, type_and_send
+
+ALT = Qt.KeyboardModifier.AltModifier
+
+
+def _dialog(qtbot: QtBot, name: str) -> QDialog:
+    found: list[QDialog] = []
+
+    def shown() -> bool:
+        found[:] = [
+            w
+            for w in QApplication.topLevelWidgets()
+            if isinstance(w, QDialog) and w.objectName() == name and w.isVisible()
+        ]
+        return bool(found)
+
+    qtbot.waitUntil(shown, timeout=15_000)
+    return found[0]
+
+
+def _approvals(window_data: Path) -> list[dict[str, object]]:
+    records = []
+    for path in (window_data / "sessions").rglob("*.jsonl"):
+        for line in path.read_text().splitlines():
+            entry = json.loads(line)
+            if entry.get("customType") == APPROVAL_CUSTOM_TYPE:
+                records.append(entry["data"])
+    return records
+
+
+def test_a_blocked_command_runs_outside_the_sandbox_once_through_the_dialog(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    data = tmp_path / "data"
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    wb = make_workbench(data, provider.model("anthropic-messages"), sandbox=detect_sandbox())
+    window = open_window(qtbot, data, [], workbench=wb)
+    window.wb.state.last_workspace = str(workspace)
+    window.activateWindow()
+    assert "bash" in window.wb.settings.approval and window.wb.settings.approval["bash"] == "allow"
+    run(qtbot, window.new_session())
+    command = f"echo made > {outside}/note.txt && echo wrote it"
+    provider.script(
+        Reply(tool_calls=[ToolCallSpec("call_1", "bash", {"command": command})]),
+        Reply(text="done"),
+    )
+    type_and_send(qtbot, window, "write the note")
+    dialog = _dialog(qtbot, "approvalDialog")
+    assert not (outside / "note.txt").exists()  # the sandboxed run was blocked
+    labels = " ".join(label.text() for label in dialog.findChildren(QLabel))
+    assert "The sandbox blocked this bash command" in labels
+    assert "Run outside the sandbox" in labels or "outside the sandbox" in labels
+    buttons = [b.text() for b in dialog.findChildren(QPushButton)]
+    assert buttons == ["&Run outside the sandbox, once", "&Keep it blocked"]
+    QTest.keyClick(dialog, Qt.Key.Key_R, ALT)
+    idle(qtbot, window)
+    assert (outside / "note.txt").read_text() == "made\n"
+    shown = painted_text(painted(window, 1))
+    assert "wrote it" in shown
+    decisions = [r["decision"] for r in _approvals(data)]
+    assert decisions == ["allow", "run_outside_sandbox_once"]
+
+    # The next blocked command asks again: "once" is not remembered; Alt+K keeps it blocked.
+    provider.script(
+        Reply(tool_calls=[ToolCallSpec("call_2", "bash", {"command": command + " again"})]),
+        Reply(text="ok"),
+    )
+    (outside / "note.txt").unlink()
+    type_and_send(qtbot, window, "again")
+    dialog = _dialog(qtbot, "approvalDialog")
+    QTest.keyClick(dialog, Qt.Key.Key_K, ALT)
+    idle(qtbot, window)
+    assert not (outside / "note.txt").exists()
+    assert [r["decision"] for r in _approvals(data)][-1] == "deny"
+    tool_results = [
+        json.loads(line)
+        for path in (data / "sessions").rglob("*.jsonl")
+        for line in path.read_text().splitlines()
+        if '"toolResult"' in line
+    ]
+    assert "Blocked by the sandbox" in json.dumps(tool_results[-1])
+    close(qtbot, window)
+
+
+def test_without_a_sandbox_a_notice_says_so_and_every_command_is_asked(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    data = tmp_path / "data"
+    none = detect_sandbox(which=lambda name: None)
+    wb = make_workbench(data, provider.model("anthropic-messages"), sandbox=none)
+    window = open_window(qtbot, data, [], workbench=wb)
+    window.wb.state.last_workspace = str(workspace)
+    window.activateWindow()
+    assert window.wb.notices["sandbox"].english == BWRAP_MISSING
+    run(qtbot, window.new_session())
+    for i in range(2):
+        provider.script(
+            Reply(tool_calls=[ToolCallSpec(f"c{i}", "bash", {"command": f"echo run{i}"})]),
+            Reply(text="ok"),
+        )
+        type_and_send(qtbot, window, f"go {i}")
+        dialog = _dialog(qtbot, "approvalDialog")
+        note = dialog.findChild(QLabel, "noSandbox")
+        assert note is not None and "bubblewrap" in note.text()
+        buttons = [b.text() for b in dialog.findChildren(QPushButton)]
+        assert buttons == ["Allow &once", "&Deny"]
+        QTest.keyClick(dialog, Qt.Key.Key_O, ALT)
+        idle(qtbot, window)
+    assert [r["decision"] for r in _approvals(data)] == ["allow_once", "allow_once"]
+    close(qtbot, window)
+
+
+def test_the_network_switch_in_settings_reaches_the_sandbox(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    data = tmp_path / "data"
+    sandbox = detect_sandbox()
+    wb = make_workbench(data, provider.model("anthropic-messages"), sandbox=sandbox)
+    window = open_window(qtbot, data, [], workbench=wb)
+    window.activateWindow()
+    from desktop_agent.gui._dialogs import SettingsDialog
+
+    dialog = SettingsDialog(window, window.wb.settings_form())
+    qtbot.addWidget(dialog)
+    box = dialog.findChild(QCheckBox, "shellNetwork")
+    assert box is not None and box.isChecked()
+    box.setFocus()
+    QTest.keyClick(box, Qt.Key.Key_Space)
+    assert not box.isChecked()
+    run(qtbot, window.wb.apply_settings(dialog.result_form()))
+    assert sandbox.network is False
+    saved = json.loads((data / "config" / "settings.json").read_text())
+    assert saved["shell_network"] is False
+    close(qtbot, window)
