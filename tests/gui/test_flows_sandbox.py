@@ -14,7 +14,8 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QCheckBox, QDialog, QLabel, QPushButton
 from pytestqt.qtbot import QtBot
 
-from desktop_agent.tools import APPROVAL_CUSTOM_TYPE, detect_sandbox
+from desktop_agent.gui import MainWindow
+from desktop_agent.tools import APPROVAL_CUSTOM_TYPE, Sandbox, detect_sandbox
 from desktop_agent.tools._sandbox import BWRAP_MISSING
 from tests._workbench import make_workbench
 from tests.ai.provider_server import ProviderServer, Reply, ToolCallSpec
@@ -38,6 +39,17 @@ def _dialog(qtbot: QtBot, name: str) -> QDialog:
     return found[0]
 
 
+def _window(
+    qtbot: QtBot, data: Path, provider: ProviderServer, sandbox: Sandbox, workspace: Path
+) -> MainWindow:
+    """A window whose bash runs in ``sandbox`` and whose new sessions go to ``workspace``."""
+    wb = make_workbench(data, provider.model("anthropic-messages"), sandbox=sandbox)
+    window = open_window(qtbot, data, [], workbench=wb)
+    window.wb.state.last_workspace = str(workspace)
+    window.activateWindow()
+    return window
+
+
 def _approvals(window_data: Path) -> list[dict[str, object]]:
     records = []
     for path in (window_data / "sessions").rglob("*.jsonl"):
@@ -58,10 +70,7 @@ def test_a_blocked_command_runs_outside_the_sandbox_once_through_the_dialog(
     data = tmp_path / "data"
     outside = tmp_path / "elsewhere"
     outside.mkdir()
-    wb = make_workbench(data, provider.model("anthropic-messages"), sandbox=detect_sandbox())
-    window = open_window(qtbot, data, [], workbench=wb)
-    window.wb.state.last_workspace = str(workspace)
-    window.activateWindow()
+    window = _window(qtbot, data, provider, detect_sandbox(), workspace)
     assert "bash" in window.wb.settings.approval and window.wb.settings.approval["bash"] == "allow"
     run(qtbot, window.new_session())
     command = f"echo made > {outside}/note.txt && echo wrote it"
@@ -116,10 +125,7 @@ def test_without_a_sandbox_a_notice_says_so_and_every_command_is_asked(
 ) -> None:
     data = tmp_path / "data"
     none = detect_sandbox(which=lambda name: None)
-    wb = make_workbench(data, provider.model("anthropic-messages"), sandbox=none)
-    window = open_window(qtbot, data, [], workbench=wb)
-    window.wb.state.last_workspace = str(workspace)
-    window.activateWindow()
+    window = _window(qtbot, data, provider, none, workspace)
     assert window.wb.notices["sandbox"].english == BWRAP_MISSING
     run(qtbot, window.new_session())
     for i in range(2):
@@ -148,9 +154,7 @@ def test_the_network_switch_in_settings_reaches_the_sandbox(
 ) -> None:
     data = tmp_path / "data"
     sandbox = detect_sandbox()
-    wb = make_workbench(data, provider.model("anthropic-messages"), sandbox=sandbox)
-    window = open_window(qtbot, data, [], workbench=wb)
-    window.activateWindow()
+    window = _window(qtbot, data, provider, sandbox, workspace)
     from desktop_agent.gui._dialogs import SettingsDialog
 
     dialog = SettingsDialog(window, window.wb.settings_form())
