@@ -86,3 +86,48 @@ def test_a_given_mapping_loses_its_secrets_and_the_store_keeps_the_keys() -> Non
     assert "OPENAI_API_KEY" in store.erased and "DATABASE_URL" in store.erased
     kept = KeyStore(environ={"OPENAI_API_KEY": "k" * 20}, take_from_environment=False)
     assert kept.erased == []
+
+
+UNDUMPABLE_CHILD = textwrap.dedent(
+    """
+    import ctypes, os, sys
+    from desktop_agent.config import make_undumpable
+
+    os.setgid(65534)
+    os.setuid(65534)  # now an ordinary user (which made it non-dumpable: undo that)
+    ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)
+    done = make_undumpable() if sys.argv[1] == "yes" else False
+    print(os.getpid(), done, flush=True)
+    sys.stdin.readline()
+    """
+)
+
+
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux") or os.geteuid() != 0,
+    reason="needs Linux and root to run the two processes as another user",
+)
+@pytest.mark.parametrize("undumpable", [True, False])
+def test_a_non_dumpable_app_hides_its_environ_from_the_same_user(undumpable: bool) -> None:
+    """The "app" and a reader run as the same ordinary user: the reader gets the app's
+    ``/proc/<pid>/environ`` only when the app did not call `make_undumpable`."""
+    env = {**os.environ, "APP_MARK": "planted-mark"}
+    with subprocess.Popen(
+        [sys.executable, "-c", UNDUMPABLE_CHILD, "yes" if undumpable else "no"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    ) as app:
+        assert app.stdout is not None and app.stdin is not None
+        pid, done = app.stdout.readline().split()
+        read = subprocess.run(
+            ["cat", f"/proc/{pid}/environ"], capture_output=True, user=65534, group=65534
+        )
+        app.stdin.write("\n")
+        app.stdin.flush()
+    assert done == str(undumpable)
+    if undumpable:
+        assert read.returncode != 0 and b"Permission denied" in read.stderr
+    else:
+        assert b"APP_MARK=planted-mark" in read.stdout

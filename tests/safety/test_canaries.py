@@ -371,3 +371,110 @@ def test_crash_reports_hold_no_canary(tmp_path: Path) -> None:
     add("canaries planted", 3)
     add("canaries found", sum(len(v) for v in hits.values()))
     assert hits == {}
+
+
+PROC_CHILD = textwrap.dedent(
+    """
+    import asyncio, sys
+    from pathlib import Path
+    from desktop_agent.ai import Model
+    from desktop_agent.config import KeyStore, make_undumpable, resolve_dirs
+    from desktop_agent.harness import AgentHarness, HarnessSettings
+    from desktop_agent.session import JsonlSessionRepo, SessionIndex
+    from desktop_agent.tools import (
+        ApprovalDecision, ApprovalPolicy, BashTool, Sandbox, Workspace, built_in_tools,
+        detect_sandbox,
+    )
+    from desktop_agent.utils import Redactor
+    from keyring.backends import fail
+
+    data, ws, model_json, sandboxed, erased = sys.argv[1:6]
+
+    async def allow(request):  # without a sandbox every command is asked for: yes
+        return ApprovalDecision.ALLOW_ONCE
+
+    async def main():
+        if erased == "yes":  # what app.run and make_workbench do first
+            make_undumpable()
+            KeyStore(backend=fail.Keyring())
+        sandbox = detect_sandbox() if sandboxed == "yes" else Sandbox.none("off")
+        dirs = resolve_dirs(Path(data))
+        dirs.create()
+        repo = JsonlSessionRepo(dirs.sessions, str(dirs.trash))
+        session = await repo.create(cwd=ws)
+        harness = AgentHarness(
+            session=session,
+            model=Model.model_validate_json(model_json),
+            tools=built_in_tools(bash=BashTool(sandbox=sandbox)),
+            workspace=Workspace(ws, forbidden_roots=dirs.forbidden_roots()),
+            approval_policy=ApprovalPolicy(allow, rules={"bash": "allow"}),
+            get_api_key=lambda m: "k",
+            tool_output_dir=dirs.tool_output,
+            redactor=Redactor(),
+            settings=HarnessSettings(retry_enabled=False),
+        )
+        await harness.prompt("what does the app's environment hold?")
+        await session.close()
+        index = SessionIndex(dirs.index, repo)
+        try:
+            await index.reconcile()
+        finally:
+            index.close()
+
+    asyncio.run(main())
+    """
+)
+
+PROC_COMMAND = "tr '\\0' '\\n' < /proc/$PPID/environ | grep -a TOKEN | cut -d= -f2- | rev"
+"""The value alone, reversed: no name beside it for the redactor to know it by."""
+
+
+@pytest.mark.asyncio
+async def test_a_token_read_through_proc_ppid_environ_never_reaches_disk(
+    server: ProviderServer, tmp_path: Path
+) -> None:
+    """A ``*_TOKEN`` of the app's own environment block (unknown shape, so only its name
+    says it is secret), read by a command through ``/proc/$PPID/environ``: with the app's
+    defences (the variable erased from the block, the command in a PID namespace of its
+    own) it is nowhere on disk, each defence holds alone, and without both the same
+    command does put it in the session (the test can fail)."""
+    token = "tk" + os.urandom(12).hex()
+    found: dict[tuple[str, str], int] = {}
+    for sandboxed, erased in (("yes", "yes"), ("yes", "no"), ("no", "yes"), ("no", "no")):
+        ws = tmp_path / f"ws-{sandboxed}-{erased}"
+        ws.mkdir()
+        data = tmp_path / f"data-{sandboxed}-{erased}"
+        model = server.model("openai-completions")
+        server.script(
+            Reply(tool_calls=[ToolCallSpec("c1", "bash", {"command": PROC_COMMAND})]),
+            Reply(text="That is what it holds."),
+        )
+        env = {**os.environ, "DEPLOY_SERVICE_TOKEN": token}
+        await asyncio.to_thread(
+            subprocess.run,
+            [
+                sys.executable,
+                "-c",
+                PROC_CHILD,
+                str(data),
+                str(ws),
+                model.model_dump_json(),
+                sandboxed,
+                erased,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=90,
+            env=env,
+            check=True,
+        )
+        session_text = "".join(p.read_text() for p in (data / "sessions").rglob("*.jsonl"))
+        assert "toolResult" in session_text  # the command ran and its result was saved
+        hits = scan_tree([data], [Canary("proc token", token[::-1], token, "token")])
+        found[sandboxed, erased] = sum(len(v) for v in hits.values())
+    add("canaries planted", 1)
+    add("canaries found", found["yes", "yes"])
+    assert found["yes", "yes"] == 0
+    assert found["yes", "no"] == 0  # the sandbox alone: its $PPID is bwrap, not the app
+    assert found["no", "yes"] == 0  # the erasure alone (what runs outside the sandbox)
+    assert found["no", "no"] > 0, "the command never read the token: the test proves nothing"
