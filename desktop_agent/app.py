@@ -25,6 +25,7 @@ from desktop_agent.ai import ModelRegistry
 from desktop_agent.checkpoints import CheckpointStore
 from desktop_agent.config import (
     AppDirs,
+    KeyFile,
     KeyStore,
     Settings,
     default_pi_agent_dir,
@@ -179,7 +180,11 @@ def run(argv: list[str]) -> int:
         _add_user_models(registry, settings)
         models = Models(
             registry,
-            KeyStore(find_backend=platform_keyring),
+            KeyStore(
+                find_backend=platform_keyring,
+                key_file=KeyFile(dirs.key_file),
+                use_file=settings.keys_in_file,
+            ),
             settings,
             on_secret=lambda key: redactor.add_secrets([key]),
         )

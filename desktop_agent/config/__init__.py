@@ -11,6 +11,7 @@ from desktop_agent.config._dirs import (
     resolve_dirs,
 )
 from desktop_agent.config._environ import make_undumpable
+from desktop_agent.config._keyfile import KEY_FILE_NAME, KeyFile, KeyFileError
 from desktop_agent.config._pi import (
     PI_AGENT_DIR_ENV,
     PiSessionsSettings,
@@ -58,6 +59,7 @@ __all__ = [
     "APP_NAME",
     "CUSTOM_MODEL_FIELDS",
     "ENV_VARS",
+    "KEY_FILE_NAME",
     "PI_AGENT_DIR_ENV",
     "SERVICE",
     "AppDirs",
@@ -67,6 +69,8 @@ __all__ = [
     "CheckpointSettings",
     "DataDirError",
     "FollowBranch",
+    "KeyFile",
+    "KeyFileError",
     "KeySource",
     "KeyStore",
     "KeyStoreError",

@@ -62,6 +62,11 @@ class AppDirs:
         """``settings.json`` in the config folder."""
         return self.config / "settings.json"
 
+    @property
+    def key_file(self) -> Path:
+        """``keys.json`` in the config folder: keys kept without a keychain (mode 0600)."""
+        return self.config / "keys.json"
+
     def forbidden_roots(self) -> list[Path]:
         """Folders the file tools must refuse: the app's own data and config."""
         roots = [self.data]

@@ -1,6 +1,8 @@
-"""API keys: the OS keychain through ``keyring``, environment variables as a fallback.
+"""API keys: the OS keychain through ``keyring``, or a file only the user can read
+(`KeyFile`, chosen in Settings, for machines without a keychain), environment variables
+as a fallback.
 
-Keys are never written to a file by this module, never logged, and never shown by a
+Keys are never written to ``settings.json``, never logged, and never shown by a
 ``repr``. Every keyring call runs in a worker thread: Secret Service and D-Bus can block
 or raise an unlock prompt.
 """
@@ -24,6 +26,7 @@ from keyring.backends import chainer, fail, null
 
 from desktop_agent.ai import LOCAL_SERVERS
 from desktop_agent.config._environ import erase_environment_variables
+from desktop_agent.config._keyfile import KeyFile, KeyFileError
 from desktop_agent.utils import is_secret_variable
 
 log = logging.getLogger("desktop_agent.config.secrets")
@@ -33,12 +36,13 @@ SERVICE = "DesktopAgent"
 ENV_VARS: dict[str, str] = {
     "openai": "OPENAI_API_KEY",
     "anthropic": "ANTHROPIC_API_KEY",
+    "local": "DESKTOP_AGENT_LOCAL_API_KEY",
 }
 """Environment variable read for each provider when the keychain has no key."""
 
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
 
-KeySource = Literal["keychain", "environment"]
+KeySource = Literal["keychain", "file", "environment"]
 
 
 class KeyStoreError(Exception):
@@ -114,8 +118,9 @@ def backend_problem(backend: keyring.backend.KeyringBackend) -> str | None:
     return (
         "No system keychain was found (on Linux it takes a Secret Service such as GNOME"
         " Keyring or KeePassXC, or KWallet), so API keys cannot be saved: a key typed in"
-        " Settings is kept in memory until you quit. To keep one, set OPENAI_API_KEY or"
-        " ANTHROPIC_API_KEY in the environment."
+        ' Settings is kept in memory until you quit. To keep one, tick "Keep keys in a file'
+        ' only you can read" in Settings, or set OPENAI_API_KEY, ANTHROPIC_API_KEY or (for'
+        " the local or custom server) DESKTOP_AGENT_LOCAL_API_KEY in the environment."
     )
 
 
@@ -147,8 +152,14 @@ class KeyStore:
         backend: keyring.backend.KeyringBackend | None = None,
         find_backend: Callable[[], keyring.backend.KeyringBackend] = keyring.get_keyring,
         take_from_environment: bool = True,
+        key_file: KeyFile | None = None,
+        use_file: bool = False,
     ) -> None:
         self._service = service
+        self.key_file = key_file
+        """Where keys are kept when `use_file` (read whenever it exists)."""
+        self.use_file = use_file and key_file is not None
+        """Keep keys typed in Settings in `key_file` instead of the keychain."""
         self._env_vars = {**ENV_VARS, **(env_vars or {})}
         source = environ if environ is not None else os.environ
         self._env_keys: dict[str, str] = {}
@@ -181,6 +192,11 @@ class KeyStore:
         return self._resolved and self._problem is None
 
     @property
+    def can_keep(self) -> bool:
+        """Whether a key typed now is kept across restarts (keychain or key file)."""
+        return self.use_file or self.available
+
+    @property
     def backend_name(self) -> str:
         if self._backend is None:
             return "unknown"
@@ -194,6 +210,8 @@ class KeyStore:
 
     def where_kept(self) -> str:
         """Where a key typed now will be kept (for the key fields of Settings)."""
+        if self.use_file and self.key_file is not None:
+            return f"saved in {self.key_file.path}, which only you can read"
         if self.available:
             return "saved in the system keychain"
         return "kept in memory until you quit (no system keychain)"
@@ -235,14 +253,26 @@ class KeyStore:
         if key:
             self._sources[provider] = "keychain"
             return key
+        key = await asyncio.to_thread(self._file_get, provider)
+        if key:
+            self._sources[provider] = "file"
+            return key
         env_key = self._env_keys.get(provider)
         self._sources[provider] = "environment" if env_key else None
         return env_key or None
 
     async def set(self, provider: str, key: str) -> None:
-        """Save ``key`` in the keychain; `KeyStoreError` when there is none."""
+        """Save ``key`` in the keychain (or the key file when `use_file`); `KeyStoreError`
+        when there is neither."""
         if not key:
             raise KeyStoreError("An empty key cannot be saved; use Remove instead.")
+        if self.use_file and self.key_file is not None:
+            try:
+                await asyncio.to_thread(self.key_file.set, provider, key)
+            except KeyFileError as exc:
+                raise KeyStoreError(str(exc)) from None
+            self._sources[provider] = "file"
+            return
         await self._ensure_backend()
         if self._problem is not None:
             raise KeyStoreError(self._problem)
@@ -258,7 +288,8 @@ class KeyStore:
         self._sources[provider] = "keychain"
 
     async def delete(self, provider: str) -> None:
-        """Remove the keychain entry of ``provider`` (a missing entry is fine)."""
+        """Remove the keychain entry and the key-file entry of ``provider`` (a missing
+        entry is fine)."""
         await self._ensure_backend()
         if self._problem is None:
             backend = self._backend
@@ -272,6 +303,11 @@ class KeyStore:
                     f"The system keychain refused to remove the key for {provider}"
                     f" ({type(exc).__name__})."
                 ) from None
+        if self.key_file is not None:
+            try:
+                await asyncio.to_thread(self.key_file.set, provider, None)
+            except KeyFileError as exc:
+                raise KeyStoreError(str(exc)) from None
         self._sources[provider] = "environment" if self._env_keys.get(provider) else None
 
     # --------------------------------------------------------------- internals
@@ -285,6 +321,15 @@ class KeyStore:
         self._resolved = True
         if self._problem is not None:
             log.info("No usable keychain (%s); keys come from the environment", self.backend_name)
+
+    def _file_get(self, provider: str) -> str | None:
+        if self.key_file is None:
+            return None
+        try:
+            return self.key_file.load().get(provider)
+        except KeyFileError as exc:
+            log.warning("%s", exc)
+            return None
 
     def _keyring_get(self, provider: str) -> str | None:
         backend = self._backend

@@ -130,6 +130,9 @@ class Settings(BaseModel):
     discover_local_servers: bool = True
     shell_network: bool = True
     """Whether the agent's shell commands may use the network inside their sandbox."""
+    keys_in_file: bool = False
+    """Keep API keys typed in Settings in ``keys.json`` (0600, config folder) instead of
+    the system keychain; for machines without one. The keys never go in this file."""
     pi_sessions: PiSessionsSettings = Field(default_factory=PiSessionsSettings)
     """The Pi CLI's sessions beside ours (`pi_sessions_dir`)."""
     instructions: dict[str, str] = Field(default_factory=dict)

@@ -352,6 +352,12 @@ class SettingsDialog(QDialog):
             warning.setObjectName("keychainProblem")
             warning.setWordWrap(True)
             fields.addRow(warning)
+        self.keys_in_file = QCheckBox(self.tr("Keep keys in a file only you can read"), self)
+        self.keys_in_file.setObjectName("keysInFile")
+        self.keys_in_file.setChecked(form.keys_in_file)
+        self.keys_in_file.setToolTip(form.key_file or "")
+        self.keys_in_file.setEnabled(form.key_file is not None)
+        fields.addRow("", self.keys_in_file)
         self.local_url = QLineEdit(form.local_url or "", self)
         self.local_url.setObjectName("localServerUrl")
         self.local_url.setPlaceholderText(
@@ -499,6 +505,7 @@ class SettingsDialog(QDialog):
             theme=self.theme.currentData(),
             approval={tool: box.currentData() for tool, box in self.approval.items()},
             shell_network=self.shell_network.isChecked(),
+            keys_in_file=self.keys_in_file.isChecked(),
             pi_sessions=self.pi_sessions.isChecked(),
             pi_folder=self.pi_folder.text().strip() or None,
             follow_branch=self.follow_branch.currentData(),

@@ -38,17 +38,26 @@ _NOTICES = {
     ("no_key", True): (
         "Could not restore model {saved} (no API key is set for it). Using {model} instead."
     ),
+    ("unreachable", True): (
+        "Could not restore model {saved} (its server did not answer: {problem}). Using {model}"
+        " instead."
+    ),
     ("gone", False): (
-        "Could not restore model {saved} (it is no longer available). No model is available: "
-        "add an API key or a local server in Settings."
+        "Model {saved} is no longer available. The session keeps it and sends nothing until"
+        " you choose a model."
     ),
     ("no_key", False): (
-        "Could not restore model {saved} (no API key is set for it). No model is available: "
-        "add an API key or a local server in Settings."
+        "Model {saved} cannot be used: no API key is set for it. The session keeps it and"
+        " sends nothing until you add the key in Settings or choose another model."
+    ),
+    ("unreachable", False): (
+        "Model {saved} cannot be used: its server did not answer ({problem}). The session"
+        " keeps it and sends nothing until the server answers or you choose another model."
     ),
 }
 """Whole sentences (a translator sees each as it is shown), by (why, another model used);
-`scripts/notice_strings.py` puts them in the translation template."""
+`scripts/notice_strings.py` puts them in the translation template. "Using {model}
+instead" is only ever another model of the saved model's own provider."""
 
 
 def restore_settings(
@@ -60,12 +69,18 @@ def restore_settings(
     has_thinking_entry: bool,
     default_model: str | None = None,
     default_thinking_level: str = "medium",
+    server_problem: Callable[[str], str | None] | None = None,
 ) -> RestoredSettings:
-    """Follow the coding-agent's restore rules.
+    """Follow the coding-agent's restore rules, but never change provider by itself.
 
     - Model: the session's model if the registry still has it and a key (or a local server)
-      is available; otherwise the settings' default model; otherwise the first usable
-      model. A notice says when the saved model could not be used and what is used instead.
+      is available. Otherwise only a model of the same provider (the default model if it is
+      one, else the first usable one): a session never moves to another provider, whose
+      key and servers the conversation was not meant for (FIRST_HOUR.md L1); without one
+      the harness starts with no model, and the notice says why (no longer available, no
+      key, its server did not answer: ``server_problem`` of the provider) and that the
+      session keeps its model until the user chooses. A session without a saved model
+      gets the settings' default model, else the first usable one.
     - Thinking: the branch's level when the branch has a ``thinking_level_change``, else the
       default; then clamped to what the model supports (no model: ``off``).
     - Tools: the branch's active tools minus unknown ones (None: all tools).
@@ -73,23 +88,33 @@ def restore_settings(
     why: str | None = None
     model: Model | None = None
     saved = context.model
+    problem: str | None = None
     if saved is not None:
         found = registry.find(saved.provider, saved.model_id)
         if found is not None and has_key(found):
             model = found
         else:
             why = "gone" if found is None else "no_key"
+            problem = server_problem(saved.provider) if server_problem is not None else None
+            if found is None and problem:
+                why = "unreachable"
+
+    def allowed(m: Model) -> bool:
+        return has_key(m) and (saved is None or m.provider == saved.provider)
+
     if model is None and default_model:
         candidate = registry.get(default_model)
-        if candidate is not None and has_key(candidate):
+        if candidate is not None and allowed(candidate):
             model = candidate
     if model is None:
-        model = next((m for m in registry.all() if has_key(m)), None)
+        model = next((m for m in registry.all() if allowed(m)), None)
     template: str | None = None
     args: dict[str, str] = {}
     if why is not None and saved is not None:
         template = _NOTICES[why, model is not None]
         args["saved"] = f"{saved.provider}/{saved.model_id}"
+        if why == "unreachable":
+            args["problem"] = (problem or "").rstrip(".")
         if model is not None:
             args["model"] = f"{model.provider}/{model.id}"
     elif model is None:

@@ -203,6 +203,10 @@ class SettingsForm:
     """Shell commands may use the network (the sandbox's switch)."""
     sandbox_problem: str | None = None
     """Why shell commands run without a sandbox here (None: they run in one)."""
+    keys_in_file: bool = False
+    """Keep keys in a file only the user can read instead of the keychain."""
+    key_file: str | None = None
+    """That file (None: the app has none to offer)."""
 
 
 LOCAL_PROVIDER = "local"
@@ -859,6 +863,7 @@ class Workbench:
             has_thinking_entry=has_thinking,
             default_model=self.settings.default_model,
             default_thinking_level=self.settings.default_thinking_level,
+            server_problem=self.models.problems.get,
         )
         model: Model | None = restored.model
         notice, notice_args = restored.notice_template, dict(restored.notice_args)
@@ -1767,6 +1772,8 @@ class Workbench:
             follow_branch=self.settings.checkpoints.follow_branch,
             shell_network=self.settings.shell_network,
             sandbox_problem=self.sandbox.problem if self.sandbox is not None else None,
+            keys_in_file=keys.use_file,
+            key_file=str(keys.key_file.path) if keys.key_file is not None else None,
         )
 
     async def settings_form_sized(self) -> SettingsForm:
@@ -1779,6 +1786,9 @@ class Workbench:
     async def apply_settings(self, form: SettingsForm) -> Changes:
         """Keys, servers and choices from the Settings dialog, in effect at once."""
         notes: list[str] = []
+        keystore = self.models.keystore
+        keystore.use_file = form.keys_in_file and keystore.key_file is not None
+        self.settings.keys_in_file = keystore.use_file
         for provider, key in form.keys.items():
             if key:
                 note = await self.models.set_key(provider, key)

@@ -23,7 +23,7 @@ CHILD = textwrap.dedent(
     """
     import asyncio, json, os, sys
     from desktop_agent.config import KeyStore
-    from desktop_agent.tools import BashTool, ToolContext, Workspace, run_tool
+    from desktop_agent.tools import BashTool, Sandbox, ToolContext, Workspace, run_tool
 
     store = KeyStore(backend=__import__("keyring.backends.fail").backends.fail.Keyring())
 
@@ -32,7 +32,8 @@ CHILD = textwrap.dedent(
         ws = Workspace(sys.argv[1])
         ctx = ToolContext(workspace=ws, output_dir=ws.root / "out")
         cmd = "tr '\\\\0' '\\\\n' < /proc/$PPID/environ; echo ==; env"
-        result = await run_tool(BashTool(), "c1", {"command": cmd}, ctx)
+        # Outside the sandbox (whose own /proc would hide the app anyway): the erasure.
+        result = await run_tool(BashTool(sandbox=Sandbox.none("off")), "c1", {"command": cmd}, ctx)
         with open("/proc/self/environ", "rb") as f:
             own = f.read().decode("utf-8", "replace")
         print(json.dumps({

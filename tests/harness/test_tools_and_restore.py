@@ -133,7 +133,13 @@ async def test_abort_during_bash_leaves_no_process_behind(
         if pid_file.exists() and pid_file.read_text().strip():
             break
         await asyncio.sleep(0.01)
-    pgid = os.getpgid(int(pid_file.read_text()))
+    # The shell runs in the sandbox's PID namespace ($$ is not a host pid): the group is
+    # led by the bwrap this process started.
+    pgid = next(
+        pid
+        for pid, ppid, comm in _children()
+        if ppid == os.getpid() and comm == "bwrap" and os.getpgid(pid) == pid
+    )
     await harness.abort()
     final = await run
     assert isinstance(final, AssistantMessage) and final.stop_reason == "aborted"
@@ -150,6 +156,20 @@ async def test_abort_during_bash_leaves_no_process_behind(
     assert [type(e).__name__ for e in entries if isinstance(e, MessageEntry)] == [
         "MessageEntry"
     ] * 4
+
+
+def _children() -> list[tuple[int, int, str]]:
+    """(pid, parent pid, command name) of every process (Linux /proc)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path("/proc", entry, "stat").read_text()
+            except OSError:
+                continue
+            comm = stat[stat.index("(") + 1 : stat.rindex(")")]
+            found.append((int(entry), int(stat[stat.rindex(")") + 2 :].split()[1]), comm))
+    return found
 
 
 # ------------------------------------------------------------------ restore
@@ -183,7 +203,9 @@ def test_restore_saved_model_with_key(server: ProviderServer) -> None:
     assert restored.notice is None
 
 
-def test_restore_falls_back_with_notice_and_clamps(server: ProviderServer) -> None:
+def test_restore_never_moves_to_another_provider(server: ProviderServer) -> None:
+    """FIRST_HOUR.md L1: a session whose model has no key keeps it (no model in the
+    harness) rather than sending its conversation and key to another provider."""
     ctx = SessionContext([], "high", ModelRef("anthropic", "claude-a"), None)
     restored = restore_settings(
         ctx,
@@ -191,17 +213,51 @@ def test_restore_falls_back_with_notice_and_clamps(server: ProviderServer) -> No
         has_key=lambda m: m.provider == "openai",
         available_tools=["read"],
         has_thinking_entry=True,
+        default_model="openai/gpt-b",
+    )
+    assert restored.model is None
+    assert restored.thinking_level == "off"
+    # One whole sentence to translate; the model name is a value filled in after it.
+    assert restored.notice_template == (
+        "Model {saved} cannot be used: no API key is set for it. The session keeps it and"
+        " sends nothing until you add the key in Settings or choose another model."
+    )
+    assert restored.notice_args == {"saved": "anthropic/claude-a"}
+    assert restored.active_tool_names is None
+    # A local server that did not answer: said so, still no other provider.
+    local = SessionContext([], "off", ModelRef("local", "qwen"), None)
+    down = restore_settings(
+        local,
+        registry(server),
+        has_key=lambda m: True,
+        available_tools=[],
+        has_thinking_entry=False,
+        server_problem={"local": "Could not reach http://127.0.0.1:9/v1."}.get,
+    )
+    assert down.model is None
+    assert down.notice == (
+        "Model local/qwen cannot be used: its server did not answer (Could not reach"
+        " http://127.0.0.1:9/v1). The session keeps it and sends nothing until the server"
+        " answers or you choose another model."
+    )
+
+
+def test_restore_falls_back_within_the_provider_and_clamps(server: ProviderServer) -> None:
+    ctx = SessionContext([], "high", ModelRef("openai", "gpt-retired"), None)
+    restored = restore_settings(
+        ctx,
+        registry(server),
+        has_key=lambda m: True,
+        available_tools=["read"],
+        has_thinking_entry=True,
+        default_model="anthropic/claude-a",
     )
     assert restored.model is not None and restored.model.id == "gpt-b"
     assert restored.thinking_level == "off"  # gpt-b does not reason
-    assert restored.notice is not None
-    assert "anthropic/claude-a" in restored.notice and "openai/gpt-b" in restored.notice
-    # One whole sentence to translate; the model names are values filled in after it.
     assert restored.notice_template == (
-        "Could not restore model {saved} (no API key is set for it). Using {model} instead."
+        "Could not restore model {saved} (it is no longer available). Using {model} instead."
     )
-    assert restored.notice_args == {"saved": "anthropic/claude-a", "model": "openai/gpt-b"}
-    assert restored.active_tool_names is None
+    assert restored.notice_args == {"saved": "openai/gpt-retired", "model": "openai/gpt-b"}
 
 
 def test_restore_unknown_model_and_no_keys(server: ProviderServer) -> None:
