@@ -187,18 +187,30 @@ class Workspace:
             fr = str(forbidden)
             if _inside(real, fr) or _inside(joined, fr):
                 raise PathRefused(shown, f"it is inside the app's own protected directory {fr}")
+        why = self._git_refusal(real, for_write=for_write)
+        if why is not None:
+            raise PathRefused(shown, why)
+
+    def _git_refusal(self, real: str, *, for_write: bool) -> str | None:
+        """The one ``.git`` rule of every tool: nothing inside a ``.git/hooks`` directory is
+        read, listed, searched or written (a hook's text is code git runs), and nothing
+        inside ``.git`` is written. None: allowed."""
         rel = os.path.relpath(real, self.root)
         parts = [] if rel == "." else [p.casefold() for p in Path(rel).parts]
         for i, part in enumerate(parts):
             if part == ".git" and i + 1 < len(parts) and parts[i + 1] == "hooks":
-                raise PathRefused(shown, "git hook directories are protected")
+                return "git hook directories are protected"
             if part == ".git" and for_write:
-                raise PathRefused(shown, "tools may not write inside a .git directory")
+                return "tools may not write inside a .git directory"
+        return None
 
     def is_protected(self, real: Path) -> bool:
-        """Whether an already-real path is a forbidden root or inside one (for walks)."""
+        """Whether an already-real path may not be read: a forbidden root or inside one, or
+        inside a ``.git/hooks`` directory (for walks: the rule `resolve` applies)."""
         s = str(real)
-        return any(_inside(s, str(fr)) for fr in self.forbidden_roots)
+        if any(_inside(s, str(fr)) for fr in self.forbidden_roots):
+            return True
+        return self._git_refusal(s, for_write=False) is not None
 
     def display(self, real: Path) -> str:
         """A resolved path as shown to the model: relative to the root, ``.`` for it

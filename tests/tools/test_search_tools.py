@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from desktop_agent.tools import FindTool, GrepTool, LsTool, glob_to_regex, run_tool
+from desktop_agent.tools import FindTool, GrepTool, LsTool, ReadTool, glob_to_regex, run_tool
 from tests.tools.conftest import Sandbox
 
 
@@ -135,3 +135,34 @@ async def test_find_limit_and_symlinked_dirs_not_entered(sandbox: Sandbox) -> No
 )
 def test_glob_to_regex(pattern: str, path: str, hit: bool) -> None:
     assert (glob_to_regex(pattern).match(path) is not None) is hit
+
+
+@pytest.mark.asyncio
+async def test_one_git_rule_for_every_read_only_tool(sandbox: Sandbox) -> None:
+    """A hook's text is refused by read, and by grep, find and ls aimed into .git; the
+    rest of .git stays readable by all of them."""
+    hook = ".git/hooks/pre-commit"
+    (sandbox.workspace.root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    read = await run_tool(ReadTool(), "c", {"path": hook}, sandbox.ctx())
+    assert read.is_error and "git hook directories are protected" in read.text_content()
+    for tool, args in (
+        (GrepTool(), {"pattern": "exit|refs", "path": ".git"}),
+        (FindTool(), {"pattern": "*", "path": ".git"}),
+        (LsTool(), {"path": ".git"}),
+    ):
+        result = await run_tool(tool, "c", args, sandbox.ctx())
+        text = result.text_content()
+        assert "exit 0" not in text and "pre-commit" not in text and "hooks" not in text, (
+            tool.name,
+            text,
+        )
+        assert "HEAD" in text or "refs/heads/main" in text, (tool.name, text)
+    for tool, args in (
+        (GrepTool(), {"pattern": "exit", "path": ".git/hooks"}),
+        (FindTool(), {"pattern": "*", "path": ".git/hooks"}),
+        (LsTool(), {"path": ".git/hooks"}),
+    ):
+        refused = await run_tool(tool, "c", args, sandbox.ctx())
+        assert refused.is_error and "git hook directories are protected" in refused.text_content()
+    head = await run_tool(ReadTool(), "c", {"path": ".git/HEAD"}, sandbox.ctx())
+    assert not head.is_error and "refs/heads/main" in head.text_content()
