@@ -221,5 +221,8 @@ def bench_confined_writes(report: Report, rounds: int = 6, writes: int = 60) -> 
 
 
 def bench_safety(report: Report) -> None:
+    from benchmarks._sandbox import bench_sandbox
+
     bench_redaction(report)
     bench_confined_writes(report)
+    bench_sandbox(report)
