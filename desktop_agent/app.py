@@ -176,6 +176,10 @@ def run(argv: list[str]) -> int:
     )
 
     async def make_workbench() -> Workbench:
+        # bwrap is tried once (10-20 ms) on a thread while the registry and keys are made.
+        detecting = asyncio.ensure_future(
+            asyncio.to_thread(detect_sandbox, network=settings.shell_network)
+        )
         registry = ModelRegistry()
         _add_user_models(registry, settings)
         models = Models(
@@ -188,7 +192,7 @@ def run(argv: list[str]) -> int:
             settings,
             on_secret=lambda key: redactor.add_secrets([key]),
         )
-        sandbox = await asyncio.to_thread(detect_sandbox, network=settings.shell_network)
+        sandbox = await detecting
         workbench = Workbench(
             store=make_store(args.store or settings.store, dirs),
             sandbox=sandbox,

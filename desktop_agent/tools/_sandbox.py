@@ -253,6 +253,7 @@ def _probe(argv: Sequence[str]) -> str | None:
             stdin=subprocess.DEVNULL,
             capture_output=True,
             timeout=10,
+            env={"PATH": os.environ.get("PATH", os.defpath)},  # nothing of the app's
             check=False,
         )
     except (OSError, subprocess.SubprocessError) as exc:
