@@ -16,6 +16,7 @@ from desktop_agent.ai import AssistantMessage, Model, ModelRegistry, TextContent
 from desktop_agent.checkpoints import CheckpointStore
 from desktop_agent.config import (
     AppState,
+    KeyFile,
     KeyStore,
     PiSessionsSettings,
     Settings,
@@ -80,7 +81,12 @@ def make_workbench(
         discover_local_servers=False,
     )
     state = load_state(data / "state.json")
-    keystore = KeyStore(backend=keyring or MemoryKeyring(), environ={})
+    keystore = KeyStore(
+        backend=keyring or MemoryKeyring(),
+        environ={},
+        key_file=KeyFile(data / "config" / "keys.json"),
+        use_file=settings.keys_in_file,
+    )
     return Workbench(
         store=make_store(data, store),
         models=Models(ModelRegistry(catalogue=listed), keystore, settings),

@@ -7,11 +7,21 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import stat
 from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QCheckBox, QDialog, QLabel, QPushButton
+from PySide6.QtWidgets import (
+    QApplication,
+    QCheckBox,
+    QDialog,
+    QDialogButtonBox,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+)
 from pytestqt.qtbot import QtBot
 
 from desktop_agent.gui import MainWindow
@@ -145,27 +155,42 @@ def test_without_a_sandbox_a_notice_says_so_and_every_command_is_asked(
     close(qtbot, window)
 
 
-def test_the_network_switch_in_settings_reaches_the_sandbox(
+def test_settings_turn_the_network_off_and_keep_keys_in_a_file(
     qtbot: QtBot,
     running_qloop: asyncio.AbstractEventLoop,
     tmp_path: Path,
     provider: ProviderServer,
     workspace: Path,
 ) -> None:
+    """Ctrl+, opens Settings; Space on the two boxes, a key typed for the local server,
+    Save: the sandbox has no network, and the key is in keys.json (0600), not in
+    settings.json."""
     data = tmp_path / "data"
     sandbox = detect_sandbox()
     window = _window(qtbot, data, provider, sandbox, workspace)
-    from desktop_agent.gui._dialogs import SettingsDialog
-
-    dialog = SettingsDialog(window, window.wb.settings_form())
-    qtbot.addWidget(dialog)
-    box = dialog.findChild(QCheckBox, "shellNetwork")
-    assert box is not None and box.isChecked()
-    box.setFocus()
-    QTest.keyClick(box, Qt.Key.Key_Space)
-    assert not box.isChecked()
-    run(qtbot, window.wb.apply_settings(dialog.result_form()))
+    QTest.keyClick(window, Qt.Key.Key_Comma, Qt.KeyboardModifier.ControlModifier)
+    dialog = _dialog(qtbot, "settingsDialog")
+    network = dialog.findChild(QCheckBox, "shellNetwork")
+    in_file = dialog.findChild(QCheckBox, "keysInFile")
+    local_key = dialog.findChild(QLineEdit, "localKey")
+    assert network is not None and in_file is not None and local_key is not None
+    assert network.isChecked() and not in_file.isChecked() and in_file.isEnabled()
+    for box in (network, in_file):
+        box.setFocus()
+        QTest.keyClick(box, Qt.Key.Key_Space)
+    key = "local-" + os.urandom(6).hex()
+    local_key.setFocus()
+    QTest.keyClicks(local_key, key)
+    buttons = dialog.findChild(QDialogButtonBox)
+    assert buttons is not None
+    save = buttons.button(QDialogButtonBox.StandardButton.Save)
+    QTest.mouseClick(save, Qt.MouseButton.LeftButton)
+    idle(qtbot, window)
     assert sandbox.network is False
-    saved = json.loads((data / "config" / "settings.json").read_text())
-    assert saved["shell_network"] is False
+    keys_file = data / "config" / "keys.json"
+    assert json.loads(keys_file.read_text()) == {"local": key}
+    assert stat.S_IMODE(keys_file.stat().st_mode) == 0o600
+    saved = (data / "config" / "settings.json").read_text()
+    assert key not in saved
+    assert json.loads(saved)["shell_network"] is False and json.loads(saved)["keys_in_file"]
     close(qtbot, window)
