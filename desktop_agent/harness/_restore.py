@@ -39,8 +39,7 @@ _NOTICES = {
         "Could not restore model {saved} (no API key is set for it). Using {model} instead."
     ),
     ("unreachable", True): (
-        "Could not restore model {saved} (its server did not answer: {problem}). Using {model}"
-        " instead."
+        "Could not restore model {saved}: {problem} Using {model} instead."
     ),
     ("gone", False): (
         "Model {saved} is no longer available. The session keeps it and sends nothing until"
@@ -51,8 +50,8 @@ _NOTICES = {
         " sends nothing until you add the key in Settings or choose another model."
     ),
     ("unreachable", False): (
-        "Model {saved} cannot be used: its server did not answer ({problem}). The session"
-        " keeps it and sends nothing until the server answers or you choose another model."
+        "Model {saved} cannot be used now: {problem} The session keeps it and sends nothing"
+        " until its server answers (Try again) or you choose another model."
     ),
 }
 """Whole sentences (a translator sees each as it is shown), by (why, another model used);
@@ -114,7 +113,7 @@ def restore_settings(
         template = _NOTICES[why, model is not None]
         args["saved"] = f"{saved.provider}/{saved.model_id}"
         if why == "unreachable":
-            args["problem"] = (problem or "").rstrip(".")
+            args["problem"] = problem or ""
         if model is not None:
             args["model"] = f"{model.provider}/{model.id}"
     elif model is None:

@@ -563,12 +563,15 @@ class Workbench:
         harness = self.harness
         model = harness.model if harness is not None else None
         pending = None
-        if model is None and self.session is not None and self._restoring_model:
-            pending = self._saved_model_key
+        current = model.key if model is not None else None
+        if model is None and self.session is not None:
+            current = self._saved_model_key  # kept: shown as connecting or unavailable
+            if self._restoring_model:
+                pending = current
         levels = tuple(str(x) for x in supported_thinking_levels(model))
         return ModelChoices(
             models=tuple(self.models.choices()),
-            current=model.key if model is not None else pending,
+            current=current,
             levels=levels,
             level=harness.thinking_level if harness is not None else "off",
             pending=pending,
@@ -907,7 +910,10 @@ class Workbench:
             # The server answered while this harness was being built (the awaits above):
             # its models-changed call found no harness to restart, so restart it now.
             self.spawn(self._restart_harness())
-        self.notify("model", notice, None, **notice_args)
+        if "problem" in notice_args:  # its server could not list it: offer to ask again
+            self.notify("model", notice, ("Try again", self.retry_servers), **notice_args)
+        else:
+            self.notify("model", notice, None, **notice_args)
         missing = None
         if workspace is None:
             missing = (
@@ -981,6 +987,13 @@ class Workbench:
             self.spawn(self._restart_harness())
         else:
             self._changed(Changes(models=True, notices=True))
+
+    async def retry_servers(self) -> Changes:
+        """List the configured servers again (the "Try again" of a model notice): a session
+        whose server now answers gets its own model back."""
+        await self.models.discover()
+        self._on_models_changed()
+        return Changes(models=True, notices=True)
 
     async def _restart_harness(self) -> None:
         if self.session is not None and self.harness is not None and self.harness.is_idle:

@@ -236,9 +236,9 @@ def test_restore_never_moves_to_another_provider(server: ProviderServer) -> None
     )
     assert down.model is None
     assert down.notice == (
-        "Model local/qwen cannot be used: its server did not answer (Could not reach"
-        " http://127.0.0.1:9/v1). The session keeps it and sends nothing until the server"
-        " answers or you choose another model."
+        "Model local/qwen cannot be used now: Could not reach http://127.0.0.1:9/v1. The"
+        " session keeps it and sends nothing until its server answers (Try again) or you"
+        " choose another model."
     )
 
 
