@@ -38,9 +38,7 @@ _NOTICES = {
     ("no_key", True): (
         "Could not restore model {saved} (no API key is set for it). Using {model} instead."
     ),
-    ("unreachable", True): (
-        "Could not restore model {saved}: {problem} Using {model} instead."
-    ),
+    ("unreachable", True): ("Could not restore model {saved}: {problem} Using {model} instead."),
     ("gone", False): (
         "Model {saved} is no longer available. The session keeps it and sends nothing until"
         " you choose a model."

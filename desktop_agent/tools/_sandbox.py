@@ -199,6 +199,10 @@ def bwrap_arguments(
         args += ["--tmpfs", str(run_user)]  # the session bus, keyring and agent sockets
     if not network:
         args.append("--unshare-net")
+    real = [Path(os.path.realpath(p)) for p in hidden]
+    around = [p for p in real if workspace.is_relative_to(p)]  # a workspace inside one
+    for path in around:
+        args += ["--tmpfs", str(path)]  # under the workspace's own mount, not over it
     args += ["--bind", ws, ws]
     if tmpdir is not None:
         args += ["--bind", str(tmpdir), str(tmpdir)]
@@ -206,7 +210,9 @@ def bwrap_arguments(
     for name in ("hooks", "config"):
         if (git / name).exists() and not (git / name).is_symlink():
             args += ["--ro-bind", str(git / name), str(git / name)]
-    for path in hidden:
+    for path in real:
+        if path in around:
+            continue
         if path.is_dir():
             args += ["--tmpfs", str(path)]
         elif path.exists():

@@ -24,6 +24,7 @@ from desktop_agent.tools import (
     BashTool,
     Sandbox,
     ToolContext,
+    Workspace,
     detect_sandbox,
     run_tool,
     seatbelt_profile,
@@ -322,3 +323,25 @@ def test_result_words_for_each_block(sandbox: Fixture) -> None:
     assert box.blocked("Read-only file system", 0, []) is None
     assert Sandbox.none("x").blocked("Read-only file system", 1, []) is None
     assert "Settings" in box.explain("network", sandbox.workspace.root)
+
+
+@pytest.mark.asyncio
+async def test_a_workspace_inside_a_hidden_folder_still_works(
+    tmp_path: Path, os_sandbox: Sandbox
+) -> None:
+    """The app's data folder around the project: the project is there, its siblings not."""
+    data = tmp_path / "data"
+    (data / "sessions").mkdir(parents=True)
+    (data / "sessions" / "s.jsonl").write_text("secret session\n")
+    ws_root = data / "project"
+    ws_root.mkdir()
+    (ws_root / "a.txt").write_text("mine\n")
+    link = tmp_path / "data-link"
+    link.symlink_to(data)  # a forbidden root given through a symlink is hidden all the same
+    ws = Workspace(ws_root, forbidden_roots=[link])
+    ctx = ToolContext(workspace=ws, output_dir=tmp_path / "out")
+    command = f"cat a.txt; echo new > b.txt; cat {data}/sessions/s.jsonl"
+    result = await run_tool(BashTool(sandbox=os_sandbox), "c", {"command": command}, ctx)
+    text = result.text_content()
+    assert "mine" in text and "secret session" not in text
+    assert (ws_root / "b.txt").read_text() == "new\n"
