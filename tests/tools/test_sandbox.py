@@ -345,3 +345,33 @@ async def test_a_workspace_inside_a_hidden_folder_still_works(
     text = result.text_content()
     assert "mine" in text and "secret session" not in text
     assert (ws_root / "b.txt").read_text() == "new\n"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to start a process as another user")
+def test_the_same_sandbox_works_for_an_ordinary_user(os_sandbox: Sandbox) -> None:
+    """The app runs as its user, not root: bwrap (not setuid here) then needs unprivileged
+    user namespaces. The arguments the tool builds, run as ``nobody``, confine the same."""
+    import shutil
+    import tempfile
+
+    ws = Path(tempfile.mkdtemp(prefix="sandbox-nobody-"))
+    hidden = Path(tempfile.mkdtemp(prefix="sandbox-nobody-data-"))
+    try:
+        (hidden / "settings.json").write_text("secret\n")
+        for path in (ws, hidden, hidden / "settings.json"):
+            os.chown(path, 65534, 65534)
+        argv = os_sandbox.wrap(
+            ["/bin/sh", "-c", f"echo x > f; cat {hidden}/settings.json; echo y > /tmp/{ws.name}.x"],
+            workspace=ws,
+            forbidden=[hidden],
+        )
+        done = subprocess.run(
+            argv, capture_output=True, text=True, user=65534, group=65534, cwd=ws, timeout=30
+        )
+        assert (ws / "f").read_text() == "x\n", done.stderr
+        assert "secret" not in done.stdout
+        assert "Read-only file system" in done.stderr
+        assert not Path(f"/tmp/{ws.name}.x").exists()
+    finally:
+        shutil.rmtree(ws, ignore_errors=True)
+        shutil.rmtree(hidden, ignore_errors=True)
