@@ -228,18 +228,17 @@ def seatbelt_profile(hidden_count: int, *, network: bool = True) -> str:
     terminal devices; reading or writing the hidden folders; the network when it is off;
     looking into other processes. Written for macOS; not run by these tests.
     """
-    lines = [
+    lines = [  # the last rule that matches wins
         "(version 1)",
         "(allow default)",
-        "(deny file-write*",
-        "  (require-not",
-        "    (require-any",
-        '      (subpath (param "WORKSPACE"))',
-        '      (subpath (param "TMPDIR"))',
-        '      (literal "/dev/null")',
-        '      (literal "/dev/zero")',
-        '      (regex #"^/dev/tty")',
-        '      (regex #"^/dev/fd/"))))',
+        "(deny file-write*)",
+        "(allow file-write*",
+        '  (subpath (param "WORKSPACE"))',
+        '  (subpath (param "TMPDIR"))',
+        '  (literal "/dev/null")',
+        '  (literal "/dev/zero")',
+        '  (regex #"^/dev/tty")',
+        '  (regex #"^/dev/fd/"))',
         '(deny file-write* (subpath (string-append (param "WORKSPACE") "/.git/hooks")))',
         '(deny file-write* (literal (string-append (param "WORKSPACE") "/.git/config")))',
         "(deny process-info* (target others))",
