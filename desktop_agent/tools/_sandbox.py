@@ -284,17 +284,27 @@ def detect_sandbox(
     """The sandbox this machine offers, checked by running it once (see the module doc)."""
     if platform == "win32":
         return Sandbox.none(WINDOWS_NONE)
+    here = Path.cwd() if os.path.isdir(os.getcwd()) else Path("/")
     if platform == "darwin":
         program = which("sandbox-exec")
         if program is None:
             return Sandbox.none(SEATBELT_MISSING)
-        return Sandbox("seatbelt", program, network=network)
+        sandbox = Sandbox("seatbelt", program, network=network)
+        # The profile was never run by the tests (no Mac): one that macOS refuses means
+        # asking before every command, not every command failing.
+        reason = _probe(sandbox.wrap(["/usr/bin/true"], workspace=here, tmpdir=here))
+        if reason is not None:
+            log.warning("no sandbox for shell commands: sandbox-exec failed: %s", reason)
+            return Sandbox.none(
+                f"Shell commands cannot run in a sandbox: sandbox-exec refused ({reason}). "
+                "You are asked before every shell command."
+            )
+        return sandbox
     program = which("bwrap")
     if program is None:
         log.warning("no sandbox for shell commands: bwrap not found")
         return Sandbox.none(BWRAP_MISSING)
     sandbox = Sandbox("bubblewrap", program, network=network)
-    here = Path.cwd() if os.path.isdir(os.getcwd()) else Path("/")
     reason = _probe(sandbox.wrap(["true"], workspace=here))
     if reason is not None:
         log.warning("no sandbox for shell commands: bwrap failed: %s", reason)

@@ -253,6 +253,9 @@ def test_no_bubblewrap_means_no_sandbox_and_a_sentence(tmp_path: Path) -> None:
     broken = detect_sandbox(which=lambda name: str(fake))
     assert not broken.available
     assert broken.problem is not None and "No permissions to create new namespace" in broken.problem
+    # The same on a Mac whose sandbox-exec refuses the profile: ask, do not fail every command.
+    mac = detect_sandbox(platform="darwin", which=lambda name: str(fake))
+    assert not mac.available and mac.problem is not None and "sandbox-exec refused" in mac.problem
 
 
 @pytest.mark.asyncio
