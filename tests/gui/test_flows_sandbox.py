@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
+    QWidget,
 )
 from pytestqt.qtbot import QtBot
 
@@ -137,6 +138,10 @@ def test_without_a_sandbox_a_notice_says_so_and_every_command_is_asked(
     none = detect_sandbox(which=lambda name: None)
     window = _window(qtbot, data, provider, none, workspace)
     assert window.wb.notices["sandbox"].english == BWRAP_MISSING
+    shown = window.findChild(QWidget, "notice_sandbox")
+    assert shown is not None and shown.isVisible()
+    label = shown.findChild(QLabel, "noticeText")
+    assert label is not None and "bubblewrap (bwrap) is not installed" in label.text()
     run(qtbot, window.new_session())
     for i in range(2):
         provider.script(
