@@ -2,10 +2,16 @@
 
 The command runs with ``start_new_session=True`` so it leads a new process group; on
 timeout, cancellation, and after the shell exits, the whole group gets SIGTERM and then
-SIGKILL, so background children never outlive the call (children that start a session
-of their own escape this, as with any process-group kill). Output (stdout and stderr
+SIGKILL, so background children never outlive the call (outside the sandbox, children
+that start a session of their own escape this, as with any process-group kill; inside it,
+the PID namespace ends with the command and takes them along). Output (stdout and stderr
 merged) is streamed through `ToolContext.update`; the result keeps the tail, and the full
 output goes to a file under `ToolContext.output_dir` once it exceeds the limit.
+
+Every command runs in the OS sandbox of `desktop_agent.tools._sandbox` (bubblewrap on Linux,
+Seatbelt on macOS) unless the call's context says the user let it run outside once; a
+command the sandbox blocked ends its result with plain words saying so (``details``:
+``sandboxBlocked``), which the harness turns into the offer to run it outside once.
 """
 
 from __future__ import annotations

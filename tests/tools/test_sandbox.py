@@ -378,3 +378,33 @@ def test_the_same_sandbox_works_for_an_ordinary_user(os_sandbox: Sandbox) -> Non
     finally:
         shutil.rmtree(ws, ignore_errors=True)
         shutil.rmtree(hidden, ignore_errors=True)
+
+
+@pytest.mark.asyncio
+async def test_a_child_with_a_session_of_its_own_dies_with_the_command(
+    sandbox: Fixture, os_sandbox: Sandbox
+) -> None:
+    """Outside the sandbox ``setsid`` escapes the process-group kill; inside, the PID
+    namespace ends with the command and takes it along."""
+    marker = f"sleep {3000 + os.getpid() % 1000}"
+    command = f"setsid {marker} > /dev/null 2>&1 < /dev/null & echo started"
+    result = await run_tool(BashTool(sandbox=os_sandbox), "c", {"command": command}, _ctx(sandbox))
+    assert result.text_content().startswith("started")
+
+    def alive() -> list[str]:
+        found = []
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    cmdline = Path("/proc", entry, "cmdline").read_bytes()
+                except OSError:
+                    continue
+                if cmdline.replace(b"\0", b" ").strip() == marker.encode():
+                    found.append(entry)
+        return found
+
+    for _ in range(100):
+        if not alive():
+            break
+        await asyncio.sleep(0.05)
+    assert alive() == []
