@@ -92,6 +92,10 @@ class Sandbox:
             for name in ("TMP", "TEMP"):
                 out.pop(name, None)
             out["TMPDIR"] = str(tmpdir)
+            # Caches that live in the read-only home: into the private folder instead
+            # (npm, pip and Go cannot install anything without one).
+            for name, sub in _CACHES.items():
+                out[name] = str(tmpdir / sub)
         return out
 
     def wrap(
@@ -158,6 +162,14 @@ class Sandbox:
             "command needs. They can let it run outside the sandbox once.]"
         )
 
+
+_CACHES = {
+    "XDG_CACHE_HOME": ".cache",  # pip, Go's build cache, most Linux tools
+    "npm_config_cache": ".npm",  # npm's cache and its logs
+    "GOMODCACHE": "go-mod",
+    "YARN_CACHE_FOLDER": ".yarn-cache",
+}
+"""Cache folders a package manager writes in the home folder, moved into ``$TMPDIR``."""
 
 _READ_ONLY = re.compile(r"Read-only file system|EROFS|\[Errno 30\]")
 _NO_NETWORK = re.compile(

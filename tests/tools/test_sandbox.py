@@ -200,6 +200,10 @@ printf 'int main(void) { return 0; }\\n' > hello.c
 printf 'hello: hello.c\\n\\tcc -o hello hello.c\\n' > Makefile && make -s && ./hello && echo built
 node -e 'console.log("node", 6 * 7)'
 npm init -y > /dev/null && test -f package.json && echo npm-ok
+mkdir lib && printf '{"name":"lib","version":"1.0.0"}' > lib/package.json
+(cd lib && npm pack --silent > /dev/null)
+npm install --no-audit --no-fund --offline ./lib/lib-1.0.0.tgz
+test -f node_modules/lib/package.json && echo npm-install-ok
 head -1 /etc/os-release > /dev/null && echo read-system
 t=$(mktemp) && echo scratch > "$t" && cat "$t"
 """
@@ -215,7 +219,16 @@ async def test_ordinary_work_succeeds_inside(sandbox: Fixture, os_sandbox: Sandb
     )
     text = result.text_content()
     assert not result.is_error, text
-    for expected in ("\n1\n", "proj/.venv", "built", "node 42", "npm-ok", "read-system", "scratch"):
+    for expected in (
+        "\n1\n",
+        "proj/.venv",
+        "built",
+        "node 42",
+        "npm-ok",
+        "npm-install-ok",
+        "read-system",
+        "scratch",
+    ):
         assert expected in f"\n{text}\n", (expected, text)
     assert (sandbox.workspace.root / "proj" / "hello").is_file()
 
