@@ -120,8 +120,10 @@ class Sandbox:
                 "--",
                 *argv,
             )
-        params: list[str] = [f"-DWORKSPACE={workspace}", f"-DTMPDIR={tmpdir or '/tmp'}"]
-        existing = [p for p in hidden if p.exists()]
+        # Seatbelt matches real paths (/var is /private/var on macOS).
+        real_tmp = os.path.realpath(tmpdir or "/tmp")
+        params: list[str] = [f"-DWORKSPACE={os.path.realpath(workspace)}", f"-DTMPDIR={real_tmp}"]
+        existing = [Path(os.path.realpath(p)) for p in hidden if p.exists()]
         for i, path in enumerate(existing):
             params.append(f"-DHIDDEN_{i}={path}")
         profile = seatbelt_profile(len(existing), network=self.network)
