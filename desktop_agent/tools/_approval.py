@@ -2,7 +2,10 @@
 
 The policy never touches the session: `ApprovalPolicy.check` returns an
 `ApprovalOutcome` whose `record` the harness appends as a custom entry of type
-`APPROVAL_CUSTOM_TYPE`.
+`APPROVAL_CUSTOM_TYPE`. A tool that runs unconfined (the shell where no OS sandbox works,
+`Tool.always_ask`) is asked for every time, whatever the rules and "always" say. After the
+sandbox blocked a call, `ApprovalPolicy.check_outside_sandbox` asks the second question:
+run it outside the sandbox, this once (recorded the same way, never remembered).
 """
 
 from __future__ import annotations
