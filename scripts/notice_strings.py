@@ -68,6 +68,7 @@ def notice_texts(folder: Path = WORKBENCH) -> list[str]:
                     if isinstance(inner, ast.Dict):
                         found.update(_text(v) or "" for v in inner.values)
     found.update(_harness_notices())
+    found.update(_sandbox_notices())
     found.discard("")
     return sorted(found)
 
@@ -87,6 +88,23 @@ def _harness_notices(path: Path = HARNESS_NOTICES) -> list[str]:
                 for value in node.value.values:
                     found.extend(_texts(value))
     return found
+
+
+SANDBOX_NOTICES = ROOT / "desktop_agent" / "tools" / "_sandbox.py"
+
+
+def _sandbox_notices(path: Path = SANDBOX_NOTICES) -> list[str]:
+    """Why shell commands run without a sandbox (`BWRAP_MISSING`, `WINDOWS_NONE`,
+    `SEATBELT_MISSING`): the workbench's notice and the approval dialog show them."""
+    names = ("BWRAP_MISSING", "WINDOWS_NONE", "SEATBELT_MISSING")
+    return [
+        text
+        for node in ast.parse(path.read_text(encoding="utf-8")).body
+        if isinstance(node, ast.Assign)
+        and isinstance(node.targets[0], ast.Name)
+        and node.targets[0].id in names
+        for text in _texts(node.value)
+    ]
 
 
 def main() -> int:

@@ -238,7 +238,7 @@ class ApprovalDialog(QDialog):
                     "app's settings. It stays blocked unless you choose to."
                 )
                 if request.sandbox_blocked
-                else request.unconfined or "",
+                else QCoreApplication.translate("notices", request.unconfined or ""),
                 self,
             )
             why.setObjectName("sandboxBlocked" if request.sandbox_blocked else "noSandbox")
