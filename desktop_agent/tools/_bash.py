@@ -31,11 +31,17 @@ from typing import IO, Any
 
 from pydantic import Field
 
+from desktop_agent.ai import ToolDefinition
 from desktop_agent.tools._base import CallPreview, Tool, ToolContext, ToolParams, ToolResult
 from desktop_agent.tools._env import scrub_environment
 from desktop_agent.tools._sandbox import Sandbox, default_sandbox
 from desktop_agent.utils import StreamRedactor
 
+SANDBOX_NOTE = (
+    "Commands run in a sandbox: only the workspace and $TMPDIR are writable (not /tmp), "
+    "and a blocked command says so."
+)
+"""Added to the description when commands run in an OS sandbox."""
 DEFAULT_TIMEOUT = 300.0
 MAX_TIMEOUT = 3600.0
 MAX_OUTPUT_BYTES = 50 * 1024
@@ -155,8 +161,7 @@ class BashTool(Tool[BashParams]):
     name = "bash"
     label = "Bash"
     description = (
-        "Run a shell command in the workspace root (stdout and stderr merged). It runs in a "
-        "sandbox: only the workspace and $TMPDIR are writable (not /tmp). Output is "
+        "Run a shell command in the workspace root (stdout and stderr merged). Output is "
         f"cut to the last {MAX_OUTPUT_LINES} lines or {MAX_OUTPUT_BYTES // 1024} KB; the full "
         "output is then saved to a file whose path is reported. Commands are killed, "
         "together with every process they started, on timeout or cancellation; "
@@ -188,6 +193,16 @@ class BashTool(Tool[BashParams]):
 
     def argv(self, command: str) -> tuple[str, ...]:
         return default_shell_argv(command)
+
+    def definition(self) -> ToolDefinition:
+        """The description says where commands may write when they run in a sandbox."""
+        if not self.sandbox.available:
+            return super().definition()
+        return ToolDefinition(
+            name=self.name,
+            description=f"{self.description} {SANDBOX_NOTE}",
+            parameters=self.parameters,
+        )
 
     def always_ask(self) -> str | None:
         if self.sandbox.available:

@@ -421,3 +421,11 @@ async def test_a_child_with_a_session_of_its_own_dies_with_the_command(
             break
         await asyncio.sleep(0.05)
     assert alive() == []
+
+
+def test_the_description_mentions_the_sandbox_only_when_there_is_one(
+    os_sandbox: Sandbox,
+) -> None:
+    assert "$TMPDIR are writable" in BashTool(sandbox=os_sandbox).definition().description
+    bare = BashTool(sandbox=Sandbox.none("x")).definition().description
+    assert "sandbox" not in bare
