@@ -514,6 +514,14 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>&lt;b&gt;The sandbox blocked this {tool} command&lt;/b&gt; in {folder}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Run outside the sandbox, it can change any of your files and read the app&apos;s settings. It stays blocked unless you choose to.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Allow &amp;once</source>
         <translation type="unfinished"></translation>
     </message>
@@ -523,6 +531,14 @@
     </message>
     <message>
         <source>&amp;Deny</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Run outside the sandbox, once</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Keep it blocked</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -1513,6 +1529,10 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Keep keys in a file only you can read</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>http://127.0.0.1:11434/v1 (kept exactly as typed)</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1554,6 +1574,18 @@
     </message>
     <message>
         <source>Before {tool}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Shell commands may use the network</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Package installs need it. Off: commands run with no network at all.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sandbox</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1740,19 +1772,15 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Could not restore model {saved} (it is no longer available). No model is available: add an API key or a local server in Settings.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Could not restore model {saved} (it is no longer available). Using {model} instead.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Could not restore model {saved} (no API key is set for it). No model is available: add an API key or a local server in Settings.</source>
+        <source>Could not restore model {saved} (no API key is set for it). Using {model} instead.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Could not restore model {saved} (no API key is set for it). Using {model} instead.</source>
+        <source>Could not restore model {saved}: {problem} Using {model} instead.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1761,6 +1789,18 @@
     </message>
     <message>
         <source>Keep</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Model {saved} cannot be used now: {problem} The session keeps it and sends nothing until its server answers (Try again) or you choose another model.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Model {saved} cannot be used: no API key is set for it. The session keeps it and sends nothing until you add the key in Settings or choose another model.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Model {saved} is no longer available. The session keeps it and sends nothing until you choose a model.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1836,6 +1876,18 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Shell commands cannot run in a sandbox on Windows: you are asked before every shell command.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Shell commands cannot run in a sandbox: bubblewrap (bwrap) is not installed. Install the &apos;bubblewrap&apos; package (apt install bubblewrap, dnf install bubblewrap) and restart Desktop Agent. Until then you are asked before every shell command.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Shell commands cannot run in a sandbox: sandbox-exec was not found. You are asked before every shell command.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Show changes</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1889,6 +1941,10 @@
     </message>
     <message>
         <source>This session is read-only: {reason}.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Try again</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
