@@ -1,4 +1,4 @@
-"""Sessions: Pi-v3 entries, storages (memory, JSONL, SQLite), repos and `Session`."""
+"""Sessions: Pi-v3 entries, storages (memory, JSONL, SQLite, PostgreSQL), repos and `Session`."""
 
 from desktop_agent.session._entries import (
     ActiveToolsChangeEntry,
@@ -28,6 +28,7 @@ from desktop_agent.session._index import (
     session_facts,
 )
 from desktop_agent.session._jsonl import ListProblem, SessionList, TrashItem, encode_cwd
+from desktop_agent.session._postgres import ListedSession, PostgresSessionRepo
 from desktop_agent.session._previews import (
     TreeRow,
     describe_entry,
@@ -89,9 +90,11 @@ __all__ = [
     "LabelEntry",
     "LeafEntry",
     "ListProblem",
+    "ListedSession",
     "MessageEntry",
     "ModelChangeEntry",
     "ModelRef",
+    "PostgresSessionRepo",
     "ReconcileReport",
     "RecoveryReport",
     "ReloadLeaf",
