@@ -109,6 +109,8 @@ def server_error(exc: BaseException) -> ServerError:
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     if isinstance(exc, psycopg.errors.QueryCanceled):
         return ServerError(errno.ETIMEDOUT, f"the database server timed out ({text})")
+    if "authentication failed" in text or "no password supplied" in text:
+        return ServerError(errno.EACCES, f"the database server refused the login ({text})")
     if isinstance(exc, psycopg.OperationalError | PoolTimeout):
         return ServerError(errno.ENOTCONN, f"the database server cannot be reached ({text})")
     return ServerError(errno.EIO, f"the database server refused it ({text})")
@@ -153,7 +155,12 @@ class _Server:
     def __init__(self, url: str) -> None:
         self.url = url
         self.read_only_reason: str | None = None
-        self._lock = threading.Lock()
+        try:
+            _connect(url).close()  # the real reason at once (the pool retries quietly)
+        except psycopg.Error as exc:
+            raise SessionError(
+                "storage", f"Cannot use the session database: {server_error(exc).strerror}"
+            ) from exc
         self.pool = ConnectionPool(
             url,
             min_size=1,
@@ -514,6 +521,10 @@ class PostgresSessionRepo:
         self._connect_lock = threading.Lock()
 
     @property
+    def url(self) -> str:
+        return self._url
+
+    @property
     def read_only_reason(self) -> str | None:
         """Why nothing may be written (a newer schema), once connected."""
         return self._server.read_only_reason if self._server is not None else None
@@ -844,3 +855,50 @@ class PostgresSessionRepo:
             )
 
         return await asyncio.to_thread(run)
+
+
+class Listener:
+    """LISTEN on channel ``desktop_agent`` in a thread of its own (a blocking connection,
+    whatever the event loop): ``on_event(kind, session_id)`` is called on ``loop`` for each
+    notification, and ``("connected", "")`` each time the connection is (re)made, so a
+    follower reads what it missed while the server was away."""
+
+    def __init__(
+        self,
+        repo: PostgresSessionRepo,
+        on_event: Callable[[str, str], None],
+        loop: asyncio.AbstractEventLoop,
+    ) -> None:
+        self._url = repo.url
+        self._on_event = on_event
+        self._loop = loop
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="postgres-listen", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(5)
+
+    def _deliver(self, kind: str, session_id: str) -> None:
+        try:
+            self._loop.call_soon_threadsafe(self._on_event, kind, session_id)
+        except RuntimeError:  # the loop is closed: the app is quitting
+            self._stop.set()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                with _connect(self._url) as conn:
+                    conn.execute(f"LISTEN {CHANNEL}")
+                    self._deliver("connected", "")
+                    while not self._stop.is_set():
+                        for note in conn.notifies(timeout=0.25):
+                            kind, _, session_id = note.payload.partition(" ")
+                            self._deliver(kind, session_id)
+            except psycopg.Error as exc:
+                log.info("listening for other computers' changes: %s", server_error(exc))
+                self._stop.wait(1.0)

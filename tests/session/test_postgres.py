@@ -1,0 +1,289 @@
+"""The PostgreSQL store against a real server the suite starts (tests/_postgres.py):
+failures of the server, one writer per session, following a writer, a newer schema,
+search, trash, and copies between stores byte for byte. The common contract is in
+test_contract.py."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+import pytest_asyncio
+
+from desktop_agent.ai import AssistantMessage, TextContent, Usage, UserMessage
+from desktop_agent.session import (
+    JsonlSessionRepo,
+    PostgresSessionRepo,
+    SessionError,
+    SessionWriteError,
+)
+from desktop_agent.session._postgres import Listener
+from tests._postgres import Cluster
+
+CWD = "/home/demo/project"
+
+
+def user(text: str) -> UserMessage:
+    return UserMessage(content=[TextContent(text=text)], timestamp=1)
+
+
+def assistant(text: str) -> AssistantMessage:
+    return AssistantMessage(
+        content=[TextContent(text=text)],
+        api="openai-completions",
+        provider="p",
+        model="m",
+        stop_reason="stop",
+        usage=Usage(input=1, output=1, total_tokens=2),
+        timestamp=2,
+    )
+
+
+@pytest_asyncio.fixture
+async def repo(database_url: str) -> AsyncIterator[PostgresSessionRepo]:
+    pg = PostgresSessionRepo(database_url)
+    yield pg
+    await pg.close()
+
+
+async def texts(session: Any) -> list[str]:
+    return [m.content[0].text for m in (await session.build_context()).messages]
+
+
+@pytest.mark.asyncio
+async def test_lost_server_is_a_failed_save_and_retry_writes_exactly_the_rest(
+    repo: PostgresSessionRepo, postgres_cluster: Cluster
+) -> None:
+    s = await repo.create(cwd=CWD)
+    await s.append_message(user("q1"))
+    postgres_cluster.stop("immediate")
+    try:
+        with pytest.raises(SessionWriteError) as err:
+            await s.append_message(assistant("a1"))
+        assert err.value.code == "storage"
+        assert "database server cannot be reached" in err.value.message
+        assert "Nothing is lost" in err.value.message
+        assert postgres_cluster.password not in err.value.message
+        with pytest.raises(SessionWriteError):
+            await s.append_message(user("q2"))  # queued behind the first
+        assert s.pending_count == 2
+        with pytest.raises(SessionWriteError):
+            await s.retry_persistence()  # still away: still kept
+        assert s.pending_count == 2
+    finally:
+        postgres_cluster.start()
+    assert await s.retry_persistence() == 2
+    assert s.pending_count == 0
+    meta = s.metadata
+    await s.close()
+    again = await repo.open(meta)
+    assert await texts(again) == ["q1", "a1", "q2"]
+    assert not again.read_only  # the lock was taken again with the new connection
+    await again.close()
+
+
+@pytest.mark.asyncio
+async def test_retry_after_a_lost_answer_writes_nothing_twice(repo: PostgresSessionRepo) -> None:
+    """The commit landed but its answer was lost: the retry finds the same rows (same ids
+    and lines) and writes nothing twice."""
+    s = await repo.create(cwd=CWD)
+    await s.append_message(user("q1"))
+    await s.append_message(assistant("a1"))
+    storage: Any = s.get_storage()
+    # As after a lost answer: the storage believes the last entry is not written yet.
+    storage._written -= 1
+    storage.pending.append(len(storage.tree) - 1)
+    assert await s.retry_persistence() == 1
+    await s.append_message(user("q2"))
+    meta = s.metadata
+    await s.close()
+    again = await repo.open(meta)
+    assert await texts(again) == ["q1", "a1", "q2"]
+    assert len(await again.get_entries()) == 3
+    await again.close()
+
+
+@pytest.mark.asyncio
+async def test_another_writers_rows_are_never_overwritten(repo: PostgresSessionRepo) -> None:
+    s = await repo.create(cwd=CWD)
+    await s.append_message(user("q1"))
+    storage: Any = s.get_storage()
+    storage._written -= 1  # our numbering is stale: row 0 holds another entry than ours
+    with pytest.raises(SessionWriteError) as err:
+        await s.append_message(user("q2"))
+    assert "another Desktop Agent wrote entry 1" in err.value.message
+    assert s.pending_count == 1  # kept in memory
+    meta = s.metadata
+    s.get_storage().force_close()
+    again = await repo.open(meta)
+    assert await texts(again) == ["q1"]
+    await again.close()
+
+
+@pytest.mark.asyncio
+async def test_one_writer_others_follow_and_take_over(database_url: str) -> None:
+    first, second = PostgresSessionRepo(database_url), PostgresSessionRepo(database_url)
+    try:
+        s = await first.create(cwd=CWD)
+        await s.append_message(user("q1"))
+        follower = await second.open(s.metadata)
+        assert follower.read_only
+        storage: Any = follower.get_storage()
+        assert storage.read_only_code == "locked"
+        with pytest.raises(SessionWriteError) as err:
+            await follower.append_message(user("mine"))
+        assert err.value.code == "locked"
+        follower.get_storage().pending.clear()
+        follower.get_storage().tree.truncate(1)
+        await s.append_message(assistant("a1"))
+        assert len(storage.pull()) == 1
+        assert await texts(follower) == ["q1", "a1"]
+        assert not storage.try_writable()  # the first still holds it
+        await s.close()
+        assert storage.try_writable()
+        await follower.append_message(user("q2"))
+        await follower.close()
+        third = await first.open(s.metadata)
+        assert await texts(third) == ["q1", "a1", "q2"]
+        assert not third.read_only
+        await third.close()
+    finally:
+        await first.close()
+        await second.close()
+
+
+@pytest.mark.asyncio
+async def test_notifications_reach_a_listener_within_a_second(
+    repo: PostgresSessionRepo,
+) -> None:
+    loop = asyncio.get_running_loop()
+    events: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
+    listener = Listener(repo, lambda k, i: events.put_nowait((k, i)), loop)
+    listener.start()
+    try:
+        assert await asyncio.wait_for(events.get(), 10) == ("connected", "")
+        started = time.monotonic()
+        s = await repo.create(cwd=CWD)
+        assert await asyncio.wait_for(events.get(), 1) == ("created", s.metadata.id)
+        await s.append_message(user("q"))
+        assert await asyncio.wait_for(events.get(), 1) == ("entries", s.metadata.id)
+        await s.close()
+        assert await asyncio.wait_for(events.get(), 1) == ("released", s.metadata.id)
+        assert time.monotonic() - started < 3
+    finally:
+        await asyncio.to_thread(listener.stop)
+
+
+@pytest.mark.asyncio
+async def test_newer_schema_opens_read_only(database_url: str) -> None:
+    repo = PostgresSessionRepo(database_url)
+    s = await repo.create(cwd=CWD)
+    await s.append_message(user("q"))
+    meta = s.metadata
+    await s.close()
+    await repo.close()
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute("UPDATE desktop_agent.meta SET value = '99' WHERE key = 'schema_version'")
+    newer = PostgresSessionRepo(database_url)
+    try:
+        await newer.connect()
+        assert newer.read_only_reason is not None and "newer" in newer.read_only_reason
+        opened = await newer.open(meta)
+        assert opened.read_only and opened.written_by_newer_app
+        assert await texts(opened) == ["q"]
+        with pytest.raises(SessionError) as err:
+            await newer.create(cwd=CWD)
+        assert err.value.code == "read_only"
+        await opened.close()
+    finally:
+        await newer.close()
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT value FROM desktop_agent.meta WHERE key = 'schema_version'"
+        ).fetchone()
+    assert row == ("99",)  # never migrated down
+
+
+@pytest.mark.asyncio
+async def test_unreachable_server_says_so_without_the_password(postgres_cluster: Cluster) -> None:
+    url = postgres_cluster.url().replace(f":{postgres_cluster.port}/", ":1/")
+    repo = PostgresSessionRepo(url)
+    started = time.monotonic()
+    with pytest.raises(SessionError) as err:
+        await repo.connect()
+    assert time.monotonic() - started < 10
+    assert err.value.code == "storage"
+    assert "cannot be reached" in err.value.message
+    assert postgres_cluster.password not in err.value.message
+    await repo.close()
+
+
+@pytest.mark.asyncio
+async def test_wrong_password_is_a_clear_error(postgres_cluster: Cluster) -> None:
+    repo = PostgresSessionRepo(postgres_cluster.url(password=False), password="wrong")
+    with pytest.raises(SessionError) as err:
+        await repo.connect()
+    assert "password authentication failed" in err.value.message
+    await repo.close()
+    good = PostgresSessionRepo(
+        postgres_cluster.url(password=False), password=postgres_cluster.password
+    )
+    await good.connect()
+    await good.close()
+
+
+@pytest.mark.asyncio
+async def test_list_search_counts_and_trash(repo: PostgresSessionRepo) -> None:
+    a = await repo.create(cwd=CWD)
+    await a.append_message(user("How do pelicans fly?"))
+    await a.append_message(assistant("Pelicans soar on thermals over the ocean."))
+    b = await repo.create(cwd=CWD)
+    await b.append_message(user("Fix the build"))
+    await b.append_session_name("Build fixes")
+    rows = {r.id: r for r in await repo.listed()}
+    assert rows[a.metadata.id].title == "How do pelicans fly?"
+    assert rows[a.metadata.id].message_count == 2
+    assert rows[b.metadata.id].title == "Build fixes"
+    assert [r.id for r in await repo.listed("thermals")] == [a.metadata.id]
+    assert [r.id for r in await repo.listed("build")] == [b.metadata.id]
+    assert await repo.listed("nothing-like-this") == []
+    assert await repo.set_trashed(a.metadata.id, "2026-01-01T00:00:00Z")
+    assert [r.id for r in await repo.listed()] == [b.metadata.id]
+    assert [r.id for r in await repo.listed(trashed=True)] == [a.metadata.id]
+    assert await repo.set_trashed(a.metadata.id, None)
+    assert {r.id for r in await repo.listed()} == {a.metadata.id, b.metadata.id}
+    await a.close()
+    await b.close()
+
+
+@pytest.mark.asyncio
+async def test_copies_between_stores_are_byte_exact(
+    repo: PostgresSessionRepo, tmp_path: Path
+) -> None:
+    files = JsonlSessionRepo(tmp_path / "sessions")
+    src = await files.create(cwd=CWD)
+    q = await src.append_message(user("héllo ✓ \u2028 and \x00"))
+    await src.append_message(assistant("a"))
+    await src.move_to(q)
+    await src.append_message(assistant("b"))
+    await src.append_label(q, "start")
+    await src.close()
+    path = src.metadata.path
+    assert path is not None
+    original = Path(path).read_bytes().split(b"\n", 1)[1]
+    copies = await files.read_entries(path)
+    copied = await repo.create_from_entries(copies, cwd=CWD, parent_session_path=path)
+    meta = copied.metadata
+    await copied.close()
+    reopened = await repo.open(meta)
+    out = tmp_path / "export.jsonl"
+    await reopened.save_copy(str(out))
+    await reopened.close()
+    assert out.read_bytes().split(b"\n", 1)[1] == original
+    back = await files.read_entries(str(out))
+    assert [raw for _, raw in back] == [raw for _, raw in copies]
