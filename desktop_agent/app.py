@@ -23,8 +23,11 @@ from types import TracebackType
 from desktop_agent.ai import ModelRegistry
 from desktop_agent.checkpoints import CheckpointStore
 from desktop_agent.config import (
+    DATABASE_KEY,
+    DATABASE_PASSWORD_ENV,
     AppDirs,
     KeyStore,
+    KeyStoreError,
     Settings,
     default_pi_agent_dir,
     default_pi_sessions_dir,
@@ -35,10 +38,18 @@ from desktop_agent.config import (
     resolve_dirs,
     save_settings,
     save_state,
+    split_password,
 )
 from desktop_agent.session import JsonlSessionRepo, SessionIndex, SqliteSessionRepo
 from desktop_agent.utils import RedactingFilter
-from desktop_agent.workbench import JsonlStore, Models, SessionStore, SqliteStore, Workbench
+from desktop_agent.workbench import (
+    JsonlStore,
+    Models,
+    SessionStore,
+    SqliteStore,
+    Workbench,
+    connect_shared,
+)
 
 log = logging.getLogger("desktop_agent")
 
@@ -51,8 +62,15 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--new", action="store_true", help="start a new session")
     parser.add_argument(
         "--store",
-        choices=("jsonl", "sqlite"),
-        help="keep sessions as Pi-compatible JSONL files (default) or in one SQLite database",
+        choices=("jsonl", "sqlite", "postgres"),
+        help="keep sessions as Pi-compatible JSONL files (default), in one SQLite database,"
+        " or on a PostgreSQL server shared by several computers (--database-url)",
+    )
+    parser.add_argument(
+        "--database-url",
+        metavar="URL",
+        help="the PostgreSQL server of --store postgres (postgresql://user@host/db; a"
+        " password in it is kept in the keychain)",
     )
     parser.add_argument(
         "--pi-sessions-dir",
@@ -173,14 +191,25 @@ def run(argv: list[str]) -> int:
     async def make_workbench() -> Workbench:
         registry = ModelRegistry()
         _add_user_models(registry, settings)
-        models = Models(
-            registry,
-            KeyStore(find_backend=platform_keyring),
-            settings,
-            on_secret=lambda key: redactor.add_secrets([key]),
+        keys = KeyStore(
+            find_backend=platform_keyring, env_vars={DATABASE_KEY: DATABASE_PASSWORD_ENV}
         )
+        models = Models(registry, keys, settings, on_secret=lambda key: redactor.add_secrets([key]))
+        kind = args.store or settings.store
+        store = make_store("jsonl" if kind == "postgres" else kind, dirs)
+        shared = None
+        if kind == "postgres":
+            url, password = split_password(args.database_url or settings.database_url)
+            if password is not None:
+                redactor.add_secrets([password])
+                await _keep_password(keys, password)
+            else:
+                password = await keys.get(DATABASE_KEY)
+                redactor.add_secrets([password])
+            shared = await connect_shared(url, password, fallback=store)
+            store = shared.store
         workbench = Workbench(
-            store=make_store(args.store or settings.store, dirs),
+            store=store,
             models=models,
             settings=settings,
             state=state,
@@ -199,6 +228,8 @@ def run(argv: list[str]) -> int:
             checkpoints=CheckpointStore(dirs.data / "checkpoints"),
         )
         await workbench.start()
+        if shared is not None:
+            shared.attach(workbench)
         return workbench
 
     # Qt is imported only here and in gui/ (import-linter contract).
@@ -215,6 +246,14 @@ def run(argv: list[str]) -> int:
         started=started,
         logs_dir=str(dirs.logs),
     )
+
+
+async def _keep_password(keys: KeyStore, password: str) -> None:
+    """A password typed in the URL goes to the keychain (kept in memory without one)."""
+    try:
+        await keys.set(DATABASE_KEY, password)
+    except KeyStoreError as exc:
+        log.info("the session server's password is kept in memory only: %s", exc)
 
 
 def _add_user_models(registry: ModelRegistry, settings: Settings) -> None:

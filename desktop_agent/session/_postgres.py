@@ -423,10 +423,6 @@ class PostgresStorage(Storage):
             self._written += 1
         return added
 
-    def try_writable(self) -> bool:
-        """Whether this (read-only, locked) session could be taken over now."""
-        return self.read_only_reason is None or self._try_become_writable()
-
     # ------------------------------------------------------------- the rest
 
     def save_copy(self, dest: str) -> None:
@@ -742,6 +738,14 @@ class PostgresSessionRepo:
         """Open for writing (the advisory lock), or read-only when another process holds
         it (code ``locked``: it follows that writer, see `PostgresStorage.pull`)."""
         return await asyncio.to_thread(self._open_sync, metadata.id, write=write)
+
+    async def exists(self, session_id: str) -> bool:
+        def run(conn: psycopg.Connection[Any]) -> Any:
+            return conn.execute(
+                f"SELECT 1 FROM {SCHEMA}.sessions WHERE id = %s", (session_id,)
+            ).fetchone()
+
+        return bool(await asyncio.to_thread(self._run, run, "find the session"))
 
     # ------------------------------------------------------------- listing
 

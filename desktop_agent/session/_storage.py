@@ -239,6 +239,17 @@ class Storage:
         """Take in what another program wrote to the file (JSONL sessions only)."""
         raise SessionError("invalid_argument", "Only session files can be reloaded from disk")
 
+    def pull(self) -> list[int]:
+        """Entries another process appended since this read-only session was read (a
+        store shared between machines follows its writer); returns their indices in the
+        tree. Stores of files: none (blocking I/O: call it off the loop)."""
+        return []
+
+    def try_writable(self) -> bool:
+        """Whether the session can be written now: a session another process held
+        becomes writable here once it lets go (blocking I/O: call it off the loop)."""
+        return self.read_only_reason is None or self._try_become_writable()
+
     def force_close(self) -> None:
         """Release the file even with unwritten entries (they are lost with the object)."""
         self.closed = True

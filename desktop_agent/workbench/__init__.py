@@ -44,6 +44,7 @@ from desktop_agent.workbench._project import (
     ContextView,
     parse_app_command,
 )
+from desktop_agent.workbench._pg_store import PostgresStore, Shared, connect_shared
 from desktop_agent.workbench._store import (
     NEW_SESSION_TITLE,
     JsonlStore,
@@ -121,9 +122,11 @@ __all__ = [
     "Models",
     "Notice",
     "PersistenceErrorEvent",
+    "PostgresStore",
     "SaveState",
     "SessionStore",
     "SettingsForm",
+    "Shared",
     "SidebarRow",
     "SqliteStore",
     "TailReader",
@@ -136,6 +139,7 @@ __all__ = [
     "age_text",
     "branch_items",
     "branch_usage",
+    "connect_shared",
     "count_branch_usage",
     "demote_headings",
     "entries_phrase",

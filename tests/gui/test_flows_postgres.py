@@ -1,0 +1,162 @@
+"""Sessions on a PostgreSQL server shared by two computers (issue 23's acceptance), through
+the real windows and a real app process, against the suite's own cluster
+(tests/_postgres.py) and scripted model server.
+
+"Two computers" are app instances with data folders of their own on one database: the
+first is a window in this process, the second an app process (``--smoke``) and a second
+window in this process with its own data folder, workbench and store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
+from pytestqt.qtbot import QtBot
+
+from desktop_agent.gui import MainWindow
+from desktop_agent.session import PostgresSessionRepo, SessionMetadata
+from desktop_agent.utils.text import message_text
+from desktop_agent.workbench import Shared
+from tests._postgres import Cluster
+from tests._workbench import make_workbench
+from tests.ai.provider_server import ProviderServer, Reply
+from tests.gui._window import close, idle, open_window, painted, painted_text, run, type_and_send
+
+
+def computer(
+    qtbot: QtBot, data: Path, provider: ProviderServer, url: str, target: str | None = None
+) -> MainWindow:
+    """A window on the shared database, following other computers (as app.py wires it)."""
+    wb = make_workbench(
+        data, provider.model("anthropic-messages"), store="postgres", database_url=url
+    )
+    window = open_window(qtbot, data, [], workbench=wb, target=target)
+    Shared(wb.store, None).attach(wb)
+    return window
+
+
+def send_in(qtbot: QtBot, window: MainWindow, text: str) -> None:
+    """Bring ``window`` to the front, click into its message box, type and press Enter."""
+    window.activateWindow()
+    QTest.mouseClick(window.composer.input.viewport(), Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is window.composer.input)
+    type_and_send(qtbot, window, text)
+
+
+def shown_texts(window: MainWindow) -> list[str]:
+    model = window.chat.model
+    return [painted_text(painted(window, row)) for row in range(model.rowCount())]
+
+
+def stored_texts(url: str, session_id: str) -> list[str]:
+    """The session's messages as a third reader finds them on the server (on a thread
+    with a loop of its own: the test's qasync loop is busy with the windows)."""
+
+    async def read() -> list[str]:
+        repo = PostgresSessionRepo(url)
+        try:
+            meta = SessionMetadata(id=session_id, created_at="")
+            session = await repo.open(meta, write=False)
+            context = await session.build_context()
+            session.get_storage().force_close()
+            return [message_text(m) for m in context.messages]
+        finally:
+            await repo.close()
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, read()).result(60)
+
+
+def smoke(data: Path, url: str) -> tuple[dict[str, object], str]:
+    """The second computer's app: ``--smoke`` on the shared database; (its JSON line,
+    its stderr and log)."""
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    command = [sys.executable, "-m", "desktop_agent", "--data-dir", str(data), "--smoke"]
+    done = subprocess.run(
+        [*command, "--store", "postgres", "--database-url", url],
+        capture_output=True,
+        text=True,
+        timeout=90,
+        env=env,
+        check=True,
+    )
+    line = [ln for ln in done.stdout.splitlines() if ln.startswith("{")][-1]
+    result = json.loads(line)
+    assert isinstance(result, dict)
+    log = (data / "logs" / "desktop-agent.log").read_text()
+    return result, done.stderr + log
+
+
+def test_two_computers_share_a_session_one_writes_the_other_follows_then_continues(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+    database_url: str,
+    postgres_cluster: Cluster,
+) -> None:
+    first = computer(qtbot, tmp_path / "first", provider, database_url)
+    run(qtbot, first.new_session(str(workspace)))
+    idle(qtbot, first)
+    provider.script(Reply(text="First answer from the model."))
+    type_and_send(qtbot, first, "First question")
+    idle(qtbot, first)
+    session = first.wb.session
+    assert session is not None and not session.read_only
+    ref = first.wb.ref
+    assert ref == "postgres:" + session.metadata.id
+
+    # The second computer's app lists it and restores it, read-only while the first holds it.
+    result, output = smoke(tmp_path / "second-app", database_url)
+    assert result["restored_session"] == session.metadata.id
+    assert result["messages_shown"] == 2 and result["sessions"] == 1
+    notices = " ".join(str(n) for n in result["notices"])  # type: ignore[attr-defined]
+    assert "read-only" in notices and "another computer" in notices
+    assert postgres_cluster.password not in output
+
+    # The second computer opens it and follows the first live.
+    second = computer(qtbot, tmp_path / "second", provider, database_url, target=ref)
+    assert second.wb.session is not None and second.wb.session.read_only
+    assert second.composer.input.isReadOnly() or not second.composer.input.isEnabled()
+    provider.script(Reply(text="Second answer, seen elsewhere."))
+    send_in(qtbot, first, "Second question")
+    idle(qtbot, first)
+    written = time.monotonic()
+    qtbot.waitUntil(
+        lambda: any("Second answer, seen elsewhere." in t for t in shown_texts(second)),
+        timeout=1000,
+    )
+    assert time.monotonic() - written < 1.0
+    assert sum("Second question" in t for t in shown_texts(second)) == 1
+
+    # The first closes: the second continues the session.
+    close(qtbot, first)
+    qtbot.waitUntil(
+        lambda: second.wb.session is not None and not second.wb.session.read_only, timeout=3000
+    )
+    idle(qtbot, second)
+    provider.script(Reply(text="Third answer, written here."))
+    send_in(qtbot, second, "Third question")
+    idle(qtbot, second)
+    assert any("Third answer, written here." in t for t in shown_texts(second))
+    close(qtbot, second)
+    assert stored_texts(database_url, session.metadata.id) == [
+        "First question",
+        "First answer from the model.",
+        "Second question",
+        "Second answer, seen elsewhere.",
+        "Third question",
+        "Third answer, written here.",
+    ]
+    QApplication.processEvents()
