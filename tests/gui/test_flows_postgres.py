@@ -20,10 +20,11 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QLabel, QPushButton
 from pytestqt.qtbot import QtBot
 
 from desktop_agent.gui import MainWindow
+from desktop_agent.gui._dialogs import PersistenceErrorDialog
 from desktop_agent.session import PostgresSessionRepo, SessionMetadata
 from desktop_agent.utils.text import message_text
 from desktop_agent.workbench import Shared
@@ -160,3 +161,65 @@ def test_two_computers_share_a_session_one_writes_the_other_follows_then_continu
         "Third answer, written here.",
     ]
     QApplication.processEvents()
+
+
+def test_server_stopped_hard_during_a_reply_then_back_nothing_lost_nothing_twice(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+    database_url: str,
+    postgres_cluster: Cluster,
+) -> None:
+    window = computer(qtbot, tmp_path / "data", provider, database_url)
+    run(qtbot, window.new_session(str(workspace)))
+    idle(qtbot, window)
+    opened: list[PersistenceErrorDialog] = []
+    real_keep = window.dialogs._keep
+
+    def keep(dialog: object) -> None:
+        if isinstance(dialog, PersistenceErrorDialog):
+            opened.append(dialog)
+        real_keep(dialog)  # type: ignore[arg-type]
+
+    window.dialogs._keep = keep  # type: ignore[method-assign]
+    words = ["The", "answer", "that", "was", "streaming", "when", "the", "server", "went", "away."]
+    provider.script(Reply(text=[w + " " for w in words[:-1]] + words[-1:], delay_s=0.15))
+    session = window.wb.session
+    assert session is not None
+    before = session.entry_count
+    send_in(qtbot, window, "A question")
+    qtbot.waitUntil(lambda: session.entry_count == before + 1)  # the prompt is written
+    postgres_cluster.stop("immediate")  # mid-reply
+    try:
+        assert window.wb.running  # the reply is still streaming
+        idle(qtbot, window)
+        assert len(opened) == 1
+        shown = opened[0].findChild(QLabel, "persistenceErrorText")
+        assert shown is not None and "database server cannot be reached" in shown.text()
+        assert "kept in memory" in shown.text()
+        assert window.wb.save.pending >= 1
+        assert postgres_cluster.password not in shown.text()
+    finally:
+        postgres_cluster.start()
+    retry = opened[0].findChild(QPushButton, "retryButton")
+    assert retry is not None
+    QTest.mouseClick(retry, Qt.MouseButton.LeftButton)
+    idle(qtbot, window)
+    qtbot.waitUntil(lambda: window.wb.save.pending == 0 and window.wb.save.status == "saved")
+    texts = shown_texts(window)
+    assert sum("A question" in t for t in texts) == 1
+    assert sum("The answer that was streaming when the server went away." in t for t in texts) == 1
+    ids = [r[0] for r in session.raw_entries()]
+    close(qtbot, window)
+    assert stored_texts(database_url, session.metadata.id) == [
+        "A question",
+        "The answer that was streaming when the server went away.",
+    ]
+    again = computer(qtbot, tmp_path / "data", provider, database_url)
+    assert again.wb.session is not None
+    assert [r[0] for r in again.wb.session.raw_entries()] == ids  # every entry once
+    texts = shown_texts(again)
+    assert sum("The answer that was streaming when the server went away." in t for t in texts) == 1
+    close(qtbot, again)
