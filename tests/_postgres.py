@@ -47,8 +47,11 @@ class Cluster:
 
     user = "postgres"
 
-    def __init__(self) -> None:
+    def __init__(self, options: Sequence[str] = ("-c", "fsync=off")) -> None:
+        """``options``: the server's settings (tests: no fsync, which a process crash
+        does not need; benchmarks: the defaults)."""
         self.bin = _bin_dir()
+        self.options = tuple(options)
         self.base = Path(tempfile.mkdtemp(prefix="da-pg-"))
         self.data = self.base / "data"
         self.log = self.base / "server.log"
@@ -100,14 +103,14 @@ class Cluster:
             log = self.log.read_text() if self.log.exists() else ""
             raise RuntimeError(f"{tool} failed: {proc.stdout}{proc.stderr}\n{log[-2000:]}")
 
-    def start(self, options: Sequence[str] = ("-c", "fsync=off")) -> None:
+    def start(self) -> None:
         opts = " ".join(
             [
                 f"-p {self.port}",
                 f"-k {self.base}",
                 "-c listen_addresses=127.0.0.1",
                 "-c max_connections=200",
-                *options,
+                *self.options,
             ]
         )
         self._run("pg_ctl", "-D", str(self.data), "-l", str(self.log), "-o", opts, "-w", "start")
