@@ -26,6 +26,7 @@ migrated by a newer version opens read-only (`PostgresSessionRepo.read_only_reas
 from __future__ import annotations
 
 import asyncio
+import bisect
 import builtins
 import errno
 import json
@@ -48,7 +49,15 @@ from desktop_agent.session._storage import (
     SessionMetadata,
     Storage,
 )
-from desktop_agent.session._tree import Entry, LineError, Tree, loads_js, serialize
+from desktop_agent.session._tree import (
+    BOOKKEEPING,
+    Entry,
+    LineError,
+    Tree,
+    loads_js,
+    parse_line,
+    serialize,
+)
 from desktop_agent.utils.atomic import atomic_write
 from desktop_agent.utils.versions import header_stamp, is_newer, newer_reason, written_by
 
@@ -85,6 +94,10 @@ def _migrate_0_to_1(cur: psycopg.Cursor[Any]) -> None:
             sid integer NOT NULL REFERENCES desktop_agent.sessions (sid) ON DELETE CASCADE,
             seq integer NOT NULL,
             entry_id text NOT NULL,
+            parent_id text,
+            type text NOT NULL,
+            ts text NOT NULL,
+            role text,
             line bytea NOT NULL,
             body text,
             PRIMARY KEY (sid, seq)
@@ -304,7 +317,17 @@ class PostgresStorage(Storage):
         start = self._written
         lines = list(tree.lines(indices))
         rows = [
-            (self.sid, start + n, tree.ids[i], raw, searchable_text(raw))
+            (
+                self.sid,
+                start + n,
+                tree.ids[i],
+                tree.parent_at(i),
+                tree.types[i],
+                tree.timestamp_at(i),
+                tree.roles[i],
+                raw,
+                searchable_text(raw),
+            )
             for n, (i, raw) in enumerate(zip(indices, lines, strict=True))
         ]
         messages = self._messages + sum(1 for i in indices if tree.types[i] == "message")
@@ -314,8 +337,9 @@ class PostgresStorage(Storage):
             try:
                 with conn.transaction(), conn.cursor() as cur:
                     cur.executemany(
-                        f"INSERT INTO {SCHEMA}.entries (sid, seq, entry_id, line, body)"
-                        " VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                        f"INSERT INTO {SCHEMA}.entries (sid, seq, entry_id, parent_id, type, ts,"
+                        " role, line, body) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                        " ON CONFLICT DO NOTHING",
                         rows,
                     )
                     if cur.rowcount != len(rows):
@@ -342,9 +366,7 @@ class PostgresStorage(Storage):
         self._messages = messages
         self._first_prompt = first
 
-    def _check_written(
-        self, cur: psycopg.Cursor[Any], rows: list[tuple[int, int, str, bytes, str | None]]
-    ) -> None:
+    def _check_written(self, cur: psycopg.Cursor[Any], rows: list[tuple[Any, ...]]) -> None:
         """Some rows were there already: a retry of a commit whose answer was lost wrote
         them (same ids and lines: fine), or another writer did (refused)."""
         cur.execute(
@@ -353,7 +375,8 @@ class PostgresStorage(Storage):
             (self.sid, rows[0][1], rows[-1][1]),
         )
         there = {int(seq): (entry_id, bytes(line)) for seq, entry_id, line in cur.fetchall()}
-        for _sid, seq, entry_id, raw, _body in rows:
+        for row in rows:
+            seq, entry_id, raw = row[1], row[2], row[7]
             if there.get(seq, (entry_id, raw)) != (entry_id, raw):
                 raise ServerError(
                     errno.EEXIST,
@@ -503,6 +526,28 @@ class ListedSession:
             self.trashed_at,
         ) = row
         self.title: str | None = name or first
+
+
+class _RowSource:
+    """A session's rows read back as the lines of a file (`LineSource`): line ``i``
+    starts at the tree's ``offsets[i]`` (the lengths before it, plus a newline each)."""
+
+    def __init__(self, repo: PostgresSessionRepo, sid: int, tree: Tree, count: int) -> None:
+        self._repo = repo
+        self._sid = sid
+        self._tree = tree
+        self._count = count  # rows appended later are in memory (offset -1)
+
+    def read_span(self, offset: int, length: int) -> bytes:
+        offsets = self._tree.offsets
+        first = bisect.bisect_left(offsets, offset, 0, self._count)
+        last = bisect.bisect_left(offsets, offset + length, 0, self._count) - 1
+        return b"\n".join(self._repo.read_lines(self._sid, first, last))
+
+    def changed_error(self, detail: str) -> SessionError:
+        return SessionError(
+            "storage", f"Cannot read the session from the server: {detail}; reopen it"
+        )
 
 
 class PostgresSessionRepo:
@@ -659,6 +704,56 @@ class PostgresSessionRepo:
         return int(row[0]), _meta_of(row[1:])
 
     def _load(self, sid: int) -> tuple[Tree, builtins.list[DamagedLine], int]:
+        """The session's tree from its columns (no line is read but the few
+        bookkeeping ones: lines are read back when shown, `_RowSource`); a line that
+        cannot be read reads every line, reporting the damaged ones."""
+
+        def columns(conn: psycopg.Connection[Any]) -> Any:
+            with conn.cursor(binary=True) as cur:
+                # One ordered index scan feeds every aggregate (no sort per column);
+                # the seq column says whether the order held (else: every line).
+                cur.execute(
+                    "SELECT count(*), array_agg(entry_id), array_agg(parent_id),"
+                    " array_agg(type), array_agg(ts), array_agg(role), array_agg(len),"
+                    " array_agg(seq) FROM (SELECT seq, entry_id, parent_id, type, ts, role,"
+                    f" octet_length(line) AS len FROM {SCHEMA}.entries WHERE sid = %s"
+                    " ORDER BY seq) AS rows",
+                    (sid,),
+                )
+                head = cur.fetchone()
+                cur.execute(
+                    f"SELECT seq, line FROM {SCHEMA}.entries WHERE sid = %s"
+                    " AND type = ANY(%s) ORDER BY seq",
+                    (sid, sorted(BOOKKEEPING)),
+                )
+                return head, cur.fetchall()
+
+        head, kept = self._run(columns, "read the session")
+        count = int(head[0]) if head else 0
+        tree = Tree()
+        if not count:
+            return tree, [], 0
+        if list(head[7]) != list(range(count)):
+            return self._load_lines(sid)
+        extra: dict[int, Any] = {}
+        for seq, line in kept:
+            try:
+                extra[int(seq)] = parse_line(bytes(line)).extra
+            except LineError:
+                return self._load_lines(sid)
+        tree.load_columns(
+            list(head[1]),
+            list(head[2]),
+            list(head[3]),
+            list(head[4]),
+            list(head[5]),
+            list(head[6]),
+            extra,
+            _RowSource(self, sid, tree, count),
+        )
+        return tree, [], count
+
+    def _load_lines(self, sid: int) -> tuple[Tree, builtins.list[DamagedLine], int]:
         def run(conn: psycopg.Connection[Any]) -> Any:
             with conn.cursor(binary=True) as cur:
                 cur.execute(
@@ -677,6 +772,20 @@ class PostgresSessionRepo:
             except LineError as exc:
                 damaged.append(DamagedLine(int(seq) + 2, 0, exc.reason, raw))
         return tree, damaged, len(rows)
+
+    def read_lines(self, sid: int, first: int, last: int) -> builtins.list[bytes]:
+        """The lines of rows ``first..last`` of a session (blocking)."""
+
+        def run(conn: psycopg.Connection[Any]) -> Any:
+            with conn.cursor(binary=True) as cur:
+                cur.execute(
+                    f"SELECT line FROM {SCHEMA}.entries WHERE sid = %s AND seq >= %s"
+                    " AND seq <= %s ORDER BY seq",
+                    (sid, first, last),
+                )
+                return cur.fetchall()
+
+        return [bytes(r[0]) for r in self._run(run, "read the session")]
 
     def _open_sync(self, session_id: str, *, write: bool) -> Session:
         server = self._db()
