@@ -287,3 +287,30 @@ async def test_copies_between_stores_are_byte_exact(
     assert out.read_bytes().split(b"\n", 1)[1] == original
     back = await files.read_entries(str(out))
     assert [raw for _, raw in back] == [raw for _, raw in copies]
+
+
+@pytest.mark.asyncio
+async def test_statement_timeout_from_the_url_is_a_failed_save_then_retry(
+    database_url: str,
+) -> None:
+    """``options=-c statement_timeout=…`` in the URL works as for any libpq client: a
+    write that waits longer is cancelled by the server, kept in memory, and retried."""
+    repo = PostgresSessionRepo(database_url + "?options=-c%20statement_timeout%3D300")
+    try:
+        s = await repo.create(cwd=CWD)
+        await s.append_message(user("q1"))
+        with psycopg.connect(database_url) as blocker:
+            blocker.execute("LOCK TABLE desktop_agent.entries IN ACCESS EXCLUSIVE MODE")
+            with pytest.raises(SessionWriteError) as err:
+                await s.append_message(assistant("a1"))
+            assert "timed out" in err.value.message
+            assert s.pending_count == 1
+            blocker.rollback()
+        assert await s.retry_persistence() == 1
+        meta = s.metadata
+        await s.close()
+        again = await repo.open(meta)
+        assert await texts(again) == ["q1", "a1"]
+        await again.close()
+    finally:
+        await repo.close()
