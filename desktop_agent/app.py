@@ -10,7 +10,9 @@ model discovery started in the background) -> the main window, given the workben
 from __future__ import annotations
 
 import argparse
+import asyncio
 import faulthandler
+import json
 import logging
 import logging.handlers
 import os
@@ -46,9 +48,11 @@ from desktop_agent.workbench import (
     JsonlStore,
     Models,
     SessionStore,
+    Shared,
     SqliteStore,
     Workbench,
     connect_shared,
+    copy_sessions,
 )
 
 log = logging.getLogger("desktop_agent")
@@ -71,6 +75,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         metavar="URL",
         help="the PostgreSQL server of --store postgres (postgresql://user@host/db; a"
         " password in it is kept in the keychain)",
+    )
+    parser.add_argument(
+        "--copy-sessions-from",
+        choices=("jsonl", "sqlite", "postgres"),
+        metavar="STORE",
+        help="copy every session of that store (jsonl, sqlite or postgres) into the one"
+        " --store names, entries byte for byte, print what was copied and exit",
     )
     parser.add_argument(
         "--pi-sessions-dir",
@@ -179,6 +190,8 @@ def run(argv: list[str]) -> int:
         sys.stderr.write(f"desktop-agent: logging to stderr only ({exc.strerror})\n")
     install_excepthooks(dirs)
     log.info("Starting Desktop Agent; data dir %s", dirs.data)
+    if args.copy_sessions_from:
+        return copy_between_stores(args, dirs, redactor)
     settings = load_settings(dirs.settings)
     state = load_state(dirs.state)
     workspace = str(args.workspace.resolve()) if args.workspace else None
@@ -196,18 +209,10 @@ def run(argv: list[str]) -> int:
         )
         models = Models(registry, keys, settings, on_secret=lambda key: redactor.add_secrets([key]))
         kind = args.store or settings.store
-        store = make_store("jsonl" if kind == "postgres" else kind, dirs)
-        shared = None
-        if kind == "postgres":
-            url, password = split_password(args.database_url or settings.database_url)
-            if password is not None:
-                redactor.add_secrets([password])
-                await _keep_password(keys, password)
-            else:
-                password = await keys.get(DATABASE_KEY)
-                redactor.add_secrets([password])
-            shared = await connect_shared(url, password, fallback=store)
-            store = shared.store
+        shared = await open_store(
+            kind, dirs, args.database_url or settings.database_url, keys, redactor
+        )
+        store = shared.store
         workbench = Workbench(
             store=store,
             models=models,
@@ -228,8 +233,7 @@ def run(argv: list[str]) -> int:
             checkpoints=CheckpointStore(dirs.data / "checkpoints"),
         )
         await workbench.start()
-        if shared is not None:
-            shared.attach(workbench)
+        shared.attach(workbench)
         return workbench
 
     # Qt is imported only here and in gui/ (import-linter contract).
@@ -246,6 +250,61 @@ def run(argv: list[str]) -> int:
         started=started,
         logs_dir=str(dirs.logs),
     )
+
+
+async def open_store(
+    kind: str, dirs: AppDirs, database_url: str, keys: KeyStore, redactor: RedactingFilter
+) -> Shared:
+    """The session store of ``kind``; for a PostgreSQL server, its password comes from
+    the URL (then kept in the keychain) or the keychain, and is given to the redactor;
+    an unreachable server gives the local files and the reason (`connect_shared`)."""
+    local = make_store("jsonl" if kind == "postgres" else kind, dirs)
+    if kind != "postgres":
+        return Shared(local, None)
+    url, password = split_password(database_url)
+    if password is not None:
+        redactor.add_secrets([password])
+        await _keep_password(keys, password)
+    else:
+        password = await keys.get(DATABASE_KEY)
+        redactor.add_secrets([password])
+    return await connect_shared(url, password, fallback=local)
+
+
+def copy_between_stores(args: argparse.Namespace, dirs: AppDirs, redactor: RedactingFilter) -> int:
+    """``--copy-sessions-from KIND``: every session of that store into ``--store``'s,
+    entries byte for byte; prints one JSON line (copied, failed) and exits (1: none
+    copied, or the server could not be used)."""
+    settings = load_settings(dirs.settings)
+    target = args.store or settings.store
+    url = args.database_url or settings.database_url
+    if args.copy_sessions_from == target:
+        _print_line(json.dumps({"error": f"the sessions are already in {target}"}))
+        return 2
+
+    async def copy() -> dict[str, object]:
+        keys = KeyStore(
+            find_backend=platform_keyring, env_vars={DATABASE_KEY: DATABASE_PASSWORD_ENV}
+        )
+        ends = [
+            await open_store(k, dirs, url, keys, redactor)
+            for k in (args.copy_sessions_from, target)
+        ]
+        try:
+            problems = [e.problem for e in ends if e.problem is not None]
+            if problems:
+                return {"error": problems[0]}
+            for end in ends:
+                await end.store.start()
+            report = await copy_sessions(ends[0].store, ends[1].store)
+            return {"copied": len(report.copied), "failed": report.failed}
+        finally:
+            for end in ends:
+                await end.store.close()
+
+    result = asyncio.run(copy())
+    _print_line(json.dumps(result))
+    return 0 if result.get("copied") and not result.get("failed") else 1
 
 
 async def _keep_password(keys: KeyStore, password: str) -> None:
