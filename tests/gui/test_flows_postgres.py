@@ -141,6 +141,21 @@ def test_two_computers_share_a_session_one_writes_the_other_follows_then_continu
     assert time.monotonic() - written < 1.0
     assert sum("Second question" in t for t in shown_texts(second)) == 1
 
+    # A session created on the first computer appears in the second's sidebar.
+    rows_before = second.sidebar.model().rows()
+    run(qtbot, first.new_session(str(workspace)))
+    other = first.wb.session
+    assert other is not None and other.metadata.id != session.metadata.id
+    created = time.monotonic()
+    qtbot.waitUntil(
+        lambda: any(r.id == other.metadata.id for r in second.sidebar.model().rows()),
+        timeout=1000,
+    )
+    assert time.monotonic() - created < 1.0
+    assert len(second.sidebar.model().rows()) == len(rows_before) + 1
+    run(qtbot, first.open_session(ref))
+    idle(qtbot, first)
+
     # The first closes: the second continues the session.
     close(qtbot, first)
     qtbot.waitUntil(
@@ -223,3 +238,15 @@ def test_server_stopped_hard_during_a_reply_then_back_nothing_lost_nothing_twice
     texts = shown_texts(again)
     assert sum("The answer that was streaming when the server went away." in t for t in texts) == 1
     close(qtbot, again)
+
+
+def test_an_unreachable_server_at_start_up_is_said_and_local_files_are_used(
+    tmp_path: Path, postgres_cluster: Cluster
+) -> None:
+    url = postgres_cluster.url().replace(f":{postgres_cluster.port}/", ":1/")
+    result, output = smoke(tmp_path / "data", url)
+    notices = " ".join(str(n) for n in result["notices"])  # type: ignore[attr-defined]
+    assert "session server cannot be used" in notices and "local" in notices
+    assert "cannot be reached" in notices
+    assert postgres_cluster.password not in output + notices
+    assert (tmp_path / "data" / "sessions").is_dir()  # working on local files
