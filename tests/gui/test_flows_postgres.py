@@ -250,3 +250,34 @@ def test_an_unreachable_server_at_start_up_is_said_and_local_files_are_used(
     assert "cannot be reached" in notices
     assert postgres_cluster.password not in output + notices
     assert (tmp_path / "data" / "sessions").is_dir()  # working on local files
+
+
+def test_quitting_while_the_server_is_away_keeps_the_unsaved_entries_in_the_recovery_folder(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+    database_url: str,
+    postgres_cluster: Cluster,
+) -> None:
+    data = tmp_path / "data"
+    wb = make_workbench(
+        data, provider.model("anthropic-messages"), store="postgres", database_url=database_url
+    )
+    window = open_window(qtbot, data, [], workbench=wb, no_err_windows=True)
+    run(qtbot, window.new_session(str(workspace)))
+    idle(qtbot, window)
+    postgres_cluster.stop("immediate")
+    try:
+        provider.script(Reply(text="Do not lose this answer."))
+        send_in(qtbot, window, "Keep this question")
+        idle(qtbot, window)
+        assert window.wb.save.pending == 2
+        close(qtbot, window)
+    finally:
+        postgres_cluster.start()
+    assert window.exit_code == 1
+    (saved,) = (tmp_path / "data-recovery").glob("*.jsonl")
+    text = saved.read_text()
+    assert "Keep this question" in text and "Do not lose this answer." in text
