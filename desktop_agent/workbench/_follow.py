@@ -74,18 +74,44 @@ class Follower:
             self.wb._changed(Changes(branch=True))  # appended ids are added by _changed
 
     async def _take_over(self) -> None:
-        """The writer let go: continue the session here (when everything it wrote is
-        read, `Storage.try_writable`)."""
-        session = self.wb.session
-        if session is None or not session.read_only:
-            return
-        storage = session.get_storage()
-        try:
-            writable = await asyncio.to_thread(storage.try_writable)
-        except (OSError, SessionError) as exc:
-            log.info("could not take over %s: %s", session.metadata.id, exc)
-            return
-        if writable and session is self.wb.session:
-            self.wb.save = SaveState("saved")
-            self.wb._notify_read_only(session)
-            self.wb._changed(Changes(session=True, save_state=True, notices=True))
+        await take_over(self.wb)
+
+
+async def take_over(wb: Workbench) -> bool:
+    """Continue the open read-only session here if the computer that held it let go (it
+    closed it, quit, crashed or lost its connection) and everything it wrote is read
+    (`Storage.try_writable`); True when it is writable now. Stores of files: a session
+    another process held becomes writable the same way."""
+    session = wb.session
+    if session is None or not session.read_only:
+        return session is not None
+    storage = session.get_storage()
+    if storage.read_only_code != "locked":
+        return False
+    try:
+        await asyncio.to_thread(storage.pull)
+        writable = await asyncio.to_thread(storage.try_writable)
+    except (OSError, SessionError) as exc:
+        log.info("could not take over %s: %s", session.metadata.id, exc)
+        return False
+    if writable and session is wb.session:
+        wb.save = SaveState("saved")
+        wb._notify_read_only(session)
+        wb._changed(Changes(session=True, save_state=True, notices=True))
+    return writable and session is wb.session
+
+
+async def continue_here(wb: Workbench) -> Changes:
+    """The read-only notice's action on a session held elsewhere: take it over when the
+    other computer let go (e.g. it crashed), else say it still holds it."""
+    if await take_over(wb):
+        return Changes(session=True, save_state=True, notices=True)
+    session = wb.session
+    if session is not None and session.read_only:
+        wb._notify_read_only(session)  # the notice (and its action) again
+        return wb.notify(
+            "continue",
+            "The session is still open on another computer or window; it can be continued"
+            " here once it is closed there.",
+        )
+    return Changes(notices=True)

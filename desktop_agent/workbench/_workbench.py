@@ -88,6 +88,7 @@ from desktop_agent.workbench._checkpoints import (
     TurnChanges,
     file_marks,
 )
+from desktop_agent.workbench._follow import continue_here, take_over
 from desktop_agent.workbench._map import (
     MAP_FILTERS,
     BranchMap,
@@ -1016,7 +1017,7 @@ class Workbench:
 
     async def send(self, text: str, attachments: Sequence[Attachment] = ()) -> Changes:
         """Run one prompt to the end (its events reach listeners as they come)."""
-        if self.session is not None and self.session.read_only:
+        if self.session is not None and self.session.read_only and not await take_over(self):
             raise WorkbenchError(fill(*self._read_only_text(self.session)))
         if self._restoring_model:
             await self.models.settled()
@@ -1698,6 +1699,8 @@ class Workbench:
         action = None
         if session.metadata.format_version < 3 and ref is not None:
             action = ("Convert to the current format", lambda: self.convert(ref))
+        elif session.get_storage().read_only_code == "locked":
+            action = ("Continue it here", lambda: continue_here(self))
         text, values = self._read_only_text(session)
         self.notify("read_only", text, action, **dict(values))
 

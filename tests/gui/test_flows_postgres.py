@@ -18,9 +18,10 @@ import sys
 import time
 from pathlib import Path
 
+import psycopg
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QLabel, QPushButton
+from PySide6.QtWidgets import QApplication, QLabel, QPushButton, QWidget
 from pytestqt.qtbot import QtBot
 
 from desktop_agent.gui import MainWindow
@@ -52,6 +53,10 @@ def send_in(qtbot: QtBot, window: MainWindow, text: str) -> None:
     QTest.mouseClick(window.composer.input.viewport(), Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: QApplication.focusWidget() is window.composer.input)
     type_and_send(qtbot, window, text)
+
+
+def read_only(window: MainWindow) -> bool:
+    return window.wb.session is not None and window.wb.session.read_only
 
 
 def shown_texts(window: MainWindow) -> list[str]:
@@ -281,3 +286,71 @@ def test_quitting_while_the_server_is_away_keeps_the_unsaved_entries_in_the_reco
     (saved,) = (tmp_path / "data-recovery").glob("*.jsonl")
     text = saved.read_text()
     assert "Keep this question" in text and "Do not lose this answer." in text
+
+
+def test_after_the_writer_lost_its_connection_the_other_computer_continues_it_here(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+    database_url: str,
+) -> None:
+    first = computer(qtbot, tmp_path / "first", provider, database_url)
+    run(qtbot, first.new_session(str(workspace)))
+    idle(qtbot, first)
+    provider.script(Reply(text="Answer on the first computer."))
+    send_in(qtbot, first, "Question on the first computer")
+    idle(qtbot, first)
+    ref = first.wb.ref
+    assert ref is not None
+    second = computer(qtbot, tmp_path / "second", provider, database_url, target=ref)
+    assert second.wb.session is not None and second.wb.session.read_only
+    notice = second.notices.findChild(QWidget, "notice_read_only")
+    assert notice is not None and notice.isVisible()
+    button = notice.findChild(QPushButton, "noticeAction")
+    assert button is not None and button.text() == "Continue it here"
+    QTest.mouseClick(button, Qt.MouseButton.LeftButton)  # the first still holds it
+    idle(qtbot, second)
+    assert second.wb.session.read_only
+    assert any("still open on another computer" in t for t in second.notices.texts())
+
+    # The first computer's connection is lost (the server ends it, as after a crash).
+    with psycopg.connect(database_url, autocommit=True) as admin:
+        ended = admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_locks"
+            " WHERE locktype = 'advisory' AND pid <> pg_backend_pid()"
+        ).fetchall()
+    assert ended == [(True,)]
+    notice = second.notices.findChild(QWidget, "notice_read_only")
+    assert notice is not None
+    button = notice.findChild(QPushButton, "noticeAction")
+    assert button is not None
+    QTest.mouseClick(button, Qt.MouseButton.LeftButton)
+    idle(qtbot, second)
+    assert not read_only(second)
+    assert not second.composer.input.isReadOnly()
+    provider.script(Reply(text="Answer on the second computer."))
+    send_in(qtbot, second, "Question on the second computer")
+    idle(qtbot, second)
+    assert any("Answer on the second computer." in t for t in shown_texts(second))
+
+    # The first comes back: its next save is refused, nothing is overwritten.
+    provider.script(Reply(text="Late answer."))
+    send_in(qtbot, first, "Late question")
+    idle(qtbot, first)
+    assert first.wb.save.status != "saved" and first.wb.save.pending == 2
+    assert "cannot be reached" in (first.wb.save.detail or "")  # its connection is gone
+    run(qtbot, first.wb.retry_saving())  # connected again: the lock is the other's now
+    assert first.wb.save.pending == 2
+    assert "took this session over" in (first.wb.save.detail or "")
+    session_id = second.wb.session.metadata.id
+    close(qtbot, second)
+    first.wb.abandon()
+    close(qtbot, first)
+    assert stored_texts(database_url, session_id) == [
+        "Question on the first computer",
+        "Answer on the first computer.",
+        "Question on the second computer",
+        "Answer on the second computer.",
+    ]
