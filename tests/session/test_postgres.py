@@ -6,6 +6,8 @@ test_contract.py."""
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -314,3 +316,56 @@ async def test_statement_timeout_from_the_url_is_a_failed_save_then_retry(
         await again.close()
     finally:
         await repo.close()
+
+
+def _self_signed(folder: Path, name: str) -> tuple[Path, Path]:
+    cert, key = folder / f"{name}.crt", folder / f"{name}.key"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    return cert, key
+
+
+@pytest.mark.asyncio
+async def test_tls_from_the_url_is_used_and_a_wrong_certificate_refused(
+    database_url: str, postgres_cluster: Cluster, tmp_path: Path
+) -> None:
+    """``sslmode``/``sslrootcert`` in the URL work as for any libpq client."""
+    cert, key = _self_signed(postgres_cluster.base, "server")
+    other, _ = _self_signed(tmp_path, "other")
+    owner = postgres_cluster.base.stat()
+    os.chown(cert, owner.st_uid, owner.st_gid)
+    os.chown(key, owner.st_uid, owner.st_gid)
+    key.chmod(0o600)
+    settings = {"ssl": "on", "ssl_cert_file": str(cert), "ssl_key_file": str(key)}
+    with psycopg.connect(database_url, autocommit=True) as admin:
+        for name, value in settings.items():
+            admin.execute(f"ALTER SYSTEM SET {name} = '{value}'")
+        admin.execute("SELECT pg_reload_conf()")
+    try:
+        await asyncio.sleep(0.5)  # the server reads its configuration again
+        url = f"{database_url}?sslmode=verify-full&sslrootcert={cert}"
+        repo = PostgresSessionRepo(url)
+        try:
+            s = await repo.create(cwd=CWD)
+            await s.append_message(user("over TLS"))
+            await s.close()
+        finally:
+            await repo.close()
+        with psycopg.connect(url) as conn:
+            row = conn.execute("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()")
+            assert row.fetchone() == (True,)
+        wrong = PostgresSessionRepo(f"{database_url}?sslmode=verify-full&sslrootcert={other}")
+        with pytest.raises(SessionError) as err:
+            await wrong.connect()
+        assert "certificate verify failed" in err.value.message
+        assert postgres_cluster.password not in err.value.message
+        await wrong.close()
+    finally:
+        with psycopg.connect(database_url, autocommit=True) as admin:
+            for name in settings:
+                admin.execute(f"ALTER SYSTEM RESET {name}")
+            admin.execute("SELECT pg_reload_conf()")
