@@ -559,6 +559,7 @@ class PostgresSessionRepo:
             url = psycopg.conninfo.make_conninfo(url, password=password)
         self._url = url
         self._server: _Server | None = None
+        self._closed = False
         self._connect_lock = threading.Lock()
 
     @property
@@ -572,6 +573,8 @@ class PostgresSessionRepo:
 
     def _db(self) -> _Server:
         with self._connect_lock:
+            if self._closed:
+                raise SessionError("storage", "The session database is closed")
             if self._server is None:
                 self._server = _Server(self._url)
             return self._server
@@ -582,6 +585,7 @@ class PostgresSessionRepo:
         await asyncio.to_thread(self._db)
 
     async def close(self) -> None:
+        self._closed = True
         server, self._server = self._server, None
         if server is not None:
             await asyncio.to_thread(server.close)

@@ -63,7 +63,12 @@ class PostgresStore:
         from desktop_agent.session._postgres import Listener
 
         if self._listener is None:
-            self._listener = Listener(self.repo, on_event, asyncio.get_running_loop())
+
+            def deliver(kind: str, session_id: str) -> None:
+                if self._listener is not None:  # (none once the store is closed)
+                    on_event(kind, session_id)
+
+            self._listener = Listener(self.repo, deliver, asyncio.get_running_loop())
             self._listener.start()
 
     @staticmethod
