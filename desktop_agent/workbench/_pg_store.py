@@ -14,6 +14,7 @@ from collections.abc import Callable, Collection
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from desktop_agent.config import DATABASE_KEY, KeyStoreError, split_password
 from desktop_agent.session import Session, SessionError, SessionMetadata, SessionOpening
 from desktop_agent.workbench._changes import Changes
 from desktop_agent.workbench._follow import Follower
@@ -28,7 +29,7 @@ from desktop_agent.workbench._views import SidebarRow
 if TYPE_CHECKING:
     from desktop_agent.session import ListedSession, PostgresSessionRepo
     from desktop_agent.session._postgres import Listener
-    from desktop_agent.workbench._workbench import Workbench
+    from desktop_agent.workbench._workbench import SettingsForm, Workbench
 
 log = logging.getLogger("desktop_agent.workbench")
 
@@ -206,3 +207,33 @@ async def connect_shared(url: str, password: str | None, *, fallback: SessionSto
         return Shared(fallback, exc.message)
     await fallback.close()
     return Shared(PostgresStore(repo), None)
+
+
+STORE_NAMES = {
+    "jsonl": "as Pi-compatible files on this computer",
+    "sqlite": "in one SQLite database on this computer",
+    "postgres": "on the PostgreSQL server",
+}
+
+
+async def apply_store_form(wb: Workbench, form: SettingsForm) -> list[str]:
+    """Where sessions are kept, from the Settings dialog: saved for the next start; a
+    password (typed apart, or in the URL) goes to the keychain, never to the settings."""
+    notes: list[str] = []
+    url, in_url = split_password(form.database_url)
+    password = form.database_password or in_url
+    if password:
+        if wb.redactor is not None:
+            wb.redactor.add_secret(password, "password")
+        try:
+            await wb.models.keystore.set(DATABASE_KEY, password)
+        except KeyStoreError as exc:
+            notes.append(f"The server's password was not kept: {exc}")
+    settings = wb.settings
+    if (form.store, url) != (settings.store, settings.database_url):
+        settings.store, settings.database_url = form.store, url
+        notes.append(
+            f"Sessions will be kept {STORE_NAMES.get(form.store, form.store)} from the next"
+            " start of the app."
+        )
+    return notes

@@ -41,6 +41,7 @@ from desktop_agent.config import (
     SendKey,
     ServerApi,
     Settings,
+    StoreKind,
     ThemeMode,
     draft_key,
     settings_from_newer,
@@ -98,6 +99,7 @@ from desktop_agent.workbench._map import (
     tooltip_text,
 )
 from desktop_agent.workbench._models import Models
+from desktop_agent.workbench._pg_store import apply_store_form
 from desktop_agent.workbench._project import (
     NO_SESSION,
     Completion,
@@ -199,6 +201,11 @@ class SettingsForm:
     """The checkpoint store's size on disk (None: checkpoints are off)."""
     prune_days: int | None = None
     """"Remove checkpoints older than N days" was asked for (None: keep them all)."""
+    store: StoreKind = "jsonl"
+    database_url: str = ""
+    """The PostgreSQL server of ``store`` "postgres" (as saved: without its password)."""
+    database_password: str = ""
+    """A password typed now (kept in the keychain, never read back)."""
 
 
 LOCAL_PROVIDER = "local"
@@ -1756,6 +1763,8 @@ class Workbench:
             pi_folder=self.settings.pi_sessions.folder,
             pi_default_folder=self.pi_default_folder,
             follow_branch=self.settings.checkpoints.follow_branch,
+            store=self.settings.store,
+            database_url=self.settings.database_url,
         )
 
     async def settings_form_sized(self) -> SettingsForm:
@@ -1789,6 +1798,7 @@ class Workbench:
         settings.approval = {**settings.approval, **form.approval}
         if self.harness is not None and self.harness.approval_policy is not None:
             self.harness.approval_policy.rules.update(settings.approval)
+        notes += await apply_store_form(self, form)
         pi = PiSessionsSettings(enabled=form.pi_sessions, folder=form.pi_folder or None)
         pi_changed = pi != settings.pi_sessions
         settings.pi_sessions = pi

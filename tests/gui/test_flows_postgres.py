@@ -20,18 +20,21 @@ from pathlib import Path
 
 import psycopg
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QLabel, QPushButton, QWidget
 from pytestqt.qtbot import QtBot
 
+from desktop_agent.ai import TextContent, UserMessage
 from desktop_agent.gui import MainWindow
-from desktop_agent.gui._dialogs import PersistenceErrorDialog
+from desktop_agent.gui._dialogs import PersistenceErrorDialog, SettingsDialog
 from desktop_agent.session import PostgresSessionRepo, SessionMetadata
 from desktop_agent.utils.text import message_text
-from desktop_agent.workbench import Shared
+from desktop_agent.workbench import SettingsForm, Shared
 from tests._postgres import Cluster
 from tests._workbench import make_workbench
 from tests.ai.provider_server import ProviderServer, Reply
+from tests.config.conftest import MemoryKeyring
 from tests.gui._window import close, idle, open_window, painted, painted_text, run, type_and_send
 
 
@@ -354,3 +357,73 @@ def test_after_the_writer_lost_its_connection_the_other_computer_continues_it_he
         "Question on the second computer",
         "Answer on the second computer.",
     ]
+
+
+def test_settings_switch_to_the_server_for_the_next_start_with_the_password_in_the_keychain(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+    database_url: str,
+    postgres_cluster: Cluster,
+) -> None:
+    data = tmp_path / "data"
+    keyring = MemoryKeyring()
+    wb = make_workbench(data, provider.model("anthropic-messages"), keyring=keyring)
+    window = open_window(qtbot, data, [], workbench=wb)
+    action = window.findChild(QAction, "settingsAction")
+    assert action is not None
+
+    async def fill(form: SettingsForm) -> SettingsForm:
+        dialog = SettingsDialog(window, form)
+        qtbot.addWidget(dialog)
+        assert not dialog.database_url.isEnabled()  # files: no server to name
+        dialog.store.setFocus()
+        dialog.store.setCurrentIndex(dialog.store.findData("postgres"))
+        assert dialog.database_url.isEnabled() and dialog.database_password.isEnabled()
+        QTest.keyClicks(dialog.database_url, postgres_cluster.url(password=False))
+        QTest.keyClicks(dialog.database_password, postgres_cluster.password)
+        return dialog.result_form()
+
+    window.dialogs.settings = fill  # type: ignore[method-assign]
+    action.trigger()
+    qtbot.waitUntil(lambda: any("next start" in t for t in window.notices.texts()))
+    stored = (data / "config" / "settings.json").read_text()
+    assert json.loads(stored)["store"] == "postgres"
+    assert json.loads(stored)["database_url"] == postgres_cluster.url(password=False)
+    assert postgres_cluster.password not in stored
+    assert keyring.store[("DesktopAgent", "session-database")] == postgres_cluster.password
+    close(qtbot, window)
+
+    # The next start uses the server (the password from PGPASSWORD here: the test's
+    # keyring lives in this process only).
+    async def seed_server() -> str:
+        repo = PostgresSessionRepo(postgres_cluster.url())
+        try:
+            s = await repo.create(cwd=str(workspace))
+            await s.append_message(
+                UserMessage(content=[TextContent(text="on the server")], timestamp=1)
+            )
+            await s.close()
+            return s.metadata.id
+        finally:
+            await repo.close()
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        seeded = pool.submit(asyncio.run, seed_server()).result(60)
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PGPASSWORD": postgres_cluster.password}
+    done = subprocess.run(
+        [sys.executable, "-m", "desktop_agent", "--data-dir", str(data), "--smoke"],
+        capture_output=True,
+        text=True,
+        timeout=90,
+        env=env,
+        check=True,
+    )
+    result = json.loads([ln for ln in done.stdout.splitlines() if ln.startswith("{")][-1])
+    assert result["sessions"] == 1
+    assert not any("session server" in str(n) for n in result["notices"])
+    assert result["restored_session"] == seeded and result["messages_shown"] == 1
+    log = (data / "logs" / "desktop-agent.log").read_text()
+    assert postgres_cluster.password not in log + done.stderr
