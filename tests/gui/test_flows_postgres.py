@@ -86,19 +86,16 @@ def stored_texts(url: str, session_id: str) -> list[str]:
         return pool.submit(asyncio.run, read()).result(60)
 
 
-def smoke(data: Path, url: str) -> tuple[dict[str, object], str]:
-    """The second computer's app: ``--smoke`` on the shared database; (its JSON line,
-    its stderr and log)."""
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+def smoke(
+    data: Path, url: str | None, env: dict[str, str] | None = None
+) -> tuple[dict[str, object], str]:
+    """A computer's app: ``--smoke`` (on the database ``url``, else as its settings say);
+    (its JSON line, its stderr and log)."""
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", **(env or {})}
     command = [sys.executable, "-m", "desktop_agent", "--data-dir", str(data), "--smoke"]
-    done = subprocess.run(
-        [*command, "--store", "postgres", "--database-url", url],
-        capture_output=True,
-        text=True,
-        timeout=90,
-        env=env,
-        check=True,
-    )
+    if url is not None:
+        command += ["--store", "postgres", "--database-url", url]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=90, env=env, check=True)
     line = [ln for ln in done.stdout.splitlines() if ln.startswith("{")][-1]
     result = json.loads(line)
     assert isinstance(result, dict)
@@ -412,18 +409,8 @@ def test_settings_switch_to_the_server_for_the_next_start_with_the_password_in_t
 
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         seeded = pool.submit(asyncio.run, seed_server()).result(60)
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PGPASSWORD": postgres_cluster.password}
-    done = subprocess.run(
-        [sys.executable, "-m", "desktop_agent", "--data-dir", str(data), "--smoke"],
-        capture_output=True,
-        text=True,
-        timeout=90,
-        env=env,
-        check=True,
-    )
-    result = json.loads([ln for ln in done.stdout.splitlines() if ln.startswith("{")][-1])
+    result, output = smoke(data, None, {"PGPASSWORD": postgres_cluster.password})
     assert result["sessions"] == 1
-    assert not any("session server" in str(n) for n in result["notices"])
+    assert not any("session server" in str(n) for n in result["notices"])  # type: ignore[attr-defined]
     assert result["restored_session"] == seeded and result["messages_shown"] == 1
-    log = (data / "logs" / "desktop-agent.log").read_text()
-    assert postgres_cluster.password not in log + done.stderr
+    assert postgres_cluster.password not in output
