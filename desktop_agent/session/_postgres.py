@@ -883,8 +883,8 @@ class PostgresSessionRepo:
         params: builtins.list[Any] = []
         if query:
             where += (
-                " AND (coalesce(name, first_prompt, '') ILIKE %s OR EXISTS (SELECT 1 FROM"
-                f" {SCHEMA}.entries e WHERE e.sid = s.sid AND e.body IS NOT NULL AND"
+                " AND (coalesce(name, first_prompt, '') ILIKE %s OR sid IN (SELECT e.sid FROM"
+                f" {SCHEMA}.entries e WHERE e.body IS NOT NULL AND"
                 " to_tsvector('simple', e.body) @@ websearch_to_tsquery('simple', %s)))"
             )
             like = "%" + query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
