@@ -449,7 +449,9 @@ class SettingsDialog(QDialog):
         self.database_url = QLineEdit(form.database_url, self)
         self.database_url.setObjectName("databaseUrl")
         self.database_url.setAccessibleName(self.tr("PostgreSQL server URL"))
-        self.database_url.setPlaceholderText("postgresql://me@db.example/agent?sslmode=verify-full")
+        self.database_url.setPlaceholderText(
+            self.tr("postgresql://me@db.example/agent?sslmode=verify-full")
+        )
         self.database_password = QLineEdit(self)
         self.database_password.setObjectName("databasePassword")
         self.database_password.setAccessibleName(self.tr("PostgreSQL password"))
