@@ -46,6 +46,7 @@ from desktop_agent.session._storage import (
     NEWER_VERSION,
     DamagedLine,
     RecoveryReport,
+    RemoteError,
     SessionMetadata,
     Storage,
 )
@@ -112,7 +113,7 @@ MIGRATIONS: dict[int, Callable[[psycopg.Cursor[Any]], None]] = {0: _migrate_0_to
 """from-version -> the step to from-version + 1; applied in order up to SCHEMA_VERSION."""
 
 
-class ServerError(OSError):
+class ServerError(RemoteError):
     """The database server could not be reached or refused a statement."""
 
 
@@ -161,6 +162,13 @@ def _first_prompt(tree: Tree, indices: Iterable[int]) -> str | None:
     return None
 
 
+def newer_schema(version: int) -> str:
+    return (
+        f"the session database was migrated by a newer Desktop Agent (schema {version},"
+        f" this version knows {SCHEMA_VERSION}); update the app to write to it"
+    )
+
+
 class _Server:
     """The pool of connections for everything but writing (listing, opening, creating),
     used from worker threads, and the facts of the database (its schema version)."""
@@ -201,7 +209,25 @@ class _Server:
             self.pool.close()
             raise
 
+    def _version(self) -> int:
+        """The schema version (0: none yet), read without writing anything (a login
+        that may only read sessions gets this far)."""
+        with self.pool.connection() as conn:
+            found = conn.execute("SELECT to_regclass(%s)", (f"{SCHEMA}.meta",)).fetchone()
+            if not found or found[0] is None:
+                return 0
+            row = conn.execute(
+                f"SELECT value FROM {SCHEMA}.meta WHERE key = 'schema_version'"
+            ).fetchone()
+            return int(row[0]) if row else 0
+
     def _migrate(self) -> None:
+        version = self._version()
+        if version > SCHEMA_VERSION:
+            self.read_only_reason = newer_schema(version)
+            return
+        if version == SCHEMA_VERSION:
+            return
         with self.pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
             cur.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
             cur.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
@@ -211,12 +237,8 @@ class _Server:
             cur.execute(f"SELECT value FROM {SCHEMA}.meta WHERE key = 'schema_version'")
             row = cur.fetchone()
             version = int(row[0]) if row else 0
-            if version > SCHEMA_VERSION:
-                self.read_only_reason = (
-                    f"the session database was migrated by a newer Desktop Agent (schema"
-                    f" {version}, this version knows {SCHEMA_VERSION}); update the app to"
-                    " write to it"
-                )
+            if version > SCHEMA_VERSION:  # (migrated by a newer app meanwhile)
+                self.read_only_reason = newer_schema(version)
                 return
             while version < SCHEMA_VERSION:
                 MIGRATIONS[version](cur)

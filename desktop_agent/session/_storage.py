@@ -94,8 +94,15 @@ class ChangedOnDiskError(OSError):
     written until the session is reloaded (``Session.reload_from_disk``)."""
 
 
+class RemoteError(OSError):
+    """An error a database server reported (or not reaching it): described in its own
+    words (``strerror``), never as a disk's."""
+
+
 def describe_os_error(exc: OSError) -> str:
     """A calm, specific sentence for the disk errors people actually meet."""
+    if isinstance(exc, RemoteError):
+        return f"{exc.strerror} ({errno.errorcode.get(exc.errno or -1, 'error')})"
     reasons = {
         errno.ENOSPC: "the disk is full",
         errno.EDQUOT: "the disk quota is exhausted",

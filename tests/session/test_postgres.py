@@ -9,6 +9,7 @@ import asyncio
 import os
 import subprocess
 import time
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -369,3 +370,36 @@ async def test_tls_from_the_url_is_used_and_a_wrong_certificate_refused(
             for name in settings:
                 admin.execute(f"ALTER SYSTEM RESET {name}")
             admin.execute("SELECT pg_reload_conf()")
+
+
+@pytest.mark.asyncio
+async def test_a_login_that_may_only_read_lists_and_opens_but_never_writes(
+    database_url: str, postgres_cluster: Cluster
+) -> None:
+    """A team member granted SELECT only: the app starts (no schema change is tried
+    when the schema is current), lists and shows sessions; a write is a failed save
+    that names the refusal, and nothing is lost."""
+    writer = PostgresSessionRepo(database_url)
+    s = await writer.create(cwd=CWD)
+    await s.append_message(user("Shared question"))
+    meta = s.metadata
+    await s.close()
+    await writer.close()
+    role = "reader_" + uuid.uuid4().hex[:8]
+    secret = uuid.uuid4().hex
+    with psycopg.connect(database_url, autocommit=True) as admin:
+        admin.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{secret}'")
+        admin.execute(f"GRANT USAGE ON SCHEMA desktop_agent TO {role}")
+        admin.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA desktop_agent TO {role}")
+    url = database_url.replace(f"{postgres_cluster.user}:{postgres_cluster.password}@", f"{role}@")
+    reader = PostgresSessionRepo(url, password=secret)
+    try:
+        assert [r.title for r in await reader.listed()] == ["Shared question"]
+        opened = await reader.open(meta)
+        assert await texts(opened) == ["Shared question"]
+        with pytest.raises(SessionWriteError) as err:
+            await opened.append_message(user("mine"))
+        assert "permission denied" in err.value.message and opened.pending_count == 1
+        opened.get_storage().force_close()
+    finally:
+        await reader.close()
