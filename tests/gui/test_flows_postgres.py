@@ -414,3 +414,29 @@ def test_settings_switch_to_the_server_for_the_next_start_with_the_password_in_t
     assert not any("session server" in str(n) for n in result["notices"])  # type: ignore[attr-defined]
     assert result["restored_session"] == seeded and result["messages_shown"] == 1
     assert postgres_cluster.password not in output
+
+
+def test_a_database_migrated_by_a_newer_app_opens_read_only_with_a_notice(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+    database_url: str,
+) -> None:
+    first = computer(qtbot, tmp_path / "first", provider, database_url)
+    run(qtbot, first.new_session(str(workspace)))
+    idle(qtbot, first)
+    provider.script(Reply(text="Written before the upgrade."))
+    send_in(qtbot, first, "Before the upgrade")
+    idle(qtbot, first)
+    ref = first.wb.ref
+    close(qtbot, first)
+    with psycopg.connect(database_url, autocommit=True) as admin:
+        admin.execute("UPDATE desktop_agent.meta SET value = '99' WHERE key = 'schema_version'")
+    older = computer(qtbot, tmp_path / "older", provider, database_url, target=ref)
+    assert read_only(older)
+    assert older.composer.input.isReadOnly()
+    assert any("newer Desktop Agent" in t for t in older.notices.texts())
+    assert any("Written before the upgrade." in t for t in shown_texts(older))
+    close(qtbot, older)
