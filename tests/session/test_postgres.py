@@ -403,3 +403,44 @@ async def test_a_login_that_may_only_read_lists_and_opens_but_never_writes(
         opened.get_storage().force_close()
     finally:
         await reader.close()
+
+
+@pytest.mark.asyncio
+async def test_the_workbench_store_lists_trashes_exports_and_backs_up(
+    database_url: str, tmp_path: Path
+) -> None:
+    import zipfile
+
+    from desktop_agent.workbench import PostgresStore
+
+    store = PostgresStore(PostgresSessionRepo(database_url))
+    try:
+        await store.start()
+        s = await store.create(CWD)
+        await s.append_message(user("Exported question"))
+        await s.append_message(assistant("Exported answer"))
+        lines = [raw for *_, raw in s.raw_entries()]
+        ref = store.ref_of(s)
+        await s.close()
+        assert store.holds(ref) and await store.find(s.metadata.id) == ref
+        assert [r.title for r in await store.sessions("answer")] == ["Exported question"]
+        dest = tmp_path / "export.jsonl"
+        await store.copy_jsonl(ref, str(dest))
+        assert dest.read_bytes().splitlines()[1:] == lines
+        assert await store.backup(str(tmp_path / "backup.zip")) == 1
+        with zipfile.ZipFile(tmp_path / "backup.zip") as archive:
+            (name,) = archive.namelist()
+            assert archive.read(name).splitlines()[1:] == lines
+        trash_ref = await store.move_to_trash(ref)
+        assert trash_ref is not None and await store.sessions() == []
+        assert [r.path for r in await store.trash()] == [trash_ref]
+        with pytest.raises(SessionError):
+            await store.open(trash_ref)
+        assert await store.restore(trash_ref) == ref
+        forked = await store.fork(ref, CWD)
+        assert [raw for *_, raw in forked.raw_entries()] == lines
+        await forked.close()
+        await store.discard(store.ref_of(forked))
+        assert [r.path for r in await store.sessions()] == [ref]
+    finally:
+        await store.close()
