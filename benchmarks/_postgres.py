@@ -135,15 +135,19 @@ def _fill_postgres(url: str, lines: list[bytes]) -> None:
         cur.execute("SELECT sid FROM desktop_agent.sessions")
         sids = [r[0] for r in cur.fetchall()]
         with cur.copy(
-            "COPY desktop_agent.entries (sid, seq, entry_id, parent_id, type, ts, role, line,"
-            " body) FROM STDIN"
+            "COPY desktop_agent.entries (sid, seq, entry_id, parent_id, type, ts, role, len)"
+            " FROM STDIN"
         ) as copy:
             for sid in sids:
                 for i, raw in enumerate(lines):
                     parent = f"{i - 1:08x}" if i else None
-                    role, body = ("user", "Q0") if i % 2 == 0 else ("assistant", None)
+                    role = "user" if i % 2 == 0 else "assistant"
                     row = (sid, i, f"{i:08x}", parent, "message", "2026-01-01T00:00:00.000Z")
-                    copy.write_row((*row, role, raw, body))
+                    copy.write_row((*row, role, len(raw)))
+        with cur.copy("COPY desktop_agent.lines (sid, seq, line, body) FROM STDIN") as copy:
+            for sid in sids:
+                for i, raw in enumerate(lines):
+                    copy.write_row((sid, i, raw, "Q0" if i % 2 == 0 else None))
         conn.commit()
 
 

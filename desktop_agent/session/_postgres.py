@@ -1,8 +1,10 @@
 """PostgreSQL session repo (psycopg 3 and its pool): the same entries on a shared server.
 
 Everything lives in the schema ``desktop_agent``. Each entry is kept as its exact JSON line
-(``bytea``), so a session exports to a Pi file byte for byte; beside it the entry id and
-the text of messages for PostgreSQL's full-text search. The ``sessions`` row carries what
+(``lines.line``, ``bytea``), so a session exports to a Pi file byte for byte, with the text
+of messages for PostgreSQL's full-text search; apart from it (``entries``) the columns a
+tree is built from (id, parent, type, time, role, the line's length), so opening a session
+reads no line but the few bookkeeping ones. The ``sessions`` row carries what
 the list shows (name, first prompt, counts, last activity, trash), written in the same
 transaction as the entries, so the list never reads a transcript.
 
@@ -99,11 +101,17 @@ def _migrate_0_to_1(cur: psycopg.Cursor[Any]) -> None:
             type text NOT NULL,
             ts text NOT NULL,
             role text,
+            len integer NOT NULL,
+            PRIMARY KEY (sid, seq)
+        );
+        CREATE TABLE desktop_agent.lines (
+            sid integer NOT NULL REFERENCES desktop_agent.sessions (sid) ON DELETE CASCADE,
+            seq integer NOT NULL,
             line bytea NOT NULL,
             body text,
             PRIMARY KEY (sid, seq)
         );
-        CREATE INDEX entries_search ON desktop_agent.entries
+        CREATE INDEX lines_search ON desktop_agent.lines
             USING gin (to_tsvector('simple', body)) WHERE body IS NOT NULL;
         """
     )
@@ -347,11 +355,11 @@ class PostgresStorage(Storage):
                 tree.types[i],
                 tree.timestamp_at(i),
                 tree.roles[i],
-                raw,
-                searchable_text(raw),
+                len(raw),
             )
             for n, (i, raw) in enumerate(zip(indices, lines, strict=True))
         ]
+        texts = [(self.sid, start + n, raw, searchable_text(raw)) for n, raw in enumerate(lines)]
         messages = self._messages + sum(1 for i in indices if tree.types[i] == "message")
         first = self._first_prompt or _first_prompt(tree, indices)
         with self._io:
@@ -360,12 +368,17 @@ class PostgresStorage(Storage):
                 with conn.transaction(), conn.cursor() as cur:
                     cur.executemany(
                         f"INSERT INTO {SCHEMA}.entries (sid, seq, entry_id, parent_id, type, ts,"
-                        " role, line, body) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                        " role, len) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
                         " ON CONFLICT DO NOTHING",
                         rows,
                     )
                     if cur.rowcount != len(rows):
-                        self._check_written(cur, rows)
+                        self._check_written(cur, rows, lines)
+                    cur.executemany(
+                        f"INSERT INTO {SCHEMA}.lines (sid, seq, line, body)"
+                        " VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                        texts,
+                    )
                     cur.execute(
                         f"UPDATE {SCHEMA}.sessions SET entry_count = %s, message_count = %s,"
                         " last_activity = %s, name = %s, first_prompt = %s WHERE sid = %s",
@@ -388,17 +401,23 @@ class PostgresStorage(Storage):
         self._messages = messages
         self._first_prompt = first
 
-    def _check_written(self, cur: psycopg.Cursor[Any], rows: list[tuple[Any, ...]]) -> None:
+    def _check_written(
+        self, cur: psycopg.Cursor[Any], rows: list[tuple[Any, ...]], lines: list[bytes]
+    ) -> None:
         """Some rows were there already: a retry of a commit whose answer was lost wrote
         them (same ids and lines: fine), or another writer did (refused)."""
         cur.execute(
-            f"SELECT seq, entry_id, line FROM {SCHEMA}.entries"
-            " WHERE sid = %s AND seq >= %s AND seq <= %s",
+            f"SELECT e.seq, e.entry_id, l.line FROM {SCHEMA}.entries e LEFT JOIN"
+            f" {SCHEMA}.lines l ON l.sid = e.sid AND l.seq = e.seq"
+            " WHERE e.sid = %s AND e.seq >= %s AND e.seq <= %s",
             (self.sid, rows[0][1], rows[-1][1]),
         )
-        there = {int(seq): (entry_id, bytes(line)) for seq, entry_id, line in cur.fetchall()}
-        for row in rows:
-            seq, entry_id, raw = row[1], row[2], row[7]
+        there = {
+            int(seq): (entry_id, bytes(line) if line is not None else None)
+            for seq, entry_id, line in cur.fetchall()
+        }
+        for row, raw in zip(rows, lines, strict=True):
+            seq, entry_id = row[1], row[2]
             if there.get(seq, (entry_id, raw)) != (entry_id, raw):
                 raise ServerError(
                     errno.EEXIST,
@@ -449,7 +468,7 @@ class PostgresStorage(Storage):
         try:
             with self._server.pool.connection() as conn:
                 rows = conn.execute(
-                    f"SELECT seq, line FROM {SCHEMA}.entries WHERE sid = %s AND seq >= %s"
+                    f"SELECT seq, line FROM {SCHEMA}.lines WHERE sid = %s AND seq >= %s"
                     " ORDER BY seq",
                     (self.sid, self._written),
                     binary=True,
@@ -742,14 +761,15 @@ class PostgresSessionRepo:
                     "SELECT count(*), array_agg(entry_id), array_agg(parent_id),"
                     " array_agg(type), array_agg(ts), array_agg(role), array_agg(len),"
                     " array_agg(seq) FROM (SELECT seq, entry_id, parent_id, type, ts, role,"
-                    f" octet_length(line) AS len FROM {SCHEMA}.entries WHERE sid = %s"
+                    f" len FROM {SCHEMA}.entries WHERE sid = %s"
                     " ORDER BY seq) AS rows",
                     (sid,),
                 )
                 head = cur.fetchone()
                 cur.execute(
-                    f"SELECT seq, line FROM {SCHEMA}.entries WHERE sid = %s"
-                    " AND type = ANY(%s) ORDER BY seq",
+                    f"SELECT l.seq, l.line FROM {SCHEMA}.entries e JOIN {SCHEMA}.lines l"
+                    " ON l.sid = e.sid AND l.seq = e.seq WHERE e.sid = %s"
+                    " AND e.type = ANY(%s) ORDER BY l.seq",
                     (sid, sorted(BOOKKEEPING)),
                 )
                 return head, cur.fetchall()
@@ -783,7 +803,7 @@ class PostgresSessionRepo:
         def run(conn: psycopg.Connection[Any]) -> Any:
             with conn.cursor(binary=True) as cur:
                 cur.execute(
-                    f"SELECT seq, line FROM {SCHEMA}.entries WHERE sid = %s ORDER BY seq",
+                    f"SELECT seq, line FROM {SCHEMA}.lines WHERE sid = %s ORDER BY seq",
                     (sid,),
                 )
                 return cur.fetchall()
@@ -805,7 +825,7 @@ class PostgresSessionRepo:
         def run(conn: psycopg.Connection[Any]) -> Any:
             with conn.cursor(binary=True) as cur:
                 cur.execute(
-                    f"SELECT line FROM {SCHEMA}.entries WHERE sid = %s AND seq >= %s"
+                    f"SELECT line FROM {SCHEMA}.lines WHERE sid = %s AND seq >= %s"
                     " AND seq <= %s ORDER BY seq",
                     (sid, first, last),
                 )
@@ -906,7 +926,7 @@ class PostgresSessionRepo:
         if query:
             where += (
                 " AND (coalesce(name, first_prompt, '') ILIKE %s OR sid IN (SELECT e.sid FROM"
-                f" {SCHEMA}.entries e WHERE e.body IS NOT NULL AND"
+                f" {SCHEMA}.lines e WHERE e.body IS NOT NULL AND"
                 " to_tsvector('simple', e.body) @@ websearch_to_tsquery('simple', %s)))"
             )
             like = "%" + query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
