@@ -687,7 +687,7 @@ def run(opts: Options) -> int:
         f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs)",
         flush=True,
     )
-    no_data = ("safety", "map", "highlight", "pi-sessions", "prompt", "checkpoints")
+    no_data = ("safety", "map", "highlight", "pi-sessions", "prompt", "checkpoints", "postgres")
     data = ensure_data(opts) if opts.only not in no_data else None
     report = Report()
 
@@ -731,6 +731,11 @@ def run(opts: Options) -> int:
         bench_app_vs_pi(data, report, out_dir=OUT_DIR, seed=opts.seed, with_huge=opts.huge)
     elif opts.only is None:
         _app_in_a_fresh_process(opts, report)
+
+    if opts.only in (None, "postgres"):
+        from benchmarks._postgres import bench_postgres
+
+        bench_postgres(report)
 
     if opts.only in (None, "safety"):
         from benchmarks._safety import bench_safety

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import faulthandler
+import json
 import logging
 import logging.handlers
 import os
@@ -24,9 +25,12 @@ from types import TracebackType
 from desktop_agent.ai import ModelRegistry
 from desktop_agent.checkpoints import CheckpointStore
 from desktop_agent.config import (
+    DATABASE_KEY,
+    DATABASE_PASSWORD_ENV,
     AppDirs,
     KeyFile,
     KeyStore,
+    KeyStoreError,
     Settings,
     default_pi_agent_dir,
     default_pi_sessions_dir,
@@ -38,11 +42,21 @@ from desktop_agent.config import (
     resolve_dirs,
     save_settings,
     save_state,
+    split_password,
 )
 from desktop_agent.session import JsonlSessionRepo, SessionIndex, SqliteSessionRepo
 from desktop_agent.tools import BashTool, built_in_tools, detect_sandbox
 from desktop_agent.utils import RedactingFilter
-from desktop_agent.workbench import JsonlStore, Models, SessionStore, SqliteStore, Workbench
+from desktop_agent.workbench import (
+    JsonlStore,
+    Models,
+    SessionStore,
+    Shared,
+    SqliteStore,
+    Workbench,
+    connect_shared,
+    copy_sessions,
+)
 
 log = logging.getLogger("desktop_agent")
 
@@ -55,8 +69,22 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--new", action="store_true", help="start a new session")
     parser.add_argument(
         "--store",
-        choices=("jsonl", "sqlite"),
-        help="keep sessions as Pi-compatible JSONL files (default) or in one SQLite database",
+        choices=("jsonl", "sqlite", "postgres"),
+        help="keep sessions as Pi-compatible JSONL files (default), in one SQLite database,"
+        " or on a PostgreSQL server shared by several computers (--database-url)",
+    )
+    parser.add_argument(
+        "--database-url",
+        metavar="URL",
+        help="the PostgreSQL server of --store postgres (postgresql://user@host/db; a"
+        " password in it is kept in the keychain)",
+    )
+    parser.add_argument(
+        "--copy-sessions-from",
+        choices=("jsonl", "sqlite", "postgres"),
+        metavar="STORE",
+        help="copy every session of that store (jsonl, sqlite or postgres) into the one"
+        " --store names, entries byte for byte, print what was copied and exit",
     )
     parser.add_argument(
         "--pi-sessions-dir",
@@ -166,6 +194,8 @@ def run(argv: list[str]) -> int:
         sys.stderr.write(f"desktop-agent: logging to stderr only ({exc.strerror})\n")
     install_excepthooks(dirs)
     log.info("Starting Desktop Agent; data dir %s", dirs.data)
+    if args.copy_sessions_from:
+        return copy_between_stores(args, dirs, redactor)
     settings = load_settings(dirs.settings)
     state = load_state(dirs.state)
     workspace = str(args.workspace.resolve()) if args.workspace else None
@@ -182,19 +212,21 @@ def run(argv: list[str]) -> int:
         )
         registry = ModelRegistry()
         _add_user_models(registry, settings)
-        models = Models(
-            registry,
-            KeyStore(
-                find_backend=platform_keyring,
-                key_file=KeyFile(dirs.key_file),
-                use_file=settings.keys_in_file,
-            ),
-            settings,
-            on_secret=lambda key: redactor.add_secrets([key]),
+        keys = KeyStore(
+            find_backend=platform_keyring,
+            key_file=KeyFile(dirs.key_file),
+            use_file=settings.keys_in_file,
+            env_vars={DATABASE_KEY: DATABASE_PASSWORD_ENV},
         )
+        models = Models(registry, keys, settings, on_secret=lambda key: redactor.add_secrets([key]))
+        kind = args.store or settings.store
+        shared = await open_store(
+            kind, dirs, args.database_url or settings.database_url, keys, redactor
+        )
+        store = shared.store
         sandbox = await detecting
         workbench = Workbench(
-            store=make_store(args.store or settings.store, dirs),
+            store=store,
             sandbox=sandbox,
             tools=lambda: built_in_tools(bash=BashTool(sandbox=sandbox)),
             models=models,
@@ -215,6 +247,7 @@ def run(argv: list[str]) -> int:
             checkpoints=CheckpointStore(dirs.data / "checkpoints"),
         )
         await workbench.start()
+        shared.attach(workbench)
         return workbench
 
     # Qt is imported only here and in gui/ (import-linter contract).
@@ -231,6 +264,69 @@ def run(argv: list[str]) -> int:
         started=started,
         logs_dir=str(dirs.logs),
     )
+
+
+async def open_store(
+    kind: str, dirs: AppDirs, database_url: str, keys: KeyStore, redactor: RedactingFilter
+) -> Shared:
+    """The session store of ``kind``; for a PostgreSQL server, its password comes from
+    the URL (then kept in the keychain) or the keychain, and is given to the redactor;
+    an unreachable server gives the local files and the reason (`connect_shared`)."""
+    local = make_store("jsonl" if kind == "postgres" else kind, dirs)
+    if kind != "postgres":
+        return Shared(local, None)
+    url, password = split_password(database_url)
+    if password is not None:
+        redactor.add_secrets([password])
+        await _keep_password(keys, password)
+    else:
+        password = await keys.get(DATABASE_KEY)
+        redactor.add_secrets([password])
+    return await connect_shared(url, password, fallback=local)
+
+
+def copy_between_stores(args: argparse.Namespace, dirs: AppDirs, redactor: RedactingFilter) -> int:
+    """``--copy-sessions-from KIND``: every session of that store into ``--store``'s,
+    entries byte for byte; prints one JSON line (copied, failed) and exits (1: none
+    copied, or the server could not be used)."""
+    settings = load_settings(dirs.settings)
+    target = args.store or settings.store
+    url = args.database_url or settings.database_url
+    if args.copy_sessions_from == target:
+        _print_line(json.dumps({"error": f"the sessions are already in {target}"}))
+        return 2
+
+    async def copy() -> dict[str, object]:
+        keys = KeyStore(
+            find_backend=platform_keyring, env_vars={DATABASE_KEY: DATABASE_PASSWORD_ENV}
+        )
+        ends = [
+            await open_store(k, dirs, url, keys, redactor)
+            for k in (args.copy_sessions_from, target)
+        ]
+        try:
+            problems = [e.problem for e in ends if e.problem is not None]
+            if problems:
+                return {"error": problems[0]}
+            for end in ends:
+                await end.store.start()
+            report = await copy_sessions(ends[0].store, ends[1].store)
+            return {"copied": len(report.copied), "failed": report.failed}
+        finally:
+            for end in ends:
+                await end.store.close()
+
+    result = asyncio.run(copy())
+    _print_line(json.dumps(result))
+    return 0 if result.get("copied") and not result.get("failed") else 1
+
+
+async def _keep_password(keys: KeyStore, password: str) -> None:
+    """A password typed in the URL goes to the keychain (kept in memory without one)."""
+    try:
+        await keys.set(DATABASE_KEY, password)
+    except KeyStoreError as exc:
+        log.info("the session server's password is kept in memory only: %s", exc)
 
 
 def _add_user_models(registry: ModelRegistry, settings: Settings) -> None:

@@ -39,7 +39,13 @@ def sqlite_path(data: Path) -> Path:
     return data / "sessions.sqlite"
 
 
-def make_store(data: Path, kind: str) -> SessionStore:
+def make_store(data: Path, kind: str, database_url: str | None = None) -> SessionStore:
+    if kind == "postgres":
+        from desktop_agent.session import PostgresSessionRepo
+        from desktop_agent.workbench import PostgresStore
+
+        assert database_url is not None, "the postgres store needs the database_url fixture"
+        return PostgresStore(PostgresSessionRepo(database_url))
     if kind == "sqlite":
         return SqliteStore(SqliteSessionRepo(sqlite_path(data)), data / "trash" / "sqlite.json")
     repo = JsonlSessionRepo(data / "sessions", str(data / "trash"))
@@ -65,6 +71,7 @@ def make_workbench(
     home: Path | None = None,
     checkpoints: bool = False,
     sandbox: Sandbox | None = None,
+    database_url: str | None = None,
 ) -> Workbench:
     """A workbench over ``data`` whose registry holds ``models`` (default model: the
     first); ``pi_folder``: the Pi CLI's sessions folder beside ours; ``prompt_dirs``:
@@ -88,7 +95,7 @@ def make_workbench(
         use_file=settings.keys_in_file,
     )
     return Workbench(
-        store=make_store(data, store),
+        store=make_store(data, store, database_url),
         models=Models(ModelRegistry(catalogue=listed), keystore, settings),
         settings=settings,
         state=state,

@@ -67,6 +67,26 @@ def workspace(tmp_path: Path) -> Path:
     return folder
 
 
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[Any]:
+    """One real PostgreSQL server for the whole run (tests/_postgres.py), stopped at the
+    end; started only by the tests that ask for it."""
+    from tests._postgres import Cluster
+
+    cluster = Cluster()
+    try:
+        yield cluster
+    finally:
+        cluster.close()
+
+
+@pytest.fixture
+def database_url(postgres_cluster: Any) -> str:
+    """The URL (with its password) of a fresh database on the suite's cluster."""
+    url: str = postgres_cluster.url(postgres_cluster.database())
+    return url
+
+
 @pytest.fixture(autouse=True)
 def _fail_on_hooks_and_leaks() -> Iterator[None]:
     """Fail the test on exceptions routed to the excepthooks and on leaked asyncio tasks."""

@@ -3,6 +3,7 @@
 See ARCHITECTURE.md §1, §4 and §6.
 """
 
+from desktop_agent.config._database import DATABASE_KEY, DATABASE_PASSWORD_ENV, split_password
 from desktop_agent.config._dirs import (
     APP_NAME,
     AppDirs,
@@ -58,6 +59,8 @@ from desktop_agent.utils.atomic import atomic_write
 __all__ = [
     "APP_NAME",
     "CUSTOM_MODEL_FIELDS",
+    "DATABASE_KEY",
+    "DATABASE_PASSWORD_ENV",
     "ENV_VARS",
     "KEY_FILE_NAME",
     "PI_AGENT_DIR_ENV",
@@ -99,4 +102,5 @@ __all__ = [
     "save_settings",
     "save_state",
     "settings_from_newer",
+    "split_password",
 ]

@@ -21,7 +21,7 @@ SendKey: TypeAlias = Literal["enter", "ctrl+enter"]
 ThemeMode: TypeAlias = Literal["system", "light", "dark"]
 """``system`` follows the desktop's light/dark setting, live."""
 RestoreMode: TypeAlias = Literal["last", "new"]
-StoreKind: TypeAlias = Literal["jsonl", "sqlite"]
+StoreKind: TypeAlias = Literal["jsonl", "sqlite", "postgres"]
 ServerApi: TypeAlias = Literal["openai-completions", "openai-responses", "anthropic-messages"]
 FollowBranch: TypeAlias = Literal["ask", "always", "never"]
 """When the leaf moves to a point whose files differ from the folder: ask (a bar with
@@ -139,8 +139,13 @@ class Settings(BaseModel):
     """Per project folder (its path): text the agent is told at every turn, kept by the
     app for people without an ``AGENTS.md`` (the Context view edits it)."""
     store: StoreKind = "jsonl"
+    """Where sessions are kept: Pi-compatible JSONL files, one SQLite database, or a
+    PostgreSQL server (``database_url``)."""
+    database_url: str = ""
+    """The PostgreSQL server of ``"store": "postgres"``, e.g.
+    ``postgresql://me@db.example/agent?sslmode=verify-full``; its password is kept in the
+    keychain, never here (a password typed here is used, and moved to the keychain)."""
     checkpoints: CheckpointSettings = Field(default_factory=CheckpointSettings)
-    """Where sessions are kept: Pi-compatible JSONL files, or one SQLite database."""
     app_version: str | None = None
     """The Desktop Agent that last saved the file (set by `save_settings`). A file a newer
     version saved is read but never saved here (`NewerSettingsError`)."""

@@ -469,6 +469,7 @@ class SettingsDialog(QDialog):
             row.addWidget(self.prune_days)
             row.addStretch(1)
             fields.addRow("", row)
+        self._store_fields(fields, form)
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self
         )
@@ -477,6 +478,41 @@ class SettingsDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addLayout(fields)
         layout.addWidget(buttons)
+
+    def _store_fields(self, fields: QFormLayout, form: SettingsForm) -> None:
+        """Where sessions are kept (from the next start) and the PostgreSQL server."""
+        self.store = QComboBox(self)
+        self.store.setObjectName("storeKind")
+        self.store.setAccessibleName(self.tr("Where sessions are kept"))
+        for value, label in (
+            ("jsonl", self.tr("Files on this computer (Pi-compatible)")),
+            ("sqlite", self.tr("One SQLite database on this computer")),
+            ("postgres", self.tr("A PostgreSQL server (shared)")),
+        ):
+            self.store.addItem(label, value)
+        self.store.setCurrentIndex(max(0, self.store.findData(form.store)))
+        self.database_url = QLineEdit(form.database_url, self)
+        self.database_url.setObjectName("databaseUrl")
+        self.database_url.setAccessibleName(self.tr("PostgreSQL server URL"))
+        self.database_url.setPlaceholderText(
+            self.tr("postgresql://me@db.example/agent?sslmode=verify-full")
+        )
+        self.database_password = QLineEdit(self)
+        self.database_password.setObjectName("databasePassword")
+        self.database_password.setAccessibleName(self.tr("PostgreSQL password"))
+        self.database_password.setEchoMode(QLineEdit.EchoMode.Password)
+        self.database_password.setPlaceholderText(f"({form.where_kept})" if form.where_kept else "")
+
+        def shared(index: int) -> None:
+            on = self.store.itemData(index) == "postgres"
+            self.database_url.setEnabled(on)
+            self.database_password.setEnabled(on)
+
+        self.store.currentIndexChanged.connect(shared)
+        shared(self.store.currentIndex())
+        fields.addRow(self.tr("Sessions are kept"), self.store)
+        fields.addRow(self.tr("Server"), self.database_url)
+        fields.addRow(self.tr("Its password"), self.database_password)
 
     def _key_field(self, provider: str, shape: str) -> QLineEdit:
         field = QLineEdit(self)
@@ -514,6 +550,9 @@ class SettingsDialog(QDialog):
                 if self._form.checkpoints_bytes is not None and self.prune.isChecked()
                 else None
             ),
+            store=self.store.currentData(),
+            database_url=self.database_url.text().strip(),
+            database_password=self.database_password.text(),
         )
 
 

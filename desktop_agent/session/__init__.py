@@ -1,4 +1,6 @@
-"""Sessions: Pi-v3 entries, storages (memory, JSONL, SQLite), repos and `Session`."""
+"""Sessions: Pi-v3 entries, storages (memory, JSONL, SQLite, PostgreSQL), repos and `Session`."""
+
+from typing import TYPE_CHECKING, Any
 
 from desktop_agent.session._entries import (
     ActiveToolsChangeEntry,
@@ -69,6 +71,20 @@ from desktop_agent.session._storage import (
 )
 from desktop_agent.session._tree import timestamps_crc
 
+if TYPE_CHECKING:
+    from desktop_agent.session._postgres import ListedSession, PostgresSessionRepo
+
+
+def __getattr__(name: str) -> Any:
+    """The PostgreSQL store is imported when first named: psycopg takes ~0.3 s to import,
+    which a launch on files or SQLite never pays."""
+    if name in ("ListedSession", "PostgresSessionRepo"):
+        from desktop_agent.session import _postgres
+
+        return getattr(_postgres, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "UNSET",
     "ActiveToolsChangeEntry",
@@ -89,9 +105,11 @@ __all__ = [
     "LabelEntry",
     "LeafEntry",
     "ListProblem",
+    "ListedSession",
     "MessageEntry",
     "ModelChangeEntry",
     "ModelRef",
+    "PostgresSessionRepo",
     "ReconcileReport",
     "RecoveryReport",
     "ReloadLeaf",

@@ -94,8 +94,15 @@ class ChangedOnDiskError(OSError):
     written until the session is reloaded (``Session.reload_from_disk``)."""
 
 
+class RemoteError(OSError):
+    """An error a database server reported (or not reaching it): described in its own
+    words (``strerror``), never as a disk's."""
+
+
 def describe_os_error(exc: OSError) -> str:
     """A calm, specific sentence for the disk errors people actually meet."""
+    if isinstance(exc, RemoteError):
+        return f"{exc.strerror} ({errno.errorcode.get(exc.errno or -1, 'error')})"
     reasons = {
         errno.ENOSPC: "the disk is full",
         errno.EDQUOT: "the disk quota is exhausted",
@@ -238,6 +245,17 @@ class Storage:
     def reload_from_disk(self, leaf: ReloadLeaf = "theirs") -> ReloadReport:
         """Take in what another program wrote to the file (JSONL sessions only)."""
         raise SessionError("invalid_argument", "Only session files can be reloaded from disk")
+
+    def pull(self) -> list[int]:
+        """Entries another process appended since this read-only session was read (a
+        store shared between machines follows its writer); returns their indices in the
+        tree. Stores of files: none (blocking I/O: call it off the loop)."""
+        return []
+
+    def try_writable(self) -> bool:
+        """Whether the session can be written now: a session another process held
+        becomes writable here once it lets go (blocking I/O: call it off the loop)."""
+        return self.read_only_reason is None or self._try_become_writable()
 
     def force_close(self) -> None:
         """Release the file even with unwritten entries (they are lost with the object)."""

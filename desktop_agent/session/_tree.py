@@ -702,6 +702,37 @@ class Tree:
             self._children.setdefault(entry.parent_id or None, []).append(i)
         return i
 
+    def load_columns(
+        self,
+        ids: list[str],
+        parents: list[str | None],
+        types: list[str],
+        timestamps: list[str],
+        roles: list[str | None],
+        lengths: Sequence[int],
+        extra: dict[int, Any],
+        source: LineSource,
+    ) -> None:
+        """Fill an empty tree from columns a database keeps (no line is parsed): the
+        lines are read back from ``source`` as from a file holding them one per line
+        (line ``i`` at the sum of the lengths before it, plus one newline each)."""
+        assert not self.ids, "load_columns fills an empty tree"
+        self.ids = ids
+        self._parents = parents
+        names = {t: intern_text(t) for t in set(types)}
+        self.types = list(map(names.__getitem__, types))
+        self._timestamps = timestamps
+        kinds = {r: intern_text(r) if r is not None else None for r in set(roles)}
+        self.roles = list(map(kinds.__getitem__, roles))
+        self.lengths = array("q", lengths)
+        offsets = array("q", [0])
+        offsets.extend(accumulate(n + 1 for n in lengths))
+        offsets.pop()
+        self.offsets = offsets
+        self.extra = extra
+        self.source = source
+        self.finish_bulk(0)
+
     def add_line(self, raw: bytes) -> int:
         """Parse, validate and append one line kept in memory (`LineError` if bad)."""
         return self.add(parse_line(raw), raw)

@@ -17,6 +17,7 @@ from desktop_agent.agent import (
 from desktop_agent.harness import HarnessError, MessageSavedEvent, PersistenceErrorEvent
 from desktop_agent.workbench._changes import NOTHING, Changes
 from desktop_agent.workbench._checkpoints import FileDiff, TurnChanges
+from desktop_agent.workbench._copy import CopyReport, copy_sessions
 from desktop_agent.workbench._export import (
     EXPORT_SUFFIX,
     demote_headings,
@@ -37,6 +38,7 @@ from desktop_agent.workbench._map import (
     text_matches,
 )
 from desktop_agent.workbench._models import Models, label_of
+from desktop_agent.workbench._pg_store import PostgresStore, Shared, connect_shared
 from desktop_agent.workbench._project import (
     APP_COMMANDS,
     NO_SESSION,
@@ -104,6 +106,7 @@ __all__ = [
     "Changes",
     "Completion",
     "ContextView",
+    "CopyReport",
     "Event",
     "FileDiff",
     "HarnessError",
@@ -121,9 +124,11 @@ __all__ = [
     "Models",
     "Notice",
     "PersistenceErrorEvent",
+    "PostgresStore",
     "SaveState",
     "SessionStore",
     "SettingsForm",
+    "Shared",
     "SidebarRow",
     "SqliteStore",
     "TailReader",
@@ -136,6 +141,8 @@ __all__ = [
     "age_text",
     "branch_items",
     "branch_usage",
+    "connect_shared",
+    "copy_sessions",
     "count_branch_usage",
     "demote_headings",
     "entries_phrase",

@@ -19,7 +19,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from desktop_agent.session import (
     JsonlSessionRepo,
@@ -345,6 +345,41 @@ class JsonlStore:
 
 # --------------------------------------------------------------------------- SQLite
 
+
+class _Copier(Protocol):
+    async def copy_jsonl(self, ref: str, dest: str) -> None: ...
+
+
+async def backup_copies(store: _Copier, refs: Iterable[str], dest: str) -> int:
+    """Every session of ``refs`` as a Pi JSONL file ``<id>.jsonl`` in one zip at ``dest``
+    (a database store's backup); returns how many."""
+    with tempfile.TemporaryDirectory(prefix="desktop-agent-backup-") as tmp:
+        names: list[str] = []
+        for ref in refs:
+            name = ref.rpartition(":")[2] + ".jsonl"
+            await store.copy_jsonl(ref, os.path.join(tmp, name))
+            names.append(name)
+
+        def run() -> None:
+            with (
+                atomic_file(dest) as fh,
+                zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED) as archive,
+            ):
+                for name in names:
+                    archive.write(os.path.join(tmp, name), name)
+
+        await asyncio.to_thread(run)
+    return len(names)
+
+
+async def entries_of_file(path: str) -> tuple[str | None, list[tuple[Any, bytes]]]:
+    """The cwd and every entry (with its exact line) of a session file, to copy into a
+    database store."""
+    facts = await asyncio.to_thread(session_facts, path)  # its cwd
+    copies = await JsonlSessionRepo(os.path.dirname(path)).read_entries(path)
+    return facts.cwd, copies
+
+
 SQLITE_PREFIX = "sqlite:"
 
 
@@ -532,23 +567,8 @@ class SqliteStore:
             session.get_storage().force_close()
 
     async def backup(self, dest: str) -> int:
-        with tempfile.TemporaryDirectory(prefix="desktop-agent-backup-") as tmp:
-            names: list[str] = []
-            for meta in await self.repo.list():
-                name = f"{meta.id}.jsonl"
-                await self.copy_jsonl(SQLITE_PREFIX + meta.id, os.path.join(tmp, name))
-                names.append(name)
-
-            def run() -> None:
-                with (
-                    atomic_file(dest) as fh,
-                    zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED) as archive,
-                ):
-                    for name in names:
-                        archive.write(os.path.join(tmp, name), name)
-
-            await asyncio.to_thread(run)
-        return len(names)
+        refs = [SQLITE_PREFIX + meta.id for meta in await self.repo.list()]
+        return await backup_copies(self, refs, dest)
 
     async def changed(self, ref: str, opened: Session | None = None) -> None:
         self._facts.pop(self._id(ref), None)
@@ -557,11 +577,8 @@ class SqliteStore:
         raise SessionError("invalid_argument", "This session is already in the current format")
 
     async def copy_in(self, path: str) -> str:
-        facts = await asyncio.to_thread(session_facts, path)  # its cwd
-        copies = await JsonlSessionRepo(os.path.dirname(path)).read_entries(path)
-        session = await self.repo.create_from_entries(
-            copies, cwd=facts.cwd, parent_session_path=path
-        )
+        cwd, copies = await entries_of_file(path)
+        session = await self.repo.create_from_entries(copies, cwd=cwd, parent_session_path=path)
         ref = self.ref_of(session)
         await session.close()
         return ref

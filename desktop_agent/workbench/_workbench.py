@@ -41,6 +41,7 @@ from desktop_agent.config import (
     SendKey,
     ServerApi,
     Settings,
+    StoreKind,
     ThemeMode,
     draft_key,
     settings_from_newer,
@@ -89,6 +90,7 @@ from desktop_agent.workbench._checkpoints import (
     TurnChanges,
     file_marks,
 )
+from desktop_agent.workbench._follow import continue_here, take_over
 from desktop_agent.workbench._map import (
     MAP_FILTERS,
     BranchMap,
@@ -98,6 +100,7 @@ from desktop_agent.workbench._map import (
     tooltip_text,
 )
 from desktop_agent.workbench._models import Models
+from desktop_agent.workbench._pg_store import apply_store_form
 from desktop_agent.workbench._project import (
     NO_SESSION,
     Completion,
@@ -207,6 +210,11 @@ class SettingsForm:
     """Keep keys in a file only the user can read instead of the keychain."""
     key_file: str | None = None
     """That file (None: the app has none to offer)."""
+    store: StoreKind = "jsonl"
+    database_url: str = ""
+    """The PostgreSQL server of ``store`` "postgres" (as saved: without its password)."""
+    database_password: str = ""
+    """A password typed now (kept in the keychain, never read back)."""
 
 
 LOCAL_PROVIDER = "local"
@@ -1046,7 +1054,7 @@ class Workbench:
 
     async def send(self, text: str, attachments: Sequence[Attachment] = ()) -> Changes:
         """Run one prompt to the end (its events reach listeners as they come)."""
-        if self.session is not None and self.session.read_only:
+        if self.session is not None and self.session.read_only and not await take_over(self):
             raise WorkbenchError(fill(*self._read_only_text(self.session)))
         if self._restoring_model:
             await self.models.settled()
@@ -1728,6 +1736,8 @@ class Workbench:
         action = None
         if session.metadata.format_version < 3 and ref is not None:
             action = ("Convert to the current format", lambda: self.convert(ref))
+        elif session.get_storage().read_only_code == "locked":
+            action = ("Continue it here", lambda: continue_here(self))
         text, values = self._read_only_text(session)
         self.notify("read_only", text, action, **dict(values))
 
@@ -1787,6 +1797,8 @@ class Workbench:
             sandbox_problem=self.sandbox.problem if self.sandbox is not None else None,
             keys_in_file=keys.use_file,
             key_file=str(keys.key_file.path) if keys.key_file is not None else None,
+            store=self.settings.store,
+            database_url=self.settings.database_url,
         )
 
     async def settings_form_sized(self) -> SettingsForm:
@@ -1826,6 +1838,7 @@ class Workbench:
             self.sandbox.network = form.shell_network
         if self.harness is not None and self.harness.approval_policy is not None:
             self.harness.approval_policy.rules.update(settings.approval)
+        notes += await apply_store_form(self, form)
         pi = PiSessionsSettings(enabled=form.pi_sessions, folder=form.pi_folder or None)
         pi_changed = pi != settings.pi_sessions
         settings.pi_sessions = pi

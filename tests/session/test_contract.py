@@ -27,6 +27,7 @@ from desktop_agent.session import (
     LeafEntry,
     MessageEntry,
     ModelRef,
+    PostgresSessionRepo,
     Session,
     SessionError,
     SqliteSessionRepo,
@@ -36,12 +37,16 @@ from desktop_agent.utils.versions import header_stamp
 CWD = "/home/demo/project"
 
 
-@pytest_asyncio.fixture(params=["memory", "jsonl", "sqlite"])
+@pytest_asyncio.fixture(params=["memory", "jsonl", "sqlite", "postgres"])
 async def repo(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Any]:
     if request.param == "memory":
         yield InMemorySessionRepo()
     elif request.param == "jsonl":
         yield JsonlSessionRepo(tmp_path / "sessions")
+    elif request.param == "postgres":
+        pg_repo = PostgresSessionRepo(request.getfixturevalue("database_url"))
+        yield pg_repo
+        await pg_repo.close()
     else:
         sqlite_repo = SqliteSessionRepo(tmp_path / "sessions.sqlite")
         yield sqlite_repo

@@ -1673,6 +1673,46 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Where sessions are kept</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Files on this computer (Pi-compatible)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>One SQLite database on this computer</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A PostgreSQL server (shared)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>PostgreSQL server URL</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>postgresql://me@db.example/agent?sslmode=verify-full</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>PostgreSQL password</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sessions are kept</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Server</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Its password</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>a key is set; type to replace it</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1925,6 +1965,14 @@
     </message>
     <message>
         <source>The request failed; retrying in {seconds} s (attempt {n} of {attempts})</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The session is still open on another computer or window; it can be continued here once it is closed there.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The session server cannot be used: {problem}. You are working on local session files for now; restart the app to try the server again.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>

@@ -1,0 +1,239 @@
+"""`PostgresStore`: every session on a PostgreSQL server shared by several computers.
+
+A session is named ``postgres:<id>`` (``postgres-trash:<id>`` in the trash). The list,
+titles, counts and full-text search come from the server (`PostgresSessionRepo.listed`);
+the trash is a column there, so every computer sees the same trash. `watch` starts
+listening for what other computers do (`Follower` turns it into views' changes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Collection
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from desktop_agent.config import DATABASE_KEY, KeyStoreError, split_password
+from desktop_agent.session import Session, SessionError, SessionMetadata, SessionOpening
+from desktop_agent.workbench._changes import Changes
+from desktop_agent.workbench._follow import Follower
+from desktop_agent.workbench._store import (
+    NEW_SESSION_TITLE,
+    SessionStore,
+    backup_copies,
+    entries_of_file,
+)
+from desktop_agent.workbench._views import SidebarRow
+
+if TYPE_CHECKING:
+    from desktop_agent.session import ListedSession, PostgresSessionRepo
+    from desktop_agent.session._postgres import Listener
+    from desktop_agent.workbench._workbench import SettingsForm, Workbench
+
+log = logging.getLogger("desktop_agent.workbench")
+
+PREFIX = "postgres:"
+TRASH_PREFIX = "postgres-trash:"
+
+
+def _meta(session_id: str) -> SessionMetadata:
+    return SessionMetadata(id=session_id, created_at="")
+
+
+class PostgresStore:
+    """Sessions on a PostgreSQL server (see the module doc)."""
+
+    kind = "postgres"
+
+    def __init__(self, repo: PostgresSessionRepo) -> None:
+        self.repo = repo
+        self._listener: Listener | None = None
+
+    @staticmethod
+    def _id(ref: str) -> str:
+        return ref.removeprefix(PREFIX).removeprefix(TRASH_PREFIX)
+
+    async def start(self, later: Collection[str] = (), *, glance: bool = False) -> list[str]:
+        await self.repo.connect()
+        return []
+
+    def watch(self, on_event: Callable[[str, str], None]) -> None:
+        """Call ``on_event(kind, session_id)`` on this loop for what other computers do
+        (see `desktop_agent.session._postgres.Listener`)."""
+        from desktop_agent.session._postgres import Listener
+
+        if self._listener is None:
+
+            def deliver(kind: str, session_id: str) -> None:
+                if self._listener is not None:  # (none once the store is closed)
+                    on_event(kind, session_id)
+
+            self._listener = Listener(self.repo, deliver, asyncio.get_running_loop())
+            self._listener.start()
+
+    @staticmethod
+    def _row(listed: ListedSession, trash: bool) -> SidebarRow:
+        return SidebarRow(
+            path=(TRASH_PREFIX if trash else PREFIX) + listed.id,
+            id=listed.id,
+            cwd=listed.cwd or "",
+            title=listed.title or NEW_SESSION_TITLE,
+            last_activity=(listed.trashed_at if trash else None) or listed.last_activity,
+            in_trash=trash,
+            message_count=listed.message_count,
+        )
+
+    async def sessions(self, query: str | None = None) -> list[SidebarRow]:
+        return [self._row(r, False) for r in await self.repo.listed(query or None)]
+
+    async def trash(self) -> list[SidebarRow]:
+        return [self._row(r, True) for r in await self.repo.listed(trashed=True)]
+
+    async def create(self, cwd: str) -> Session:
+        return await self.repo.create(cwd=cwd)
+
+    async def open(self, ref: str) -> Session:
+        if ref.startswith(TRASH_PREFIX):
+            raise SessionError("not_found", "This session is in the trash")
+        return await self.repo.open(_meta(self._id(ref)))
+
+    async def open_progressive(self, ref: str) -> SessionOpening | None:
+        return None  # a database session opens from its rows
+
+    def ref_of(self, session: Session) -> str:
+        return PREFIX + session.metadata.id
+
+    def holds(self, ref: str) -> bool:
+        return ref.startswith((PREFIX, TRASH_PREFIX))
+
+    async def find(self, id_or_ref: str) -> str | None:
+        wanted = self._id(id_or_ref)
+        return PREFIX + wanted if await self.repo.exists(wanted) else None
+
+    async def fork(self, ref: str, cwd: str, at: str | None = None) -> Session:
+        return await self.repo.fork(_meta(self._id(ref)), cwd=cwd, entry_id=at, position="at")
+
+    async def move_to_trash(self, ref: str) -> str | None:
+        session_id = self._id(ref)
+        if not await self.repo.set_trashed(session_id, datetime.now(UTC).isoformat()):
+            return None
+        return TRASH_PREFIX + session_id
+
+    async def restore(self, trash_ref: str) -> str:
+        session_id = self._id(trash_ref)
+        if not await self.repo.set_trashed(session_id, None):
+            raise SessionError("not_found", f"{trash_ref} is no longer in the trash")
+        return PREFIX + session_id
+
+    async def discard(self, ref: str) -> None:
+        await self.repo.delete(_meta(self._id(ref)))
+
+    async def repair(self, ref: str) -> str:
+        source = await self.repo.open(_meta(self._id(ref)), write=False)
+        cwd = source.metadata.cwd or ""
+        source.get_storage().force_close()
+        repaired = await self.repo.fork(_meta(self._id(ref)), cwd=cwd)
+        new_ref = self.ref_of(repaired)
+        await repaired.close()
+        return new_ref
+
+    async def copy_jsonl(self, ref: str, dest: str) -> None:
+        session = await self.repo.open(_meta(self._id(ref)), write=False)
+        try:
+            await session.save_copy(dest)
+        finally:
+            session.get_storage().force_close()
+
+    async def backup(self, dest: str) -> int:
+        refs = [PREFIX + meta.id for meta in await self.repo.list()]
+        return await backup_copies(self, refs, dest)
+
+    async def changed(self, ref: str, opened: Session | None = None) -> None:
+        """The server keeps the list's facts with the entries: nothing to do."""
+
+    async def convert(self, ref: str) -> str:
+        raise SessionError("invalid_argument", "This session is already in the current format")
+
+    async def copy_in(self, path: str) -> str:
+        cwd, copies = await entries_of_file(path)
+        session = await self.repo.create_from_entries(copies, cwd=cwd, parent_session_path=path)
+        ref = self.ref_of(session)
+        await session.close()
+        return ref
+
+    async def close(self) -> None:
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            await asyncio.to_thread(listener.stop)
+        await self.repo.close()
+
+
+class Shared:
+    """The outcome of `connect_shared`: the store to use, and what to tell the user."""
+
+    def __init__(self, store: SessionStore, problem: str | None) -> None:
+        self.store = store
+        self.problem = problem
+
+    def attach(self, workbench: Workbench) -> None:
+        """Once the workbench is started: follow other computers, or say why the
+        sessions are local files for now."""
+        if isinstance(self.store, PostgresStore):
+            self.store.watch(Follower(workbench).on_event)
+        elif self.problem is not None:
+            workbench.notify(
+                "store",
+                "The session server cannot be used: {problem}. You are working on local"
+                " session files for now; restart the app to try the server again.",
+                problem=self.problem,
+            )
+            workbench._changed(Changes(notices=True))
+
+
+async def connect_shared(url: str, password: str | None, *, fallback: SessionStore) -> Shared:
+    """A `PostgresStore` on ``url`` once the server answers (its schema brought up to
+    date); otherwise ``fallback`` (local files) and the reason, said at start-up."""
+    from desktop_agent.session import PostgresSessionRepo
+
+    if not url.strip():
+        return Shared(fallback, 'no server is set (--database-url or "database_url")')
+    repo = PostgresSessionRepo(url, password=password)
+    try:
+        await repo.connect()
+    except SessionError as exc:
+        await repo.close()
+        log.warning("the session server cannot be used: %s", exc.message)
+        return Shared(fallback, exc.message)
+    await fallback.close()
+    return Shared(PostgresStore(repo), None)
+
+
+STORE_NAMES = {
+    "jsonl": "as Pi-compatible files on this computer",
+    "sqlite": "in one SQLite database on this computer",
+    "postgres": "on the PostgreSQL server",
+}
+
+
+async def apply_store_form(wb: Workbench, form: SettingsForm) -> list[str]:
+    """Where sessions are kept, from the Settings dialog: saved for the next start; a
+    password (typed apart, or in the URL) goes to the keychain, never to the settings."""
+    notes: list[str] = []
+    url, in_url = split_password(form.database_url)
+    password = form.database_password or in_url
+    if password:
+        if wb.redactor is not None:
+            wb.redactor.add_secret(password, "password")
+        try:
+            await wb.models.keystore.set(DATABASE_KEY, password)
+        except KeyStoreError as exc:
+            notes.append(f"The server's password was not kept: {exc}")
+    settings = wb.settings
+    if (form.store, url) != (settings.store, settings.database_url):
+        settings.store, settings.database_url = form.store, url
+        notes.append(
+            f"Sessions will be kept {STORE_NAMES.get(form.store, form.store)} from the next"
+            " start of the app."
+        )
+    return notes
