@@ -9,6 +9,7 @@ and `ApprovalPolicy.check(...)` before running it.
 from desktop_agent.tools._approval import (
     APPROVAL_CUSTOM_TYPE,
     DEFAULT_RULES,
+    MCP_PREFIX,
     ApprovalCallback,
     ApprovalDecision,
     ApprovalOutcome,
@@ -17,6 +18,7 @@ from desktop_agent.tools._approval import (
     ApprovalRequest,
     Rule,
     build_request,
+    server_rule,
 )
 from desktop_agent.tools._base import (
     CallPreview,
@@ -63,6 +65,7 @@ __all__ = [
     "APPROVAL_CUSTOM_TYPE",
     "BUILT_IN_TOOL_NAMES",
     "DEFAULT_RULES",
+    "MCP_PREFIX",
     "ApprovalCallback",
     "ApprovalDecision",
     "ApprovalOutcome",
@@ -107,4 +110,5 @@ __all__ = [
     "run_tool",
     "scrub_environment",
     "seatbelt_profile",
+    "server_rule",
 ]

@@ -108,10 +108,23 @@ DEFAULT_RULES: Mapping[str, Rule] = {
 }
 
 
+MCP_PREFIX = "mcp__"
+
+
+def server_rule(tool_name: str) -> str | None:
+    """``mcp__<server>`` for an MCP tool name ``mcp__<server>__<tool>``, else ``None``
+    (the rule that covers every tool of that server)."""
+    if not tool_name.startswith(MCP_PREFIX):
+        return None
+    server, sep, _tool = tool_name[len(MCP_PREFIX) :].partition("__")
+    return f"{MCP_PREFIX}{server}" if sep and server else None
+
+
 class ApprovalPolicy:
     """Decides per call; remembers "always allow" per tool for this session.
 
-    The rule of a tool is, in order: an explicit rule given to the constructor, the
+    The rule of a tool is, in order: an explicit rule given to the constructor (for an
+    MCP tool ``mcp__<server>__<tool>``, then the rule ``mcp__<server>`` of its server), the
     built-in default (ask before ``bash``, ``write``, ``edit``; allow the read-only
     tools), ``ask`` if the tool says it `needs_approval`, else ``ask`` for unknown tools
     and ``allow`` for known read-only ones. "Ask" without a callback, a dismissed prompt
@@ -148,6 +161,9 @@ class ApprovalPolicy:
     def rule_for(self, tool_name: str, tool: Tool[Any] | None = None) -> Rule:
         if tool_name in self.rules:
             return self.rules[tool_name]
+        server = server_rule(tool_name)
+        if server is not None and server in self.rules:
+            return self.rules[server]
         if tool is not None and tool.needs_approval:
             return "ask"
         if tool_name in DEFAULT_RULES:

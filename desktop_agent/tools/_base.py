@@ -126,11 +126,14 @@ class CallPreview:
 
 
 class Tool(ABC, Generic[ParamsT]):
-    """A tool the agent may call. Subclasses set the class attributes and `execute`."""
+    """A tool the agent may call. Subclasses set the class attributes and `execute`.
 
-    name: ClassVar[str]
-    label: ClassVar[str]
-    description: ClassVar[str]
+    ``name``, ``label`` and ``description`` may also be set per instance (MCP tools are
+    instances of one class, each named after the server's tool)."""
+
+    name: str
+    label: str
+    description: str
     parameters: ClassVar[type[BaseModel]]
     execution_mode: ClassVar[ExecutionMode] = "parallel"
     needs_approval: ClassVar[bool] = False

@@ -1,0 +1,62 @@
+"""Real MCP servers for the tests: the SDK's MCPServer (tests/mcp/mcp_server.py) as a
+subprocess over stdio, or over Streamable HTTP on 127.0.0.1."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from desktop_agent.mcp import McpServerConfig
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def stdio_server(*flags: str, **extra: object) -> McpServerConfig:
+    """A config that starts the test server over stdio with ``flags``."""
+    return McpServerConfig.model_validate(
+        {
+            "command": sys.executable,
+            "args": ["-m", "tests.mcp.mcp_server", *flags],
+            "cwd": str(REPO),
+            **extra,
+        }
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def http_server(tmp_path: Path) -> Iterator[str]:
+    """The test server over Streamable HTTP; yields its URL."""
+    port = free_port()
+    log = tmp_path / "http-server.log"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.mcp.mcp_server", "--http", str(port), "--log", str(log)],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        else:
+            raise AssertionError("the HTTP test server did not listen within 30 s")
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(10)
