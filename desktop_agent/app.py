@@ -49,6 +49,7 @@ from desktop_agent.tools import BashTool, built_in_tools, detect_sandbox
 from desktop_agent.utils import RedactingFilter
 from desktop_agent.workbench import (
     JsonlStore,
+    McpServers,
     Models,
     SessionStore,
     Shared,
@@ -245,6 +246,8 @@ def run(argv: list[str]) -> int:
             prompt_dirs=[default_pi_agent_dir(Path.home(), os.environ), dirs.config],
             home=Path.home(),
             checkpoints=CheckpointStore(dirs.data / "checkpoints"),
+            # Started once the window is painted; the redactor learns their secrets now.
+            mcp=McpServers.load(dirs.config / "mcp.json", redactor=redactor.redactor),
         )
         await workbench.start()
         shared.attach(workbench)

@@ -29,7 +29,14 @@ from desktop_agent.config import (
 from desktop_agent.harness import HarnessSettings
 from desktop_agent.session import JsonlSessionRepo, Session, SessionIndex, SqliteSessionRepo
 from desktop_agent.tools import BashTool, Sandbox, built_in_tools
-from desktop_agent.workbench import JsonlStore, Models, SessionStore, SqliteStore, Workbench
+from desktop_agent.workbench import (
+    JsonlStore,
+    McpServers,
+    Models,
+    SessionStore,
+    SqliteStore,
+    Workbench,
+)
 from tests.config.conftest import MemoryKeyring
 
 STORES = ("jsonl", "sqlite")
@@ -72,11 +79,13 @@ def make_workbench(
     checkpoints: bool = False,
     sandbox: Sandbox | None = None,
     database_url: str | None = None,
+    mcp: McpServers | None = None,
 ) -> Workbench:
     """A workbench over ``data`` whose registry holds ``models`` (default model: the
     first); ``pi_folder``: the Pi CLI's sessions folder beside ours; ``prompt_dirs``:
     the global folders of context files, skills and templates (default: the app's config
-    folder in ``data``, as app.py has it; never the real ~/.pi)."""
+    folder in ``data``, as app.py has it; never the real ~/.pi); ``mcp``: its MCP
+    servers (none by default)."""
     data.mkdir(parents=True, exist_ok=True)
     listed = models if isinstance(models, list) else [models]
     settings_file = data / "config" / "settings.json"
@@ -116,6 +125,7 @@ def make_workbench(
         tools=built_in_tools
         if sandbox is None
         else lambda: built_in_tools(bash=BashTool(sandbox=sandbox)),
+        mcp=mcp,
     )
 
 

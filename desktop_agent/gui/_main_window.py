@@ -184,6 +184,7 @@ class MainWindow(QMainWindow):
     def _first_paint_done(self) -> None:
         log.info("The window is shown")
         self.presenter.shown()
+        self.wb.start_mcp()  # servers start in the background, after the first paint
         linecache.clearcache()  # see _warm_up_when_settled
         if self._warm_up_enabled:
             # Not one of the window's tasks while it waits: `settle_tasks` does not wait

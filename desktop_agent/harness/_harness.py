@@ -200,9 +200,12 @@ class AgentHarness:
         tool_output_dir: Path | None = None,
         redactor: Redactor | None = None,
         checkpoints: FolderCheckpoints | None = None,
+        more_tools: Callable[[], Sequence[Tool[Any]]] | None = None,
     ) -> None:
         """``tools`` may be loop tools or `desktop_agent.tools.Tool`s; the latter run in
         ``workspace`` under ``approval_policy`` (decisions are recorded in the session).
+        ``more_tools`` is asked before every request for tools that come and go (the
+        MCP servers' tools): they are offered while it lists them, beside the active ones.
 
         ``model`` may be None (no usable model yet, as Pi allows): the harness then
         navigates, labels and records settings, and `prompt` raises ``no_model``.
@@ -219,21 +222,13 @@ class AgentHarness:
         self._model = model
         self.workspace = workspace
         self.approval_policy = approval_policy
+        self._tool_output_dir = tool_output_dir
         wrapped: list[AgentTool] = []
         for tool in tools:
             if isinstance(tool, Tool):
                 if workspace is None:
                     raise HarnessError("invalid_argument", "Built-in tools need a workspace")
-                wrapped.append(
-                    WorkspaceTool(
-                        tool,
-                        workspace=workspace,
-                        policy=approval_policy,
-                        record=self.record,
-                        output_dir=tool_output_dir,
-                        redaction=self.redaction,
-                    )
-                )
+                wrapped.append(self._wrap(tool, workspace))
             else:
                 wrapped.append(tool)
         self.checkpoints: TurnCheckpoints | None = None
@@ -245,6 +240,8 @@ class AgentHarness:
                 for t in wrapped
             ]
         self._tools = {t.definition.name: t for t in wrapped}
+        self._more_tools = more_tools
+        self._more_wrapped: dict[int, tuple[Tool[Any], AgentTool]] = {}
         self._system_prompt: str | PromptSource = system_prompt or DEFAULT_SYSTEM_PROMPT
         self._thinking_level = thinking_level
         self._active: list[str] = (
@@ -266,6 +263,35 @@ class AgentHarness:
         self._run_task: asyncio.Task[AssistantMessage | None] | None = None
         self._persistence_failing = False
         self._overflow_recovered = False
+
+    def _wrap(self, tool: Tool[Any], workspace: Workspace) -> AgentTool:
+        return WorkspaceTool(
+            tool,
+            workspace=workspace,
+            policy=self.approval_policy,
+            record=self.record,
+            output_dir=self._tool_output_dir,
+            redaction=self.redaction,
+        )
+
+    def turn_tools(self) -> list[AgentTool]:
+        """The tools of the next request: the active ones, then those `more_tools` lists
+        now (not the ones whose name an active tool has; none without a workspace)."""
+        tools = [self._tools[n] for n in self._active if n in self._tools]
+        if self._more_tools is None or self.workspace is None:
+            return tools
+        taken = {t.definition.name for t in tools}
+        wrapped: dict[int, tuple[Tool[Any], AgentTool]] = {}
+        for tool in self._more_tools():
+            if tool.name in taken:
+                continue
+            taken.add(tool.name)
+            known = self._more_wrapped.get(id(tool))
+            pair = known if known is not None and known[0] is tool else None
+            wrapped[id(tool)] = pair or (tool, self._wrap(tool, self.workspace))
+            tools.append(wrapped[id(tool)][1])
+        self._more_wrapped = wrapped
+        return tools
 
     # ------------------------------------------------------------- properties
 
@@ -494,11 +520,8 @@ class AgentHarness:
     # ------------------------------------------------------------- runs
 
     def tool_lines(self) -> list[ToolLine]:
-        """The tools that are on, as the system prompt names them."""
-        return [
-            ToolLine(t.definition.name, t.definition.description)
-            for t in (self._tools[n] for n in self._active if n in self._tools)
-        ]
+        """The tools that are on (the MCP servers' too), as the system prompt names them."""
+        return [ToolLine(t.definition.name, t.definition.description) for t in self.turn_tools()]
 
     async def system_prompt(self) -> str:
         """The system prompt the next turn sends (a source is asked off the loop: it
@@ -516,7 +539,7 @@ class AgentHarness:
             # A tool call cut off by a crash gets an "interrupted" result (context only).
             messages=with_interrupted_results(await _read_all(context.messages)),
             system_prompt=await self.system_prompt(),
-            tools=[self._tools[n] for n in self._active if n in self._tools],
+            tools=self.turn_tools(),
             options=StreamOptions(
                 api_key=self._get_api_key(model),
                 thinking_level=self._thinking_level,  # type: ignore[arg-type]

@@ -25,11 +25,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from desktop_agent.utils import is_secret_variable
 from desktop_agent.utils.atomic import atomic_write
 
 Transport = Literal["stdio", "http", "sse"]
 DEFAULT_INIT_TIMEOUT = 30.0
 DEFAULT_CALL_TIMEOUT = 600.0
+_SECRET_HEADERS = frozenset(
+    ("authorization", "proxy-authorization", "cookie", "x-api-key", "api-key", "x-auth-token")
+)
 
 
 class McpConfigError(Exception):
@@ -71,11 +75,17 @@ class McpServerConfig(BaseModel):
         return "http"
 
     def secrets(self) -> list[str]:
-        """The values of ``env`` and ``headers`` (the redactor learns them all)."""
-        values = [*self.env.values(), *self.headers.values()]
-        # "Bearer abc": the token alone is the secret too.
-        values += [v.split(None, 1)[1] for v in self.headers.values() if " " in v.strip()]
-        return [v for v in values if len(v) >= 4]
+        """The secret values of ``env`` and ``headers`` (keys, tokens, passwords, any
+        ``Authorization``); plain settings such as a log level or a folder are left out."""
+        values = [v for k, v in self.env.items() if is_secret_variable(k, v)]
+        for name, value in self.headers.items():
+            if name.lower() in _SECRET_HEADERS or is_secret_variable(name, value):
+                values.append(value)
+                # "Bearer abc": the token alone is the secret too.
+                scheme, _, token = value.strip().partition(" ")
+                if token and scheme.isalpha():
+                    values.append(token.strip())
+        return [v for v in values if v]
 
     def to_json(self) -> dict[str, Any]:
         """The entry as written to ``mcp.json`` (defaults left out)."""

@@ -28,7 +28,7 @@ from desktop_agent.tools import ToolResult
 
 _log = logging.getLogger(__name__)
 T = TypeVar("T")
-Listener = Callable[[], None]
+Listener = Callable[[], object]
 
 
 class _Worker:
@@ -73,6 +73,7 @@ class McpManager:
         self._tools: dict[str, list[ServerTool]] = {}
         self._listeners: list[Listener] = []
         self._closed = False
+        self._tool_cache: list[McpTool] | None = None
 
     # ------------------------------------------------------------- views (caller's loop)
 
@@ -88,7 +89,13 @@ class McpManager:
         return out
 
     def tools(self) -> list[McpTool]:
-        """The tools of the ready, enabled servers (allow-lists applied), uniquely named."""
+        """The tools of the ready, enabled servers (allow-lists applied), uniquely named;
+        the same objects until a status or a tool list changes."""
+        if self._tool_cache is None:
+            self._tool_cache = self._build_tools()
+        return list(self._tool_cache)
+
+    def _build_tools(self) -> list[McpTool]:
         out: list[McpTool] = []
         taken: set[str] = set()
         for name, server in self.config.servers.items():
@@ -146,6 +153,7 @@ class McpManager:
         connection = ServerConnection(name, server, self._changed)
         self._connections[name] = connection
         self._status[name] = ServerStatus(name, "starting", 0, "", server.transport)
+        self._tool_cache = None
         worker.loop.call_soon_threadsafe(connection.start)
 
     def _changed(self, connection: ServerConnection) -> None:
@@ -164,6 +172,10 @@ class McpManager:
             return  # a connection replaced since
         self._status[status.name] = status
         self._tools[status.name] = tools
+        self._tell()
+
+    def _tell(self) -> None:
+        self._tool_cache = None
         for listener in list(self._listeners):
             try:
                 listener()
@@ -194,12 +206,14 @@ class McpManager:
         for name, server in config.enabled().items():
             if name not in self._connections:
                 self._connect(name, server)
-        for listener in list(self._listeners):
-            listener()
+        self._tell()
 
     async def close(self) -> None:
         """Stop every server and the worker thread."""
         self._closed = True
+        self._status.clear()  # all "stopped" now (not told: the window is closing)
+        self._tools.clear()
+        self._tool_cache = None
         worker, self._worker = self._worker, None
         if worker is None:
             return

@@ -37,6 +37,7 @@ from desktop_agent.workbench._map import (
     query_words,
     text_matches,
 )
+from desktop_agent.workbench._mcp import McpServers
 from desktop_agent.workbench._models import Models, label_of
 from desktop_agent.workbench._pg_store import PostgresStore, Shared, connect_shared
 from desktop_agent.workbench._project import (
@@ -115,6 +116,7 @@ __all__ = [
     "MapFilter",
     "MapRow",
     "MapUpdate",
+    "McpServers",
     "MessageEndEvent",
     "MessageLoader",
     "MessageSavedEvent",

@@ -23,7 +23,8 @@ class Changes:
       place among their siblings (the chat gives their cards Edit and ``‹ n/m ›``).
     - ``sessions``: the session list or the trash.
     - ``usage``, ``save_state``, ``notices``, ``models`` (list, current, thinking),
-      ``draft`` (composer text), ``running`` (a run started or settled).
+      ``draft`` (composer text), ``running`` (a run started or settled), ``mcp`` (an MCP
+      server's status or tools).
     """
 
     session: bool = False
@@ -38,6 +39,7 @@ class Changes:
     models: bool = False
     draft: bool = False
     running: bool = False
+    mcp: bool = False
 
     def __or__(self, other: Changes) -> Changes:
         values: dict[str, Any] = {}

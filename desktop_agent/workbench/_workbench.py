@@ -99,6 +99,7 @@ from desktop_agent.workbench._map import (
     find_entries,
     tooltip_text,
 )
+from desktop_agent.workbench._mcp import McpServers, mcp_changed
 from desktop_agent.workbench._models import Models
 from desktop_agent.workbench._pg_store import apply_store_form
 from desktop_agent.workbench._project import (
@@ -250,8 +251,12 @@ class Workbench:
         home: Path | None = None,
         checkpoints: CheckpointStore | None = None,
         sandbox: Sandbox | None = None,
+        mcp: McpServers | None = None,
     ) -> None:
         self.store = store
+        self.mcp = mcp or McpServers()
+        """The MCP servers (started after the first paint, `start_mcp`); their tools go
+        to every harness, their failures become notices (`workbench._mcp`)."""
         self.sandbox = sandbox
         """The shell's OS sandbox (shared with the bash tool): its network switch follows
         Settings; where none works, a notice says so once."""
@@ -338,6 +343,7 @@ class Workbench:
         """Our folder's index still being brought in line after `INDEX_WAIT_S`."""
         self._restored = False  # `restore` ran (what `start` left to it was taken)
         models.changed = self._on_models_changed
+        self.mcp.subscribe(lambda: self._changed(mcp_changed(self.mcp, self.notify)))
 
     # ------------------------------------------------------------ listeners, tasks
 
@@ -464,9 +470,15 @@ class Workbench:
             task.cancel()
         while self._tasks:
             await asyncio.wait(list(self._tasks))
+        await self.mcp.close()
         await self.store.close()
         if self.pi is not None:
             await self.pi.close()
+
+    def start_mcp(self) -> Changes:
+        """Start the MCP servers in the background (the window calls it once painted)."""
+        self.mcp.start()
+        return self._changed(mcp_changed(self.mcp, self.notify))
 
     # ------------------------------------------------------------ views
 
@@ -911,6 +923,7 @@ class Workbench:
             settings=self.harness_settings,
             redactor=self.redactor,
             checkpoints=self.files.files.store.folder(cwd) if self.files and workspace else None,
+            more_tools=self.mcp.tools,
         )
         self._unsubscribe = harness.subscribe(self._on_harness_event)
         self.harness = harness

@@ -23,7 +23,7 @@ CLAUDE_DESKTOP = {
         "filesystem": {
             "command": "npx",
             "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"],
-            "env": {"GITHUB_TOKEN": "ghp_abcdefghijklmnop"},
+            "env": {"GITHUB_TOKEN": "ghp_abcdefghijklmnop", "LOG_LEVEL": "debug-verbose"},
         },
         "tracker": {
             "url": "https://tracker.example/mcp",
@@ -48,7 +48,11 @@ def test_a_pasted_claude_desktop_block_loads_with_transports_and_secrets(tmp_pat
         "off": "stdio",
     }
     assert list(config.enabled()) == ["filesystem", "tracker", "legacy"]
-    assert set(config.secrets()) >= {"ghp_abcdefghijklmnop", "sk-tracker-secret"}
+    assert config.secrets() == [
+        "ghp_abcdefghijklmnop",
+        "Bearer sk-tracker-secret",
+        "sk-tracker-secret",
+    ]
     fs = config.servers["filesystem"]
     assert (fs.init_timeout, fs.timeout) == (30.0, 600.0)
 

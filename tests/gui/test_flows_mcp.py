@@ -1,0 +1,141 @@
+"""An MCP server's tool in the real window (issue 20): a server in mcp.json, the approval
+rule ``mcp__<server>`` allowed, a prompt whose scripted model calls one of its tools. The
+card shows the result, the next request carries it, the session file keeps it, and after
+a restart of the app the next request offers the server's tools again."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from pytestqt.qtbot import QtBot
+
+from desktop_agent.ai import ToolResultMessage
+from desktop_agent.config import Settings
+from desktop_agent.gui import MainWindow
+from desktop_agent.utils import Redactor
+from desktop_agent.workbench import McpServers
+from tests._workbench import make_workbench
+from tests.ai.provider_server import ProviderServer, Reply, ToolCallSpec
+from tests.gui._window import (
+    close,
+    idle,
+    open_window,
+    painted,
+    painted_text,
+    run,
+    type_and_send,
+)
+from tests.mcp.conftest import REPO
+
+TOKEN = "mcp-test-token-0123456789abcdef"
+ECHOED = f"from the model {TOKEN}"
+
+
+def write_config(data: Path) -> Path:
+    path = data / "config" / "mcp.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    server = {
+        "command": sys.executable,
+        "args": ["-m", "tests.mcp.mcp_server"],
+        "cwd": str(REPO),
+        "env": {"TESTS_API_TOKEN": TOKEN},
+    }
+    path.write_text(json.dumps({"mcpServers": {"tests": server}}))
+    return path
+
+
+def mcp_window(qtbot: QtBot, data: Path, provider: ProviderServer, workspace: Path) -> MainWindow:
+    model = provider.model("anthropic-messages")
+    settings = Settings(
+        default_model=model.key,
+        approval={"bash": "ask", "mcp__tests": "allow"},
+        discover_local_servers=False,
+    )
+    redactor = Redactor()
+    mcp = McpServers.load(data / "config" / "mcp.json", redactor=redactor)
+    wb = make_workbench(data, model, settings=settings, mcp=mcp)
+    wb.redactor = redactor
+    window = open_window(qtbot, data, model, workbench=wb)
+    window.wb.state.last_workspace = str(workspace)
+    # Started by the first paint, in the background: ready a little later.
+    assert [s.state for s in wb.mcp.statuses()] in (["starting"], ["ready"])
+    qtbot.waitUntil(lambda: wb.mcp.statuses()[0].state == "ready", timeout=30_000)
+    return window
+
+
+def send(qtbot: QtBot, window: MainWindow, provider: ProviderServer, text: str) -> list[Any]:
+    """Type ``text``, press Enter, wait for the run; the bodies of the requests it made."""
+    before = len(provider.requests)
+    type_and_send(qtbot, window, text)
+    idle(qtbot, window)
+    return [r.body for r in provider.requests[before:] if r.method == "POST"]
+
+
+def tool_names(body: Any) -> list[str]:
+    return [t["name"] for t in body.get("tools", [])]
+
+
+def all_text(window: MainWindow) -> str:
+    rows = window.chat.model.rowCount()
+    return "\n".join(painted_text(painted(window, r)) for r in range(rows))
+
+
+def test_a_server_tool_is_offered_called_shown_sent_back_kept_and_offered_after_a_restart(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    data = tmp_path / "data"
+    write_config(data)
+    window = mcp_window(qtbot, data, provider, workspace)
+    wb = window.wb
+    run(qtbot, window.new_session(str(workspace)))
+    provider.script(
+        Reply(tool_calls=[ToolCallSpec("call_1", "mcp__tests__echo", {"text": ECHOED})]),
+        Reply(text="The server answered."),
+    )
+    posts = send(qtbot, window, provider, "ask the server")
+    assert len(posts) == 2
+    assert "mcp__tests__echo" in tool_names(posts[0])
+    assert "bash" in tool_names(posts[0])
+    echo = next(t for t in posts[0]["tools"] if t["name"] == "mcp__tests__echo")
+    assert echo["description"] == "Echo the text back."
+    assert echo["input_schema"]["required"] == ["text"]
+    # The next request carries the result.
+    sent = json.dumps(posts[1]["messages"])
+    assert "echo: from the model" in sent
+    # The card shows it.
+    shown = all_text(window)
+    assert "echo: from the model" in shown
+    assert "The server answered." in shown
+    # The session file keeps it; the server's token (from its env in mcp.json), which the
+    # model sent and the server echoed, is redacted there.
+    session = wb.session
+    assert session is not None
+    path = Path(session.metadata.path or "")
+    results = [
+        m
+        for i in session.branch_ids()
+        if isinstance(m := session.get_message(i), ToolResultMessage)
+    ]
+    assert [(r.tool_name, r.is_error) for r in results] == [("mcp__tests__echo", False)]
+    text = path.read_text()
+    assert "echo: from the model" in text
+    assert TOKEN not in text
+    close(qtbot, window)
+    assert wb.mcp.statuses()[0].state == "stopped"
+
+    # Restart the app on the same data folder: the next request offers the tools again.
+    window = mcp_window(qtbot, data, provider, workspace)
+    provider.script(Reply(text="Still here."))
+    posts = send(qtbot, window, provider, "again")
+    assert len(posts) == 1
+    assert "mcp__tests__echo" in tool_names(posts[0])
+    assert "Still here." in all_text(window)
+    close(qtbot, window)
