@@ -11,11 +11,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtWidgets import QPlainTextEdit
 from pytestqt.qtbot import QtBot
 
 from desktop_agent.ai import ToolResultMessage
 from desktop_agent.config import Settings
 from desktop_agent.gui import MainWindow
+from desktop_agent.gui._dialogs import ApprovalDialog
+from desktop_agent.tools import ApprovalDecision, ApprovalRequest
 from desktop_agent.utils import Redactor
 from desktop_agent.workbench import McpServers
 from tests._workbench import make_workbench
@@ -138,4 +141,48 @@ def test_a_server_tool_is_offered_called_shown_sent_back_kept_and_offered_after_
     assert len(posts) == 1
     assert "mcp__tests__echo" in tool_names(posts[0])
     assert "Still here." in all_text(window)
+    close(qtbot, window)
+
+
+def test_without_a_rule_the_dialog_names_server_and_tool_and_progress_shows_on_the_card(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    data = tmp_path / "data"
+    write_config(data)
+    window = mcp_window(qtbot, data, provider, workspace)
+    wb = window.wb
+    wb.settings.approval.pop("mcp__tests")  # MCP tools ask by default
+    run(qtbot, window.new_session(str(workspace)))
+    asked: list[ApprovalRequest] = []
+    answer_now = asyncio.Event()
+
+    async def approve(request: ApprovalRequest) -> ApprovalDecision:
+        asked.append(request)
+        await answer_now.wait()
+        return ApprovalDecision.ALLOW_ONCE
+
+    wb.approver = approve
+    provider.script(
+        Reply(tool_calls=[ToolCallSpec("call_1", "mcp__tests__slow", {"seconds": 1.5})]),
+        Reply(text="Slow is done."),
+    )
+    type_and_send(qtbot, window, "be slow")
+    qtbot.waitUntil(lambda: bool(asked), timeout=10_000)
+    dialog = ApprovalDialog(window, asked[0])
+    qtbot.addWidget(dialog)
+    body = dialog.findChild(QPlainTextEdit, "approvalText")
+    assert body is not None
+    assert body.toPlainText() == "MCP server 'tests', tool 'slow'\n{\n  \"seconds\": 1.5\n}"
+    assert "mcp__tests__slow" in dialog.windowTitle()
+    dialog.reject()
+    answer_now.set()
+    # The server's progress notification reaches the card while the call runs.
+    qtbot.waitUntil(lambda: "1/3 started" in all_text(window), timeout=10_000)
+    idle(qtbot, window)
+    shown = all_text(window)
+    assert "slow done" in shown and "Slow is done." in shown
     close(qtbot, window)
