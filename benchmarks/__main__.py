@@ -1,7 +1,7 @@
 """``python -m benchmarks``: generate realistic sessions; measure the session layer and the GUI.
 
 Options: ``--only session|pi|gui|app|map|pi-sessions|safety|highlight|prompt|checkpoints|
-postgres`` runs one part;
+postgres|mcp`` runs one part;
 ``--check`` exits 1 when a target of issue 2 or 5 fails; ``--regenerate`` rebuilds the
 cached data under ``benchmarks/out/``; ``--profile`` adds cProfile listings of open +
 build_context and of appends; ``--seed`` picks another deterministic data set;
@@ -44,13 +44,14 @@ def main(argv: list[str] | None = None) -> int:
             "prompt",
             "checkpoints",
             "postgres",
+            "mcp",
         ),
         help="run only the session layer (with Pi), only the comparison with Pi, only the GUI,"
         " only the whole app against Pi, only the branch map, only the Pi sessions source"
         " (thousands of Pi files), only the safety benchmarks (redaction, contained writes),"
         " only code highlighting, only the system prompt of a turn, only workspace"
-        " checkpoints (20,000 files / 1 GB), or only the PostgreSQL store against SQLite and"
-        " JSONL",
+        " checkpoints (20,000 files / 1 GB), only the PostgreSQL store against SQLite and"
+        " JSONL, or only the launch with MCP servers",
     )
     parser.add_argument(
         "--huge",

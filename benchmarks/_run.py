@@ -55,7 +55,7 @@ class Options:
     regenerate: bool = False
     check: bool = False
     profile: bool = False
-    only: str | None = None  # one part: session, pi, gui, app, map, pi-sessions, safety, ...
+    only: str | None = None  # one part: session, pi, gui, app, map, pi-sessions, safety, mcp, ...
     huge: bool = False  # the whole-app comparison also restores the ~1 GB session
     open_runs: int = 3
     list_runs: int = 5
@@ -687,7 +687,16 @@ def run(opts: Options) -> int:
         f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs)",
         flush=True,
     )
-    no_data = ("safety", "map", "highlight", "pi-sessions", "prompt", "checkpoints", "postgres")
+    no_data = (
+        "safety",
+        "map",
+        "highlight",
+        "pi-sessions",
+        "prompt",
+        "checkpoints",
+        "postgres",
+        "mcp",
+    )
     data = ensure_data(opts) if opts.only not in no_data else None
     report = Report()
 
@@ -756,6 +765,11 @@ def run(opts: Options) -> int:
         from benchmarks._checkpoints import bench_checkpoints
 
         bench_checkpoints(report)
+
+    if opts.only in (None, "mcp"):
+        from benchmarks._mcp import bench_mcp_launch
+
+        bench_mcp_launch(report)
 
     report.section("summary")
     for name in report.passes:
