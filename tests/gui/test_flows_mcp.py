@@ -32,7 +32,7 @@ from tests.gui._window import (
     run,
     type_and_send,
 )
-from tests.mcp.conftest import REPO
+from tests.mcp._servers import REPO
 
 TOKEN = "mcp-test-token-0123456789abcdef"
 ECHOED = f"from the model {TOKEN}"

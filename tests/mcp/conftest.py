@@ -12,27 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop_agent.mcp import McpServerConfig
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-def stdio_server(*flags: str, **extra: object) -> McpServerConfig:
-    """A config that starts the test server over stdio with ``flags``."""
-    return McpServerConfig.model_validate(
-        {
-            "command": sys.executable,
-            "args": ["-m", "tests.mcp.mcp_server", *flags],
-            "cwd": str(REPO),
-            **extra,
-        }
-    )
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from tests.mcp._servers import REPO, free_port
 
 
 @pytest.fixture

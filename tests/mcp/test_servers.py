@@ -12,24 +12,9 @@ import pytest
 import pytest_asyncio
 
 from desktop_agent.ai import ImageContent, TextContent
-from desktop_agent.mcp import McpConfig, McpManager, McpServerConfig, McpTool, ServerStatus
+from desktop_agent.mcp import McpConfig, McpManager, McpServerConfig
 from desktop_agent.tools import ToolContext, ToolResult, Workspace, run_tool
-from tests.mcp.conftest import stdio_server
-
-
-async def until(manager: McpManager, name: str, *states: str, within: float = 30) -> ServerStatus:
-    """Wait until the server's status is one of ``states``."""
-    deadline = time.monotonic() + within
-    while True:
-        status = next(s for s in manager.statuses() if s.name == name)
-        if status.state in states:
-            return status
-        assert time.monotonic() < deadline, f"{name} stayed {status.state}: {status.detail}"
-        await asyncio.sleep(0.02)
-
-
-def tool(manager: McpManager, name: str) -> McpTool:
-    return next(t for t in manager.tools() if t.name == name)
+from tests.mcp._servers import stdio_server, tool, until
 
 
 @pytest_asyncio.fixture
