@@ -34,6 +34,7 @@ from desktop_agent.gui._composer import Composer
 from desktop_agent.gui._dialogs import Dialogs
 from desktop_agent.gui._file_changes import FileChangesDialog
 from desktop_agent.gui._keyboard import ChatActions, PaneCycler, set_tab_order
+from desktop_agent.gui._mcp import install_mcp_menu
 from desktop_agent.gui._panels import NoticeBar, StartPage, StatusBar, name_widgets
 from desktop_agent.gui._presenter import Presenter
 from desktop_agent.gui._search import HitNavigator
@@ -125,6 +126,7 @@ class MainWindow(QMainWindow):
         self.panes = PaneCycler(self)
         self.chat_actions = ChatActions(self)
         self.actions_by_name = install_actions(self)
+        install_mcp_menu(self)
         set_tab_order(self)
         name_widgets(self)
         self.focus_ring = FocusRing(self)

@@ -196,6 +196,9 @@ class McpManager:
     async def apply_config(self, config: McpConfig) -> None:
         """Use ``config`` from now on: stop removed, disabled or changed servers, start new ones."""
         old, self.config = self.config, config
+        if self._main is None or self._closed:  # not started (yet): only the new config
+            self._tell()
+            return
         for name, connection in list(self._connections.items()):
             new = config.servers.get(name)
             if new is None or new.disabled or new != old.servers.get(name):

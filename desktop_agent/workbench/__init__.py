@@ -15,6 +15,7 @@ from desktop_agent.agent import (
     ToolExecutionUpdateEvent,
 )
 from desktop_agent.harness import HarnessError, MessageSavedEvent, PersistenceErrorEvent
+from desktop_agent.mcp import McpConfigError
 from desktop_agent.workbench._changes import NOTHING, Changes
 from desktop_agent.workbench._checkpoints import FileDiff, TurnChanges
 from desktop_agent.workbench._copy import CopyReport, copy_sessions
@@ -37,7 +38,7 @@ from desktop_agent.workbench._map import (
     query_words,
     text_matches,
 )
-from desktop_agent.workbench._mcp import McpServers
+from desktop_agent.workbench._mcp import NEW_MCP_ENTRY, McpRow, McpServers, parse_entry
 from desktop_agent.workbench._models import Models, label_of
 from desktop_agent.workbench._pg_store import PostgresStore, Shared, connect_shared
 from desktop_agent.workbench._project import (
@@ -94,6 +95,7 @@ __all__ = [
     "LANE_COLORS",
     "LOCAL_PROVIDER",
     "MAP_FILTERS",
+    "NEW_MCP_ENTRY",
     "NEW_SESSION_TITLE",
     "NOTHING",
     "NO_SESSION",
@@ -116,6 +118,8 @@ __all__ = [
     "MapFilter",
     "MapRow",
     "MapUpdate",
+    "McpConfigError",
+    "McpRow",
     "McpServers",
     "MessageEndEvent",
     "MessageLoader",
@@ -156,6 +160,7 @@ __all__ = [
     "latest_leaf_under",
     "newest_first",
     "parse_app_command",
+    "parse_entry",
     "query_words",
     "text_matches",
     "to_html",

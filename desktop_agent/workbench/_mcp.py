@@ -8,20 +8,74 @@ reach a session file, the index or the logs) and builds the `McpManager`.
 
 from __future__ import annotations
 
+import asyncio
+import json
 import logging
 from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from desktop_agent.mcp import McpConfig, McpConfigError, McpManager, ServerStatus, load_mcp_config
+from pydantic import ValidationError
+
+from desktop_agent.mcp import (
+    McpConfig,
+    McpConfigError,
+    McpManager,
+    McpServerConfig,
+    ServerStatus,
+    load_mcp_config,
+    parse_mcp_config,
+    save_mcp_config,
+)
 from desktop_agent.tools import Tool
 from desktop_agent.utils import Redactor
 from desktop_agent.workbench._changes import Changes
 
 log = logging.getLogger(__name__)
 
-FAILED = "The MCP server {name} failed: {detail}"
-CONFIG_PROBLEM = "mcp.json: {problem}"
+NEW_MCP_ENTRY = '{\n  "command": "",\n  "args": []\n}'
+"""What Add shows: a stdio server's entry to fill in."""
+STATE_TEXTS = {
+    "starting": "{name}: starting…",
+    "ready": "{name}: ready ({tools} tools)",
+    "failed": "{name}: failed",
+    "stopped": "{name}: stopped",
+    "disabled": "{name}: disabled",
+}
+
+
+@dataclass(frozen=True)
+class McpRow:
+    """One server as the servers menu and dialog show it. ``text`` is an English
+    template (translated by the GUI) with ``{name}`` placeholders for ``args``."""
+
+    name: str
+    state: str
+    """``starting``, ``ready``, ``failed``, ``stopped`` or ``disabled``."""
+    text: str
+    args: tuple[tuple[str, str], ...]
+    enabled: bool
+    detail: str
+    entry: str
+    """The server's entry as indented JSON (what Edit shows)."""
+
+
+def parse_entry(text: str) -> McpServerConfig:
+    """One server's JSON object (as pasted into Edit); `McpConfigError` says what is wrong."""
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise McpConfigError(f"This is not valid JSON ({exc}).") from exc
+    if not isinstance(data, dict):
+        raise McpConfigError('A server is a JSON object such as {"command": "...", "args": []}.')
+    try:
+        return McpServerConfig.model_validate(data)
+    except ValidationError as exc:
+        reasons = "; ".join(
+            str(e.get("msg", "invalid")).removeprefix("Value error, ") for e in exc.errors()
+        )
+        raise McpConfigError(f"This server entry {reasons}.") from exc
 
 
 class McpServers:
@@ -40,6 +94,7 @@ class McpServers:
         self.problems = problems
         """Why ``mcp.json`` or some of its entries could not be used."""
         self.started = False
+        self.redactor: Redactor | None = None
         self.noticed: set[str] = set()
         """The notice keys shown for servers and the file (dropped when resolved)."""
 
@@ -55,7 +110,9 @@ class McpServers:
         problems = tuple(config.problems)
         for problem in problems:
             log.warning("mcp.json: %s", problem)
-        return cls(McpManager(config), path=path, problems=problems)
+        servers = cls(McpManager(config), path=path, problems=problems)
+        servers.redactor = redactor
+        return servers
 
     def start(self) -> None:
         """Start the enabled servers in the background (once; returns at once)."""
@@ -82,6 +139,87 @@ class McpServers:
     async def close(self) -> None:
         await self.manager.close()
 
+    # ------------------------------------------------------------- the servers dialog
+
+    def rows(self) -> list[McpRow]:
+        out = []
+        for status in self.statuses():
+            config = self.manager.config.servers.get(status.name)
+            enabled = config is not None and not config.disabled
+            state = status.state if enabled else "disabled"
+            args = (("name", status.name), ("tools", str(status.tools)))
+            entry = json.dumps(config.to_json() if config else {}, indent=2, ensure_ascii=False)
+            text = STATE_TEXTS[state]
+            out.append(McpRow(status.name, state, text, args, enabled, status.detail, entry))
+        return out
+
+    async def save(self, config: McpConfig) -> Changes:
+        """Write ``config`` to ``mcp.json`` (atomically, off the loop) and use it now."""
+        if self.path is None:
+            raise McpConfigError("There is no mcp.json to save the servers in.")
+        try:
+            await asyncio.to_thread(save_mcp_config, self.path, config)
+        except OSError as exc:
+            raise McpConfigError(f"Could not save {self.path}: {exc.strerror or exc}.") from exc
+        if self.redactor is not None:
+            self.redactor.add_secrets(config.secrets(), kind="MCP server secret")
+        self.problems = ()
+        await self.manager.apply_config(config)
+        return Changes(mcp=True, notices=True)
+
+    def _copy(self) -> McpConfig:
+        return McpConfig(servers=dict(self.manager.config.servers))
+
+    async def put(self, name: str, text: str, *, old: str | None = None) -> Changes:
+        """Add the server ``name`` (or replace ``old``) with the JSON entry ``text``."""
+        name = name.strip()
+        if not name:
+            raise McpConfigError("A server needs a name.")
+        entry = parse_entry(text)
+        config = self._copy()
+        if name != old and name in config.servers:
+            raise McpConfigError(f"There is already a server named {name}.")
+        if old is not None and old != name:
+            config.servers = {(name if k == old else k): v for k, v in config.servers.items()}
+        config.servers[name] = entry
+        return await self.save(config)
+
+    async def remove(self, name: str) -> Changes:
+        config = self._copy()
+        config.servers.pop(name, None)
+        return await self.save(config)
+
+    async def set_enabled(self, name: str, enabled: bool) -> Changes:
+        config = self._copy()
+        server = config.servers.get(name)
+        if server is None:
+            return Changes()
+        config.servers[name] = server.model_copy(update={"disabled": not enabled})
+        return await self.save(config)
+
+    async def import_file(self, path: Path) -> tuple[list[str], Changes]:
+        """Add the servers of a Claude Desktop (or Cursor, Claude Code, Pi) config file;
+        a name already used gets `` (imported)``. Returns the names added."""
+        try:
+            raw = await asyncio.to_thread(Path(path).read_bytes)
+            data = json.loads(raw)
+        except OSError as exc:
+            raise McpConfigError(f"Could not read {path}: {exc.strerror or exc}.") from exc
+        except ValueError as exc:
+            raise McpConfigError(f"{path} is not valid JSON ({exc}).") from exc
+        found = parse_mcp_config(data, str(path))
+        config = self._copy()
+        added = []
+        for name, server in found.servers.items():
+            if config.servers.get(name) == server:
+                continue
+            new = name if name not in config.servers else f"{name} (imported)"
+            config.servers[new] = server
+            added.append(new)
+        if not added:
+            return [], Changes()
+        return added, await self.save(config)
+
 
 Action = tuple[str, Callable[[], Coroutine[Any, Any, Changes]]]
 
@@ -103,12 +241,16 @@ def mcp_changed(servers: McpServers, notify: Notify) -> Changes:
         key = f"mcp-config:{i}"
         shown.add(key)
         if key not in servers.noticed:
-            changes = changes | notify(key, CONFIG_PROBLEM, problem=problem)
+            changes = changes | notify(key, "mcp.json: {problem}", problem=problem)
     for name, detail in servers.failures().items():
         key = f"mcp:{name}"
         shown.add(key)
         changes = changes | notify(
-            key, FAILED, ("Restart", _restarter(servers, name)), name=name, detail=detail
+            key,
+            "The MCP server {name} failed: {detail}",
+            ("Restart", _restarter(servers, name)),
+            name=name,
+            detail=detail,
         )
     for key in servers.noticed - shown:
         changes = changes | notify(key, None)

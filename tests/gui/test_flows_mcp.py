@@ -11,13 +11,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtWidgets import QPlainTextEdit
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QDialogButtonBox, QMenu, QPlainTextEdit
 from pytestqt.qtbot import QtBot
 
 from desktop_agent.ai import ToolResultMessage
 from desktop_agent.config import Settings
 from desktop_agent.gui import MainWindow
 from desktop_agent.gui._dialogs import ApprovalDialog
+from desktop_agent.gui._mcp import McpServersDialog
 from desktop_agent.tools import ApprovalDecision, ApprovalRequest
 from desktop_agent.utils import Redactor
 from desktop_agent.workbench import McpServers
@@ -185,4 +188,94 @@ def test_without_a_rule_the_dialog_names_server_and_tool_and_progress_shows_on_t
     idle(qtbot, window)
     shown = all_text(window)
     assert "slow done" in shown and "Slow is done." in shown
+    close(qtbot, window)
+
+
+def list_texts(dialog: McpServersDialog) -> list[str]:
+    return [dialog.list.item(i).text() for i in range(dialog.list.count())]
+
+
+def select(qtbot: QtBot, dialog: McpServersDialog, name: str) -> None:
+    row = next(i for i, r in enumerate(dialog._rows) if r.name == name)
+    rect = dialog.list.visualItemRect(dialog.list.item(row))
+    QTest.mouseClick(dialog.list.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert dialog.current() is not None and dialog.current().name == name  # type: ignore[union-attr]
+
+
+def test_the_servers_menu_and_dialog_add_edit_disable_restart_import_and_remove(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    data = tmp_path / "data"
+    config_file = write_config(data)
+    window = mcp_window(qtbot, data, provider, workspace)
+    wb = window.wb
+    menu = window.menuBar().findChild(QMenu, "mcpMenu")
+    assert menu is not None
+    menu.aboutToShow.emit()
+    titles = [a.text() for a in menu.actions() if a.menu() is not None]
+    assert titles == ["tests: ready (7 tools)"]
+    manage = next(a for a in menu.actions() if a.objectName() == "mcpManageAction")
+    manage.trigger()
+    dialog = window.findChild(McpServersDialog, "mcpServersDialog")
+    assert dialog is not None and dialog.isVisible()
+    assert list_texts(dialog) == ["tests: ready (7 tools)"]
+
+    # Add: a broken entry is refused with a reason and nothing is saved.
+    QTest.mouseClick(dialog.buttons["Add"], Qt.MouseButton.LeftButton)
+    editor = dialog.editor
+    assert editor is not None and editor.isVisible()
+    QTest.keyClicks(editor.name, "second")
+    editor.entry.selectAll()
+    QTest.keyClicks(editor.entry, '{"command": ')
+    QTest.mouseClick(
+        editor.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Ok),  # type: ignore[union-attr]
+        Qt.MouseButton.LeftButton,
+    )
+    assert editor.isVisible()
+    assert editor.error.text().startswith("This is not valid JSON")
+    assert "second" not in config_file.read_text()
+    editor.entry.selectAll()
+    entry = {"command": sys.executable, "args": ["-m", "tests.mcp.mcp_server"], "cwd": str(REPO)}
+    QTest.keyClicks(editor.entry, json.dumps(entry))
+    QTest.keyClick(editor.name, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: "second: ready (7 tools)" in list_texts(dialog), timeout=30_000)
+    saved = json.loads(config_file.read_text())["mcpServers"]
+    assert saved["second"] == entry
+    assert "mcp__second__echo" in {t.name for t in wb.mcp.tools()}
+
+    # Disable with the keyboard (Space on the checkable row): its tools are gone.
+    select(qtbot, dialog, "second")
+    QTest.keyClick(dialog.list, Qt.Key.Key_Space)
+    qtbot.waitUntil(lambda: "second: disabled" in list_texts(dialog), timeout=10_000)
+    assert json.loads(config_file.read_text())["mcpServers"]["second"]["disabled"] is True
+    assert not any(t.name.startswith("mcp__second__") for t in wb.mcp.tools())
+
+    # Restart one server: it goes through "starting" and is ready again.
+    seen: list[str] = []
+    wb.mcp.subscribe(lambda: seen.append(wb.mcp.statuses()[0].state))
+    select(qtbot, dialog, "tests")
+    QTest.mouseClick(dialog.buttons["Restart"], Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "starting" in seen and seen[-1] == "ready", timeout=30_000)
+
+    # Import a Claude Desktop config: a taken name gets " (imported)".
+    claude = tmp_path / "claude_desktop_config.json"
+    imported = {"command": "srv-that-is-off", "disabled": True}
+    claude.write_text(json.dumps({"mcpServers": {"tests": imported, "gh": imported}}))
+    dialog.ask_import_path = lambda: str(claude)  # type: ignore[method-assign]
+    QTest.mouseClick(dialog.buttons["Import"], Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "gh: disabled" in list_texts(dialog), timeout=10_000)
+    assert dialog.error.text() == "Imported 2 MCP server(s) from claude_desktop_config.json."
+    saved = json.loads(config_file.read_text())["mcpServers"]
+    assert list(saved) == ["tests", "second", "tests (imported)", "gh"]
+
+    # Remove.
+    select(qtbot, dialog, "second")
+    QTest.mouseClick(dialog.buttons["Remove"], Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not any(t.startswith("second") for t in list_texts(dialog)))
+    assert "second" not in json.loads(config_file.read_text())["mcpServers"]
+    dialog.reject()
     close(qtbot, window)

@@ -2,6 +2,81 @@
 <!DOCTYPE TS>
 <TS version="2.1" sourcelanguage="en">
 <context>
+    <name></name>
+    <message>
+        <source>Ser&amp;vers</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Restart</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Disable</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Enable</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No MCP servers</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Manage MCP servers…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>MCP server</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Name</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>As in mcp.json: {&quot;command&quot;: …, &quot;args&quot;: […], &quot;env&quot;: {…}} or {&quot;url&quot;: …, &quot;headers&quot;: {…}}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A server needs a name.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>MCP servers</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Add…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Edit…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Re&amp;move</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Import Claude Desktop config…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Import MCP servers</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>JSON files (*.json);;All files (*)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Imported {count} MCP server(s) from {file}.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>Accessibility</name>
     <message>
         <source>Sessions</source>
@@ -1236,6 +1311,29 @@
     </message>
 </context>
 <context>
+    <name>McpServers</name>
+    <message>
+        <source>{name}: starting…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{name}: ready ({tools} tools)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{name}: failed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{name}: stopped</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{name}: disabled</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>NoticeBar</name>
     <message>
         <source>Notice</source>
@@ -1892,6 +1990,10 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Restart</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Restore files</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1933,6 +2035,10 @@
     </message>
     <message>
         <source>Summarizing the branch you are leaving…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The MCP server {name} failed: {detail}</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -2001,6 +2107,10 @@
     </message>
     <message>
         <source>Undo restore</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>mcp.json: {problem}</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
