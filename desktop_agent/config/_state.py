@@ -48,6 +48,9 @@ class AppState(BaseModel):
     sidebar_visible: bool = True
     map_filter: str = "conversation"
     """What the branch map shows (the workbench's ``MAP_FILTERS``)."""
+    mcp_projects: dict[str, str] = Field(default_factory=dict)
+    """Project folders whose own MCP file (``.mcp.json``, ``.pi/mcp.json``) was offered:
+    ``offered`` (not asked again) or ``allowed`` (its servers start with its sessions)."""
     branch_usage: BranchUsage | None = None
     """So that a restart reads only the answers after ``leaf`` to count the usage of a
     long branch (tens of thousands of answers: a second of reading at every launch)."""

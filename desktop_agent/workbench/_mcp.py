@@ -89,6 +89,11 @@ class McpServers:
         problems: tuple[str, ...] = (),
     ) -> None:
         self.manager = manager or McpManager()
+        self.user = self.manager.config
+        """The servers of ``mcp.json`` (without a project's own)."""
+        self.project: dict[str, McpServerConfig] = {}
+        """The servers of the open session's folder, once the person agreed."""
+        self.project_folder: str | None = None
         self.path = path
         """The ``mcp.json`` it was read from (None: no file, as in most tests)."""
         self.problems = problems
@@ -153,6 +158,12 @@ class McpServers:
             out.append(McpRow(status.name, state, text, args, enabled, status.detail, entry))
         return out
 
+    def _combined(self) -> McpConfig:
+        servers = dict(self.user.servers)
+        for name, server in self.project.items():
+            servers[f"{name} (project)"] = server
+        return McpConfig(servers=servers)
+
     async def save(self, config: McpConfig) -> Changes:
         """Write ``config`` to ``mcp.json`` (atomically, off the loop) and use it now."""
         if self.path is None:
@@ -164,11 +175,70 @@ class McpServers:
         if self.redactor is not None:
             self.redactor.add_secrets(config.secrets(), kind="MCP server secret")
         self.problems = ()
-        await self.manager.apply_config(config)
+        self.user = config
+        await self.manager.apply_config(self._combined())
         return Changes(mcp=True, notices=True)
 
     def _copy(self) -> McpConfig:
-        return McpConfig(servers=dict(self.manager.config.servers))
+        return McpConfig(servers=dict(self.user.servers))
+
+    def _project_name(self, name: str) -> str | None:
+        base = name.removesuffix(" (project)")
+        return base if name != base and base in self.project else None
+
+    def _refuse_project(self, name: str) -> None:
+        if self._project_name(name) is not None and name not in self.user.servers:
+            raise McpConfigError(
+                f"{name} comes from the project's own MCP file; change it in that file."
+            )
+
+    # ------------------------------------------------------------- a project's own servers
+
+    async def use_project(self, folder: str | None, servers: dict[str, McpServerConfig]) -> None:
+        """Run ``servers`` (a project's own, agreed to) beside mcp.json's; none: stop them."""
+        if folder == self.project_folder and servers == self.project:
+            return
+        self.project_folder, self.project = folder, dict(servers)
+        if self.redactor is not None:
+            secrets = McpConfig(servers=self.project).secrets()
+            self.redactor.add_secrets(secrets, kind="MCP server secret")
+        await self.manager.apply_config(self._combined())
+
+    async def offer_project(
+        self, folder: str, answers: dict[str, str], remember: Callable[[], None], notify: Notify
+    ) -> Changes:
+        """A folder's own MCP servers (``.mcp.json``, ``.pi/mcp.json``): used when the person
+        agreed before, offered once (a notice with "Use them") when never offered; a folder
+        never starts programs by itself."""
+        found = await asyncio.to_thread(find_project_servers, folder)
+        if found is None or not found[1].servers:
+            await self.use_project(None, {})
+            return notify("mcp-project", None)
+        file, config = found
+        answer = answers.get(folder)
+        if answer == "allowed":
+            await self.use_project(folder, config.servers)
+            return Changes(mcp=True) | notify("mcp-project", None)
+        await self.use_project(None, {})
+        if answer is not None:
+            return notify("mcp-project", None)
+        answers[folder] = "offered"
+        remember()
+
+        async def allow() -> Changes:
+            answers[folder] = "allowed"
+            remember()
+            await self.use_project(folder, config.servers)
+            return Changes(mcp=True) | notify("mcp-project", None)
+
+        return notify(
+            "mcp-project",
+            "This folder has its own MCP servers in {file}: {names}. They run programs on "
+            "this computer; use them only if you trust this folder.",
+            ("Use them", allow),
+            file=str(file),
+            names=", ".join(config.servers),
+        )
 
     async def put(self, name: str, text: str, *, old: str | None = None) -> Changes:
         """Add the server ``name`` (or replace ``old``) with the JSON entry ``text``."""
@@ -176,6 +246,7 @@ class McpServers:
         if not name:
             raise McpConfigError("A server needs a name.")
         entry = parse_entry(text)
+        self._refuse_project(old or name)
         config = self._copy()
         if name != old and name in config.servers:
             raise McpConfigError(f"There is already a server named {name}.")
@@ -185,11 +256,13 @@ class McpServers:
         return await self.save(config)
 
     async def remove(self, name: str) -> Changes:
+        self._refuse_project(name)
         config = self._copy()
         config.servers.pop(name, None)
         return await self.save(config)
 
     async def set_enabled(self, name: str, enabled: bool) -> Changes:
+        self._refuse_project(name)
         config = self._copy()
         server = config.servers.get(name)
         if server is None:
@@ -219,6 +292,24 @@ class McpServers:
         if not added:
             return [], Changes()
         return added, await self.save(config)
+
+
+PROJECT_FILES = (".mcp.json", ".pi/mcp.json")
+"""A project's own MCP files: Claude Code's, then Pi's."""
+
+
+def find_project_servers(folder: str) -> tuple[Path, McpConfig] | None:
+    """The first of `PROJECT_FILES` in ``folder`` and its servers (a broken file: None,
+    with a warning in the log)."""
+    for name in PROJECT_FILES:
+        path = Path(folder) / name
+        if path.is_file():
+            try:
+                return path, load_mcp_config(path)
+            except McpConfigError as exc:
+                log.warning("%s", exc)
+                return None
+    return None
 
 
 Action = tuple[str, Callable[[], Coroutine[Any, Any, Changes]]]

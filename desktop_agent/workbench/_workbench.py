@@ -942,9 +942,15 @@ class Workbench:
                 "use its tools."
             )
         self.notify("workspace", missing, folder=cwd)
+        if workspace is not None:  # its own MCP servers: used if allowed, offered once
+            self.spawn(self._project_mcp(cwd))
         self._count_usage(session, model.context_window if model else 0, context.messages)
         if exists:
             self.spawn(self._check_project(cwd))
+
+    async def _project_mcp(self, folder: str) -> None:
+        offer = self.mcp.offer_project(folder, self.state.mcp_projects, self._remember, self.notify)
+        self._changed(await offer)
 
     def _count_usage(
         self, session: Session, context_window: int, context: Sequence[AgentMessage] = ()

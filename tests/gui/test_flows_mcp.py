@@ -13,7 +13,14 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QDialogButtonBox, QMenu, QPlainTextEdit
+from PySide6.QtWidgets import (
+    QDialogButtonBox,
+    QLabel,
+    QMenu,
+    QPlainTextEdit,
+    QPushButton,
+    QWidget,
+)
 from pytestqt.qtbot import QtBot
 
 from desktop_agent.ai import ToolResultMessage
@@ -278,4 +285,70 @@ def test_the_servers_menu_and_dialog_add_edit_disable_restart_import_and_remove(
     qtbot.waitUntil(lambda: not any(t.startswith("second") for t in list_texts(dialog)))
     assert "second" not in json.loads(config_file.read_text())["mcpServers"]
     dialog.reject()
+    close(qtbot, window)
+
+
+def test_a_folders_own_mcp_file_is_offered_once_and_used_only_after_the_person_agrees(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    data = tmp_path / "data"
+    entry = {"command": sys.executable, "args": ["-m", "tests.mcp.mcp_server"], "cwd": str(REPO)}
+    (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"proj": entry}}))
+    other = tmp_path / "other"
+    (other / ".pi").mkdir(parents=True)
+    (other / ".pi" / "mcp.json").write_text(json.dumps({"mcpServers": {"pi-proj": entry}}))
+    model = provider.model("anthropic-messages")
+    settings = Settings(default_model=model.key, discover_local_servers=False)
+    wb = make_workbench(
+        data, model, settings=settings, mcp=McpServers.load(data / "config" / "mcp.json")
+    )
+    window = open_window(qtbot, data, model, workbench=wb)
+
+    # A folder whose .pi/mcp.json is offered and left alone: nothing starts, not asked again.
+    run(qtbot, window.new_session(str(other)))
+    idle(qtbot, window)
+    assert any("pi-proj" in t for t in window.notices.texts())
+    assert wb.mcp.statuses() == []
+    assert wb.mcp.tools() == []
+    assert wb.state.mcp_projects == {str(other): "offered"}
+    run(qtbot, window.new_session(str(other)))
+    idle(qtbot, window)
+    assert not any("pi-proj" in t for t in window.notices.texts())
+    assert wb.mcp.statuses() == []
+
+    # The project's .mcp.json: offered with "Use them"; clicking it starts its server.
+    run(qtbot, window.new_session(str(workspace)))
+    idle(qtbot, window)
+    row = window.notices.findChild(QWidget, "notice_mcp-project")
+    assert row is not None
+    label = row.findChild(QLabel, "noticeText")
+    assert label is not None and ".mcp.json: proj" in label.text()
+    assert wb.mcp.statuses() == []
+    button = row.findChild(QPushButton, "noticeAction")
+    assert button is not None and button.text() == "Use them"
+    QTest.mouseClick(button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(
+        lambda: [(s.name, s.state) for s in wb.mcp.statuses()] == [("proj (project)", "ready")],
+        timeout=30_000,
+    )
+    assert "mcp__proj_project__echo" in {t.name for t in wb.mcp.tools()}
+    assert wb.state.mcp_projects[str(workspace)] == "allowed"
+    # It is not written to the person's own mcp.json.
+    assert not (data / "config" / "mcp.json").exists()
+    close(qtbot, window)
+
+    # Next launch: the agreed folder's servers start with its session, without asking.
+    wb = make_workbench(
+        data, model, settings=settings, mcp=McpServers.load(data / "config" / "mcp.json")
+    )
+    window = open_window(qtbot, data, model, workbench=wb)
+    qtbot.waitUntil(
+        lambda: [(s.name, s.state) for s in wb.mcp.statuses()] == [("proj (project)", "ready")],
+        timeout=30_000,
+    )
+    assert not any("proj" in t for t in window.notices.texts())
     close(qtbot, window)

@@ -2086,6 +2086,10 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>This folder has its own MCP servers in {file}: {names}. They run programs on this computer; use them only if you trust this folder.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>This is your own copy of the Pi session; the Pi coding agent&apos;s file is unchanged.</source>
         <translation type="unfinished"></translation>
     </message>
@@ -2107,6 +2111,10 @@
     </message>
     <message>
         <source>Undo restore</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Use them</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
