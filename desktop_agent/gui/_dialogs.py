@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_agent.gui._actions import shortcut_rows
+from desktop_agent.gui._mcp import add_settings_row
 from desktop_agent.gui._tr import QT_TRANSLATE_NOOP
 from desktop_agent.session import RecoveryReport
 from desktop_agent.tools import ApprovalDecision, ApprovalRequest
@@ -702,6 +703,7 @@ class Dialogs:
 
     async def settings(self, form: SettingsForm) -> SettingsForm | None:
         dialog = SettingsDialog(self.parent, form)
+        add_settings_row(dialog, self.parent)  # the MCP servers' statuses
         done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         dialog.finished.connect(lambda r: done.set_result(r) if not done.done() else None)
         self._keep(dialog)

@@ -299,3 +299,29 @@ class McpServersDialog(QDialog):
             return changes
 
         self._run(imported())
+
+
+def add_settings_row(dialog: QDialog, parent: QWidget | None) -> None:
+    """Settings shows each MCP server's status and opens the servers dialog (``parent``
+    is the main window; without one, as in dialog tests, nothing is added)."""
+    from desktop_agent.gui._main_window import MainWindow
+
+    layout = dialog.layout()
+    if not isinstance(parent, MainWindow) or not isinstance(layout, QVBoxLayout):
+        return
+    w = parent
+    row = QWidget(dialog)
+    row.setObjectName("settingsMcpRow")
+    line = QHBoxLayout(row)
+    line.setContentsMargins(0, 0, 0, 0)
+    texts = [row_text(r) for r in w.wb.mcp.rows()]
+    label = QLabel("\n".join(texts) if texts else tr("No MCP servers"), row)
+    label.setObjectName("settingsMcpStatus")
+    label.setWordWrap(True)
+    button = QPushButton(tr("MCP &servers…"), row)
+    button.setObjectName("settingsMcpButton")
+    button.clicked.connect(lambda: open_mcp_dialog(w))
+    line.addWidget(QLabel(tr("MCP servers"), row))
+    line.addWidget(label, 1)
+    line.addWidget(button)
+    layout.insertWidget(max(layout.count() - 1, 0), row)

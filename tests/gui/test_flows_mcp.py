@@ -26,7 +26,7 @@ from pytestqt.qtbot import QtBot
 from desktop_agent.ai import ToolResultMessage
 from desktop_agent.config import Settings
 from desktop_agent.gui import MainWindow
-from desktop_agent.gui._dialogs import ApprovalDialog
+from desktop_agent.gui._dialogs import ApprovalDialog, SettingsDialog
 from desktop_agent.gui._mcp import McpServersDialog
 from desktop_agent.tools import ApprovalDecision, ApprovalRequest
 from desktop_agent.utils import Redactor
@@ -225,8 +225,17 @@ def test_the_servers_menu_and_dialog_add_edit_disable_restart_import_and_remove(
     menu.aboutToShow.emit()
     titles = [a.text() for a in menu.actions() if a.menu() is not None]
     assert titles == ["tests: ready (7 tools)"]
-    manage = next(a for a in menu.actions() if a.objectName() == "mcpManageAction")
-    manage.trigger()
+    assert any(a.objectName() == "mcpManageAction" for a in menu.actions())
+    # Settings (Ctrl+,) shows the statuses and opens the servers dialog.
+    QTest.keyClick(window, Qt.Key.Key_Comma, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: window.findChild(SettingsDialog, "settingsDialog") is not None)
+    settings = window.findChild(SettingsDialog, "settingsDialog")
+    assert settings is not None
+    status = settings.findChild(QLabel, "settingsMcpStatus")
+    assert status is not None and status.text() == "tests: ready (7 tools)"
+    button = settings.findChild(QPushButton, "settingsMcpButton")
+    assert button is not None
+    QTest.mouseClick(button, Qt.MouseButton.LeftButton)
     dialog = window.findChild(McpServersDialog, "mcpServersDialog")
     assert dialog is not None and dialog.isVisible()
     assert list_texts(dialog) == ["tests: ready (7 tools)"]
@@ -285,6 +294,7 @@ def test_the_servers_menu_and_dialog_add_edit_disable_restart_import_and_remove(
     qtbot.waitUntil(lambda: not any(t.startswith("second") for t in list_texts(dialog)))
     assert "second" not in json.loads(config_file.read_text())["mcpServers"]
     dialog.reject()
+    settings.reject()
     close(qtbot, window)
 
 

@@ -18,10 +18,20 @@ from tests.mcp._servers import REPO, free_port
 @pytest.fixture
 def http_server(tmp_path: Path) -> Iterator[str]:
     """The test server over Streamable HTTP; yields its URL."""
+    yield from _serve(tmp_path, "--http", "/mcp")
+
+
+@pytest.fixture
+def sse_server(tmp_path: Path) -> Iterator[str]:
+    """The test server over the legacy SSE transport; yields its URL."""
+    yield from _serve(tmp_path, "--sse", "/sse")
+
+
+def _serve(tmp_path: Path, flag: str, endpoint: str) -> Iterator[str]:
     port = free_port()
     log = tmp_path / "http-server.log"
     process = subprocess.Popen(
-        [sys.executable, "-m", "tests.mcp.mcp_server", "--http", str(port), "--log", str(log)],
+        [sys.executable, "-m", "tests.mcp.mcp_server", flag, str(port), "--log", str(log)],
         cwd=REPO,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -36,7 +46,7 @@ def http_server(tmp_path: Path) -> Iterator[str]:
                 time.sleep(0.05)
         else:
             raise AssertionError("the HTTP test server did not listen within 30 s")
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{port}{endpoint}"
     finally:
         process.terminate()
         process.wait(10)

@@ -1,7 +1,8 @@
 """A real MCP server for the tests, written with the SDK's MCPServer (FastMCP in mcp 1.x).
 
-Run as ``python -m tests.mcp.mcp_server [--http PORT] [--start-delay S] [--never-init]
-[--log FILE]``: stdio by default, Streamable HTTP on 127.0.0.1:PORT with ``--http``.
+Run as ``python -m tests.mcp.mcp_server [--http PORT | --sse PORT] [--start-delay S]
+[--never-init] [--log FILE]``: stdio by default, Streamable HTTP (or the legacy SSE
+transport) on 127.0.0.1:PORT with ``--http`` (``--sse``).
 Tools: ``echo`` (text), ``slow`` (progress, then waits; its cancellation is written to
 ``--log``), ``fail`` (an ``isError`` result), ``crash`` (the process exits mid-call),
 ``picture`` (a PNG), ``document`` (an embedded resource) and ``grow`` (adds the tool
@@ -85,6 +86,7 @@ def build(log: Path | None) -> MCPServer:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", type=int, default=None)
+    parser.add_argument("--sse", type=int, default=None)
     parser.add_argument("--start-delay", type=float, default=0.0)
     parser.add_argument("--never-init", action="store_true")
     parser.add_argument("--log", type=Path, default=None)
@@ -97,10 +99,12 @@ def main() -> None:
         return
     time.sleep(args.start_delay)
     server = build(args.log)
-    if args.http is None:
-        server.run("stdio")
-    else:
+    if args.http is not None:
         server.run("streamable-http", host="127.0.0.1", port=args.http)
+    elif args.sse is not None:
+        server.run("sse", host="127.0.0.1", port=args.sse)
+    else:
+        server.run("stdio")
 
 
 if __name__ == "__main__":

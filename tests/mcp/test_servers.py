@@ -14,7 +14,7 @@ import pytest_asyncio
 from desktop_agent.ai import ImageContent, TextContent
 from desktop_agent.mcp import McpConfig, McpManager, McpServerConfig
 from desktop_agent.tools import ToolContext, ToolResult, Workspace, run_tool
-from tests.mcp._servers import stdio_server, tool, until
+from tests.mcp._servers import free_port, stdio_server, tool, until
 
 
 @pytest_asyncio.fixture
@@ -227,5 +227,33 @@ async def test_streamable_http_server_with_headers(http_server: str, tmp_path: P
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
+    finally:
+        await manager.close()
+
+
+@pytest.mark.asyncio
+async def test_legacy_sse_server(sse_server: str, tmp_path: Path) -> None:
+    config = McpServerConfig.model_validate({"type": "sse", "url": sse_server})
+    assert config.transport == "sse"
+    manager = McpManager(McpConfig(servers={"old": config}))
+    manager.start()
+    try:
+        status = await until(manager, "old", "ready")
+        assert (status.tools, status.transport) == (7, "sse")
+        echo_tool = tool(manager, "mcp__old__echo")
+        echo = await run_tool(echo_tool, "c1", {"text": "over sse"}, context(tmp_path))
+        assert echo.text_content() == "echo: over sse"
+    finally:
+        await manager.close()
+
+
+@pytest.mark.asyncio
+async def test_an_http_server_that_is_not_there_fails_with_the_http_error() -> None:
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    manager = McpManager(McpConfig(servers={"gone": McpServerConfig(url=url, init_timeout=10)}))
+    manager.start()
+    try:
+        status = await until(manager, "gone", "failed", within=20)
+        assert status.detail.startswith("ConnectError"), status.detail
     finally:
         await manager.close()

@@ -75,6 +75,10 @@
         <source>Imported {count} MCP server(s) from {file}.</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>MCP &amp;servers…</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>Accessibility</name>
