@@ -7,6 +7,7 @@ See ARCHITECTURE.md §1 and issue 20.
 from desktop_agent.mcp._config import (
     DEFAULT_CALL_TIMEOUT,
     DEFAULT_INIT_TIMEOUT,
+    KEYCHAIN,
     McpConfig,
     McpConfigError,
     McpServerConfig,
@@ -22,6 +23,7 @@ from desktop_agent.mcp._tool import McpArguments, McpTool, progress_text
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
     "DEFAULT_INIT_TIMEOUT",
+    "KEYCHAIN",
     "MAX_NAME",
     "McpArguments",
     "McpConfig",

@@ -31,6 +31,8 @@ from desktop_agent.utils.atomic import atomic_write
 Transport = Literal["stdio", "http", "sse"]
 DEFAULT_INIT_TIMEOUT = 30.0
 DEFAULT_CALL_TIMEOUT = 600.0
+KEYCHAIN = "${keychain}"
+"""A value of ``env`` or ``headers`` kept in the system keychain instead of the file."""
 _SECRET_HEADERS = frozenset(
     ("authorization", "proxy-authorization", "cookie", "x-api-key", "api-key", "x-auth-token")
 )
@@ -77,15 +79,30 @@ class McpServerConfig(BaseModel):
     def secrets(self) -> list[str]:
         """The secret values of ``env`` and ``headers`` (keys, tokens, passwords, any
         ``Authorization``); plain settings such as a log level or a folder are left out."""
-        values = [v for k, v in self.env.items() if is_secret_variable(k, v)]
+        values = [v for _where, _name, v in self.secret_fields()]
         for name, value in self.headers.items():
-            if name.lower() in _SECRET_HEADERS or is_secret_variable(name, value):
-                values.append(value)
+            if self.is_secret("headers", name, value):
                 # "Bearer abc": the token alone is the secret too.
                 scheme, _, token = value.strip().partition(" ")
                 if token and scheme.isalpha():
                     values.append(token.strip())
-        return [v for v in values if v]
+        return [v for v in values if v and KEYCHAIN not in v]
+
+    @staticmethod
+    def is_secret(where: Literal["env", "headers"], name: str, value: str) -> bool:
+        if where == "headers" and name.lower() in _SECRET_HEADERS:
+            return True
+        return is_secret_variable(name, value)
+
+    def secret_fields(self) -> list[tuple[Literal["env", "headers"], str, str]]:
+        """(``env`` or ``headers``, name, value) of every secret value."""
+        fields: list[tuple[Literal["env", "headers"], str, str]] = [
+            ("env", n, v) for n, v in self.env.items() if self.is_secret("env", n, v)
+        ]
+        fields += [
+            ("headers", n, v) for n, v in self.headers.items() if self.is_secret("headers", n, v)
+        ]
+        return fields
 
     def to_json(self) -> dict[str, Any]:
         """The entry as written to ``mcp.json`` (defaults left out)."""

@@ -18,7 +18,9 @@ from typing import Any, Protocol
 
 from pydantic import ValidationError
 
+from desktop_agent.config import KeyStore, KeyStoreError
 from desktop_agent.mcp import (
+    KEYCHAIN,
     McpConfig,
     McpConfigError,
     McpManager,
@@ -99,6 +101,13 @@ class McpServers:
         self.problems = problems
         """Why ``mcp.json`` or some of its entries could not be used."""
         self.started = False
+        self.kept_in_file = False
+        """A secret could not go to the keychain (none): it is in mcp.json."""
+        self.keys: KeyStore | None = None
+        """Where secret ``env``/``headers`` values typed in the dialog are kept (the file
+        then says ``${keychain}``); None: they stay in the file."""
+        self._secrets: dict[str, str] = {}
+        """Keychain values by `_key_name`, read at start or saved by the dialog."""
         self.redactor: Redactor | None = None
         self.noticed: set[str] = set()
         """The notice keys shown for servers and the file (dropped when resolved)."""
@@ -119,11 +128,81 @@ class McpServers:
         servers.redactor = redactor
         return servers
 
-    def start(self) -> None:
-        """Start the enabled servers in the background (once; returns at once)."""
-        if not self.started:
-            self.started = True
-            self.manager.start()
+    async def start(self) -> None:
+        """Start the enabled servers in the background (once): the keychain's values are
+        read first (only for entries that say ``${keychain}``)."""
+        if self.started:
+            return
+        self.started = True
+        await self._read_secrets()
+        self.manager.config = self._combined()
+        self.manager.start()
+
+    # ------------------------------------------------------------- secrets in the keychain
+
+    @staticmethod
+    def _key_name(server: str, where: str, name: str) -> str:
+        return f"mcp/{server}/{where}/{name}"
+
+    async def _read_secrets(self) -> None:
+        if self.keys is None:
+            return
+        for server, config in self.user.servers.items():
+            for where, values in (("env", config.env), ("headers", config.headers)):
+                for name, value in values.items():
+                    key = self._key_name(server, where, name)
+                    if value == KEYCHAIN and key not in self._secrets:
+                        found = await self.keys.get(key)
+                        if found:
+                            self._secrets[key] = found
+                        else:
+                            log.warning("The keychain has no value for %s", key)
+        self._learn(self._combined())
+
+    def _resolved(self, server: str, config: McpServerConfig) -> McpServerConfig:
+        def fill(where: str, values: dict[str, str]) -> dict[str, str]:
+            return {
+                k: self._secrets.get(self._key_name(server, where, k), v) if v == KEYCHAIN else v
+                for k, v in values.items()
+            }
+
+        if KEYCHAIN not in (*config.env.values(), *config.headers.values()):
+            return config
+        return config.model_copy(
+            update={"env": fill("env", config.env), "headers": fill("headers", config.headers)}
+        )
+
+    async def _stash(
+        self, server: str, config: McpServerConfig, old: str | None
+    ) -> McpServerConfig:
+        """Move the secret values of ``config`` to the keychain (``${keychain}`` in the
+        file); without a keychain they stay in the file (and `kept_in_file` says so)."""
+        if old is not None and old != server:  # renamed: its keychain values move with it
+            for where, values in (("env", config.env), ("headers", config.headers)):
+                for name, value in values.items():
+                    before = self._secrets.get(self._key_name(old, where, name))
+                    if value == KEYCHAIN and before is not None:
+                        values[name] = before
+        if self.keys is None:
+            return config
+        env, headers = dict(config.env), dict(config.headers)
+        for where, name, value in config.secret_fields():
+            if value == KEYCHAIN:
+                continue
+            key = self._key_name(server, where, name)
+            try:
+                await self.keys.set(key, value)
+            except KeyStoreError as exc:
+                log.warning("MCP secret %s stays in mcp.json: %s", key, exc)
+                self.kept_in_file = True
+                continue
+            self._secrets[key] = value
+            (env if where == "env" else headers)[name] = KEYCHAIN
+        return config.model_copy(update={"env": env, "headers": headers})
+
+    def _learn(self, config: McpConfig) -> None:
+        if self.redactor is not None:
+            self.redactor.add_secrets(config.secrets(), kind="MCP server secret")
 
     def tools(self) -> list[Tool[Any]]:
         return [*self.manager.tools()]
@@ -153,13 +232,16 @@ class McpServers:
             enabled = config is not None and not config.disabled
             state = status.state if enabled else "disabled"
             args = (("name", status.name), ("tools", str(status.tools)))
-            entry = json.dumps(config.to_json() if config else {}, indent=2, ensure_ascii=False)
+            shown = self.user.servers.get(status.name, config)  # the file's form
+            entry = json.dumps(shown.to_json() if shown else {}, indent=2, ensure_ascii=False)
             text = STATE_TEXTS[state]
             out.append(McpRow(status.name, state, text, args, enabled, status.detail, entry))
         return out
 
     def _combined(self) -> McpConfig:
-        servers = dict(self.user.servers)
+        """The servers the manager runs: mcp.json's (keychain values filled in), then the
+        agreed project's."""
+        servers = {name: self._resolved(name, s) for name, s in self.user.servers.items()}
         for name, server in self.project.items():
             servers[f"{name} (project)"] = server
         return McpConfig(servers=servers)
@@ -172,10 +254,9 @@ class McpServers:
             await asyncio.to_thread(save_mcp_config, self.path, config)
         except OSError as exc:
             raise McpConfigError(f"Could not save {self.path}: {exc.strerror or exc}.") from exc
-        if self.redactor is not None:
-            self.redactor.add_secrets(config.secrets(), kind="MCP server secret")
         self.problems = ()
         self.user = config
+        self._learn(self._combined())
         await self.manager.apply_config(self._combined())
         return Changes(mcp=True, notices=True)
 
@@ -199,9 +280,7 @@ class McpServers:
         if folder == self.project_folder and servers == self.project:
             return
         self.project_folder, self.project = folder, dict(servers)
-        if self.redactor is not None:
-            secrets = McpConfig(servers=self.project).secrets()
-            self.redactor.add_secrets(secrets, kind="MCP server secret")
+        self._learn(McpConfig(servers=self.project))
         await self.manager.apply_config(self._combined())
 
     async def offer_project(
@@ -247,6 +326,7 @@ class McpServers:
             raise McpConfigError("A server needs a name.")
         entry = parse_entry(text)
         self._refuse_project(old or name)
+        entry = await self._stash(name, entry, old)
         config = self._copy()
         if name != old and name in config.servers:
             raise McpConfigError(f"There is already a server named {name}.")

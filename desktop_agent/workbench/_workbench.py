@@ -255,6 +255,7 @@ class Workbench:
     ) -> None:
         self.store = store
         self.mcp = mcp or McpServers()
+        self.mcp.keys = models.keystore
         """The MCP servers (started after the first paint, `start_mcp`); their tools go
         to every harness, their failures become notices (`workbench._mcp`)."""
         self.sandbox = sandbox
@@ -475,10 +476,14 @@ class Workbench:
         if self.pi is not None:
             await self.pi.close()
 
-    def start_mcp(self) -> Changes:
+    def start_mcp(self) -> None:
         """Start the MCP servers in the background (the window calls it once painted)."""
-        self.mcp.start()
-        return self._changed(mcp_changed(self.mcp, self.notify))
+
+        async def start() -> None:
+            await self.mcp.start()
+            self._changed(mcp_changed(self.mcp, self.notify))
+
+        self.spawn(start())
 
     # ------------------------------------------------------------ views
 

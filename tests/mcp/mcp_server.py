@@ -92,6 +92,10 @@ def main() -> None:
     parser.add_argument("--log", type=Path, default=None)
     args = parser.parse_args()
     print("test server starting", file=sys.stderr, flush=True)
+    secret = os.environ.get("MCP_TEST_SECRET_TOKEN")
+    if args.log is not None and secret:  # which value its env brought (keychain tests)
+        with args.log.open("a", encoding="utf-8") as f:
+            f.write(f"secret {secret}\n")
     if args.never_init:
         # Reads its input and never answers (stdio), or accepts nothing (no port).
         while sys.stdin.readline():
