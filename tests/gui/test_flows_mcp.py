@@ -48,12 +48,12 @@ TOKEN = "mcp-test-token-0123456789abcdef"
 ECHOED = f"from the model {TOKEN}"
 
 
-def write_config(data: Path) -> Path:
+def write_config(data: Path, *flags: str) -> Path:
     path = data / "config" / "mcp.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     server = {
         "command": sys.executable,
-        "args": ["-m", "tests.mcp.mcp_server"],
+        "args": ["-m", "tests.mcp.mcp_server", *flags],
         "cwd": str(REPO),
         "env": {"TESTS_API_TOKEN": TOKEN},
     }
@@ -153,7 +153,7 @@ def test_a_server_tool_is_offered_called_shown_sent_back_kept_and_offered_after_
     close(qtbot, window)
 
 
-def test_without_a_rule_the_dialog_names_server_and_tool_and_progress_shows_on_the_card(
+def test_without_a_rule_it_asks_naming_server_and_tool_progress_shows_and_stop_cancels(
     qtbot: QtBot,
     running_qloop: asyncio.AbstractEventLoop,
     tmp_path: Path,
@@ -161,7 +161,8 @@ def test_without_a_rule_the_dialog_names_server_and_tool_and_progress_shows_on_t
     workspace: Path,
 ) -> None:
     data = tmp_path / "data"
-    write_config(data)
+    log = tmp_path / "server.log"
+    write_config(data, "--log", str(log))
     window = mcp_window(qtbot, data, provider, workspace)
     wb = window.wb
     wb.settings.approval.pop("mcp__tests")  # MCP tools ask by default
@@ -176,8 +177,7 @@ def test_without_a_rule_the_dialog_names_server_and_tool_and_progress_shows_on_t
 
     wb.approver = approve
     provider.script(
-        Reply(tool_calls=[ToolCallSpec("call_1", "mcp__tests__slow", {"seconds": 1.5})]),
-        Reply(text="Slow is done."),
+        Reply(tool_calls=[ToolCallSpec("call_1", "mcp__tests__slow", {"seconds": 60})]),
     )
     type_and_send(qtbot, window, "be slow")
     qtbot.waitUntil(lambda: bool(asked), timeout=10_000)
@@ -185,15 +185,25 @@ def test_without_a_rule_the_dialog_names_server_and_tool_and_progress_shows_on_t
     qtbot.addWidget(dialog)
     body = dialog.findChild(QPlainTextEdit, "approvalText")
     assert body is not None
-    assert body.toPlainText() == "MCP server 'tests', tool 'slow'\n{\n  \"seconds\": 1.5\n}"
+    assert body.toPlainText() == "MCP server 'tests', tool 'slow'\n{\n  \"seconds\": 60\n}"
     assert "mcp__tests__slow" in dialog.windowTitle()
     dialog.reject()
     answer_now.set()
     # The server's progress notification reaches the card while the call runs.
     qtbot.waitUntil(lambda: "1/3 started" in all_text(window), timeout=10_000)
+    # Stop: the server hears of the cancellation; the call's result is an error.
+    QTest.mouseClick(window.composer.stop_button, Qt.MouseButton.LeftButton)
     idle(qtbot, window)
-    shown = all_text(window)
-    assert "slow done" in shown and "Slow is done." in shown
+    qtbot.waitUntil(lambda: log.exists() and "slow cancelled" in log.read_text(), timeout=10_000)
+    session = wb.session
+    assert session is not None
+    results = [
+        m
+        for i in session.branch_ids()
+        if isinstance(m := session.get_message(i), ToolResultMessage)
+    ]
+    assert [(r.tool_name, r.is_error) for r in results] == [("mcp__tests__slow", True)]
+    assert "Aborted" in all_text(window)
     close(qtbot, window)
 
 
