@@ -17,7 +17,7 @@ from desktop_agent.mcp._config import (
 )
 from desktop_agent.mcp._manager import McpManager
 from desktop_agent.mcp._names import MAX_NAME, server_key, tool_name
-from desktop_agent.mcp._server import ServerStatus, ServerTool
+from desktop_agent.mcp._status import ServerStatus, ServerTool
 from desktop_agent.mcp._tool import McpArguments, McpTool, progress_text
 
 __all__ = [

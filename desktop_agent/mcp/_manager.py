@@ -15,16 +15,22 @@ import contextlib
 import logging
 import threading
 from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar
-
-from mcp.shared.exceptions import MCPError
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from desktop_agent.mcp._config import McpConfig, McpServerConfig
 from desktop_agent.mcp._names import tool_name
-from desktop_agent.mcp._results import convert_result
-from desktop_agent.mcp._server import ServerConnection, ServerGone, ServerStatus, ServerTool
-from desktop_agent.mcp._tool import McpTool, ProgressSink
+from desktop_agent.mcp._status import (
+    ProgressSink,
+    ServerGone,
+    ServerRefused,
+    ServerStatus,
+    ServerTool,
+)
+from desktop_agent.mcp._tool import McpTool
 from desktop_agent.tools import ToolResult
+
+if TYPE_CHECKING:
+    from desktop_agent.mcp._server import ServerConnection
 
 _log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -61,6 +67,41 @@ class _Worker:
         await asyncio.to_thread(self._thread.join)
 
 
+class _Handle:
+    """The caller's handle on one server. Its `ServerConnection` (and with it the MCP SDK)
+    is made on the worker thread; every coroutine here runs on the worker loop."""
+
+    def __init__(self, name: str, config: McpServerConfig) -> None:
+        self.name = name
+        self.config = config
+        self.connection: ServerConnection | None = None
+
+    def create(self, on_change: Callable[[_Handle, ServerConnection], None]) -> None:
+        """(worker loop) Make the connection and start it."""
+        from desktop_agent.mcp._server import ServerConnection
+
+        self.connection = ServerConnection(self.name, self.config, lambda c: on_change(self, c))
+        self.connection.start()
+
+    def _live(self) -> ServerConnection:
+        assert self.connection is not None, "created first (FIFO on the worker loop)"
+        return self.connection
+
+    async def stop(self) -> None:
+        await self._live().stop()
+
+    async def restart(self) -> None:
+        await self._live().restart()
+
+    async def call(
+        self, tool: str, arguments: dict[str, Any], progress: ProgressSink
+    ) -> ToolResult:
+        from desktop_agent.mcp._results import convert_result
+
+        result = await self._live().call(tool, arguments, progress)
+        return convert_result(result, self.name, tool)
+
+
 class McpManager:
     """The configured servers: their statuses, their tools as `McpTool`s, calls, restarts."""
 
@@ -68,7 +109,7 @@ class McpManager:
         self.config = config or McpConfig()
         self._worker: _Worker | None = None
         self._main: asyncio.AbstractEventLoop | None = None
-        self._connections: dict[str, ServerConnection] = {}
+        self._connections: dict[str, _Handle] = {}
         self._status: dict[str, ServerStatus] = {}
         self._tools: dict[str, list[ServerTool]] = {}
         self._listeners: list[Listener] = []
@@ -150,25 +191,23 @@ class McpManager:
 
     def _connect(self, name: str, server: McpServerConfig) -> None:
         worker = self._ensure_worker()
-        connection = ServerConnection(name, server, self._changed)
-        self._connections[name] = connection
+        handle = _Handle(name, server)
+        self._connections[name] = handle
         self._status[name] = ServerStatus(name, "starting", 0, "", server.transport)
         self._tool_cache = None
-        worker.loop.call_soon_threadsafe(connection.start)
+        worker.loop.call_soon_threadsafe(handle.create, self._changed)
 
-    def _changed(self, connection: ServerConnection) -> None:
+    def _changed(self, handle: _Handle, connection: ServerConnection) -> None:
         """(worker loop) Hand the new status and tools to the caller's loop."""
         status, tools = connection.status(), list(connection.tools)
         main = self._main
         if main is None or main.is_closed():
             return
         with contextlib.suppress(RuntimeError):  # the caller's loop has gone
-            main.call_soon_threadsafe(self._apply, connection, status, tools)
+            main.call_soon_threadsafe(self._apply, handle, status, tools)
 
-    def _apply(
-        self, connection: ServerConnection, status: ServerStatus, tools: list[ServerTool]
-    ) -> None:
-        if self._connections.get(status.name) is not connection:
+    def _apply(self, handle: _Handle, status: ServerStatus, tools: list[ServerTool]) -> None:
+        if self._connections.get(status.name) is not handle:
             return  # a connection replaced since
         self._status[status.name] = status
         self._tools[status.name] = tools
@@ -242,7 +281,7 @@ class McpManager:
                 main.call_soon_threadsafe(progress, done, total, message)
 
         try:
-            result = await self._worker.submit(connection.call(tool, arguments, forward))
+            return await self._worker.submit(connection.call(tool, arguments, forward))
         except ServerGone as exc:
             return ToolResult.error(str(exc), {"mcp": {"server": server, "tool": tool}})
         except TimeoutError:
@@ -250,10 +289,9 @@ class McpManager:
                 f"The MCP server '{server}' did not finish '{tool}' within "
                 f"{connection.config.timeout:g} s."
             )
-        except MCPError as exc:
-            return ToolResult.error(f"The MCP server '{server}' refused '{tool}': {exc.message}")
-        return convert_result(result, server, tool)
+        except ServerRefused as exc:
+            return ToolResult.error(f"The MCP server '{server}' refused '{tool}': {exc}")
 
 
-async def _stop_all(connections: list[ServerConnection]) -> None:
+async def _stop_all(connections: list[_Handle]) -> None:
     await asyncio.gather(*(c.stop() for c in connections), return_exceptions=True)

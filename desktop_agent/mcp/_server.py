@@ -1,5 +1,8 @@
 """One configured MCP server, connected on the MCP worker loop (never the window's).
 
+This module loads the MCP SDK: only the worker thread imports it (`_manager`), so the
+app's start (and its first paint) never pays for the SDK's imports.
+
 `ServerConnection` owns one server's lifetime: it starts the connection (stdio process,
 Streamable HTTP or SSE), waits at most ``initTimeout`` for ``initialize`` and the first
 ``tools/list``, keeps the tool list current on ``notifications/tools/list_changed``,
@@ -18,8 +21,7 @@ import tempfile
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass, field
-from typing import IO, Any, Literal, TextIO, TypeAlias, cast
+from typing import IO, Any, Literal, TextIO, cast
 
 import anyio
 import mcp.types as mt
@@ -31,11 +33,16 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
 from desktop_agent.mcp._config import McpServerConfig
+from desktop_agent.mcp._status import (
+    ProgressSink,
+    ServerGone,
+    ServerRefused,
+    ServerStatus,
+    ServerTool,
+    State,
+)
 
 _log = logging.getLogger(__name__)
-
-State: TypeAlias = Literal["starting", "ready", "failed", "stopped"]
-ProgressSink: TypeAlias = Callable[[float, float | None, str | None], None]
 
 MAX_RESTARTS = 5
 BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 60.0)
@@ -43,31 +50,6 @@ STDERR_LINES = 8
 STABLE_S = 30.0
 """A connection that lasted this long resets the restart count."""
 CLIENT_INFO = mt.Implementation(name="desktop-agent", version="1")
-
-
-@dataclass(frozen=True, slots=True)
-class ServerStatus:
-    """What Settings and the servers menu show for one server."""
-
-    name: str
-    state: State
-    tools: int = 0
-    detail: str = ""
-    """Why it failed (the error and the last lines of its stderr), or ``disabled``."""
-    transport: str = "stdio"
-
-
-@dataclass(frozen=True, slots=True)
-class ServerTool:
-    """One tool as the server listed it."""
-
-    name: str
-    description: str
-    input_schema: dict[str, Any] = field(default_factory=dict)
-
-
-class ServerGone(Exception):
-    """The server is not connected, or its connection ended during the call."""
 
 
 class _Watched:
@@ -385,7 +367,7 @@ class ServerConnection:
             if exc.code == mt.CONNECTION_CLOSED or self._lost.is_set():
                 await self._wait_gone()
                 raise ServerGone(self._gone_text()) from exc
-            raise
+            raise ServerRefused(exc.message) from exc
         except (anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
             await self._wait_gone()
             raise ServerGone(self._gone_text()) from exc

@@ -16,9 +16,9 @@ from typing import Any, TypeAlias
 from pydantic import BaseModel, Field
 
 from desktop_agent.ai import ToolDefinition
+from desktop_agent.mcp._status import ProgressSink
 from desktop_agent.tools import CallPreview, Tool, ToolContext, ToolResult
 
-ProgressSink: TypeAlias = Callable[[float, float | None, str | None], None]
 CallFn: TypeAlias = Callable[[str, str, dict[str, Any], ProgressSink], Awaitable[ToolResult]]
 """(server, tool, arguments, progress) -> result: the manager's call on its worker loop."""
 
