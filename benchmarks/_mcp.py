@@ -24,7 +24,7 @@ from benchmarks._gui import REPO_ROOT, _smoke, child_env, warm_bytecode
 if TYPE_CHECKING:
     from benchmarks._run import Report
 
-RUNS = 5
+RUNS = 7
 RATIO_TARGET = 1.1
 SLOW_START_S = 5.0
 

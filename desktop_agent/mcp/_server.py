@@ -125,7 +125,6 @@ class ServerConnection:
         self._task: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
         self._lost = asyncio.Event()
-        self._ready: asyncio.Future[None] | None = None
         self._stderr: IO[str] | None = None
         self._last_stderr = ""
         self._relist: asyncio.Task[None] | None = None
@@ -156,10 +155,10 @@ class ServerConnection:
         self._task = asyncio.get_running_loop().create_task(self._run(), name=f"mcp:{self.name}")
 
     async def stop(self) -> None:
+        """Stop and wait until its process has ended (or its connection is closed)."""
         self._stop.set()
         task, self._task = self._task, None
         if task is not None:
-            task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         if self.state != "stopped":
@@ -208,40 +207,47 @@ class ServerConnection:
                 await asyncio.wait_for(self._stop.wait(), delay)
 
     async def _connect_once(self) -> Literal["stopped", "init_failed", "lost"]:
+        """One connection, from the start to its end; every wait also ends on `stop`, and
+        the session (the process or the HTTP connection) is always closed on the way out."""
         self.starts += 1
         self._set("starting")
         self._lost = asyncio.Event()
-        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        session = asyncio.get_running_loop().create_task(self._session(ready))
+        loop = asyncio.get_running_loop()
+        ready: asyncio.Future[None] = loop.create_future()
+        session = loop.create_task(self._session(ready))
+        stop_wait = loop.create_task(self._stop.wait())
+        first: set[asyncio.Future[Any]] = {session, ready, stop_wait}
         try:
             done, _ = await asyncio.wait(
-                {session, ready}, timeout=self.config.init_timeout, return_when="FIRST_COMPLETED"
+                first,
+                timeout=self.config.init_timeout,
+                return_when="FIRST_COMPLETED",
             )
-        except asyncio.CancelledError:
-            session.cancel()
-            await _outcome(session)
-            raise
-        if not ready.done() or ready.exception() is not None:
+            if self._stop.is_set():
+                return "stopped"
+            if not ready.done() or ready.exception() is not None:
+                if not session.done():
+                    session.cancel()
+                error = await _outcome(session)
+                if not done:
+                    why = f"did not finish initialize in {self.config.init_timeout:g} s"
+                else:
+                    why = _describe(error) if error is not None else "the connection ended"
+                self._fail(why)
+                return "init_failed"
+            self._set("ready")
+            await asyncio.wait({session, stop_wait}, return_when="FIRST_COMPLETED")
+            if self._stop.is_set():
+                return "stopped"
+            error = await _outcome(session)
+            ended = _describe(error) if error else "connection closed"
+            self._fail(f"stopped unexpectedly ({ended})")
+            return "lost"
+        finally:
+            stop_wait.cancel()
             if not session.done():
                 session.cancel()
-            error = await _outcome(session)
-            if not done:
-                why = f"did not finish initialize in {self.config.init_timeout:g} s"
-            else:
-                why = _describe(error) if error is not None else "the connection ended"
-            self._fail(why)
-            return "init_failed"
-        self._set("ready")
-        stop_wait = asyncio.ensure_future(self._stop.wait())
-        await asyncio.wait({session, stop_wait}, return_when="FIRST_COMPLETED")
-        stop_wait.cancel()
-        if self._stop.is_set():
-            session.cancel()
             await _outcome(session)
-            return "stopped"
-        error = await _outcome(session)
-        self._fail(f"stopped unexpectedly ({_describe(error) if error else 'connection closed'})")
-        return "lost"
 
     def _fail(self, why: str) -> None:
         tail = _tail(self._stderr) or self._last_stderr

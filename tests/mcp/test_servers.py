@@ -179,9 +179,10 @@ async def test_a_changed_tool_list_is_offered_at_once(manager: McpManager, tmp_p
 
 @pytest.mark.asyncio
 async def test_allow_list_restart_and_disabled_servers(tmp_path: Path) -> None:
+    marker = str(tmp_path / "small.log")  # in its command line: finds its processes
     config = McpConfig(
         servers={
-            "small": stdio_server(allowedTools=["echo"]),
+            "small": stdio_server("--log", marker, allowedTools=["echo"]),
             "off": stdio_server(disabled=True),
         }
     )
@@ -192,11 +193,32 @@ async def test_allow_list_restart_and_disabled_servers(tmp_path: Path) -> None:
         assert [t.name for t in manager.tools()] == ["mcp__small__echo"]
         off = next(s for s in manager.statuses() if s.name == "off")
         assert (off.state, off.detail) == ("stopped", "disabled")
+        first = processes_with(marker)
+        assert len(first) == 1
         await manager.restart("small")
         await until(manager, "small", "ready")
         assert [t.name for t in manager.tools()] == ["mcp__small__echo"]
+        second = processes_with(marker)
+        assert len(second) == 1 and second != first  # the old process has ended
     finally:
         await manager.close()
+    assert processes_with(marker) == set()
+
+
+def processes_with(marker: str) -> set[int]:
+    """The live processes whose command line holds ``marker`` (Linux /proc)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
+            state = (entry / "stat").read_text().split(") ", 1)[1][:1]
+        except (OSError, IndexError):
+            continue
+        if marker in cmdline and state != "Z":
+            found.add(int(entry.name))
+    return found
 
 
 @pytest.mark.asyncio
