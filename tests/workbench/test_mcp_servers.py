@@ -115,3 +115,37 @@ async def test_bad_files_and_entries_are_clear_errors_or_notices(tmp_path: Path)
         await servers.put(" ", '{"command": "x"}')
     assert json.loads(path.read_text()) == {"mcpServers": {"a": {"args": []}}}  # untouched
     await servers.close()
+
+
+@pytest.mark.asyncio
+async def test_a_server_that_never_initializes_is_a_notice_with_restart(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    mute = {
+        "command": sys.executable,
+        "args": ["-m", "tests.mcp.mcp_server", "--never-init"],
+        "cwd": str(REPO),
+        "initTimeout": 1,
+    }
+    path.write_text(json.dumps({"mcpServers": {"mute": mute}}))
+    servers = McpServers.load(path)
+    shown: dict[str, tuple[str, object]] = {}
+
+    def notify(key: str, text: str | None, action: object = None, **args: object) -> Changes:
+        if text is None:
+            shown.pop(key, None)
+        else:
+            shown[key] = (text.format(**args), action)
+        return Changes(notices=True)
+
+    servers.subscribe(lambda: mcp_changed(servers, notify))
+    await servers.start()
+    try:
+        await until(servers.manager, "mute", "failed", within=20)
+        text, action = shown["mcp:mute"]
+        assert text.startswith("The MCP server mute failed: did not finish initialize in 1 s")
+        assert isinstance(action, tuple) and action[0] == "Restart"
+        await action[1]()  # Restart: it starts again (and fails again after 1 s)
+        await until(servers.manager, "mute", "starting", within=5)
+        assert "mcp:mute" not in shown  # the notice goes while it starts
+    finally:
+        await servers.close()
