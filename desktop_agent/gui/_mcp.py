@@ -51,9 +51,15 @@ def row_text(row: McpRow) -> str:
 
 
 def install_mcp_menu(w: MainWindow) -> QMenu:
-    """The menu bar's Servers menu, filled each time it opens."""
-    menu = w.menuBar().addMenu(tr("Ser&vers"))
+    """The menu bar's Servers menu (Alt+R), filled each time it opens."""
+    bar = w.menuBar()
+    menu = QMenu(tr("Se&rvers"), bar)
     menu.setObjectName("mcpMenu")
+    help_menu = bar.findChild(QMenu, "helpMenu")
+    if help_menu is not None:  # before Help, as the last menu of the app's own
+        bar.insertMenu(help_menu.menuAction(), menu)
+    else:
+        bar.addMenu(menu)
     menu.aboutToShow.connect(lambda: fill_mcp_menu(w, menu))
     fill_mcp_menu(w, menu)
     return menu

@@ -365,7 +365,7 @@ def test_toolbar_and_menus_have_settings_new_session_export_and_help(
         assert button is not None and button.isVisible(), name
         assert not button.icon().isNull() and button.accessibleName(), name
     titles = [a.menu().objectName() for a in window.menuBar().actions() if a.menu() is not None]
-    assert titles == ["fileMenu", "sessionMenu", "viewMenu", "helpMenu"]
+    assert titles == ["fileMenu", "sessionMenu", "viewMenu", "mcpMenu", "helpMenu"]
     close(qtbot, window)
 
 

@@ -229,6 +229,8 @@ def test_the_servers_menu_and_dialog_add_edit_disable_restart_import_and_remove(
     config_file = write_config(data)
     window = mcp_window(qtbot, data, provider, workspace)
     wb = window.wb
+    menus = [a.text() for a in window.menuBar().actions()]
+    assert menus == ["&File", "&Session", "&View", "Se&rvers", "&Help"]
     menu = window.menuBar().findChild(QMenu, "mcpMenu")
     assert menu is not None
     menu.aboutToShow.emit()

@@ -4,7 +4,7 @@
 <context>
     <name></name>
     <message>
-        <source>Ser&amp;vers</source>
+        <source>Se&amp;rvers</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
