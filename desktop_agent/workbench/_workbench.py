@@ -255,9 +255,9 @@ class Workbench:
     ) -> None:
         self.store = store
         self.mcp = mcp or McpServers()
-        self.mcp.keys = models.keystore
         """The MCP servers (started after the first paint, `start_mcp`); their tools go
         to every harness, their failures become notices (`workbench._mcp`)."""
+        self.mcp.keys = models.keystore  # secrets typed in the servers dialog
         self.sandbox = sandbox
         """The shell's OS sandbox (shared with the bash tool): its network switch follows
         Settings; where none works, a notice says so once."""
