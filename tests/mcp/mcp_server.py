@@ -17,11 +17,14 @@ import sys
 import time
 from pathlib import Path
 
+if __name__ == "__main__":  # at once, before the SDK's imports (a second under load)
+    print("test server starting", file=sys.stderr, flush=True)
+
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.types import Image
-from mcp_types import EmbeddedResource, TextResourceContents
+from mcp.types import EmbeddedResource, TextResourceContents
 
 # A 1x1 red PNG.
 PNG = bytes.fromhex(
@@ -91,7 +94,6 @@ def main() -> None:
     parser.add_argument("--never-init", action="store_true")
     parser.add_argument("--log", type=Path, default=None)
     args = parser.parse_args()
-    print("test server starting", file=sys.stderr, flush=True)
     secret = os.environ.get("MCP_TEST_SECRET_TOKEN")
     if args.log is not None and secret:  # which value its env brought (keychain tests)
         with args.log.open("a", encoding="utf-8") as f:

@@ -139,11 +139,11 @@ async def test_a_server_that_dies_mid_call_gives_an_error_naming_it_and_comes_ba
 
 @pytest.mark.asyncio
 async def test_a_server_that_never_initializes_fails_with_a_notice_after_its_timeout() -> None:
-    manager = McpManager(McpConfig(servers={"mute": stdio_server("--never-init", initTimeout=1)}))
+    manager = McpManager(McpConfig(servers={"mute": stdio_server("--never-init", initTimeout=2)}))
     manager.start()
     try:
         status = await until(manager, "mute", "failed", within=20)
-        assert status.detail.startswith("did not finish initialize in 1 s")
+        assert status.detail.startswith("did not finish initialize in 2 s")
         assert "test server starting" in status.detail  # its stderr
         assert manager.tools() == []
     finally:
