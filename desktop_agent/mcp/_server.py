@@ -47,6 +47,7 @@ _log = logging.getLogger(__name__)
 MAX_RESTARTS = 5
 BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 60.0)
 STDERR_LINES = 8
+GONE_WAIT_S = 10.0
 STABLE_S = 30.0
 """A connection that lasted this long resets the restart count."""
 CLIENT_INFO = mt.Implementation(name="desktop-agent", version="1")
@@ -128,6 +129,8 @@ class ServerConnection:
         self._stderr: IO[str] | None = None
         self._last_stderr = ""
         self._relist: asyncio.Task[None] | None = None
+        self._state_changed = asyncio.Event()
+        """Set (and replaced) at every change of `state`."""
         self.restarts = 0
         self.starts = 0
 
@@ -143,6 +146,8 @@ class ServerConnection:
         self.state, self.detail = state, detail
         if state != "ready":
             self.tools = []
+        changed, self._state_changed = self._state_changed, asyncio.Event()
+        changed.set()
         self._on_change(self)
 
     # ------------------------------------------------------------- lifetime
@@ -379,10 +384,12 @@ class ServerConnection:
             raise ServerGone(self._gone_text()) from exc
 
     async def _wait_gone(self) -> None:
-        for _ in range(40):  # the session task reports the failure (with stderr) soon
-            if self.state != "ready":
-                return
-            await asyncio.sleep(0.05)
+        """Until the session has reported the failure (with its stderr): at once, unless
+        the machine is very busy (at most `GONE_WAIT_S`)."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(GONE_WAIT_S):
+                while self.state == "ready":
+                    await self._state_changed.wait()
 
     def _gone_text(self) -> str:
         detail = self.detail or "connection closed"
