@@ -274,6 +274,14 @@ class AgentHarness:
             redaction=self.redaction,
         )
 
+    def _wrap_more(self, tool: Tool[Any], workspace: Workspace) -> AgentTool:
+        """A tool of `more_tools`: it may change the folder (an MCP server's tool), so
+        with checkpoints on the folder is snapshotted before it runs, as before ``write``."""
+        agent_tool = self._wrap(tool, workspace)
+        if self.checkpoints is None:
+            return agent_tool
+        return CheckpointedTool(agent_tool, self.checkpoints)
+
     def turn_tools(self) -> list[AgentTool]:
         """The tools of the next request: the active ones, then those `more_tools` lists
         now (not the ones whose name an active tool has; none without a workspace)."""
@@ -288,7 +296,7 @@ class AgentHarness:
             taken.add(tool.name)
             known = self._more_wrapped.get(id(tool))
             pair = known if known is not None and known[0] is tool else None
-            wrapped[id(tool)] = pair or (tool, self._wrap(tool, self.workspace))
+            wrapped[id(tool)] = pair or (tool, self._wrap_more(tool, self.workspace))
             tools.append(wrapped[id(tool)][1])
         self._more_wrapped = wrapped
         return tools

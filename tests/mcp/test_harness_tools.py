@@ -10,12 +10,14 @@ from pathlib import Path
 import pytest
 
 from desktop_agent.ai import ToolResultMessage
+from desktop_agent.checkpoints import CHECKPOINT_CUSTOM_TYPE, CheckpointStore
 from desktop_agent.harness import AgentHarness
 from desktop_agent.mcp import McpConfig, McpManager
 from desktop_agent.prompt import ProjectPrompt
-from desktop_agent.session import InMemorySessionRepo
+from desktop_agent.session import CustomEntry, InMemorySessionRepo, JsonlSessionRepo, MessageEntry
 from desktop_agent.tools import ApprovalPolicy, Workspace
 from tests.ai.provider_server import ProviderServer, Reply, ToolCallSpec
+from tests.checkpoints._repo import make_user_repo
 from tests.mcp._servers import stdio_server, until
 from tests.prompt._wire import system_text
 
@@ -66,3 +68,48 @@ async def test_mcp_tools_reach_the_request_and_the_prompt_while_their_server_is_
         assert [(r.tool_name, r.is_error) for r in results] == [("mcp__srv__echo", False)]
     finally:
         await manager.close()
+
+
+@pytest.mark.asyncio
+async def test_with_checkpoints_on_the_folder_is_snapshotted_before_an_mcp_tool_runs(
+    tmp_path: Path,
+) -> None:
+    manager = McpManager(McpConfig(servers={"srv": stdio_server(allowedTools=["echo"])}))
+    manager.start()
+    project = make_user_repo(tmp_path / "project")
+    store = CheckpointStore(tmp_path / "data" / "checkpoints")
+    session = await JsonlSessionRepo(tmp_path / "data" / "sessions").create(cwd=str(project))
+    try:
+        await until(manager, "srv", "ready")
+        with ProviderServer() as server:
+            harness = AgentHarness(
+                session=session,
+                model=server.model("openai-completions"),
+                get_api_key=lambda _m: "local",
+                workspace=Workspace(project, forbidden_roots=[store.root.parent]),
+                approval_policy=ApprovalPolicy(rules={"mcp__srv": "allow"}),
+                checkpoints=store.folder(project),
+                more_tools=manager.tools,
+            )
+            server.script(
+                Reply(tool_calls=[ToolCallSpec("c1", "mcp__srv__echo", {"text": "hi"})]),
+                Reply(text="done"),
+            )
+            await harness.prompt("use it")
+        shape = []
+        for e in await session.get_branch():
+            if isinstance(e, MessageEntry):
+                shape.append(e.message.role)
+            elif isinstance(e, CustomEntry) and e.custom_type == CHECKPOINT_CUSTOM_TYPE:
+                shape.append(f"checkpoint:{e.data['kind']}")
+        assert shape == [
+            "user",
+            "assistant",
+            "checkpoint:before",  # taken before the MCP tool ran
+            "toolResult",
+            "checkpoint:after",
+            "assistant",
+        ]
+    finally:
+        await manager.close()
+        await session.close()
