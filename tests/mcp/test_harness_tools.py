@@ -5,9 +5,11 @@ offering them when their server stops."""
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+import pytest_asyncio
 
 from desktop_agent.ai import ToolResultMessage
 from desktop_agent.checkpoints import CHECKPOINT_CUSTOM_TYPE, CheckpointStore
@@ -28,59 +30,62 @@ def tool_names(body: dict[str, object]) -> list[str]:
     return [t["function"]["name"] for t in tools]
 
 
-@pytest.mark.asyncio
-async def test_mcp_tools_reach_the_request_and_the_prompt_while_their_server_is_ready(
-    tmp_path: Path,
-) -> None:
+@pytest_asyncio.fixture
+async def manager() -> AsyncIterator[McpManager]:
+    """The test server as ``srv``, only its ``echo`` offered, ready."""
     manager = McpManager(McpConfig(servers={"srv": stdio_server(allowedTools=["echo"])}))
     manager.start()
-    folder = tmp_path / "project"
-    folder.mkdir()
-    session = await InMemorySessionRepo().create(cwd=str(folder))
     try:
         await until(manager, "srv", "ready")
-        with ProviderServer() as server:
-            harness = AgentHarness(
-                session=session,
-                model=server.model("openai-completions"),
-                system_prompt=ProjectPrompt(str(folder)).system_prompt,
-                get_api_key=lambda _m: "local",
-                workspace=Workspace(folder),
-                approval_policy=ApprovalPolicy(rules={"mcp__srv": "allow"}),
-                more_tools=manager.tools,
-            )
-            server.script(
-                Reply(tool_calls=[ToolCallSpec("c1", "mcp__srv__echo", {"text": "hi"})]),
-                Reply(text="done"),
-            )
-            await harness.prompt("use it")
-            await manager.close()  # the server stops: its tools are not offered any more
-            server.script(Reply(text="without"))
-            await harness.prompt("again")
-            first, second, third = (r.body for r in server.requests if r.method == "POST")
-        assert tool_names(first) == ["mcp__srv__echo"]
-        assert "- mcp__srv__echo: Echo the text back." in system_text(first)
-        assert "echo: hi" in json.dumps(second["messages"])
-        assert tool_names(third) == []
-        assert "mcp__srv__echo" not in system_text(third)
-        context = await session.build_context()
-        results = [m for m in context.messages if isinstance(m, ToolResultMessage)]
-        assert [(r.tool_name, r.is_error) for r in results] == [("mcp__srv__echo", False)]
+        yield manager
     finally:
         await manager.close()
 
 
 @pytest.mark.asyncio
-async def test_with_checkpoints_on_the_folder_is_snapshotted_before_an_mcp_tool_runs(
-    tmp_path: Path,
+async def test_mcp_tools_reach_the_request_and_the_prompt_while_their_server_is_ready(
+    tmp_path: Path, manager: McpManager
 ) -> None:
-    manager = McpManager(McpConfig(servers={"srv": stdio_server(allowedTools=["echo"])}))
-    manager.start()
+    folder = tmp_path / "project"
+    folder.mkdir()
+    session = await InMemorySessionRepo().create(cwd=str(folder))
+    with ProviderServer() as server:
+        harness = AgentHarness(
+            session=session,
+            model=server.model("openai-completions"),
+            system_prompt=ProjectPrompt(str(folder)).system_prompt,
+            get_api_key=lambda _m: "local",
+            workspace=Workspace(folder),
+            approval_policy=ApprovalPolicy(rules={"mcp__srv": "allow"}),
+            more_tools=manager.tools,
+        )
+        server.script(
+            Reply(tool_calls=[ToolCallSpec("c1", "mcp__srv__echo", {"text": "hi"})]),
+            Reply(text="done"),
+        )
+        await harness.prompt("use it")
+        await manager.close()  # the server stops: its tools are not offered any more
+        server.script(Reply(text="without"))
+        await harness.prompt("again")
+        first, second, third = (r.body for r in server.requests if r.method == "POST")
+    assert tool_names(first) == ["mcp__srv__echo"]
+    assert "- mcp__srv__echo: Echo the text back." in system_text(first)
+    assert "echo: hi" in json.dumps(second["messages"])
+    assert tool_names(third) == []
+    assert "mcp__srv__echo" not in system_text(third)
+    context = await session.build_context()
+    results = [m for m in context.messages if isinstance(m, ToolResultMessage)]
+    assert [(r.tool_name, r.is_error) for r in results] == [("mcp__srv__echo", False)]
+
+
+@pytest.mark.asyncio
+async def test_with_checkpoints_on_the_folder_is_snapshotted_before_an_mcp_tool_runs(
+    tmp_path: Path, manager: McpManager
+) -> None:
     project = make_user_repo(tmp_path / "project")
     store = CheckpointStore(tmp_path / "data" / "checkpoints")
     session = await JsonlSessionRepo(tmp_path / "data" / "sessions").create(cwd=str(project))
     try:
-        await until(manager, "srv", "ready")
         with ProviderServer() as server:
             harness = AgentHarness(
                 session=session,
@@ -111,5 +116,4 @@ async def test_with_checkpoints_on_the_folder_is_snapshotted_before_an_mcp_tool_
             "assistant",
         ]
     finally:
-        await manager.close()
         await session.close()
