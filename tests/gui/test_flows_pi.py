@@ -42,6 +42,8 @@ from tests.gui._window import (
     type_and_send,
 )
 from tests.interop._pi import Pi
+from tests.interop._pi_cli import MODEL as PI_MODEL
+from tests.interop._pi_cli import PROVIDER as PI_PROVIDER
 from tests.interop.conftest import pi  # noqa: F401  (the real Pi packages, installed once)
 from tests.session.test_legacy import place, v2_file
 from tests.workbench.test_pi_sessions import outside_append, pi_session
@@ -58,7 +60,10 @@ def pi_window(
     qtbot: QtBot, tmp_path: Path, provider: ProviderServer, pi_folder: Path, store: str = "jsonl"
 ) -> MainWindow:
     model = provider.model("anthropic-messages")
-    wb = make_workbench(tmp_path / "data", model, store=store, pi_folder=pi_folder)
+    # The Pi user's own model (the CLI's models.json): a restored Pi session keeps its
+    # model and never moves to another provider by itself (issue 24), so the window knows it.
+    pis = provider.model("openai-completions", model_id=PI_MODEL, provider=PI_PROVIDER)
+    wb = make_workbench(tmp_path / "data", [model, pis], store=store, pi_folder=pi_folder)
     window = open_window(qtbot, tmp_path / "data", model, workbench=wb)
     window.activateWindow()
     return window
