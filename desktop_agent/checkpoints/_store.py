@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import errno
 import hashlib
+import logging
 import os
 import stat
 import subprocess
@@ -35,6 +36,8 @@ from typing import Literal
 
 from desktop_agent.checkpoints._git import CheckpointError, Git
 from desktop_agent.utils.atomic import atomic_write
+
+_log = logging.getLogger("desktop_agent.checkpoints")
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 """Files larger than this are not snapshotted (and never overwritten by a restore)."""
@@ -58,10 +61,13 @@ class Skipped:
 
 @dataclass(frozen=True)
 class Snapshot:
-    """A folder state: ``tree`` is the git tree id; ``skipped`` what it leaves out."""
+    """A folder state: ``tree`` is the git tree id; ``skipped`` what it leaves out;
+    ``added`` how many paths git had to read again (new or changed since the snapshot
+    before: the work a snapshot did beyond checking every file's stat data)."""
 
     tree: str
     skipped: tuple[Skipped, ...] = ()
+    added: int = 0
 
 
 @dataclass(frozen=True)
@@ -123,6 +129,13 @@ class CheckpointStore:
                 self._folders[path] = found
             return found
 
+    def stop(self) -> None:
+        """End every git process of the store and refuse new ones (the app quits)."""
+        with self._lock:
+            folders = list(self._folders.values())
+        for folder in folders:
+            folder.stop()
+
     def size_bytes(self) -> int:
         """Bytes the store takes on disk (for Settings)."""
         return _size(self.root)
@@ -160,6 +173,9 @@ class FolderCheckpoints:
         self.active_runs = 0
         """Runs of the agent in this folder now (a restore is refused meanwhile)."""
 
+    def stop(self) -> None:
+        self._git.stop()
+
     def run_started(self) -> None:
         self.active_runs += 1
 
@@ -170,6 +186,9 @@ class FolderCheckpoints:
 
     async def snapshot(self) -> Snapshot:
         return await asyncio.to_thread(self.snapshot_sync)
+
+    async def warm(self) -> Snapshot | None:
+        return await asyncio.to_thread(self.warm_sync)
 
     async def diff(self, old: str, new: str) -> list[FileChange]:
         return await asyncio.to_thread(self.diff_sync, old, new)
@@ -194,15 +213,14 @@ class FolderCheckpoints:
         if not self.folder.is_dir():
             raise CheckpointError("no_folder", f"The folder {self.folder} is not there any more")
         git_dir = self.store / "git"
-        if (git_dir / "HEAD").is_file():
+        named = self.store / "folder.txt"
+        if (git_dir / "HEAD").is_file() and named.is_file():
             return
+        # folder.txt is written last: a store set up halfway (the app quit) is set up again.
         try:
             self.store.mkdir(parents=True, exist_ok=True)
-            (self.store / "folder.txt").write_text(str(self.folder) + "\n", encoding="utf-8")
         except OSError as exc:
-            raise CheckpointError(
-                "store_failed", f"The checkpoint store {self.store} cannot be written: {exc}"
-            ) from exc
+            raise self._unwritable(exc) from exc
         self._git.run(["init", "--quiet", "--template=", str(git_dir)])
         for key, value in (
             ("core.autocrlf", "false"),
@@ -218,11 +236,30 @@ class FolderCheckpoints:
         exclude = self.folder / ".git" / "info" / "exclude"
         if exclude.is_file():
             self._git.run(["config", "core.excludesFile", str(exclude)])
+        try:
+            named.write_text(str(self.folder) + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise self._unwritable(exc) from exc
+
+    def _unwritable(self, exc: OSError) -> CheckpointError:
+        return CheckpointError(
+            "store_failed", f"The checkpoint store {self.store} cannot be written: {exc}"
+        )
 
     # ------------------------------------------------------------------ snapshot
 
     def snapshot_sync(self) -> Snapshot:
         with self._lock:
+            return self._snapshot()
+
+    def warm_sync(self) -> Snapshot | None:
+        """The folder's first snapshot, taken ahead (when a session opens in the folder):
+        git reads every file once, which takes long for a big folder, so the first tool
+        call then waits only for what is left of it (a snapshot waits for this one and
+        finds only the files changed since). None: the store has a snapshot already."""
+        with self._lock:
+            if (self.store / "index").is_file():
+                return None
             return self._snapshot()
 
     def _snapshot(self) -> Snapshot:
@@ -283,7 +320,8 @@ class FolderCheckpoints:
             )
         tree = self._git.run(["write-tree"]).decode().strip()
         self._log(tree)
-        return Snapshot(tree, tuple(skipped))
+        _log.debug("snapshot %s of %s: %d paths read again", tree, self.folder, len(add))
+        return Snapshot(tree, tuple(skipped), added=len(add))
 
     def _log(self, tree: str) -> None:
         """When each tree was last snapshotted (`prune_sync` keeps the recent ones)."""

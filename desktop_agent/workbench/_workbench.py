@@ -30,7 +30,7 @@ from desktop_agent.ai import (
     supported_thinking_levels,
     warm_up,
 )
-from desktop_agent.checkpoints import CheckpointStore
+from desktop_agent.checkpoints import CheckpointError, CheckpointStore, FolderCheckpoints
 from desktop_agent.config import (
     ApprovalRule,
     AppState,
@@ -134,6 +134,17 @@ from desktop_agent.workbench._views import (
 )
 
 log = logging.getLogger("desktop_agent.workbench")
+
+
+async def _warm_checkpoints(folder: FolderCheckpoints) -> None:
+    """The folder's first snapshot, started when a session opens in it (in a worker
+    thread), so that the first tool call waits only for what is left of it; a failure
+    is said by that tool call's own snapshot."""
+    try:
+        await folder.warm()
+    except CheckpointError as exc:
+        log.info("no checkpoint ahead of the first tool call: %s", exc.message)
+
 
 _T = TypeVar("_T")
 
@@ -467,6 +478,8 @@ class Workbench:
         self._cancel_opening()
         if self._draft_timer is not None:
             self._draft_timer.cancel()
+        if self.files is not None:
+            self.files.files.store.stop()  # e.g. a first snapshot of a big folder
         for task in list(self._tasks):
             task.cancel()
         while self._tasks:
@@ -952,6 +965,8 @@ class Workbench:
         self._count_usage(session, model.context_window if model else 0, context.messages)
         if exists:
             self.spawn(self._check_project(cwd))
+            if harness.checkpoints is not None:
+                self.spawn(_warm_checkpoints(harness.checkpoints.folder))
 
     async def _project_mcp(self, folder: str) -> None:
         offer = self.mcp.offer_project(folder, self.state.mcp_projects, self._remember, self.notify)

@@ -5,6 +5,8 @@ and "never", in a folder that is the user's own git repository."""
 
 from __future__ import annotations
 
+import logging
+import re
 from pathlib import Path
 
 import pytest
@@ -13,7 +15,7 @@ from desktop_agent.config import CheckpointSettings, FollowBranch, Settings
 from desktop_agent.workbench import Workbench
 from tests._workbench import make_workbench
 from tests.ai.provider_server import ProviderServer, Reply, ToolCallSpec
-from tests.checkpoints._repo import dot_git_fingerprint, make_user_repo
+from tests.checkpoints._repo import dot_git_fingerprint, git, make_user_repo
 
 pytestmark = pytest.mark.asyncio
 
@@ -258,5 +260,49 @@ async def test_editing_the_first_prompt_goes_back_to_the_folder_before_it(
     await wb.switch_sibling((await wb.branch())[0].entry_id, -1)
     await wb.settled()
     assert (project / "notes.txt").read_text() == V1
+    await wb.shutdown(stop=True)
+    await wb.aclose()
+
+
+def snapshots_read(records: list[logging.LogRecord]) -> list[int]:
+    """How many paths each snapshot of the folder read again, in order."""
+    found = (
+        re.search(r": (\d+) paths read again$", r.getMessage())
+        for r in records
+        if r.name == "desktop_agent.checkpoints"
+    )
+    return [int(m.group(1)) for m in found if m is not None]
+
+
+async def test_the_first_snapshot_of_a_folder_starts_when_a_session_opens_in_it(
+    tmp_path: Path, provider: ProviderServer, store: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    project = make_user_repo(tmp_path / "project")
+    for i in range(40):
+        (project / "src" / f"module{i}.py").write_text(f"VALUE = {i}\n")
+    files = git(project, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    every_file = len([p for p in files.split("\0") if p])
+    wb = await bench(tmp_path / "data", provider, store, "ask")
+    caplog.set_level(logging.DEBUG, logger="desktop_agent.checkpoints")
+    await wb.new_session(str(project))  # the first snapshot starts in the background
+    provider.script(
+        Reply(tool_calls=[ToolCallSpec("w1", "write", {"path": "notes.txt", "content": V1})]),
+        Reply(text="one written"),
+    )
+    await wb.send("Write version one")  # its first tool call waits for what is left
+    await wb.settled()
+    # The one started at the open read every file; the first tool call's snapshot, after
+    # it, only checked their stat data; the turn's end read the file the tool wrote (and
+    # the comparisons after the run, the leaf having moved, found nothing new).
+    read = snapshots_read(caplog.records)
+    assert read[:3] == [every_file, 0, 1]
+    assert set(read[3:]) <= {0}
+    caplog.clear()
+
+    # Another session in the same folder (and the app started again with it): the store
+    # has its snapshot, nothing is taken ahead.
+    await wb.new_session(str(project))
+    await wb.settled()
+    assert snapshots_read(caplog.records) == []
     await wb.shutdown(stop=True)
     await wb.aclose()
