@@ -29,7 +29,7 @@ import stat
 import subprocess
 import threading
 import time
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -207,6 +207,9 @@ class FolderCheckpoints:
     async def read(self, tree: str, path: str) -> bytes | None:
         return await asyncio.to_thread(self.read_sync, tree, path)
 
+    async def forget(self, trees: Collection[str]) -> int:
+        return await asyncio.to_thread(self.forget_sync, trees)
+
     # ------------------------------------------------------------------ set-up
 
     def _ensure(self) -> None:
@@ -337,32 +340,43 @@ class FolderCheckpoints:
         """Remove the snapshots not taken again in the last ``older_than_s`` seconds (their
         files stay wherever a newer snapshot has them); returns the bytes freed. A session
         pointing at a removed snapshot says so when its files are compared."""
+        cutoff = time.time() - older_than_s
         with self._lock:
-            log = self.store / LOG_NAME
-            if not (self.store / "git" / "HEAD").is_file() or not log.is_file():
-                return 0
-            cutoff = time.time() - older_than_s
-            newest: dict[str, int] = {}
-            for line in log.read_text(encoding="ascii", errors="replace").splitlines():
-                stamp, _, tree = line.partition(" ")
-                if stamp.isdigit() and len(tree) in (40, 64):
-                    newest[tree] = max(newest.get(tree, 0), int(stamp))
-            keep = sorted(t for t, when in newest.items() if when >= cutoff)
-            before = _size(self.store / "git")
-            # The kept snapshots as refs for the prune (thousands of them do not fit in
-            # a command line); the store has no refs of its own.
-            refs = self.store / "git" / "packed-refs"
-            lines = "".join(f"{t} refs/keep/{t}\n" for t in keep)
-            refs.write_text("# pack-refs with: peeled fully-peeled sorted \n" + lines)
-            try:
-                self._git.run(["prune", "--expire=now"])
-            finally:
-                refs.unlink()
-            atomic_write(
-                log, "".join(f"{newest[t]} {t}\n" for t in keep).encode("ascii"), mode=0o644
-            )
-            self._touched = {k: v for k, v in self._touched.items() if set(k) <= set(keep)}
-            return max(0, before - _size(self.store / "git"))
+            return self._prune(lambda tree, when: when >= cutoff)
+
+    def forget_sync(self, trees: Collection[str]) -> int:
+        """Remove the snapshots ``trees`` (those only sessions deleted for good used: the
+        caller leaves out every tree another session still points at); the objects no
+        kept snapshot and not the shadow index hold are pruned. Returns the bytes freed."""
+        gone = set(trees)
+        if not gone:
+            return 0
+        with self._lock:
+            return self._prune(lambda tree, when: tree not in gone)
+
+    def _prune(self, keeps: Callable[[str, int], bool]) -> int:
+        log = self.store / LOG_NAME
+        if not (self.store / "git" / "HEAD").is_file() or not log.is_file():
+            return 0
+        newest: dict[str, int] = {}
+        for line in log.read_text(encoding="ascii", errors="replace").splitlines():
+            stamp, _, tree = line.partition(" ")
+            if stamp.isdigit() and len(tree) in (40, 64):
+                newest[tree] = max(newest.get(tree, 0), int(stamp))
+        keep = sorted(t for t, when in newest.items() if keeps(t, when))
+        before = _size(self.store / "git")
+        # The kept snapshots as refs for the prune (thousands of them do not fit in
+        # a command line); the store has no refs of its own.
+        refs = self.store / "git" / "packed-refs"
+        lines = "".join(f"{t} refs/keep/{t}\n" for t in keep)
+        refs.write_text("# pack-refs with: peeled fully-peeled sorted \n" + lines)
+        try:
+            self._git.run(["prune", "--expire=now"])
+        finally:
+            refs.unlink()
+        atomic_write(log, "".join(f"{newest[t]} {t}\n" for t in keep).encode("ascii"), mode=0o644)
+        self._touched = {k: v for k, v in self._touched.items() if set(k) <= set(keep)}
+        return max(0, before - _size(self.store / "git"))
 
     # ------------------------------------------------------------------ diffs
 

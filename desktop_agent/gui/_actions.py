@@ -364,6 +364,9 @@ def _bind_signals(w: MainWindow) -> None:
     sidebar.fork_requested.connect(op(wb.fork))
     sidebar.delete_requested.connect(op(wb.trash))
     sidebar.restore_requested.connect(op(wb.restore_from_trash))
+    sidebar.purge_requested.connect(
+        lambda ref: run(w.do(wb.delete_for_good([ref] if ref else None)))
+    )
     sidebar.export_requested.connect(lambda ref, fmt: run(w.export(ref, fmt)))
     sidebar.reveal_requested.connect(w.reveal)
     sidebar.backup_requested.connect(lambda: run(w.backup()))

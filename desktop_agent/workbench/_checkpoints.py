@@ -61,6 +61,16 @@ async def session_records(session: Session) -> dict[str, CheckpointRecord]:
     return out
 
 
+async def session_trees(session: Session) -> set[str]:
+    """Every snapshot the session's checkpoint entries point at."""
+    out: set[str] = set()
+    for record in (await session_records(session)).values():
+        out.add(record.tree)
+        if record.before is not None:
+            out.add(record.before)
+    return out
+
+
 async def target_of(session: Session, store: CheckpointStore) -> Target | None:
     """What the folder should hold at the session's leaf, or None when no turn on its
     path snapshotted the folder (nothing is known: the folder is left as it is)."""

@@ -13,6 +13,7 @@ import pytest
 
 from desktop_agent.config import CheckpointSettings, FollowBranch, Settings
 from desktop_agent.workbench import Workbench
+from desktop_agent.workbench._checkpoints import session_records
 from tests._workbench import make_workbench
 from tests.ai.provider_server import ProviderServer, Reply, ToolCallSpec
 from tests.checkpoints._repo import dot_git_fingerprint, git, make_user_repo
@@ -304,5 +305,48 @@ async def test_the_first_snapshot_of_a_folder_starts_when_a_session_opens_in_it(
     await wb.new_session(str(project))
     await wb.settled()
     assert snapshots_read(caplog.records) == []
+    await wb.shutdown(stop=True)
+    await wb.aclose()
+
+
+async def test_deleting_a_trashed_session_for_good_frees_the_checkpoints_only_it_used(
+    tmp_path: Path, provider: ProviderServer, store: str
+) -> None:
+    project = make_user_repo(tmp_path / "project")
+    wb = await bench(tmp_path / "data", provider, store, "ask")
+    assert wb.files is not None
+    folder = wb.files.files.store.folder(project)
+
+    async def session_with(path: str) -> tuple[str, list[str]]:
+        await wb.new_session(str(project))
+        provider.clear_script()
+        provider.script(
+            Reply(tool_calls=[ToolCallSpec("w", "write", {"path": path, "content": path})]),
+            Reply(text="written"),
+        )
+        await wb.send(f"Write {path}")
+        await wb.settled()
+        session = wb.session
+        assert session is not None and wb.ref is not None
+        records = [r for r in (await session_records(session)).values() if r.kind == "after"]
+        assert records[0].before is not None
+        return wb.ref, [records[0].before, records[0].tree]
+
+    ref_a, (a_before, a_after) = await session_with("a.txt")
+    _ref_b, (b_before, b_after) = await session_with("b.txt")
+    assert b_before == a_after  # the folder as session A left it: one snapshot, two users
+    await wb.settled()
+    await wb.trash(ref_a)
+    trash_ref = wb.trash_rows[0].path
+    assert folder._has(a_before)  # in the trash, its checkpoints are kept
+
+    await wb.delete_for_good([trash_ref])
+    await wb.settled()
+    assert wb.trash_rows == []
+    assert wb.notices["trash"].english.startswith("Deleted 1 sessions for good (")
+    assert not folder._has(a_before)  # only A used it
+    assert folder._has(a_after) and folder._has(b_after)  # B points at them
+    # Session B still compares and restores with its checkpoints.
+    assert [c.path for c in await folder.diff(b_before, b_after)] == ["b.txt"]
     await wb.shutdown(stop=True)
     await wb.aclose()

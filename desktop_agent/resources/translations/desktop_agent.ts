@@ -1548,6 +1548,18 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Delete every session in the trash for good (and the checkpoints only they use)?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Delete this session for good (and the checkpoints only it uses)?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Delete permanently</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Rename session</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1561,6 +1573,14 @@
     </message>
     <message>
         <source>Reveal file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Delete permanently…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Empty trash…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1923,6 +1943,10 @@
     </message>
     <message>
         <source>Could not restore model {saved}: {problem} Using {model} instead.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Deleted {count} sessions for good ({size} MB of checkpoints freed).</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
