@@ -1378,6 +1378,18 @@ class Workbench:
             return None
         return await self.files.changes_at(self.session, self.map, entry_id)
 
+    async def branch_changes(self) -> TurnChanges | None:
+        """The files that differ from the branch's state (the files bar's "Show
+        changes"), with diffs from the folder to the branch; None: none differ now."""
+        if self.files is None:
+            return None
+        return await self.files.differing()
+
+    async def restore_branch_files(self, paths: Sequence[str] | None = None) -> Changes:
+        """Restore files (or ``paths`` of them) of the branch the files bar offered."""
+        assert self.files is not None
+        return self._changed(await self.files.restore(paths))
+
     async def revert_changes(
         self, changes: TurnChanges, paths: Sequence[str] | None = None
     ) -> Changes:

@@ -1121,15 +1121,31 @@
 <context>
     <name>FileChangesDialog</name>
     <message>
+        <source>Files that differ from this branch</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>brought back</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>changed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>removed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{n} files differ</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Files changed by this turn</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
         <source>created</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>changed</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1145,7 +1161,15 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Restore this &amp;file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Revert this &amp;file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Restore files</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
