@@ -30,6 +30,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -41,6 +42,9 @@ _log = logging.getLogger("desktop_agent.checkpoints")
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 """Files larger than this are not snapshotted (and never overwritten by a restore)."""
+
+WRITERS = 4
+"""Threads that write a restore's files."""
 
 PATHSPEC_LIMIT = 200
 """Above this many changed paths (and none to leave out) a snapshot adds everything."""
@@ -482,8 +486,30 @@ class FolderCheckpoints:
                     )
                 else:
                     writes.append(change)
-            for change, data in self._blobs(writes):
-                self._write(change, data, result)
+            inside = _Inside(self.folder)
+            slots = threading.BoundedSemaphore(WRITERS * 4)  # blobs read ahead, at most
+
+            def write(change: FileChange, data: bytes) -> FileProblem | bool:
+                try:
+                    return self._write(change, data, inside)
+                finally:
+                    slots.release()
+
+            # The files are written by a few threads while git reads the next blobs (the
+            # system calls of one file's write and rename, and git's inflating, overlap).
+            with ThreadPoolExecutor(WRITERS, thread_name_prefix="restore") as pool:
+                done = []
+                for change, data in self._blobs(writes):
+                    slots.acquire()
+                    done.append((change.path, pool.submit(write, change, data)))
+                for path, future in done:
+                    outcome = future.result()
+                    if isinstance(outcome, FileProblem):
+                        result.problems.append(outcome)
+                        continue
+                    result.written.append(path)
+                    if outcome:
+                        result.created.append(path)
             return result
 
     def _blobs(self, changes: list[FileChange]) -> Iterator[tuple[FileChange, bytes]]:
@@ -526,15 +552,18 @@ class FolderCheckpoints:
             writer.join()
             proc.wait()
 
-    def _write(self, change: FileChange, data: bytes, result: RestoreResult) -> None:
-        dest = self.folder / change.path
+    def _write(self, change: FileChange, data: bytes, inside: _Inside) -> FileProblem | bool:
+        """Write one file atomically (a temporary file renamed over it); returns whether
+        it is new, or the problem."""
+        dest = os.path.join(inside.folder, change.path)
         existed = os.path.lexists(dest)
-        tmp = dest.with_name(f".{dest.name}.restore-{os.getpid()}")
+        parent, name = os.path.split(dest)
+        tmp = os.path.join(parent, f".{name}.restore-{os.getpid()}")
         try:
-            self._inside(dest)  # before any folder is made on the way
-            dest.parent.mkdir(parents=True, exist_ok=True)
+            inside.check(parent)  # before any folder is made on the way
+            os.makedirs(parent, exist_ok=True)
             if os.path.isdir(dest) and not os.path.islink(dest):
-                raise IsADirectoryError(errno.EISDIR, "a folder is in its place", str(dest))
+                raise IsADirectoryError(errno.EISDIR, "a folder is in its place", dest)
             if change.new_mode == "120000":
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(tmp)
@@ -548,26 +577,20 @@ class FolderCheckpoints:
                     view = memoryview(data)
                     while view:
                         view = view[os.write(fd, view) :]
+                    os.fchmod(fd, mode)
                 finally:
                     os.close(fd)
-                os.chmod(tmp, mode)
             os.replace(tmp, dest)
         except OSError as exc:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
-            result.problems.append(FileProblem(change.path, _reason(exc)))
-            return
-        result.written.append(change.path)
-        if not existed:
-            result.created.append(change.path)
+            return FileProblem(change.path, _reason(exc))
+        return not existed
 
     def _inside(self, path: Path) -> None:
         """Refuse a path whose folder leads out of the project folder (a link made since
         the snapshot): a restore never writes or deletes outside it."""
-        real = os.path.realpath(path.parent)
-        root = os.path.realpath(self.folder)
-        if real != root and not real.startswith(root + os.sep):
-            raise OSError(errno.EXDEV, "a folder on its way is a link out of the project folder")
+        _Inside(self.folder).check(str(path.parent))
 
     def _delete(self, path: str, result: RestoreResult) -> None:
         target = self.folder / path
@@ -587,6 +610,24 @@ class FolderCheckpoints:
             except OSError:
                 break
             parent = parent.parent
+
+
+class _Inside:
+    """Whether a folder is inside the project folder after following links (one restore's
+    answers kept: its files share a few hundred folders)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = str(folder)
+        self.root = os.path.realpath(folder)
+        self._known: set[str] = set()
+
+    def check(self, parent: str) -> None:
+        if parent in self._known:
+            return
+        real = os.path.realpath(parent)
+        if real != self.root and not real.startswith(self.root + os.sep):
+            raise OSError(errno.EXDEV, "a folder on its way is a link out of the project folder")
+        self._known.add(parent)
 
 
 def _size(root: Path) -> int:
