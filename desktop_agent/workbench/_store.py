@@ -318,6 +318,8 @@ class JsonlStore:
                     shutil.rmtree(folder)
 
         await asyncio.to_thread(remove)
+        if self.repo.entry_index is not None:  # reading it for its checkpoints cached it
+            self.repo.entry_index.forget(path)
         self._trash = None
 
     async def repair(self, ref: str) -> str:

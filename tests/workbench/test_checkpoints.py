@@ -14,6 +14,7 @@ import pytest
 from desktop_agent.config import CheckpointSettings, FollowBranch, Settings
 from desktop_agent.workbench import Workbench
 from desktop_agent.workbench._checkpoints import session_records
+from desktop_agent.workbench._store import JsonlStore
 from tests._workbench import make_workbench
 from tests.ai.provider_server import ProviderServer, Reply, ToolCallSpec
 from tests.checkpoints._repo import dot_git_fingerprint, git, make_user_repo
@@ -343,6 +344,8 @@ async def test_deleting_a_trashed_session_for_good_frees_the_checkpoints_only_it
     await wb.delete_for_good([trash_ref])
     await wb.settled()
     assert wb.trash_rows == []
+    if isinstance(wb.store, JsonlStore):  # nothing of it left in the trash
+        assert not Path(trash_ref).exists() and not Path(trash_ref).parent.exists()
     assert wb.notices["trash"].english.startswith("Deleted 1 sessions for good (")
     assert not folder._has(a_before)  # only A used it
     assert folder._has(a_after) and folder._has(b_after)  # B points at them
