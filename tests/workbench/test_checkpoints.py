@@ -313,8 +313,26 @@ async def test_the_first_snapshot_of_a_folder_starts_when_a_session_opens_in_it(
 async def test_deleting_a_trashed_session_for_good_frees_the_checkpoints_only_it_used(
     tmp_path: Path, provider: ProviderServer, store: str
 ) -> None:
-    project = make_user_repo(tmp_path / "project")
     wb = await bench(tmp_path / "data", provider, store, "ask")
+    await delete_for_good_flow(wb, provider, make_user_repo(tmp_path / "project"))
+
+
+async def test_deleting_for_good_on_postgres(
+    tmp_path: Path, provider: ProviderServer, database_url: str
+) -> None:
+    wb = make_workbench(
+        tmp_path / "data",
+        provider.model("anthropic-messages"),
+        store="postgres",
+        database_url=database_url,
+        settings=settings(provider, "ask"),
+        checkpoints=True,
+    )
+    await wb.start()
+    await delete_for_good_flow(wb, provider, make_user_repo(tmp_path / "project"))
+
+
+async def delete_for_good_flow(wb: Workbench, provider: ProviderServer, project: Path) -> None:
     assert wb.files is not None
     folder = wb.files.files.store.folder(project)
 
