@@ -8,8 +8,10 @@ fsmonitor runs) and literal pathspecs (a file named ``*`` is that file).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -55,6 +57,18 @@ class Git:
         self.work_tree = work_tree
         self.index_file = index_file
         self.env = git_environment(git_dir, work_tree, index_file)
+        self._running: set[subprocess.Popen[bytes]] = set()
+        self._guard = threading.Lock()
+        self._stopped = threading.Event()
+
+    def stop(self) -> None:
+        """End the git processes running now and refuse new ones (the app quits: a first
+        snapshot of a big folder, taken ahead, does not keep it waiting)."""
+        with self._guard:
+            self._stopped.set()
+            for proc in self._running:
+                with contextlib.suppress(OSError):
+                    proc.kill()
 
     def run(
         self,
@@ -68,15 +82,27 @@ class Git:
         if index_file is not None:
             env = {**env, "GIT_INDEX_FILE": str(index_file)}
         try:
-            done = subprocess.run(
-                ["git", *args],
-                input=input,
-                capture_output=True,
-                env=env,
-                cwd=self.work_tree,
-                timeout=GIT_TIMEOUT_S,
-                check=False,
-            )
+            with self._guard:
+                if self._stopped.is_set():
+                    raise CheckpointError("stopped", "Checkpoints were stopped (the app quits)")
+                proc = subprocess.Popen(
+                    ["git", *args],
+                    stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    env=env,
+                    cwd=self.work_tree,
+                )
+                self._running.add(proc)
+            try:
+                stdout, stderr = proc.communicate(input, timeout=GIT_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
+                raise
+            finally:
+                with self._guard:
+                    self._running.discard(proc)
         except FileNotFoundError as exc:
             if not self.work_tree.is_dir():
                 raise CheckpointError(
@@ -87,10 +113,15 @@ class Git:
             ) from exc
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise CheckpointError("git_failed", f"git {args[0]} failed: {exc}") from exc
-        if check and done.returncode != 0:
-            detail = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        if self._stopped.is_set() and proc.returncode < 0:
+            # Killed by `stop` halfway: its lock on the shadow index is left behind.
+            with contextlib.suppress(OSError):
+                os.unlink(env["GIT_INDEX_FILE"] + ".lock")
+            raise CheckpointError("stopped", "Checkpoints were stopped (the app quits)")
+        if check and proc.returncode != 0:
+            detail = stderr.decode("utf-8", "replace").strip().splitlines()
             raise CheckpointError(
                 "git_failed",
-                f"git {args[0]} failed: {detail[-1] if detail else f'exit {done.returncode}'}",
+                f"git {args[0]} failed: {detail[-1] if detail else f'exit {proc.returncode}'}",
             )
-        return done.stdout
+        return stdout

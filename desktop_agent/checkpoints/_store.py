@@ -23,12 +23,14 @@ import asyncio
 import contextlib
 import errno
 import hashlib
+import logging
 import os
 import stat
 import subprocess
 import threading
 import time
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -36,8 +38,13 @@ from typing import Literal
 from desktop_agent.checkpoints._git import CheckpointError, Git
 from desktop_agent.utils.atomic import atomic_write
 
+_log = logging.getLogger("desktop_agent.checkpoints")
+
 MAX_FILE_BYTES = 10 * 1024 * 1024
 """Files larger than this are not snapshotted (and never overwritten by a restore)."""
+
+WRITERS = 4
+"""Threads that write a restore's files."""
 
 PATHSPEC_LIMIT = 200
 """Above this many changed paths (and none to leave out) a snapshot adds everything."""
@@ -58,10 +65,13 @@ class Skipped:
 
 @dataclass(frozen=True)
 class Snapshot:
-    """A folder state: ``tree`` is the git tree id; ``skipped`` what it leaves out."""
+    """A folder state: ``tree`` is the git tree id; ``skipped`` what it leaves out;
+    ``added`` how many paths git had to read again (new or changed since the snapshot
+    before: the work a snapshot did beyond checking every file's stat data)."""
 
     tree: str
     skipped: tuple[Skipped, ...] = ()
+    added: int = 0
 
 
 @dataclass(frozen=True)
@@ -123,6 +133,13 @@ class CheckpointStore:
                 self._folders[path] = found
             return found
 
+    def stop(self) -> None:
+        """End every git process of the store and refuse new ones (the app quits)."""
+        with self._lock:
+            folders = list(self._folders.values())
+        for folder in folders:
+            folder.stop()
+
     def size_bytes(self) -> int:
         """Bytes the store takes on disk (for Settings)."""
         return _size(self.root)
@@ -160,6 +177,9 @@ class FolderCheckpoints:
         self.active_runs = 0
         """Runs of the agent in this folder now (a restore is refused meanwhile)."""
 
+    def stop(self) -> None:
+        self._git.stop()
+
     def run_started(self) -> None:
         self.active_runs += 1
 
@@ -170,6 +190,9 @@ class FolderCheckpoints:
 
     async def snapshot(self) -> Snapshot:
         return await asyncio.to_thread(self.snapshot_sync)
+
+    async def warm(self) -> Snapshot | None:
+        return await asyncio.to_thread(self.warm_sync)
 
     async def diff(self, old: str, new: str) -> list[FileChange]:
         return await asyncio.to_thread(self.diff_sync, old, new)
@@ -188,21 +211,23 @@ class FolderCheckpoints:
     async def read(self, tree: str, path: str) -> bytes | None:
         return await asyncio.to_thread(self.read_sync, tree, path)
 
+    async def forget(self, trees: Collection[str]) -> int:
+        return await asyncio.to_thread(self.forget_sync, trees)
+
     # ------------------------------------------------------------------ set-up
 
     def _ensure(self) -> None:
         if not self.folder.is_dir():
             raise CheckpointError("no_folder", f"The folder {self.folder} is not there any more")
         git_dir = self.store / "git"
-        if (git_dir / "HEAD").is_file():
+        named = self.store / "folder.txt"
+        if (git_dir / "HEAD").is_file() and named.is_file():
             return
+        # folder.txt is written last: a store set up halfway (the app quit) is set up again.
         try:
             self.store.mkdir(parents=True, exist_ok=True)
-            (self.store / "folder.txt").write_text(str(self.folder) + "\n", encoding="utf-8")
         except OSError as exc:
-            raise CheckpointError(
-                "store_failed", f"The checkpoint store {self.store} cannot be written: {exc}"
-            ) from exc
+            raise self._unwritable(exc) from exc
         self._git.run(["init", "--quiet", "--template=", str(git_dir)])
         for key, value in (
             ("core.autocrlf", "false"),
@@ -218,11 +243,30 @@ class FolderCheckpoints:
         exclude = self.folder / ".git" / "info" / "exclude"
         if exclude.is_file():
             self._git.run(["config", "core.excludesFile", str(exclude)])
+        try:
+            named.write_text(str(self.folder) + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise self._unwritable(exc) from exc
+
+    def _unwritable(self, exc: OSError) -> CheckpointError:
+        return CheckpointError(
+            "store_failed", f"The checkpoint store {self.store} cannot be written: {exc}"
+        )
 
     # ------------------------------------------------------------------ snapshot
 
     def snapshot_sync(self) -> Snapshot:
         with self._lock:
+            return self._snapshot()
+
+    def warm_sync(self) -> Snapshot | None:
+        """The folder's first snapshot, taken ahead (when a session opens in the folder):
+        git reads every file once, which takes long for a big folder, so the first tool
+        call then waits only for what is left of it (a snapshot waits for this one and
+        finds only the files changed since). None: the store has a snapshot already."""
+        with self._lock:
+            if (self.store / "index").is_file():
+                return None
             return self._snapshot()
 
     def _snapshot(self) -> Snapshot:
@@ -283,7 +327,8 @@ class FolderCheckpoints:
             )
         tree = self._git.run(["write-tree"]).decode().strip()
         self._log(tree)
-        return Snapshot(tree, tuple(skipped))
+        _log.debug("snapshot %s of %s: %d paths read again", tree, self.folder, len(add))
+        return Snapshot(tree, tuple(skipped), added=len(add))
 
     def _log(self, tree: str) -> None:
         """When each tree was last snapshotted (`prune_sync` keeps the recent ones)."""
@@ -299,32 +344,43 @@ class FolderCheckpoints:
         """Remove the snapshots not taken again in the last ``older_than_s`` seconds (their
         files stay wherever a newer snapshot has them); returns the bytes freed. A session
         pointing at a removed snapshot says so when its files are compared."""
+        cutoff = time.time() - older_than_s
         with self._lock:
-            log = self.store / LOG_NAME
-            if not (self.store / "git" / "HEAD").is_file() or not log.is_file():
-                return 0
-            cutoff = time.time() - older_than_s
-            newest: dict[str, int] = {}
-            for line in log.read_text(encoding="ascii", errors="replace").splitlines():
-                stamp, _, tree = line.partition(" ")
-                if stamp.isdigit() and len(tree) in (40, 64):
-                    newest[tree] = max(newest.get(tree, 0), int(stamp))
-            keep = sorted(t for t, when in newest.items() if when >= cutoff)
-            before = _size(self.store / "git")
-            # The kept snapshots as refs for the prune (thousands of them do not fit in
-            # a command line); the store has no refs of its own.
-            refs = self.store / "git" / "packed-refs"
-            lines = "".join(f"{t} refs/keep/{t}\n" for t in keep)
-            refs.write_text("# pack-refs with: peeled fully-peeled sorted \n" + lines)
-            try:
-                self._git.run(["prune", "--expire=now"])
-            finally:
-                refs.unlink()
-            atomic_write(
-                log, "".join(f"{newest[t]} {t}\n" for t in keep).encode("ascii"), mode=0o644
-            )
-            self._touched = {k: v for k, v in self._touched.items() if set(k) <= set(keep)}
-            return max(0, before - _size(self.store / "git"))
+            return self._prune(lambda tree, when: when >= cutoff)
+
+    def forget_sync(self, trees: Collection[str]) -> int:
+        """Remove the snapshots ``trees`` (those only sessions deleted for good used: the
+        caller leaves out every tree another session still points at); the objects no
+        kept snapshot and not the shadow index hold are pruned. Returns the bytes freed."""
+        gone = set(trees)
+        if not gone:
+            return 0
+        with self._lock:
+            return self._prune(lambda tree, when: tree not in gone)
+
+    def _prune(self, keeps: Callable[[str, int], bool]) -> int:
+        log = self.store / LOG_NAME
+        if not (self.store / "git" / "HEAD").is_file() or not log.is_file():
+            return 0
+        newest: dict[str, int] = {}
+        for line in log.read_text(encoding="ascii", errors="replace").splitlines():
+            stamp, _, tree = line.partition(" ")
+            if stamp.isdigit() and len(tree) in (40, 64):
+                newest[tree] = max(newest.get(tree, 0), int(stamp))
+        keep = sorted(t for t, when in newest.items() if keeps(t, when))
+        before = _size(self.store / "git")
+        # The kept snapshots as refs for the prune (thousands of them do not fit in
+        # a command line); the store has no refs of its own.
+        refs = self.store / "git" / "packed-refs"
+        lines = "".join(f"{t} refs/keep/{t}\n" for t in keep)
+        refs.write_text("# pack-refs with: peeled fully-peeled sorted \n" + lines)
+        try:
+            self._git.run(["prune", "--expire=now"])
+        finally:
+            refs.unlink()
+        atomic_write(log, "".join(f"{newest[t]} {t}\n" for t in keep).encode("ascii"), mode=0o644)
+        self._touched = {k: v for k, v in self._touched.items() if set(k) <= set(keep)}
+        return max(0, before - _size(self.store / "git"))
 
     # ------------------------------------------------------------------ diffs
 
@@ -430,8 +486,30 @@ class FolderCheckpoints:
                     )
                 else:
                     writes.append(change)
-            for change, data in self._blobs(writes):
-                self._write(change, data, result)
+            inside = _Inside(self.folder)
+            slots = threading.BoundedSemaphore(WRITERS * 4)  # blobs read ahead, at most
+
+            def write(change: FileChange, data: bytes) -> FileProblem | bool:
+                try:
+                    return self._write(change, data, inside)
+                finally:
+                    slots.release()
+
+            # The files are written by a few threads while git reads the next blobs (the
+            # system calls of one file's write and rename, and git's inflating, overlap).
+            with ThreadPoolExecutor(WRITERS, thread_name_prefix="restore") as pool:
+                done = []
+                for change, data in self._blobs(writes):
+                    slots.acquire()
+                    done.append((change.path, pool.submit(write, change, data)))
+                for path, future in done:
+                    outcome = future.result()
+                    if isinstance(outcome, FileProblem):
+                        result.problems.append(outcome)
+                        continue
+                    result.written.append(path)
+                    if outcome:
+                        result.created.append(path)
             return result
 
     def _blobs(self, changes: list[FileChange]) -> Iterator[tuple[FileChange, bytes]]:
@@ -474,15 +552,18 @@ class FolderCheckpoints:
             writer.join()
             proc.wait()
 
-    def _write(self, change: FileChange, data: bytes, result: RestoreResult) -> None:
-        dest = self.folder / change.path
+    def _write(self, change: FileChange, data: bytes, inside: _Inside) -> FileProblem | bool:
+        """Write one file atomically (a temporary file renamed over it); returns whether
+        it is new, or the problem."""
+        dest = os.path.join(inside.folder, change.path)
         existed = os.path.lexists(dest)
-        tmp = dest.with_name(f".{dest.name}.restore-{os.getpid()}")
+        parent, name = os.path.split(dest)
+        tmp = os.path.join(parent, f".{name}.restore-{os.getpid()}")
         try:
-            self._inside(dest)  # before any folder is made on the way
-            dest.parent.mkdir(parents=True, exist_ok=True)
+            inside.check(parent)  # before any folder is made on the way
+            os.makedirs(parent, exist_ok=True)
             if os.path.isdir(dest) and not os.path.islink(dest):
-                raise IsADirectoryError(errno.EISDIR, "a folder is in its place", str(dest))
+                raise IsADirectoryError(errno.EISDIR, "a folder is in its place", dest)
             if change.new_mode == "120000":
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(tmp)
@@ -496,26 +577,20 @@ class FolderCheckpoints:
                     view = memoryview(data)
                     while view:
                         view = view[os.write(fd, view) :]
+                    os.fchmod(fd, mode)
                 finally:
                     os.close(fd)
-                os.chmod(tmp, mode)
             os.replace(tmp, dest)
         except OSError as exc:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
-            result.problems.append(FileProblem(change.path, _reason(exc)))
-            return
-        result.written.append(change.path)
-        if not existed:
-            result.created.append(change.path)
+            return FileProblem(change.path, _reason(exc))
+        return not existed
 
     def _inside(self, path: Path) -> None:
         """Refuse a path whose folder leads out of the project folder (a link made since
         the snapshot): a restore never writes or deletes outside it."""
-        real = os.path.realpath(path.parent)
-        root = os.path.realpath(self.folder)
-        if real != root and not real.startswith(root + os.sep):
-            raise OSError(errno.EXDEV, "a folder on its way is a link out of the project folder")
+        _Inside(self.folder).check(str(path.parent))
 
     def _delete(self, path: str, result: RestoreResult) -> None:
         target = self.folder / path
@@ -535,6 +610,24 @@ class FolderCheckpoints:
             except OSError:
                 break
             parent = parent.parent
+
+
+class _Inside:
+    """Whether a folder is inside the project folder after following links (one restore's
+    answers kept: its files share a few hundred folders)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = str(folder)
+        self.root = os.path.realpath(folder)
+        self._known: set[str] = set()
+
+    def check(self, parent: str) -> None:
+        if parent in self._known:
+            return
+        real = os.path.realpath(parent)
+        if real != self.root and not real.startswith(self.root + os.sep):
+            raise OSError(errno.EXDEV, "a folder on its way is a link out of the project folder")
+        self._known.add(parent)
 
 
 def _size(root: Path) -> int:

@@ -20,6 +20,7 @@ from desktop_agent.gui._commands import command_or, fill_completions, show_conte
 from desktop_agent.gui._icons import ICON_SIZE, icon, palette_of
 from desktop_agent.gui._tr import QT_TRANSLATE_NOOP
 from desktop_agent.gui.sidebar import EXPORT_FORMATS
+from desktop_agent.workbench import SHOW_CHANGES
 
 if TYPE_CHECKING:
     from desktop_agent.gui._main_window import MainWindow
@@ -364,11 +365,20 @@ def _bind_signals(w: MainWindow) -> None:
     sidebar.fork_requested.connect(op(wb.fork))
     sidebar.delete_requested.connect(op(wb.trash))
     sidebar.restore_requested.connect(op(wb.restore_from_trash))
+    sidebar.purge_requested.connect(
+        lambda ref: run(w.do(wb.delete_for_good([ref] if ref else None)))
+    )
     sidebar.export_requested.connect(lambda ref, fmt: run(w.export(ref, fmt)))
     sidebar.reveal_requested.connect(w.reveal)
     sidebar.backup_requested.connect(lambda: run(w.backup()))
     sidebar.copy_requested.connect(op(wb.copy_into_ours))
-    w.notices.action_requested.connect(op(wb.notice_action))
+    w.notices.action_requested.connect(
+        lambda key: run(
+            w.show_branch_changes()
+            if key == SHOW_CHANGES  # the Changes view, not only a list
+            else w.do(wb.notice_action(key))
+        )
+    )
     w.notices.dismissed.connect(op(wb.dismiss))
     w.start_page.choose_workspace.connect(lambda: run(w.choose_workspace()))
     w.start_page.open_settings.connect(lambda: run(w.settings()))

@@ -1,6 +1,10 @@
 """The "Changes" view of a turn (the map's "Show file changes…"): the files the turn
 changed, each file's diff as the approval dialog shows diffs, and "Revert this file" /
-"Revert the turn" (then "Undo restore" in the bar above the chat)."""
+"Revert the turn" (then "Undo restore" in the bar above the chat).
+
+With ``branch=True`` it is the files bar's "Show changes": the files that differ from the
+branch's state, each diff going from the folder to the branch, and "Restore this file" /
+"Restore files"."""
 
 from __future__ import annotations
 
@@ -27,21 +31,33 @@ Revert = Callable[[Sequence[str] | None], object]
 class FileChangesDialog(QDialog):
     """Non-modal: the window goes on working while it is open."""
 
-    def __init__(self, parent: QWidget | None, changes: TurnChanges, revert: Revert) -> None:
+    def __init__(
+        self, parent: QWidget | None, changes: TurnChanges, revert: Revert, *, branch: bool = False
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("fileChangesDialog")
-        self.setWindowTitle(self.tr("Files changed by this turn"))
         self.changes = changes
         self._revert = revert
-        words = {
-            "added": self.tr("created"),
-            "modified": self.tr("changed"),
-            "deleted": self.tr("deleted"),
-        }
-        head = QLabel(self.tr("{n} files changed").format(n=len(changes.files)), self)
+        if branch:
+            title = self.tr("Files that differ from this branch")
+            words = {
+                "added": self.tr("brought back"),
+                "modified": self.tr("changed"),
+                "deleted": self.tr("removed"),
+            }
+            head = QLabel(self.tr("{n} files differ").format(n=len(changes.files)), self)
+        else:
+            title = self.tr("Files changed by this turn")
+            words = {
+                "added": self.tr("created"),
+                "modified": self.tr("changed"),
+                "deleted": self.tr("deleted"),
+            }
+            head = QLabel(self.tr("{n} files changed").format(n=len(changes.files)), self)
+        self.setWindowTitle(title)
         self.files = QListWidget(self)
         self.files.setObjectName("fileChangesList")
-        self.files.setAccessibleName(self.tr("Files changed by this turn"))
+        self.files.setAccessibleName(title)
         for change in changes.files:
             self.files.addItem(f"{change.path} ({words.get(change.kind, change.kind)})")
         self.diff = QPlainTextEdit(self)
@@ -51,11 +67,15 @@ class FileChangesDialog(QDialog):
         self.diff.setAccessibleName(self.tr("Diff"))
         self.files.currentRowChanged.connect(self._show)
         buttons = QDialogButtonBox(self)
-        self.revert_file = QPushButton(self.tr("Revert this &file"), self)
+        self.revert_file = QPushButton(
+            self.tr("Restore this &file") if branch else self.tr("Revert this &file"), self
+        )
         self.revert_file.setObjectName("revertFile")
         self.revert_file.setAutoDefault(False)
         self.revert_file.clicked.connect(self._revert_file)
-        self.revert_turn = QPushButton(self.tr("Revert the &turn"), self)
+        self.revert_turn = QPushButton(
+            self.tr("&Restore files") if branch else self.tr("Revert the &turn"), self
+        )
         self.revert_turn.setObjectName("revertTurn")
         self.revert_turn.setAutoDefault(False)
         self.revert_turn.clicked.connect(lambda: self._done(None))

@@ -45,6 +45,7 @@ from desktop_agent.gui.sidebar import SessionSidebar
 from desktop_agent.session import SessionError
 from desktop_agent.workbench import (
     EXPORT_SUFFIX,
+    SHOW_CHANGES,
     Attachment,
     Changes,
     HarnessError,
@@ -357,6 +358,19 @@ class MainWindow(QMainWindow):
             revert = self.wb.revert_changes
             self.dialogs.keep(
                 FileChangesDialog(self, changes, lambda p: self.spawn(self.do(revert(changes, p))))
+            )
+
+    async def show_branch_changes(self) -> None:
+        """The files bar's "Show changes": the files that differ from the branch, with
+        their diffs (non-modal), besides the list in the bar."""
+        await self.do(self.wb.notice_action(SHOW_CHANGES))
+        changes = await self.wb.branch_changes()
+        if changes is not None:
+            restore = self.wb.restore_branch_files
+            self.dialogs.keep(
+                FileChangesDialog(
+                    self, changes, lambda p: self.spawn(self.do(restore(p))), branch=True
+                )
             )
 
     async def settings(self) -> None:

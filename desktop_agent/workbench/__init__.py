@@ -17,7 +17,7 @@ from desktop_agent.agent import (
 from desktop_agent.harness import HarnessError, MessageSavedEvent, PersistenceErrorEvent
 from desktop_agent.mcp import McpConfigError
 from desktop_agent.workbench._changes import NOTHING, Changes
-from desktop_agent.workbench._checkpoints import FileDiff, TurnChanges
+from desktop_agent.workbench._checkpoints import SHOW_CHANGES, FileDiff, TurnChanges
 from desktop_agent.workbench._copy import CopyReport, copy_sessions
 from desktop_agent.workbench._export import (
     EXPORT_SUFFIX,
@@ -100,6 +100,7 @@ __all__ = [
     "NOTHING",
     "NO_SESSION",
     "PAGE",
+    "SHOW_CHANGES",
     "ApprovalWaitEvent",
     "Attachment",
     "BranchItem",

@@ -61,6 +61,16 @@ async def session_records(session: Session) -> dict[str, CheckpointRecord]:
     return out
 
 
+async def session_trees(session: Session) -> set[str]:
+    """Every snapshot the session's checkpoint entries point at."""
+    out: set[str] = set()
+    for record in (await session_records(session)).values():
+        out.add(record.tree)
+        if record.before is not None:
+            out.add(record.before)
+    return out
+
+
 async def target_of(session: Session, store: CheckpointStore) -> Target | None:
     """What the folder should hold at the session's leaf, or None when no turn on its
     path snapshotted the folder (nothing is known: the folder is left as it is)."""
@@ -126,13 +136,14 @@ class BranchFiles:
             return await self.restore()
         return Outcome("differs", changes=changes)
 
-    async def restore(self) -> Outcome:
-        """Bring the folder to the state the last comparison found (Restore files)."""
+    async def restore(self, only: Collection[str] | None = None) -> Outcome:
+        """Bring the folder (or ``only`` these files of it) to the state the last
+        comparison found (Restore files)."""
         target, self.target = self.target, None
         if target is None:
             return Outcome("none")
         try:
-            result = await target.folder.restore(target.tree, target.deletable)
+            result = await target.folder.restore(target.tree, target.deletable, only)
         except CheckpointError as exc:
             self.target = target
             return Outcome("failed", error=exc.message)
@@ -165,6 +176,9 @@ Notify = Callable[..., Changes]
 `Workbench.notify_choices`: (key, text, action, more=[(label, coroutine function)], **args)."""
 
 NOTICE_KEY = "files"
+SHOW_CHANGES = f"{NOTICE_KEY}/Show changes"
+"""The files bar's "Show changes" (`Workbench.notice_action` key): the GUI also opens the
+Changes view of what differs (`Workbench.branch_changes`)."""
 MAX_SHOWN = 30
 
 
@@ -179,8 +193,27 @@ class FilesNotices:
     async def follow(self, session: Session, mode: FollowBranch) -> Changes:
         return self._show(await self.files.follow(session, mode))
 
-    async def restore(self) -> Changes:
-        return self._show(await self.files.restore())
+    async def restore(self, only: Collection[str] | None = None) -> Changes:
+        return self._show(await self.files.restore(only))
+
+    async def differing(self) -> TurnChanges | None:
+        """The files that differ between the folder and the branch's state the last
+        comparison found (the bar's "Show changes"), each with its diff from the folder
+        to the branch: what "Restore files" would do. None: nothing differs now."""
+        target = self.files.target
+        if target is None:
+            return None
+        folder = target.folder
+        now = await folder.snapshot()
+        changes = [
+            c
+            for c in await folder.diff(now.tree, target.tree)
+            if c.kind != "deleted" or c.path in target.deletable
+        ]
+        if not changes:
+            return None
+        files = await file_diffs(folder, now.tree, target.tree, changes)
+        return TurnChanges(folder, ((now.tree, target.tree),), tuple(files))
 
     async def undo(self) -> Changes:
         outcome = await self.files.undo()
@@ -312,13 +345,23 @@ async def turn_changes(
     folder = store.folder(cwd)
     files: dict[str, FileDiff] = {}
     for before, after in pairs:
-        for change in await folder.diff(before, after):
-            old = await folder.read(before, change.path) if change.kind != "added" else b""
-            new = await folder.read(after, change.path) if change.kind != "deleted" else b""
-            files[change.path] = FileDiff(
-                change.path, change.kind, unified_diff(change.path, old or b"", new or b"")
-            )
+        for diff in await file_diffs(folder, before, after, await folder.diff(before, after)):
+            files[diff.path] = diff
     return TurnChanges(folder, pairs, tuple(files.values()))
+
+
+async def file_diffs(
+    folder: FolderCheckpoints, before: str, after: str, changes: list[FileChange]
+) -> list[FileDiff]:
+    """Each change from snapshot ``before`` to ``after`` with its unified diff."""
+    out: list[FileDiff] = []
+    for change in changes:
+        old = await folder.read(before, change.path) if change.kind != "added" else b""
+        new = await folder.read(after, change.path) if change.kind != "deleted" else b""
+        out.append(
+            FileDiff(change.path, change.kind, unified_diff(change.path, old or b"", new or b""))
+        )
+    return out
 
 
 def unified_diff(path: str, old: bytes, new: bytes) -> str:

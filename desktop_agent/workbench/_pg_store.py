@@ -129,6 +129,19 @@ class PostgresStore:
     async def discard(self, ref: str) -> None:
         await self.repo.delete(_meta(self._id(ref)))
 
+    async def _trashed(self, trash_ref: str) -> str:
+        session_id = self._id(trash_ref)
+        listed = await self.repo.listed(trashed=True)
+        if not trash_ref.startswith(TRASH_PREFIX) or all(r.id != session_id for r in listed):
+            raise SessionError("not_found", f"{trash_ref} is no longer in the trash")
+        return session_id
+
+    async def open_trashed(self, trash_ref: str) -> Session:
+        return await self.repo.open(_meta(await self._trashed(trash_ref)), write=False)
+
+    async def purge(self, trash_ref: str) -> None:
+        await self.repo.delete(_meta(await self._trashed(trash_ref)))
+
     async def repair(self, ref: str) -> str:
         source = await self.repo.open(_meta(self._id(ref)), write=False)
         cwd = source.metadata.cwd or ""

@@ -13,6 +13,7 @@ import contextlib
 import json
 import logging
 import os
+import shutil
 import tempfile
 import zipfile
 from collections.abc import Collection, Iterable
@@ -95,6 +96,12 @@ class SessionStore(Protocol):
 
     async def discard(self, ref: str) -> None:
         """Remove an empty session for good (it holds no message)."""
+
+    async def open_trashed(self, trash_ref: str) -> Session:
+        """A session in the trash, opened to be read (e.g. the checkpoints it uses)."""
+
+    async def purge(self, trash_ref: str) -> None:
+        """Delete a session in the trash for good."""
 
     async def repair(self, ref: str) -> str:
         """Write the readable entries of a damaged session to a new session (the damaged
@@ -288,6 +295,32 @@ class JsonlStore:
         await asyncio.to_thread(remove)
         if self.index is not None:
             await self.index.forget(ref)
+
+    def _in_trash(self, trash_ref: str) -> str:
+        root = os.path.realpath(self.repo.trash_root)
+        real = os.path.realpath(trash_ref)
+        if real == root or os.path.commonpath([root, real]) != root:
+            raise SessionError("not_found", f"{trash_ref} is not in the trash")
+        return real
+
+    async def open_trashed(self, trash_ref: str) -> Session:
+        return await self.repo.open(self._in_trash(trash_ref))
+
+    async def purge(self, trash_ref: str) -> None:
+        path = self._in_trash(trash_ref)
+
+        def remove() -> None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+            folder = os.path.dirname(path)
+            with contextlib.suppress(OSError):
+                if not any(name.endswith(".jsonl") for name in os.listdir(folder)):
+                    shutil.rmtree(folder)
+
+        await asyncio.to_thread(remove)
+        if self.repo.entry_index is not None:  # reading it for its checkpoints cached it
+            self.repo.entry_index.forget(path)
+        self._trash = None
 
     async def repair(self, ref: str) -> str:
         meta = await self.repo.repair(_meta(ref))
@@ -549,6 +582,21 @@ class SqliteStore:
     async def discard(self, ref: str) -> None:
         await self.repo.delete(self._meta(ref))
         self._facts.pop(self._id(ref), None)
+
+    async def open_trashed(self, trash_ref: str) -> Session:
+        session_id = trash_ref.removeprefix("sqlite-trash:")
+        if session_id not in await self._trash_entries():
+            raise SessionError("not_found", f"{trash_ref} is not in the trash")
+        return await self.repo.open(self._meta(session_id))
+
+    async def purge(self, trash_ref: str) -> None:
+        session_id = trash_ref.removeprefix("sqlite-trash:")
+        entries = dict(await self._trash_entries())
+        if entries.pop(session_id, None) is None:
+            raise SessionError("not_found", f"{trash_ref} is no longer in the trash")
+        await self.repo.delete(self._meta(session_id))
+        await self._save_trash(entries)
+        self._facts.pop(session_id, None)
 
     async def repair(self, ref: str) -> str:
         source = await self.repo.open(self._meta(ref))

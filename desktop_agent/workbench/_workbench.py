@@ -30,7 +30,7 @@ from desktop_agent.ai import (
     supported_thinking_levels,
     warm_up,
 )
-from desktop_agent.checkpoints import CheckpointStore
+from desktop_agent.checkpoints import CheckpointError, CheckpointStore, FolderCheckpoints
 from desktop_agent.config import (
     ApprovalRule,
     AppState,
@@ -89,6 +89,7 @@ from desktop_agent.workbench._checkpoints import (
     FilesNotices,
     TurnChanges,
     file_marks,
+    session_trees,
 )
 from desktop_agent.workbench._follow import continue_here, take_over
 from desktop_agent.workbench._map import (
@@ -134,6 +135,22 @@ from desktop_agent.workbench._views import (
 )
 
 log = logging.getLogger("desktop_agent.workbench")
+
+
+def _folder(cwd: str) -> str:
+    """A session's folder as the checkpoint store names it."""
+    return os.path.abspath(cwd) if cwd else ""
+
+
+async def _warm_checkpoints(folder: FolderCheckpoints) -> None:
+    """The folder's first snapshot, started when a session opens in it (in a worker
+    thread), so that the first tool call waits only for what is left of it; a failure
+    is said by that tool call's own snapshot."""
+    try:
+        await folder.warm()
+    except CheckpointError as exc:
+        log.info("no checkpoint ahead of the first tool call: %s", exc.message)
+
 
 _T = TypeVar("_T")
 
@@ -467,6 +484,8 @@ class Workbench:
         self._cancel_opening()
         if self._draft_timer is not None:
             self._draft_timer.cancel()
+        if self.files is not None:
+            self.files.files.store.stop()  # e.g. a first snapshot of a big folder
         for task in list(self._tasks):
             task.cancel()
         while self._tasks:
@@ -952,6 +971,8 @@ class Workbench:
         self._count_usage(session, model.context_window if model else 0, context.messages)
         if exists:
             self.spawn(self._check_project(cwd))
+            if harness.checkpoints is not None:
+                self.spawn(_warm_checkpoints(harness.checkpoints.folder))
 
     async def _project_mcp(self, folder: str) -> None:
         offer = self.mcp.offer_project(folder, self.state.mcp_projects, self._remember, self.notify)
@@ -1357,6 +1378,18 @@ class Workbench:
             return None
         return await self.files.changes_at(self.session, self.map, entry_id)
 
+    async def branch_changes(self) -> TurnChanges | None:
+        """The files that differ from the branch's state (the files bar's "Show
+        changes"), with diffs from the folder to the branch; None: none differ now."""
+        if self.files is None:
+            return None
+        return await self.files.differing()
+
+    async def restore_branch_files(self, paths: Sequence[str] | None = None) -> Changes:
+        """Restore files (or ``paths`` of them) of the branch the files bar offered."""
+        assert self.files is not None
+        return self._changed(await self.files.restore(paths))
+
     async def revert_changes(
         self, changes: TurnChanges, paths: Sequence[str] | None = None
     ) -> Changes:
@@ -1645,6 +1678,74 @@ class Workbench:
         if self.harness is None or self.harness.is_idle:
             changes = changes | await self.open(ref)
         return self._changed(changes)
+
+    async def delete_for_good(self, trash_refs: Sequence[str] | None = None) -> Changes:
+        """Delete sessions in the trash for good (None: empty the trash). The checkpoints
+        only they used are removed from the store, in a worker thread: a snapshot another
+        session (open, listed or still in the trash) points at is kept."""
+        trash = await self.store.trash()
+        chosen = [r.path for r in trash if trash_refs is None or r.path in trash_refs]
+        gone: dict[str, set[str]] = {}
+        for ref in chosen:
+            found = await self._trees(self.store.open_trashed(ref))
+            await self.store.purge(ref)
+            if found is not None and found[0]:
+                gone.setdefault(found[0], set()).update(found[1])
+        freed = 0
+        if self.files is not None and gone:
+            left = [r for r in trash if r.path not in chosen]
+            in_use = await self._trees_in_use(set(gone), left)
+            for cwd, trees in gone.items():
+                if cwd not in in_use:
+                    continue  # a session there could not be read: keep everything
+                try:
+                    freed += await self.files.files.store.folder(cwd).forget(trees - in_use[cwd])
+                except CheckpointError as exc:
+                    log.warning("checkpoints of deleted sessions not removed: %s", exc.message)
+        changes = self.notify(
+            "trash",
+            "Deleted {count} sessions for good ({size} MB of checkpoints freed).",
+            count=len(chosen),
+            size=f"{freed / 1e6:.1f}",
+        )
+        return self._changed(changes | await self.refresh_sessions())
+
+    async def _trees(self, opening: Awaitable[Session]) -> tuple[str, set[str]] | None:
+        """A session's folder and the snapshots it points at (None: it cannot be read)."""
+        try:
+            session = await opening
+        except SessionError as exc:
+            log.warning("a session's checkpoints could not be read: %s", exc)
+            return None
+        try:
+            return _folder(session.metadata.cwd or ""), await session_trees(session)
+        finally:
+            await session.close()
+
+    async def _trees_in_use(
+        self, folders: set[str], trash: Sequence[SidebarRow]
+    ) -> dict[str, set[str]]:
+        """The snapshots the other sessions in ``folders`` point at, by folder; a folder
+        with a session that could not be read is left out."""
+        used: dict[str, set[str]] = {cwd: set() for cwd in folders}
+        unreadable: set[str] = set()
+        rows = [*await self.store.sessions(), *trash]
+        for row in rows:
+            cwd = _folder(row.cwd)
+            if cwd not in folders or row.source == "pi":
+                continue
+            if row.path == self.ref and self.session is not None:
+                used[cwd] |= await session_trees(self.session)
+                continue
+            opening = (
+                self.store.open_trashed(row.path) if row.in_trash else self.store.open(row.path)
+            )
+            found = await self._trees(opening)
+            if found is None:
+                unreadable.add(cwd)
+            else:
+                used[cwd] |= found[1]
+        return {cwd: trees for cwd, trees in used.items() if cwd not in unreadable}
 
     async def repair(self, ref: str) -> Changes:
         """Write the readable entries of a damaged session to a new session, open it."""

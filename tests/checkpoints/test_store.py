@@ -382,3 +382,40 @@ def test_a_restore_never_writes_through_a_link_out_of_the_folder(
     assert sorted(os.listdir(outside)) == ["made.txt"]
     assert (outside / "made.txt").read_text() == "not the project's\n"
     assert second.tree != first.tree
+
+
+def test_the_first_snapshot_is_taken_ahead_once_and_stopping_ends_it(
+    repo: Path, tmp_path: Path
+) -> None:
+    src = repo / "src"
+    for i in range(500):
+        (src / f"m{i}.py").write_text(f"VALUE = {i}\n")
+    store = CheckpointStore(tmp_path / "data" / "checkpoints")
+    cp = store.folder(repo)
+    outcome: list[Snapshot | CheckpointError | None] = []
+
+    def warm() -> None:
+        try:
+            outcome.append(cp.warm_sync())
+        except CheckpointError as exc:
+            outcome.append(exc)
+
+    worker = threading.Thread(target=warm)
+    worker.start()
+    while not cp._git._running and worker.is_alive():  # a git of the snapshot has started
+        threading.Event().wait(0.001)
+    store.stop()  # the app quits while the first snapshot runs
+    worker.join()
+    assert len(outcome) == 1
+    if isinstance(outcome[0], CheckpointError):
+        assert outcome[0].code == "stopped"
+    with pytest.raises(CheckpointError) as refused:
+        cp.snapshot_sync()
+    assert refused.value.code == "stopped"
+    assert not (cp.store / "index.lock").exists()
+
+    again = CheckpointStore(tmp_path / "data" / "checkpoints").folder(repo)  # next launch
+    first = again.warm_sync()
+    assert first is not None and "src/m499.py" in _paths(again, first.tree)
+    assert again.warm_sync() is None  # taken once: the store has it
+    assert again.snapshot_sync() == Snapshot(first.tree, first.skipped, added=0)

@@ -155,6 +155,13 @@ def test_the_files_follow_alt_left_and_alt_right_and_a_restart(
     click(qtbot, window, "Show changes")
     assert bar_shows(window, DIFFER + ": ")
     assert any("extra.txt (removed)" in t for t in window.notices.texts())
+    dialog = window.findChild(FileChangesDialog)  # the Changes view of what differs
+    assert dialog is not None and dialog.files.count() == 3
+    qtbot.waitUntil(dialog.isActiveWindow)
+    QTest.keyClick(focused(), Qt.Key.Key_Escape)  # closed, back to the window
+    qtbot.waitUntil(lambda: not dialog.isVisible())
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
     click(qtbot, window, "Restore files")
     assert_version(project, 1)
     assert bar_shows(window, "The files now follow this branch (3 restored).")
@@ -284,5 +291,73 @@ def test_settings_show_the_store_and_set_follow_branch(
     click_row(window, two_answer)
     settled(qtbot, window)
     assert session.leaf_id() == two_answer
+    assert_version(project, 2)
+    close(qtbot, window)
+
+
+def test_a_leaf_change_with_the_maps_keys_shows_the_bar_and_show_changes_the_diffs(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    store: str,
+) -> None:
+    project = make_user_repo(tmp_path / "project")
+    window = window_on(qtbot, tmp_path / "data", provider, store, project)
+    first, second = run(qtbot, two_versions(window.wb, provider, project))
+    settled(qtbot, window)
+    session = window.wb.session
+    assert session is not None
+    view, bmap = window.tree.view, window.tree.bmap
+    view.setFocus()
+    qtbot.waitUntil(view.hasFocus)
+
+    def selected() -> int:
+        return view.currentIndex().row()
+
+    QTest.keyClick(view, Qt.Key.Key_End)  # the leaf's row
+    assert bmap.rows[selected()].on_path
+    for _ in range(len(bmap)):  # Up to the edited prompt (version two beside version one)
+        if len(bmap.siblings(selected())) > 1:
+            break
+        QTest.keyClick(view, Qt.Key.Key_Up)
+    assert bmap.rows[selected()].entry_id == second
+    QTest.keyClick(view, Qt.Key.Key_Left)  # version one's prompt
+    assert bmap.rows[selected()].entry_id == first
+    for _ in range(len(bmap)):  # Down to its last answer ("one written")
+        row = selected()
+        QTest.keyClick(view, Qt.Key.Key_Down)
+        if selected() == row:
+            break
+    QTest.keyClick(view, Qt.Key.Key_Return)  # the leaf moves there
+    settled(qtbot, window)
+    assert first in session.branch_ids() and "one written" in shown(window)
+    assert bar_shows(window, DIFFER)
+    assert_version(project, 2)  # asked, not restored
+
+    click(qtbot, window, "Show changes")  # the Changes view of what differs
+    qtbot.waitUntil(lambda: window.findChild(FileChangesDialog) is not None)
+    dialog = window.findChild(FileChangesDialog)
+    assert dialog is not None
+    qtbot.waitUntil(dialog.isVisible)
+    assert dialog.windowTitle() == "Files that differ from this branch"
+    listed = [dialog.files.item(i).text() for i in range(dialog.files.count())]
+    assert sorted(listed) == [
+        "extra.txt (removed)",
+        "keep.txt (brought back)",
+        "notes.txt (changed)",
+    ]
+    assert bar_shows(window, DIFFER + ": ")  # and listed in the bar
+    dialog.files.setFocus()
+    QTest.keyClick(dialog.files, Qt.Key.Key_Home)
+    while not dialog.files.currentItem().text().startswith("notes.txt"):
+        QTest.keyClick(dialog.files, Qt.Key.Key_Down)
+    assert "-version two\n+version one" in dialog.diff.toPlainText()  # folder -> branch
+    QTest.mouseClick(dialog.revert_file, Qt.MouseButton.LeftButton)  # Restore this file
+    settled(qtbot, window)
+    assert (project / "notes.txt").read_text() == V1
+    assert (project / "extra.txt").exists()  # only that file
+    assert bar_shows(window, "The files now follow this branch (1 restored).")
+    click(qtbot, window, "Undo restore")
     assert_version(project, 2)
     close(qtbot, window)

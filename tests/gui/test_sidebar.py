@@ -321,7 +321,7 @@ def test_set_sessions_keeps_selection_folds_and_scroll(
     assert view.currentIndex().data(SidebarRole.PATH) == path_of("s70")
 
 
-def test_trash(qtbot: QtBot, qtmodeltester: ModelTester) -> None:
+def test_trash(qtbot: QtBot, qtmodeltester: ModelTester, monkeypatch: pytest.MonkeyPatch) -> None:
     sidebar = make_sidebar(qtbot)
     trashed = [
         row("deleted-one", "/home/ann/projects/api", ago(days=2), in_trash=True),
@@ -336,10 +336,29 @@ def test_trash(qtbot: QtBot, qtmodeltester: ModelTester) -> None:
     menu = sidebar.context_menu_for(path_of("deleted-one"), trash=True)
     assert menu is not None
     actions = {a.objectName(): a for a in menu.actions() if a.objectName()}
-    assert set(actions) == {"restoreSession", "revealSession"}
+    assert set(actions) == {"restoreSession", "revealSession", "purgeSession", "emptyTrash"}
     with qtbot.waitSignal(sidebar.restore_requested) as blocker:
         actions["restoreSession"].trigger()
     assert blocker.args == [path_of("deleted-one")]
+    asked: list[str] = []
+    answer = False
+
+    def confirm(parent: object, title: str, text: str) -> bool:
+        asked.append(text)
+        return answer
+
+    monkeypatch.setattr(type(sidebar), "confirm", staticmethod(confirm))
+    with qtbot.assertNotEmitted(sidebar.purge_requested):
+        actions["purgeSession"].trigger()  # answered No
+    answer = True
+    with qtbot.waitSignal(sidebar.purge_requested) as blocker:
+        actions["purgeSession"].trigger()
+    assert blocker.args == [path_of("deleted-one")]
+    with qtbot.waitSignal(sidebar.purge_requested) as blocker:
+        actions["emptyTrash"].trigger()
+    assert blocker.args == [""]  # every session in the trash
+    assert asked[1].startswith("Delete this session for good")
+    assert asked[2].startswith("Delete every session in the trash for good")
     sidebar.trash_view.setCurrentIndex(sidebar.trash_model().index_for_path(path_of("deleted-two")))
     with qtbot.waitSignal(sidebar.restore_requested) as blocker:
         qtbot.keyClick(sidebar.trash_view, Qt.Key.Key_Return)  # type: ignore[no-untyped-call]

@@ -5,15 +5,19 @@ and "never", in a folder that is the user's own git repository."""
 
 from __future__ import annotations
 
+import logging
+import re
 from pathlib import Path
 
 import pytest
 
 from desktop_agent.config import CheckpointSettings, FollowBranch, Settings
 from desktop_agent.workbench import Workbench
+from desktop_agent.workbench._checkpoints import session_records
+from desktop_agent.workbench._store import JsonlStore
 from tests._workbench import make_workbench
 from tests.ai.provider_server import ProviderServer, Reply, ToolCallSpec
-from tests.checkpoints._repo import dot_git_fingerprint, make_user_repo
+from tests.checkpoints._repo import dot_git_fingerprint, git, make_user_repo
 
 pytestmark = pytest.mark.asyncio
 
@@ -258,5 +262,112 @@ async def test_editing_the_first_prompt_goes_back_to_the_folder_before_it(
     await wb.switch_sibling((await wb.branch())[0].entry_id, -1)
     await wb.settled()
     assert (project / "notes.txt").read_text() == V1
+    await wb.shutdown(stop=True)
+    await wb.aclose()
+
+
+def snapshots_read(records: list[logging.LogRecord]) -> list[int]:
+    """How many paths each snapshot of the folder read again, in order."""
+    found = (
+        re.search(r": (\d+) paths read again$", r.getMessage())
+        for r in records
+        if r.name == "desktop_agent.checkpoints"
+    )
+    return [int(m.group(1)) for m in found if m is not None]
+
+
+async def test_the_first_snapshot_of_a_folder_starts_when_a_session_opens_in_it(
+    tmp_path: Path, provider: ProviderServer, store: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    project = make_user_repo(tmp_path / "project")
+    for i in range(40):
+        (project / "src" / f"module{i}.py").write_text(f"VALUE = {i}\n")
+    files = git(project, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    every_file = len([p for p in files.split("\0") if p])
+    wb = await bench(tmp_path / "data", provider, store, "ask")
+    caplog.set_level(logging.DEBUG, logger="desktop_agent.checkpoints")
+    await wb.new_session(str(project))  # the first snapshot starts in the background
+    provider.script(
+        Reply(tool_calls=[ToolCallSpec("w1", "write", {"path": "notes.txt", "content": V1})]),
+        Reply(text="one written"),
+    )
+    await wb.send("Write version one")  # its first tool call waits for what is left
+    await wb.settled()
+    # The one started at the open read every file; the first tool call's snapshot, after
+    # it, only checked their stat data; the turn's end read the file the tool wrote (and
+    # the comparisons after the run, the leaf having moved, found nothing new).
+    read = snapshots_read(caplog.records)
+    assert read[:3] == [every_file, 0, 1]
+    assert set(read[3:]) <= {0}
+    caplog.clear()
+
+    # Another session in the same folder (and the app started again with it): the store
+    # has its snapshot, nothing is taken ahead.
+    await wb.new_session(str(project))
+    await wb.settled()
+    assert snapshots_read(caplog.records) == []
+    await wb.shutdown(stop=True)
+    await wb.aclose()
+
+
+async def test_deleting_a_trashed_session_for_good_frees_the_checkpoints_only_it_used(
+    tmp_path: Path, provider: ProviderServer, store: str
+) -> None:
+    wb = await bench(tmp_path / "data", provider, store, "ask")
+    await delete_for_good_flow(wb, provider, make_user_repo(tmp_path / "project"))
+
+
+async def test_deleting_for_good_on_postgres(
+    tmp_path: Path, provider: ProviderServer, database_url: str
+) -> None:
+    wb = make_workbench(
+        tmp_path / "data",
+        provider.model("anthropic-messages"),
+        store="postgres",
+        database_url=database_url,
+        settings=settings(provider, "ask"),
+        checkpoints=True,
+    )
+    await wb.start()
+    await delete_for_good_flow(wb, provider, make_user_repo(tmp_path / "project"))
+
+
+async def delete_for_good_flow(wb: Workbench, provider: ProviderServer, project: Path) -> None:
+    assert wb.files is not None
+    folder = wb.files.files.store.folder(project)
+
+    async def session_with(path: str) -> tuple[str, list[str]]:
+        await wb.new_session(str(project))
+        provider.clear_script()
+        provider.script(
+            Reply(tool_calls=[ToolCallSpec("w", "write", {"path": path, "content": path})]),
+            Reply(text="written"),
+        )
+        await wb.send(f"Write {path}")
+        await wb.settled()
+        session = wb.session
+        assert session is not None and wb.ref is not None
+        records = [r for r in (await session_records(session)).values() if r.kind == "after"]
+        assert records[0].before is not None
+        return wb.ref, [records[0].before, records[0].tree]
+
+    ref_a, (a_before, a_after) = await session_with("a.txt")
+    _ref_b, (b_before, b_after) = await session_with("b.txt")
+    assert b_before == a_after  # the folder as session A left it: one snapshot, two users
+    await wb.settled()
+    await wb.trash(ref_a)
+    trash_ref = wb.trash_rows[0].path
+    assert folder._has(a_before)  # in the trash, its checkpoints are kept
+
+    await wb.delete_for_good([trash_ref])
+    await wb.settled()
+    assert wb.trash_rows == []
+    if isinstance(wb.store, JsonlStore):  # nothing of it left in the trash
+        assert not Path(trash_ref).exists() and not Path(trash_ref).parent.exists()
+    assert wb.notices["trash"].english.startswith("Deleted 1 sessions for good (")
+    assert not folder._has(a_before)  # only A used it
+    assert folder._has(a_after) and folder._has(b_after)  # B points at them
+    # Session B still compares and restores with its checkpoints.
+    assert [c.path for c in await folder.diff(b_before, b_after)] == ["b.txt"]
     await wb.shutdown(stop=True)
     await wb.aclose()

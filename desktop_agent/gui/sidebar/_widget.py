@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QMenu,
+    QMessageBox,
     QPushButton,
     QStackedWidget,
     QStyledItemDelegate,
@@ -111,6 +112,8 @@ class SessionSidebar(QWidget):
     fork_requested = Signal(str)
     delete_requested = Signal(str)
     restore_requested = Signal(str)
+    purge_requested = Signal(str)
+    """ "Delete permanently" on a session in the trash ("" : "Empty trash", all of them)."""
     reveal_requested = Signal(str)
     export_requested = Signal(str, str)
     backup_requested = Signal()
@@ -252,6 +255,30 @@ class SessionSidebar(QWidget):
     def refresh_times(self) -> None:
         self._model.refresh_times()
         self._trash_model.refresh_times()
+
+    @staticmethod
+    def confirm(parent: QWidget, title: str, text: str) -> bool:
+        """Ask yes or no (No is the default). Tests replace this."""
+        answer = QMessageBox.question(
+            parent,
+            title,
+            text,
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+            QMessageBox.StandardButton.No,
+        )
+        return answer == QMessageBox.StandardButton.Yes
+
+    def purge(self, path: str) -> None:
+        """Delete a session in the trash for good ("": every one), once confirmed."""
+        text = (
+            self.tr(
+                "Delete every session in the trash for good (and the checkpoints only they use)?"
+            )
+            if not path
+            else self.tr("Delete this session for good (and the checkpoints only it uses)?")
+        )
+        if type(self).confirm(self, self.tr("Delete permanently"), text):
+            self.purge_requested.emit(path)
 
     @staticmethod
     def ask_text(parent: QWidget, title: str, label: str, text: str) -> str | None:
@@ -418,6 +445,13 @@ class SessionSidebar(QWidget):
             reveal = menu.addAction(self.tr("Reveal file"))
             reveal.setObjectName("revealSession")
             reveal.triggered.connect(lambda: self.reveal_requested.emit(p))
+            menu.addSeparator()
+            purge = menu.addAction(self.tr("Delete permanently…"))
+            purge.setObjectName("purgeSession")
+            purge.triggered.connect(lambda: self.purge(p))
+            empty = menu.addAction(self.tr("Empty trash…"))
+            empty.setObjectName("emptyTrash")
+            empty.triggered.connect(lambda: self.purge(""))
             return menu
         if path:
             p = str(path)

@@ -1121,15 +1121,31 @@
 <context>
     <name>FileChangesDialog</name>
     <message>
+        <source>Files that differ from this branch</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>brought back</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>changed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>removed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{n} files differ</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Files changed by this turn</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
         <source>created</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>changed</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1145,7 +1161,15 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Restore this &amp;file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Revert this &amp;file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Restore files</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1548,6 +1572,18 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Delete every session in the trash for good (and the checkpoints only they use)?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Delete this session for good (and the checkpoints only it uses)?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Delete permanently</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Rename session</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1561,6 +1597,14 @@
     </message>
     <message>
         <source>Reveal file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Delete permanently…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Empty trash…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1923,6 +1967,10 @@
     </message>
     <message>
         <source>Could not restore model {saved}: {problem} Using {model} instead.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Deleted {count} sessions for good ({size} MB of checkpoints freed).</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
