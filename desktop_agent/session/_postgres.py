@@ -72,6 +72,10 @@ CHANNEL = "desktop_agent"
 LOCK_CLASS = 0x44410001  # "DA\0\1": the class of our advisory locks (int4)
 MIGRATION_LOCK = 0x4441_4D49_4752  # "DAMIGR": one migration at a time
 CONNECT_TIMEOUT_S = 5
+KEEPALIVE_IDLE_S = 10
+KEEPALIVE_INTERVAL_S = 3
+KEEPALIVE_COUNT = 3
+TCP_USER_TIMEOUT_MS = 20_000
 REF_PREFIX = "postgres:"
 
 
@@ -262,8 +266,22 @@ class _Server:
 
 
 def connect_kwargs() -> dict[str, Any]:
-    """Defaults a URL may override (libpq reads ``sslmode``, ``options``, … from it)."""
-    return {"connect_timeout": CONNECT_TIMEOUT_S, "application_name": "desktop-agent"}
+    """Defaults a URL may override (libpq reads ``sslmode``, ``options``, … from it).
+
+    A network partition must not hang a save until the system's TCP timeout (hours):
+    keepalives notice a silent server on an idle connection within
+    ``KEEPALIVE_IDLE_S + KEEPALIVE_INTERVAL_S * KEEPALIVE_COUNT`` s, and
+    ``tcp_user_timeout`` fails a connection whose sent data stays unacknowledged that
+    long (a write in flight), so the save fails and the Retry dialog shows."""
+    return {
+        "connect_timeout": CONNECT_TIMEOUT_S,
+        "application_name": "desktop-agent",
+        "keepalives": 1,
+        "keepalives_idle": KEEPALIVE_IDLE_S,
+        "keepalives_interval": KEEPALIVE_INTERVAL_S,
+        "keepalives_count": KEEPALIVE_COUNT,
+        "tcp_user_timeout": TCP_USER_TIMEOUT_MS,
+    }
 
 
 def _defaults(url: str) -> dict[str, Any]:
@@ -281,7 +299,10 @@ def _notify(cur: psycopg.Cursor[Any], kind: str, session_id: str) -> None:
 
 class PostgresStorage(Storage):
     """One session's entries on the server; writes through a connection of its own that
-    holds the session's advisory lock (None while read-only)."""
+    holds the session's advisory lock (None while read-only). Appends write on a worker
+    thread (`writes_off_loop`): the event loop never waits for the server."""
+
+    writes_off_loop = True
 
     def __init__(
         self,
