@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Callable, Collection
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -191,14 +192,21 @@ class Shared:
             workbench._changed(Changes(notices=True))
 
 
-async def connect_shared(url: str, password: str | None, *, fallback: SessionStore) -> Shared:
+async def connect_shared(
+    url: str,
+    password: str | None,
+    *,
+    fallback: SessionStore,
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> Shared:
     """A `PostgresStore` on ``url`` once the server answers (its schema brought up to
-    date); otherwise ``fallback`` (local files) and the reason, said at start-up."""
+    date); otherwise ``fallback`` (local files) and the reason, said at start-up.
+    ``cache_dir``: where opened sessions' tree columns are kept on this computer."""
     from desktop_agent.session import PostgresSessionRepo
 
     if not url.strip():
         return Shared(fallback, 'no server is set (--database-url or "database_url")')
-    repo = PostgresSessionRepo(url, password=password)
+    repo = PostgresSessionRepo(url, password=password, cache_dir=cache_dir)
     try:
         await repo.connect()
     except SessionError as exc:

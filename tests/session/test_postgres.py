@@ -216,6 +216,60 @@ async def test_another_writers_rows_are_never_overwritten(repo: PostgresSessionR
 
 
 @pytest.mark.asyncio
+async def test_reopening_reads_the_tree_columns_kept_on_this_computer(
+    database_url: str, tmp_path: Path
+) -> None:
+    """Opening a session keeps its tree columns locally; a reopen uses them while the
+    session has the same rows, and reads the server again once another computer
+    appended (or the file is damaged)."""
+    here = PostgresSessionRepo(database_url, cache_dir=tmp_path / "here")
+    there = PostgresSessionRepo(database_url, cache_dir=tmp_path / "there")
+    assert here._cache is not None
+    try:
+        s = await there.create(cwd=CWD)
+        await s.append_message(user("q1"))
+        await s.append_message(assistant("a1"))
+        await s.append_session_name("named")
+        meta = s.metadata
+        await s.close()
+
+        async def reopened() -> tuple[list[str], str | None]:
+            again = await here.open(meta)
+            found = (await texts(again), await again.get_session_name())
+            await again.close()
+            return found
+
+        assert await reopened() == (["q1", "a1"], "named")
+        assert here._cache.hits == 0
+        assert await reopened() == (["q1", "a1"], "named")
+        assert here._cache.hits == 1
+        s = await there.open(meta)
+        await s.append_message(user("q2"))
+        await s.close()
+        assert await reopened() == (["q1", "a1", "q2"], "named")
+        assert here._cache.hits == 1  # another computer appended: read from the server
+        assert await reopened() == (["q1", "a1", "q2"], "named")
+        assert here._cache.hits == 2
+        [kept] = list((tmp_path / "here").iterdir())
+        data = bytearray(kept.read_bytes())
+        data[-3] ^= 0xFF
+        kept.write_bytes(bytes(data))
+        assert await reopened() == (["q1", "a1", "q2"], "named")
+        assert here._cache.hits == 2  # damaged: ignored, written again
+        assert await reopened() == (["q1", "a1", "q2"], "named")
+        assert here._cache.hits == 3
+        assert postgres_password_free(kept.read_bytes(), database_url)
+    finally:
+        await here.close()
+        await there.close()
+
+
+def postgres_password_free(data: bytes, url: str) -> bool:
+    password = psycopg.conninfo.conninfo_to_dict(url).get("password")
+    return not password or str(password).encode() not in data
+
+
+@pytest.mark.asyncio
 async def test_one_writer_others_follow_and_take_over(database_url: str) -> None:
     first, second = PostgresSessionRepo(database_url), PostgresSessionRepo(database_url)
     try:
