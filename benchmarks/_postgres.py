@@ -178,7 +178,7 @@ async def _appends(session: Session) -> list[float]:
 
 
 async def _measure(tmp: Path, url: str, report: Any) -> None:
-    pg = PostgresSessionRepo(url)
+    pg = PostgresSessionRepo(url, cache_dir=tmp / "postgres-columns")
     await pg.connect()
     sqlite = SqliteSessionRepo(tmp / "sessions.sqlite")
     await sqlite.list()  # creates the schema

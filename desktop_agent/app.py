@@ -285,7 +285,9 @@ async def open_store(
     else:
         password = await keys.get(DATABASE_KEY)
         redactor.add_secrets([password])
-    return await connect_shared(url, password, fallback=local)
+    return await connect_shared(
+        url, password, fallback=local, cache_dir=dirs.data / "cache" / "postgres"
+    )
 
 
 def copy_between_stores(args: argparse.Namespace, dirs: AppDirs, redactor: RedactingFilter) -> int:

@@ -31,17 +31,23 @@ import asyncio
 import bisect
 import builtins
 import errno
+import hashlib
 import json
 import logging
+import os
+import sys
 import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import msgspec
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
+from desktop_agent.session import _entryindex
 from desktop_agent.session._errors import SessionError
 from desktop_agent.session._ids import now_iso, uuidv7
+from desktop_agent.session._platform import FileStat
 from desktop_agent.session._repos import ForkPosition, rows_to_fork
 from desktop_agent.session._session import Session
 from desktop_agent.session._storage import (
@@ -72,6 +78,10 @@ CHANNEL = "desktop_agent"
 LOCK_CLASS = 0x44410001  # "DA\0\1": the class of our advisory locks (int4)
 MIGRATION_LOCK = 0x4441_4D49_4752  # "DAMIGR": one migration at a time
 CONNECT_TIMEOUT_S = 5
+KEEPALIVE_IDLE_S = 10
+KEEPALIVE_INTERVAL_S = 3
+KEEPALIVE_COUNT = 3
+TCP_USER_TIMEOUT_MS = 20_000
 REF_PREFIX = "postgres:"
 
 
@@ -262,8 +272,22 @@ class _Server:
 
 
 def connect_kwargs() -> dict[str, Any]:
-    """Defaults a URL may override (libpq reads ``sslmode``, ``options``, … from it)."""
-    return {"connect_timeout": CONNECT_TIMEOUT_S, "application_name": "desktop-agent"}
+    """Defaults a URL may override (libpq reads ``sslmode``, ``options``, … from it).
+
+    A network partition must not hang a save until the system's TCP timeout (hours):
+    keepalives notice a silent server on an idle connection within
+    ``KEEPALIVE_IDLE_S + KEEPALIVE_INTERVAL_S * KEEPALIVE_COUNT`` s, and
+    ``tcp_user_timeout`` fails a connection whose sent data stays unacknowledged that
+    long (a write in flight), so the save fails and the Retry dialog shows."""
+    return {
+        "connect_timeout": CONNECT_TIMEOUT_S,
+        "application_name": "desktop-agent",
+        "keepalives": 1,
+        "keepalives_idle": KEEPALIVE_IDLE_S,
+        "keepalives_interval": KEEPALIVE_INTERVAL_S,
+        "keepalives_count": KEEPALIVE_COUNT,
+        "tcp_user_timeout": TCP_USER_TIMEOUT_MS,
+    }
 
 
 def _defaults(url: str) -> dict[str, Any]:
@@ -281,7 +305,10 @@ def _notify(cur: psycopg.Cursor[Any], kind: str, session_id: str) -> None:
 
 class PostgresStorage(Storage):
     """One session's entries on the server; writes through a connection of its own that
-    holds the session's advisory lock (None while read-only)."""
+    holds the session's advisory lock (None while read-only). Appends write on a worker
+    thread (`writes_off_loop`): the event loop never waits for the server."""
+
+    writes_off_loop = True
 
     def __init__(
         self,
@@ -308,7 +335,12 @@ class PostgresStorage(Storage):
         self._written = written
         self._writer = writer
         self._io = threading.Lock()  # the writer connection: loop thread and workers
-        self._messages = sum(1 for i in range(written) if tree.types[i] == "message")
+        types = tree.types
+        self._messages = (
+            types.count("message")
+            if written == len(types)
+            else sum(1 for i in range(written) if types[i] == "message")
+        )
         self._first_prompt = _first_prompt(tree, range(written))
 
     @property
@@ -569,6 +601,82 @@ class ListedSession:
         self.title: str | None = name or first
 
 
+class ColumnCache:
+    """The tree columns of sessions opened from one server, kept on this computer (the
+    JSONL store's entry index, `_entryindex`, for rows): one file per session, named by
+    a hash of the server (host, port, database: never the password) and the session's
+    row number. Rows are append-only and numbered without gaps, so a cache holding
+    ``count`` rows is valid while the session's last row is row ``count - 1`` with the
+    same entry id; anything else reads the columns from the server and writes it again.
+    Derived data: never fsynced, checked by CRC, deleting the folder loses nothing."""
+
+    def __init__(self, folder: str | os.PathLike[str], url: str) -> None:
+        self.folder = os.path.abspath(os.fspath(folder))
+        given = psycopg.conninfo.conninfo_to_dict(url)
+        self.server = "/".join(str(given.get(k, "")) for k in ("host", "port", "dbname", "user"))
+        self.hits = 0
+        """Opens served from the cache (for tests)."""
+
+    def _key(self, sid: int) -> str:
+        return f"postgres/{self.server}/{sid}"
+
+    def _file(self, sid: int) -> str:
+        digest = hashlib.sha256(self._key(sid).encode("utf-8", "surrogatepass")).hexdigest()
+        return os.path.join(self.folder, digest[:32] + ".pgidx")
+
+    def load(self, sid: int, count: int, last_id: str) -> Tree | None:
+        try:
+            with open(self._file(sid), "rb") as fh:
+                data = fh.read()
+        except OSError:
+            return None
+        body = data[8:]
+        if len(data) < 8 or data[:4] != _entryindex.MAGIC or data[4:8] != _entryindex._crc(body):
+            return None
+        try:
+            payload = _entryindex._DECODE(body)
+        except (msgspec.DecodeError, RecursionError):
+            return None
+        if (
+            payload.format != _entryindex.FORMAT
+            or payload.byteorder != sys.byteorder
+            or payload.path != self._key(sid)
+            or payload.lines != count
+            or len(payload.ids) != count
+            or payload.head != last_id.encode()
+        ):
+            return None
+        try:
+            tree = _entryindex._tree_of(payload)
+        except (ValueError, UnicodeDecodeError):
+            return None
+        if tree.ids[-1] != last_id:
+            return None
+        self.hits += 1
+        return tree
+
+    def save(self, sid: int, tree: Tree, count: int) -> None:
+        """Keep the columns of the first ``count`` rows of ``tree`` (never raises)."""
+        n = len(tree.ids)
+        end = tree.offsets[n - 1] + tree.lengths[n - 1] if n else 0
+        try:
+            payload = _entryindex._payload(
+                self._key(sid), FileStat(end, 0, 0, 0, 0, 0), tree, b"", end, count, []
+            )
+            payload.path = self._key(sid)
+            payload.head = tree.ids[-1].encode()
+            body = _entryindex._ENCODE(payload)
+            os.makedirs(self.folder, exist_ok=True)
+            atomic_write(
+                self._file(sid),
+                _entryindex.MAGIC + _entryindex._crc(body) + body,
+                mode=0o600,
+                durable=False,
+            )
+        except (OSError, ValueError, TypeError, OverflowError, msgspec.EncodeError) as exc:
+            log.info("keeping the columns of session row %s: %s", sid, exc)
+
+
 class _RowSource:
     """A session's rows read back as the lines of a file (`LineSource`): line ``i``
     starts at the tree's ``offsets[i]`` (the lengths before it, plus a newline each)."""
@@ -595,10 +703,19 @@ class PostgresSessionRepo:
     """Every session in one PostgreSQL database (``url``: a libpq URL or conninfo; its
     password may come from ``password`` instead, e.g. the keychain)."""
 
-    def __init__(self, url: str, *, password: str | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        password: str | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
+    ) -> None:
+        """``cache_dir``: where the tree columns of opened sessions are kept on this
+        computer (`ColumnCache`); None: every open reads them from the server."""
         if password and "password" not in psycopg.conninfo.conninfo_to_dict(url):
             url = psycopg.conninfo.make_conninfo(url, password=password)
         self._url = url
+        self._cache = ColumnCache(cache_dir, url) if cache_dir is not None else None
         self._server: _Server | None = None
         self._closed = False
         self._connect_lock = threading.Lock()
@@ -753,6 +870,30 @@ class PostgresSessionRepo:
         bookkeeping ones: lines are read back when shown, `_RowSource`); a line that
         cannot be read reads every line, reporting the damaged ones."""
 
+        cache = self._cache
+        if cache is not None:
+            last = self._run(
+                lambda conn: conn.execute(
+                    f"SELECT seq, entry_id FROM {SCHEMA}.entries WHERE sid = %s"
+                    " ORDER BY seq DESC LIMIT 1",
+                    (sid,),
+                ).fetchone(),
+                "read the session",
+            )
+            if last is None:
+                return Tree(), [], 0
+            count = int(last[0]) + 1
+            tree = cache.load(sid, count, str(last[1]))
+            if tree is not None:
+                tree.source = _RowSource(self, sid, tree, count)
+                return tree, [], count
+            tree, damaged, count = self._load_columns(sid)
+            if not damaged and count:
+                cache.save(sid, tree, count)
+            return tree, damaged, count
+        return self._load_columns(sid)
+
+    def _load_columns(self, sid: int) -> tuple[Tree, builtins.list[DamagedLine], int]:
         def columns(conn: psycopg.Connection[Any]) -> Any:
             with conn.cursor(binary=True) as cur:
                 # One ordered index scan feeds every aggregate (no sort per column);

@@ -695,8 +695,26 @@ class Session:
                 "timestamp": now_iso(),
             }
             obj.update(fields)
-            storage.append(entry_from_obj(obj), serialize(obj))
+            await self._store(storage, obj)
             return str(obj["id"])
+
+    async def _store(self, storage: Storage, obj: dict[str, Any]) -> None:
+        """Append ``obj`` (under ``_lock``): the entry joins the tree on the loop; a store
+        whose writes wait on a server (`Storage.writes_off_loop`) writes on a worker
+        thread, and a cancelled caller still waits for that write to end (the queue is
+        shared with the next append)."""
+        if not storage.writes_off_loop:
+            storage.append(entry_from_obj(obj), serialize(obj))
+            return
+        storage.queue(entry_from_obj(obj), serialize(obj))
+        write = asyncio.ensure_future(asyncio.to_thread(storage.write_queued, "append"))
+        try:
+            await asyncio.shield(write)
+        except asyncio.CancelledError:
+            await asyncio.wait({write})
+            if not write.cancelled():
+                write.exception()  # retrieved: the caller was cancelled, the save is queued
+            raise
 
     async def append_message(self, message: AgentMessage | Mapping[str, Any]) -> str:
         if isinstance(message, Mapping):
@@ -791,7 +809,7 @@ class Session:
                 "timestamp": now_iso(),
                 "targetId": entry_id,
             }
-            storage.append(entry_from_obj(leaf_obj), serialize(leaf_obj))
+            await self._store(storage, leaf_obj)
             if summary is None:
                 return None
             if isinstance(summary, str):
@@ -814,7 +832,7 @@ class Session:
                 obj["details"] = _json_value(summary.details)
             if summary.from_hook is not None:
                 obj["fromHook"] = summary.from_hook
-            storage.append(entry_from_obj(obj), serialize(obj))
+            await self._store(storage, obj)
             return str(obj["id"])
 
     # ------------------------------------------------------------- durability

@@ -141,6 +141,11 @@ NEWER_VERSION = "newer_version"
 class Storage:
     """Base of every backend: the tree, the unwritten queue, read-only state."""
 
+    writes_off_loop = False
+    """Whether an append's write waits on a network (a database server): `Session` then
+    adds the entry on the event loop and writes it on a worker thread, so the loop never
+    waits for the server. Stores of local files write on the loop (fsync is off it)."""
+
     def __init__(
         self,
         metadata: SessionMetadata,
@@ -177,13 +182,23 @@ class Storage:
         On a read-only session the entry is kept in memory and queued, and a
         `SessionWriteError` with code ``read_only``/``locked`` says it was not written.
         """
+        index = self.queue(entry, raw)
+        self.write_queued("append")
+        return index
+
+    def queue(self, entry: Entry, raw: bytes) -> int:
+        """The first half of `append`: add the entry to the tree and queue it (no I/O)."""
         self.check_open()
         index = self.tree.add(entry, raw)
         self.pending.append(index)
-        if self.read_only_reason is not None and not self._try_become_writable():
-            raise self._read_only_error("append")
-        self._flush("append")
         return index
+
+    def write_queued(self, operation: str) -> None:
+        """The second half of `append`: write what is queued (blocking I/O; stores with
+        `writes_off_loop` have it called on a worker thread)."""
+        if self.read_only_reason is not None and not self._try_become_writable():
+            raise self._read_only_error(operation)
+        self._flush(operation)
 
     def _read_only_error(self, operation: str) -> SessionWriteError:
         count = len(self.pending)

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Collection
+import os
+from collections.abc import Callable, Collection, Coroutine
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from desktop_agent.config import DATABASE_KEY, KeyStoreError, split_password
 from desktop_agent.session import Session, SessionError, SessionMetadata, SessionOpening
@@ -183,41 +184,98 @@ class PostgresStore:
 
 
 class Shared:
-    """The outcome of `connect_shared`: the store to use, and what to tell the user."""
+    """The outcome of `connect_shared`: the store to use, and what to tell the user (and
+    how to reach the server again when it could not be reached)."""
 
-    def __init__(self, store: SessionStore, problem: str | None) -> None:
+    def __init__(
+        self,
+        store: SessionStore,
+        problem: str | None,
+        *,
+        url: str = "",
+        password: str | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
+    ) -> None:
         self.store = store
         self.problem = problem
+        self.url, self.password, self.cache_dir = url, password, cache_dir
 
     def attach(self, workbench: Workbench) -> None:
         """Once the workbench is started: follow other computers, or say why the
-        sessions are local files for now."""
+        sessions are local files for now and offer the choice: keep working on them, or
+        try the server again."""
         if isinstance(self.store, PostgresStore):
             self.store.watch(Follower(workbench).on_event)
         elif self.problem is not None:
-            workbench.notify(
+
+            async def keep_local() -> Changes:
+                return Changes(notices=True)
+
+            async def try_again() -> Changes:
+                return await self.retry(workbench)
+
+            actions: list[tuple[str, Callable[[], Coroutine[Any, Any, Changes]]]] = []
+            if self.url.strip():
+                actions.append(("Try the server again", try_again))
+            workbench.notify_choices(
                 "store",
-                "The session server cannot be used: {problem}. You are working on local"
-                " session files for now; restart the app to try the server again.",
+                "The session server cannot be used: {problem}. Work on local session files"
+                " for now, or try the server again?",
+                ("Work on local files", keep_local),
+                actions,
                 problem=self.problem,
             )
             workbench._changed(Changes(notices=True))
 
+    async def retry(self, workbench: Workbench) -> Changes:
+        """Reach the server again: when it answers, the open local session is closed and
+        the sessions come from the server; otherwise the notice says why, again."""
+        from desktop_agent.session import PostgresSessionRepo
 
-async def connect_shared(url: str, password: str | None, *, fallback: SessionStore) -> Shared:
+        repo = PostgresSessionRepo(self.url, password=self.password, cache_dir=self.cache_dir)
+        try:
+            await repo.connect()
+        except SessionError as exc:
+            await repo.close()
+            log.warning("the session server still cannot be used: %s", exc.message)
+            self.problem = exc.message
+            self.attach(workbench)
+            return Changes(notices=True)
+        changes = Changes()
+        try:
+            if workbench.session is not None:
+                changes = await workbench.close()
+        except BaseException:
+            await repo.close()
+            raise
+        local, workbench.store = workbench.store, PostgresStore(repo)
+        await local.close()
+        self.store, self.problem = workbench.store, None
+        self.attach(workbench)
+        return changes | await workbench.refresh_sessions()
+
+
+async def connect_shared(
+    url: str,
+    password: str | None,
+    *,
+    fallback: SessionStore,
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> Shared:
     """A `PostgresStore` on ``url`` once the server answers (its schema brought up to
-    date); otherwise ``fallback`` (local files) and the reason, said at start-up."""
+    date); otherwise ``fallback`` (local files) and the reason, said at start-up.
+    ``cache_dir``: where opened sessions' tree columns are kept on this computer."""
     from desktop_agent.session import PostgresSessionRepo
 
     if not url.strip():
         return Shared(fallback, 'no server is set (--database-url or "database_url")')
-    repo = PostgresSessionRepo(url, password=password)
+    repo = PostgresSessionRepo(url, password=password, cache_dir=cache_dir)
     try:
         await repo.connect()
     except SessionError as exc:
         await repo.close()
         log.warning("the session server cannot be used: %s", exc.message)
-        return Shared(fallback, exc.message)
+        return Shared(fallback, exc.message, url=url, password=password, cache_dir=cache_dir)
     await fallback.close()
     return Shared(PostgresStore(repo), None)
 

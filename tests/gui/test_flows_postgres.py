@@ -30,7 +30,7 @@ from desktop_agent.gui import MainWindow
 from desktop_agent.gui._dialogs import PersistenceErrorDialog, SettingsDialog
 from desktop_agent.session import PostgresSessionRepo, SessionMetadata
 from desktop_agent.utils.text import message_text
-from desktop_agent.workbench import SettingsForm, Shared
+from desktop_agent.workbench import PostgresStore, SettingsForm, Shared, connect_shared
 from tests._postgres import Cluster
 from tests._workbench import make_workbench
 from tests.ai.provider_server import ProviderServer, Reply
@@ -255,6 +255,81 @@ def test_an_unreachable_server_at_start_up_is_said_and_local_files_are_used(
     assert "cannot be reached" in notices
     assert postgres_cluster.password not in output + notices
     assert (tmp_path / "data" / "sessions").is_dir()  # working on local files
+
+
+def store_notice_buttons(window: MainWindow) -> tuple[QPushButton, QPushButton]:
+    notice = window.notices.findChild(QWidget, "notice_store")
+    assert notice is not None and notice.isVisible()
+    local = notice.findChild(QPushButton, "noticeAction")
+    again = notice.findChild(QPushButton, "noticeChoice")
+    assert local is not None and local.text() == "Work on local files"
+    assert again is not None and again.text() == "Try the server again"
+    return local, again
+
+
+def test_an_unreachable_server_at_start_up_offers_local_files_or_another_try(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+    postgres_cluster: Cluster,
+) -> None:
+    """As app.py starts: the server is down, so the local files are used and the notice
+    offers the choice; trying again while it is down says so again; once it is up, a
+    try moves the window onto the server (and "Work on local files" just keeps them)."""
+    data = tmp_path / "data"
+    database_url = postgres_cluster.url(postgres_cluster.database())
+    wb = make_workbench(data, provider.model("anthropic-messages"))
+    postgres_cluster.stop()
+    try:
+        shared = run(qtbot, connect_shared(database_url, None, fallback=wb.store))
+        assert shared.problem is not None and shared.store is wb.store
+        window = open_window(qtbot, data, [], workbench=wb)
+        shared.attach(wb)
+        idle(qtbot, window)
+        _, again = store_notice_buttons(window)
+        QTest.mouseClick(again, Qt.MouseButton.LeftButton)  # still down
+        idle(qtbot, window)
+        _, again = store_notice_buttons(window)
+        assert any("cannot be reached" in t for t in window.notices.texts())
+        assert not isinstance(wb.store, PostgresStore)
+    finally:
+        postgres_cluster.start()
+    QTest.mouseClick(again, Qt.MouseButton.LeftButton)
+    idle(qtbot, window)
+    assert isinstance(wb.store, PostgresStore)
+    assert window.notices.findChild(QWidget, "notice_store") is None or not any(
+        "session server" in t for t in window.notices.texts()
+    )
+    run(qtbot, window.new_session(str(workspace)))
+    idle(qtbot, window)
+    assert wb.session is not None
+    repo = PostgresSessionRepo(database_url)
+    try:
+        assert run(qtbot, repo.exists(wb.session.metadata.id))  # on the server
+    finally:
+        run(qtbot, repo.close())
+    close(qtbot, window)
+
+    # "Work on local files": the notice goes, the local files stay.
+    data = tmp_path / "other"
+    wb = make_workbench(data, provider.model("anthropic-messages"))
+    unreachable = postgres_cluster.url().replace(f":{postgres_cluster.port}/", ":1/")
+    shared = run(qtbot, connect_shared(unreachable, None, fallback=wb.store))
+    window = open_window(qtbot, data, [], workbench=wb)
+    shared.attach(wb)
+    idle(qtbot, window)
+    local, _ = store_notice_buttons(window)
+    QTest.mouseClick(local, Qt.MouseButton.LeftButton)
+    idle(qtbot, window)
+    assert not any("session server" in t for t in window.notices.texts())
+    assert not isinstance(wb.store, PostgresStore)
+    run(qtbot, window.new_session(str(workspace)))
+    idle(qtbot, window)
+    assert wb.session is not None and wb.session.metadata.path is not None
+    assert Path(wb.session.metadata.path).is_relative_to(data / "sessions")
+    close(qtbot, window)
 
 
 def test_quitting_while_the_server_is_away_keeps_the_unsaved_entries_in_the_recovery_folder(

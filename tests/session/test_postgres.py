@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import subprocess
+import threading
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -25,7 +27,12 @@ from desktop_agent.session import (
     SessionError,
     SessionWriteError,
 )
-from desktop_agent.session._postgres import Listener
+from desktop_agent.session._postgres import (
+    KEEPALIVE_IDLE_S,
+    TCP_USER_TIMEOUT_MS,
+    Listener,
+    PostgresStorage,
+)
 from tests._postgres import Cluster
 
 CWD = "/home/demo/project"
@@ -90,6 +97,86 @@ async def test_lost_server_is_a_failed_save_and_retry_writes_exactly_the_rest(
     await again.close()
 
 
+def _server_processes(cluster: Cluster) -> list[int]:
+    """The postmaster and its children (the backends serving our connections)."""
+    main = int((cluster.data / "postmaster.pid").read_text().split()[0])
+    pids = [main]
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{name}/stat").read_text()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == main:
+            pids.append(int(name))
+    return pids
+
+
+@pytest.mark.asyncio
+async def test_a_partitioned_server_never_blocks_the_event_loop(
+    repo: PostgresSessionRepo, postgres_cluster: Cluster
+) -> None:
+    """The server stops answering (every process of it stopped: a network partition as
+    the client sees it): an append waits for it on a worker thread while the event loop
+    goes on, then completes once the server answers again."""
+    s = await repo.create(cwd=CWD)
+    await s.append_message(user("q1"))
+    storage = s.get_storage()
+    assert isinstance(storage, PostgresStorage) and storage._writer is not None
+    given = storage._writer.info.get_parameters()
+    assert given["keepalives_idle"] == str(KEEPALIVE_IDLE_S)
+    assert given["tcp_user_timeout"] == str(TCP_USER_TIMEOUT_MS)
+    gaps: list[float] = []
+    done = asyncio.Event()
+
+    async def tick() -> None:
+        last = time.monotonic()
+        while not done.is_set():
+            await asyncio.sleep(0.02)
+            now = time.monotonic()
+            gaps.append(now - last)
+            last = now
+
+    def resume() -> None:
+        for pid in pids:
+            os.kill(pid, signal.SIGCONT)
+
+    ticker = asyncio.create_task(tick())
+    pids = _server_processes(postgres_cluster)
+    for pid in pids:
+        os.kill(pid, signal.SIGSTOP)
+    # Resumed by a thread, not the loop: a write on the loop would stall it ~1.5 s.
+    waker = threading.Timer(1.5, resume)
+    waker.start()
+    try:
+        append = asyncio.create_task(s.append_message(assistant("a1")))
+        await asyncio.sleep(1.0)
+        assert not append.done()  # waiting for the server, off the loop
+        assert s.pending_count == 1
+    finally:
+        await asyncio.to_thread(waker.join)
+    await asyncio.wait_for(append, 30)
+    done.set()
+    await ticker
+    assert max(gaps) < 0.5, f"the event loop stalled for {max(gaps):.2f} s"
+    assert s.pending_count == 0
+    meta = s.metadata
+    await s.close()
+    again = await repo.open(meta, write=False)
+    assert await texts(again) == ["q1", "a1"]
+    await again.close()
+
+
+def test_connection_settings_in_the_url_win(database_url: str) -> None:
+    from desktop_agent.session._postgres import _connect
+
+    with _connect(database_url + "?keepalives_idle=42") as conn:
+        given = conn.info.get_parameters()
+    assert given["keepalives_idle"] == "42"
+    assert given["keepalives_count"] == "3"
+
+
 @pytest.mark.asyncio
 async def test_retry_after_a_lost_answer_writes_nothing_twice(repo: PostgresSessionRepo) -> None:
     """The commit landed but its answer was lost: the retry finds the same rows (same ids
@@ -126,6 +213,60 @@ async def test_another_writers_rows_are_never_overwritten(repo: PostgresSessionR
     again = await repo.open(meta)
     assert await texts(again) == ["q1"]
     await again.close()
+
+
+@pytest.mark.asyncio
+async def test_reopening_reads_the_tree_columns_kept_on_this_computer(
+    database_url: str, tmp_path: Path
+) -> None:
+    """Opening a session keeps its tree columns locally; a reopen uses them while the
+    session has the same rows, and reads the server again once another computer
+    appended (or the file is damaged)."""
+    here = PostgresSessionRepo(database_url, cache_dir=tmp_path / "here")
+    there = PostgresSessionRepo(database_url, cache_dir=tmp_path / "there")
+    assert here._cache is not None
+    try:
+        s = await there.create(cwd=CWD)
+        await s.append_message(user("q1"))
+        await s.append_message(assistant("a1"))
+        await s.append_session_name("named")
+        meta = s.metadata
+        await s.close()
+
+        async def reopened() -> tuple[list[str], str | None]:
+            again = await here.open(meta)
+            found = (await texts(again), await again.get_session_name())
+            await again.close()
+            return found
+
+        assert await reopened() == (["q1", "a1"], "named")
+        assert here._cache.hits == 0
+        assert await reopened() == (["q1", "a1"], "named")
+        assert here._cache.hits == 1
+        s = await there.open(meta)
+        await s.append_message(user("q2"))
+        await s.close()
+        assert await reopened() == (["q1", "a1", "q2"], "named")
+        assert here._cache.hits == 1  # another computer appended: read from the server
+        assert await reopened() == (["q1", "a1", "q2"], "named")
+        assert here._cache.hits == 2
+        [kept] = list((tmp_path / "here").iterdir())
+        data = bytearray(kept.read_bytes())
+        data[-3] ^= 0xFF
+        kept.write_bytes(bytes(data))
+        assert await reopened() == (["q1", "a1", "q2"], "named")
+        assert here._cache.hits == 2  # damaged: ignored, written again
+        assert await reopened() == (["q1", "a1", "q2"], "named")
+        assert here._cache.hits == 3
+        assert postgres_password_free(kept.read_bytes(), database_url)
+    finally:
+        await here.close()
+        await there.close()
+
+
+def postgres_password_free(data: bytes, url: str) -> bool:
+    password = psycopg.conninfo.conninfo_to_dict(url).get("password")
+    return not password or str(password).encode() not in data
 
 
 @pytest.mark.asyncio

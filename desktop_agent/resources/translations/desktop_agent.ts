@@ -2130,7 +2130,7 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>The session server cannot be used: {problem}. You are working on local session files for now; restart the app to try the server again.</source>
+        <source>The session server cannot be used: {problem}. Work on local session files for now, or try the server again?</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -2167,6 +2167,10 @@
     </message>
     <message>
         <source>Use them</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Work on local files</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
