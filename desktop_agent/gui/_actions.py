@@ -8,7 +8,7 @@ themselves, such as Enter in the composer).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +23,7 @@ from desktop_agent.gui.sidebar import EXPORT_FORMATS
 
 if TYPE_CHECKING:
     from desktop_agent.gui._main_window import MainWindow
+    from desktop_agent.workbench import Changes
 
 CONTEXT = "Actions"
 
@@ -333,7 +334,8 @@ def _bind_signals(w: MainWindow) -> None:
     wb = w.wb
     run = w.spawn
 
-    def op(make: Callable[..., Any]) -> Callable[..., object]:
+    def op(make: Callable[..., Coroutine[Any, Any, Changes]]) -> Callable[..., object]:
+        # typed: a workbench operation that is not a coroutine is a mypy error here
         return lambda *args: run(w.do(make(*args)))
 
     composer, chat, tree, sidebar = w.composer, w.chat, w.tree, w.sidebar

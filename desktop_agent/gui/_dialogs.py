@@ -658,13 +658,29 @@ class Dialogs:
         clicked = box.clickedButton()
         return "stop" if clicked is stop else "wait" if clicked is wait else "cancel"
 
-    def ask_folder(self, title: str) -> str | None:
-        folder = QFileDialog.getExistingDirectory(self.parent, title)
-        return folder or None
+    async def ask_folder(self, title: str) -> str | None:
+        dialog = QFileDialog(self.parent, title)
+        dialog.setFileMode(QFileDialog.FileMode.Directory)
+        dialog.setOption(QFileDialog.Option.ShowDirsOnly)
+        return await self._chosen_file(dialog)
 
-    def ask_save_path(self, title: str, suggested: str, filters: str) -> str | None:
-        path, _ = QFileDialog.getSaveFileName(self.parent, title, suggested, filters)
-        return path or None
+    async def ask_save_path(self, title: str, suggested: str, filters: str) -> str | None:
+        dialog = QFileDialog(self.parent, title, "", filters)
+        dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+        if suggested:
+            dialog.selectFile(suggested)
+        return await self._chosen_file(dialog)
+
+    async def _chosen_file(self, dialog: QFileDialog) -> str | None:
+        """The file or folder chosen in ``dialog``, None if cancelled. Opened, never
+        exec()'d: a nested event loop inside a coroutine stalls the qasync loop."""
+        done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        dialog.finished.connect(lambda r: done.set_result(r) if not done.done() else None)
+        self._keep(dialog)
+        result = await done
+        files = dialog.selectedFiles()
+        dialog.deleteLater()
+        return files[0] if result == QDialog.DialogCode.Accepted and files else None
 
     def damaged_session(
         self, path: str, report: RecoveryReport, on_repair: Callable[[], object]

@@ -325,14 +325,14 @@ class MainWindow(QMainWindow):
 
     async def new_session(self, cwd: str | None = None) -> None:
         if cwd is None and self.wb.default_workspace() is None:
-            cwd = self.dialogs.ask_folder(self.tr("Choose the project folder"))
+            cwd = await self.dialogs.ask_folder(self.tr("Choose the project folder"))
             if not cwd:
                 return
         await self.do(self.wb.new_session(cwd))
         self.focus_composer()
 
     async def choose_workspace(self) -> None:
-        folder = self.dialogs.ask_folder(self.tr("Choose the project folder"))
+        folder = await self.dialogs.ask_folder(self.tr("Choose the project folder"))
         if folder:
             await self.new_session(folder)
 
@@ -368,19 +368,19 @@ class MainWindow(QMainWindow):
 
     async def export(self, ref: str, fmt: str) -> None:
         suffix = EXPORT_SUFFIX.get(fmt, "txt")
-        dest = self.dialogs.ask_save_path(self.tr("Export session"), f"session.{suffix}", "")
+        dest = await self.dialogs.ask_save_path(self.tr("Export session"), f"session.{suffix}", "")
         if dest:
             await self.do(self.wb.export(ref, fmt, dest))
 
     async def backup(self) -> None:
-        dest = self.dialogs.ask_save_path(
+        dest = await self.dialogs.ask_save_path(
             self.tr("Back up all sessions"), "sessions-backup.zip", ""
         )
         if dest:
             await self.do(self.wb.backup(dest))
 
     async def save_copy(self) -> bool:
-        dest = self.dialogs.ask_save_path(
+        dest = await self.dialogs.ask_save_path(
             self.tr("Save a copy of the session"), "", self.tr("JSONL (*.jsonl)")
         )
         if dest:

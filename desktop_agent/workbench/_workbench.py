@@ -545,7 +545,7 @@ class Workbench:
         if data is not None:
             await asyncio.to_thread(self._saved_maps.write, ref, data)
 
-    def set_map_filter(self, name: MapFilter) -> Changes:
+    async def set_map_filter(self, name: MapFilter) -> Changes:
         """Which entries the map shows (`MAP_FILTERS`); remembered."""
         self.map.set_filter(name)
         self.state.map_filter = name

@@ -1286,6 +1286,14 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Label</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Label for this entry (empty removes it):</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Go here</source>
         <translation type="unfinished"></translation>
     </message>
