@@ -41,7 +41,13 @@ from desktop_agent.gui._mcp import add_settings_row
 from desktop_agent.gui._tr import QT_TRANSLATE_NOOP
 from desktop_agent.session import RecoveryReport
 from desktop_agent.tools import ApprovalDecision, ApprovalRequest
-from desktop_agent.workbench import PersistenceErrorEvent, SettingsForm, entries_phrase
+from desktop_agent.workbench import (
+    PersistenceErrorEvent,
+    SettingsForm,
+    entries_phrase,
+    normalize_server_url,
+    server_url_problem,
+)
 
 CHANGED_ON_DISK = "changed_on_disk"
 """The save error of a file another program wrote to: only a reload can save."""
@@ -361,15 +367,21 @@ class SettingsDialog(QDialog):
         fields.addRow("", self.keys_in_file)
         self.local_url = QLineEdit(form.local_url or "", self)
         self.local_url.setObjectName("localServerUrl")
-        self.local_url.setPlaceholderText(
-            self.tr("http://127.0.0.1:11434/v1 (kept exactly as typed)")
-        )
+        self.local_url.setPlaceholderText(self.tr("localhost:1234 or http://127.0.0.1:11434/v1"))
         self.protocol = QComboBox(self)
         self.protocol.setObjectName("localServerProtocol")
         for value, text in _PROTOCOLS:
             self.protocol.addItem(self.tr(text), value)
         self.protocol.setCurrentIndex(max(self.protocol.findData(form.local_protocol), 0))
         fields.addRow(self.tr("Local or custom server"), self.local_url)
+        self.url_problem = QLabel(self)
+        self.url_problem.setObjectName("localServerUrlProblem")
+        self.url_problem.setWordWrap(True)
+        self.url_problem.setStyleSheet("color: palette(highlight);")
+        self.url_problem.hide()
+        fields.addRow("", self.url_problem)
+        self.local_url.textEdited.connect(lambda _t: self._check_url(complete=False))
+        self.local_url.editingFinished.connect(lambda: self._check_url(complete=True))
         fields.addRow(self.tr("It speaks"), self.protocol)
         fields.addRow(self.tr("Its API key (if it needs one)"), self._key_field("local", ""))
         self.discover = QCheckBox(self.tr("Also look for Ollama, LM Studio, llama.cpp, vLLM"), self)
@@ -514,6 +526,29 @@ class SettingsDialog(QDialog):
         fields.addRow(self.tr("Sessions are kept"), self.store)
         fields.addRow(self.tr("Server"), self.database_url)
         fields.addRow(self.tr("Its password"), self.database_password)
+
+    def _check_url(self, *, complete: bool) -> bool:
+        """Inline validation of the server URL (``complete``: typing is done, so
+        ``http://`` is added to ``localhost:1234``); True when it can be saved."""
+        text = self.local_url.text()
+        problem = server_url_problem(text)
+        if problem is None and complete and text.strip():
+            fixed = normalize_server_url(text)
+            if fixed != text:
+                self.local_url.setText(fixed)
+        if problem is not None and not complete and not self.url_problem.isVisible():
+            return False  # while typing, a problem is shown only once it was shown at Save
+        self.url_problem.setText(problem or "")
+        self.url_problem.setVisible(problem is not None)
+        return problem is None
+
+    def accept(self) -> None:
+        """Save, unless a field is not valid: then it says why and the dialog (with every
+        other edit) stays open."""
+        if not self._check_url(complete=True):
+            self.local_url.setFocus(Qt.FocusReason.OtherFocusReason)
+            return
+        super().accept()
 
     def _key_field(self, provider: str, shape: str) -> QLineEdit:
         field = QLineEdit(self)

@@ -14,6 +14,7 @@ from desktop_agent.agent import (
     ToolExecutionStartEvent,
     ToolExecutionUpdateEvent,
 )
+from desktop_agent.config import normalize_server_url, server_url_problem
 from desktop_agent.harness import HarnessError, MessageSavedEvent, PersistenceErrorEvent
 from desktop_agent.mcp import McpConfigError
 from desktop_agent.workbench._changes import NOTHING, Changes
@@ -159,9 +160,11 @@ __all__ = [
     "label_of",
     "latest_leaf_under",
     "newest_first",
+    "normalize_server_url",
     "parse_app_command",
     "parse_entry",
     "query_words",
+    "server_url_problem",
     "text_matches",
     "to_html",
     "to_markdown",

@@ -44,6 +44,7 @@ from desktop_agent.config import (
     StoreKind,
     ThemeMode,
     draft_key,
+    server_url_problem,
     settings_from_newer,
 )
 from desktop_agent.harness import (
@@ -1834,6 +1835,9 @@ class Workbench:
 
     async def apply_settings(self, form: SettingsForm) -> Changes:
         """Keys, servers and choices from the Settings dialog, in effect at once."""
+        problem = server_url_problem(form.local_url or "")
+        if problem is not None:  # (the dialog says so first; nothing is changed)
+            raise WorkbenchError(f"The settings were not saved: {problem}")
         notes: list[str] = []
         keystore = self.models.keystore
         keystore.use_file = form.keys_in_file and keystore.key_file is not None

@@ -16,15 +16,19 @@ from PySide6.QtWidgets import (
     QApplication,
     QDialog,
     QInputDialog,
+    QLabel,
     QMenu,
     QMessageBox,
     QWidget,
 )
 from pytestqt.qtbot import QtBot
 
+from desktop_agent.config import Settings, load_settings
 from desktop_agent.gui import MainWindow
+from desktop_agent.gui._dialogs import SettingsDialog
+from tests._workbench import make_workbench
 from tests.ai.provider_server import ProviderServer, Reply
-from tests.gui._window import close, idle
+from tests.gui._window import close, idle, open_window, run, settle
 from tests.gui.test_map_flows import open_three, row_of
 
 
@@ -165,3 +169,71 @@ def test_every_action_and_menu_entry_runs_once_without_an_error(
     assert {"mapLabelAction", "setLabel", "settingsAction", "renameSession"} <= set(triggered)
     assert {"Label", "Settings", "Rename session"} <= set(seen), seen
     close(qtbot, window)
+
+
+def first_run_window(qtbot: QtBot, tmp_path: Path, provider: ProviderServer) -> MainWindow:
+    """A first launch: no key, no server, only an OpenAI model nobody can use yet."""
+    data = tmp_path / "data"
+    remote = provider.model("openai-responses", base_url="https://api.openai.test/v1")
+    settings = Settings(default_model=remote.key, discover_local_servers=False)
+    wb = make_workbench(data, remote, settings=settings)
+    return open_window(qtbot, data, remote, workbench=wb, restore=False)
+
+
+def open_settings(qtbot: QtBot, window: MainWindow) -> SettingsDialog:
+    QTest.keyClick(window, Qt.Key.Key_Comma, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: any(isinstance(d, SettingsDialog) for d in window.dialogs._open))
+    dialog = next(d for d in window.dialogs._open if isinstance(d, SettingsDialog))
+    qtbot.waitUntil(dialog.isVisible)
+    return dialog
+
+
+def test_m3_a_server_typed_without_http_is_completed_and_bad_ones_are_said_inline(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = first_run_window(qtbot, tmp_path, provider)
+    run(qtbot, window.new_session(str(workspace)))
+    dialog = open_settings(qtbot, window)
+    dialog.theme.setFocus(Qt.FocusReason.TabFocusReason)
+    dark = dialog.theme.findData("dark")
+    while dialog.theme.currentIndex() != dark:
+        QTest.keyClick(dialog.theme, Qt.Key.Key_Down)  # another edit, to be kept
+    field = dialog.local_url
+    field.setFocus(Qt.FocusReason.TabFocusReason)
+    QTest.keyClicks(field, "localhost:99999")
+    QTest.keyClick(field, Qt.Key.Key_Return)
+    settle(qtbot, window)
+    assert dialog.isVisible(), "the dialog stays open with the other edits"
+    problem = dialog.findChild(QLabel, "localServerUrlProblem")
+    assert problem is not None and problem.isVisible()
+    assert "port" in problem.text() and "Error" not in problem.text()
+    assert dialog.theme.currentData() == "dark"
+    assert error_boxes(window) == [] and window.wb.settings.providers == {}
+    field.selectAll()
+    QTest.keyClicks(field, f"127.0.0.1:{provider.port}/v1")  # as LM Studio shows it
+    assert not problem.isVisible()  # the message goes as soon as the text is right
+    QTest.keyClick(field, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: not dialog.isVisible())
+    qtbot.waitUntil(lambda: window.wb.model_key() == "local/local-model", timeout=10_000)
+    idle(qtbot, window)
+    local = window.wb.settings.providers["local"]
+    assert local.base_url == f"{provider.url}/v1"
+    assert window.wb.settings.theme == "dark"
+    assert window.composer.model_picker.currentText() == "local-model (local)"
+    assert error_boxes(window) == []
+    close(qtbot, window)
+
+
+def test_l2_a_server_url_without_http_in_settings_json_is_used(tmp_path: Path) -> None:
+    from desktop_agent.config import server_url_problem
+
+    path = tmp_path / "settings.json"
+    path.write_text('{"providers": {"local": {"base_url": "localhost:1234"}}}')
+    settings = load_settings(path)
+    assert settings.providers["local"].base_url == "http://localhost:1234"
+    assert server_url_problem("ftp://host") is not None
+    assert server_url_problem("http://") is not None

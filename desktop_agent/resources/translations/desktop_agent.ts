@@ -1643,7 +1643,7 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>http://127.0.0.1:11434/v1 (kept exactly as typed)</source>
+        <source>localhost:1234 or http://127.0.0.1:11434/v1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
