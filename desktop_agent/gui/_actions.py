@@ -129,6 +129,14 @@ ACTIONS: tuple[ActionSpec, ...] = (
         QT_TRANSLATE_NOOP("Actions", "Move the open session to the trash (restorable)"),
     ),
     _spec(
+        "refreshModelsAction",
+        "file",
+        QT_TRANSLATE_NOOP("Actions", "Refresh &models"),
+        QT_TRANSLATE_NOOP(
+            "Actions", "List the models of your servers again (one started after the app)"
+        ),
+    ),
+    _spec(
         "editLastAction",
         "session",
         QT_TRANSLATE_NOOP("Actions", "&Edit message"),
@@ -396,6 +404,7 @@ def _slots(w: MainWindow) -> dict[str, Callable[[], Any]]:
         "convertAction": current(lambda ref: run(w.do(wb.convert(ref)))),
         "compactAction": lambda: run(w.do(wb.compact())),
         "contextAction": lambda: run(show_context(w)),
+        "refreshModelsAction": lambda: run(w.do(wb.refresh_models())),
         "editLastAction": w.chat_actions.edit,
         "retryAction": lambda: run(w.do(wb.retry())),
         "copyMessageAction": w.chat_actions.copy,
@@ -454,7 +463,7 @@ def install_actions(w: MainWindow) -> dict[str, QAction]:
 def _fill_menus(w: MainWindow, menus: dict[str, QMenu], actions: dict[str, QAction]) -> None:
     groups = {
         "file": ["newSessionAction", "chooseFolderAction", "", "backupAction",
-                 "settingsAction", "", "quitAction"],
+                 "settingsAction", "refreshModelsAction", "", "quitAction"],
         "session": ["renameAction", "forkAction", "export", "copyIntoOursAction",
                     "convertAction", "compactAction", "", "trashAction", "",
                     "editLastAction", "retryAction", "copyMessageAction", "",

@@ -333,6 +333,7 @@ class Workbench:
         self._run_failed = False
         self._run_failures = 0
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._relisting: asyncio.Task[None] | None = None
         self._draft_timer: asyncio.TimerHandle | None = None
         self.opening: SessionOpening | None = None
         """A big session never seen before, being read (its branch's end is shown)."""
@@ -418,6 +419,8 @@ class Workbench:
         if self.pi is not None:
             await self._start_pi(self.pi)
         self.spawn(self.models.discover())
+        # not one of `spawn`'s: it never ends (`settled` would wait for it); `aclose` ends it
+        self._relisting = asyncio.ensure_future(self.models.keep_listing())
         await self.refresh_sessions()
 
     async def _start_listing(
@@ -466,6 +469,9 @@ class Workbench:
     async def aclose(self) -> None:
         """Wait for background work, then close the store."""
         self._cancel_opening()
+        if self._relisting is not None:
+            self._relisting.cancel()
+            await asyncio.wait([self._relisting])
         if self._draft_timer is not None:
             self._draft_timer.cancel()
         for task in list(self._tasks):
@@ -1886,13 +1892,18 @@ class Workbench:
                 days=form.prune_days,
                 size=f"{freed / 1e6:.1f}",
             )
+        return await self.refresh_models() | self._changed(Changes(sessions=True))
+
+    async def refresh_models(self) -> Changes:
+        """List every configured server and the usual local ports again ("Refresh
+        models", and after Settings)."""
         await self.models.discover()
         problems = [
             self.models.problems[n] for n in self.models.servers() if n in self.models.problems
         ]
         changes = self.notify("servers", " ".join(problems) or None)
         self._on_models_changed()
-        return self._changed(changes | Changes(models=True, notices=True, sessions=True))
+        return self._changed(changes | Changes(models=True, notices=True))
 
     async def _replace_pi(self, pi: JsonlStore | None) -> None:
         """The "Pi sessions" source after a Settings change: the list follows at once; an

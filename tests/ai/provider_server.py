@@ -146,7 +146,7 @@ _DEFAULT_ERROR_TYPES = {
 
 
 class ProviderServer:
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
         self._queue: deque[Reply | HttpError] = deque()
         self._lock = threading.Lock()
         self.requests: list[RecordedRequest] = []
@@ -166,7 +166,7 @@ class ProviderServer:
         class Handler(_Handler):
             provider = server
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True

@@ -5,6 +5,7 @@ dialogs answered as a person would (never a replaced entry point: that hid M1)."
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 from pytestqt.qtbot import QtBot
 
-from desktop_agent.config import Settings, load_settings
+from desktop_agent.config import ProviderSettings, Settings, load_settings
 from desktop_agent.gui import MainWindow
 from desktop_agent.gui._dialogs import SettingsDialog
 from tests._workbench import make_workbench
@@ -237,3 +238,44 @@ def test_l2_a_server_url_without_http_in_settings_json_is_used(tmp_path: Path) -
     assert settings.providers["local"].base_url == "http://localhost:1234"
     assert server_url_problem("ftp://host") is not None
     assert server_url_problem("http://") is not None
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_m4_a_server_started_after_the_app_is_listed_by_itself_and_refresh_lists_again(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    workspace: Path,
+) -> None:
+    port = free_port()
+    data = tmp_path / "data"
+    settings = Settings(
+        providers={"local": ProviderSettings(base_url=f"127.0.0.1:{port}/v1")},
+        default_model="local/local-model",
+        discover_local_servers=False,
+    )
+    wb = make_workbench(data, [], settings=settings)
+    wb.models.relist_interval_s = 0.2
+    window = open_window(qtbot, data, [], workbench=wb, restore=False)
+    run(qtbot, window.new_session(str(workspace)))
+    settle(qtbot, window)
+    assert window.wb.model_key() is None
+    qtbot.waitUntil(lambda: any("127.0.0.1" in t for t in window.notices.texts()))
+    with ProviderServer(port=port) as server:  # LM Studio started after the app
+        qtbot.waitUntil(lambda: window.wb.model_key() == "local/local-model", timeout=10_000)
+        idle(qtbot, window)
+        picker = window.composer.model_picker
+        assert picker.currentText() == "local-model (local)"
+        assert not any("127.0.0.1" in t for t in window.notices.texts())  # its cause is gone
+        server.models.append("second-model")  # a model loaded later: File → Refresh models
+        action = window.actions_by_name["refreshModelsAction"]
+        assert action in window.findChild(QMenu, "fileMenu").actions()  # type: ignore[union-attr]
+        action.trigger()
+        qtbot.waitUntil(lambda: picker.findText("second-model (local)") >= 0, timeout=10_000)
+        idle(qtbot, window)
+        close(qtbot, window)

@@ -350,6 +350,14 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Refresh &amp;models</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>List the models of your servers again (one started after the app)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>&amp;Edit message</source>
         <translation type="unfinished"></translation>
     </message>
