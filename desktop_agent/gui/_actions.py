@@ -147,8 +147,10 @@ ACTIONS: tuple[ActionSpec, ...] = (
     _spec(
         "retryAction",
         "session",
-        QT_TRANSLATE_NOOP("Actions", "Re&try"),
-        QT_TRANSLATE_NOOP("Actions", "Send the failed request again"),
+        QT_TRANSLATE_NOOP("Actions", "Re&generate"),
+        QT_TRANSLATE_NOOP(
+            "Actions", "A new version of the last answer (a failed request is sent again)"
+        ),
         "Ctrl+R",
         icon="retry",
     ),
@@ -359,6 +361,7 @@ def _bind_signals(w: MainWindow) -> None:
     tree.sibling_requested.connect(op(wb.switch_sibling))
     chat.edit_resend_requested.connect(lambda e, t: run(w.edit_resend(e, t)))
     chat.retry_requested.connect(op(wb.retry))
+    chat.regenerate_requested.connect(op(wb.regenerate))
     tree.node_activated.connect(op(wb.navigate))
     tree.summarize_requested.connect(op(lambda e: wb.navigate(e, summarize=True)))
     tree.label_requested.connect(op(wb.set_label))
@@ -406,7 +409,7 @@ def _slots(w: MainWindow) -> dict[str, Callable[[], Any]]:
         "contextAction": lambda: run(show_context(w)),
         "refreshModelsAction": lambda: run(w.do(wb.refresh_models())),
         "editLastAction": w.chat_actions.edit,
-        "retryAction": lambda: run(w.do(wb.retry())),
+        "retryAction": lambda: run(w.do(wb.regenerate())),
         "copyMessageAction": w.chat_actions.copy,
         "previousVersionAction": w.chat_actions.previous_version,
         "nextVersionAction": w.chat_actions.next_version,

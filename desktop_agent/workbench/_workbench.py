@@ -110,6 +110,7 @@ from desktop_agent.workbench._project import (
     ProjectContext,
     problems_notice,
 )
+from desktop_agent.workbench._regenerate import regenerate_point
 from desktop_agent.workbench._saved_maps import MIN_ROWS, SavedMaps
 from desktop_agent.workbench._store import JsonlStore, SessionStore
 from desktop_agent.workbench._views import (
@@ -1117,6 +1118,19 @@ class Workbench:
         if harness is None or not harness.is_idle:
             return NOTHING
         return await self._run_with(harness.continue_run, fold=True)
+
+    async def regenerate(self, entry_id: str | None = None) -> Changes:
+        """A new version of the answer ``entry_id`` (default: the last one); a failed
+        request is retried (`regenerate_point`)."""
+        harness = self.harness
+        if harness is None or not harness.is_idle or self.session is None:
+            return NOTHING
+        prompt = regenerate_point(self.session, entry_id)
+        if prompt is None:
+            return await self.retry()
+        await harness.navigate_tree(prompt, exact=True)
+        await self._branch_moved()
+        return await self._run_with(harness.continue_run)
 
     async def _run_with(
         self, start: Callable[[], Awaitable[Any]], *, fold: bool = False

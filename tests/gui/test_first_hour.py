@@ -28,8 +28,19 @@ from desktop_agent.config import ProviderSettings, Settings, load_settings
 from desktop_agent.gui import MainWindow
 from desktop_agent.gui._dialogs import SettingsDialog
 from tests._workbench import make_workbench
-from tests.ai.provider_server import ProviderServer, Reply
-from tests.gui._window import close, idle, open_window, run, settle
+from tests.ai.provider_server import HttpError, ProviderServer, Reply
+from tests.gui._window import (
+    click_button,
+    close,
+    idle,
+    new_window,
+    open_window,
+    painted,
+    painted_text,
+    run,
+    settle,
+    type_and_send,
+)
 from tests.gui.test_map_flows import open_three, row_of
 
 
@@ -279,3 +290,52 @@ def test_m4_a_server_started_after_the_app_is_listed_by_itself_and_refresh_lists
         qtbot.waitUntil(lambda: picker.findText("second-model (local)") >= 0, timeout=10_000)
         idle(qtbot, window)
         close(qtbot, window)
+
+
+def test_m5_ctrl_r_on_a_good_answer_makes_a_new_version_and_retry_stays_for_failures(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(Reply(text="answer one"), Reply(text="answer two"), Reply(text="three"))
+    type_and_send(qtbot, window, "a question")
+    idle(qtbot, window)
+    assert "answer one" in painted_text(painted(window, 1))
+    assert "Regenerate" in painted_text(painted(window, 1))  # on hover, as Copy
+    sent = len(provider.requests)
+    QTest.keyClick(window.composer.input, Qt.Key.Key_R, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: len(provider.requests) > sent, timeout=10_000)
+    idle(qtbot, window)
+    assert window.chat.item_count() == 2  # replaced on screen, not appended under it
+    card = painted_text(painted(window, 1))
+    assert "answer two" in card and "2/2" in card and "answer one" not in card
+    body = provider.requests[-1].body
+    assert body["messages"][-1]["role"] == "user"  # never ends with the old answer
+    assert "answer one" not in str(body["messages"])
+    click_button(qtbot, window, 1, "‹")
+    qtbot.waitUntil(lambda: "answer one" in painted_text(painted(window, 1)), timeout=10_000)
+    assert "1/2" in painted_text(painted(window, 1))
+    # the card's own Regenerate makes a third version of that answer
+    click_button(qtbot, window, 1, "Regenerate")
+    qtbot.waitUntil(lambda: "3/3" in painted_text(painted(window, 1)), timeout=10_000)
+    idle(qtbot, window)
+    assert "three" in painted_text(painted(window, 1))
+    # a failed request: Ctrl+R retries it (no new version of the prompt's answer)
+    provider.script(*[HttpError(500, "busy")] * 4)
+    window.composer.input.setFocus(Qt.FocusReason.MouseFocusReason)
+    type_and_send(qtbot, window, "second question")
+    idle(qtbot, window)
+    last = window.chat.model.last_row()
+    failed = painted_text(painted(window, last))
+    assert last == 3 and "Retry" in failed and "Regenerate" not in failed
+    provider.script(Reply(text="it worked"))
+    QTest.keyClick(window.composer.input, Qt.Key.Key_R, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: "it worked" in painted_text(painted(window, last)), timeout=10_000)
+    idle(qtbot, window)
+    assert window.chat.item_count() == 4
+    assert "/2" not in painted_text(painted(window, last))
+    close(qtbot, window)

@@ -527,6 +527,8 @@ class ChatPane(QWidget):
     sibling_requested = Signal(str, int)
     edit_resend_requested = Signal(str, str)
     retry_requested = Signal()
+    regenerate_requested = Signal(str)
+    """A new version of the answer of this entry id (a reply's Regenerate button)."""
     copy_requested = Signal(str)
     older_wanted = Signal()
     """The user scrolled near the top and older messages exist: `prepend_items` them."""
@@ -795,6 +797,8 @@ class ChatPane(QWidget):
                 self.sibling_requested.emit(item.entry_id, arg)
         elif action == "retry":
             self.retry_requested.emit()
+        elif action == "regenerate" and item.entry_id is not None:
+            self.regenerate_requested.emit(item.entry_id)
         elif action == "toggle" and isinstance(arg, str):
             self.model.toggle(i, arg)
             self.view.schedule_relayout(i, keep=True)

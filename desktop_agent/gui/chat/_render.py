@@ -494,6 +494,11 @@ _ACTIONS: dict[str, tuple[str, str, str]] = {
         "edit",
         QT_TRANSLATE_NOOP("ChatCard", "Edit and send again (Ctrl+E)"),
     ),
+    QT_TRANSLATE_NOOP("ChatCard", "Regenerate"): (
+        "regenerate",
+        "retry",
+        QT_TRANSLATE_NOOP("ChatCard", "A new version of this answer (Ctrl+R on the last one)"),
+    ),
 }
 
 
@@ -504,6 +509,11 @@ def _tr(text: str) -> str:
 def _content_of(block: object) -> str:
     """The line a block of an unknown type is shown as."""
     return _tr("[{type} content]").format(type=getattr(block, "type", "?"))
+
+
+def _failed_reply(message: AssistantMessage) -> bool:
+    """A failed or stopped reply: its card has Retry, not Regenerate."""
+    return message.stop_reason in ("error", "aborted")
 
 
 def _action(name: str) -> CardAction:
@@ -561,6 +571,8 @@ def _build(b: _Builder, state: RowState) -> None:
     elif isinstance(msg, AssistantMessage):
         subtitle = QCoreApplication.translate("ChatCard", "streaming…") if state.streaming else ""
         buttons = [] if state.streaming else [_action("Copy")]
+        if not state.streaming and state.item.entry_id is not None and not _failed_reply(msg):
+            buttons.append(_action("Regenerate"))
         b.header(
             state,
             msg.model or QCoreApplication.translate("ChatCard", "Assistant"),

@@ -366,11 +366,11 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Re&amp;try</source>
+        <source>Re&amp;generate</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Send the failed request again</source>
+        <source>A new version of the last answer (a failed request is sent again)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -708,6 +708,14 @@
     </message>
     <message>
         <source>Edit and send again (Ctrl+E)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Regenerate</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A new version of this answer (Ctrl+R on the last one)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
