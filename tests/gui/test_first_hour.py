@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QAction
+from PySide6.QtCore import QPoint, Qt, QTimer
+from PySide6.QtGui import QAction, QGuiApplication
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import (
     QApplication,
@@ -338,4 +338,50 @@ def test_m5_ctrl_r_on_a_good_answer_makes_a_new_version_and_retry_stays_for_fail
     idle(qtbot, window)
     assert window.chat.item_count() == 4
     assert "/2" not in painted_text(painted(window, last))
+    close(qtbot, window)
+
+
+def long_code_reply() -> str:
+    """A reply taller than the view, a code block near its end."""
+    paragraphs = "\n\n".join(f"Paragraph {i}: some text of the answer." for i in range(1, 45))
+    return f"{paragraphs}\n\n```python\ndef sub(a, b):\n    return a - b\n```\n\nThe end."
+
+
+def test_m7_clicks_in_a_long_reply_do_not_move_the_view_and_code_copy_copies(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(Reply(text=long_code_reply()))
+    type_and_send(qtbot, window, "a long answer please")
+    idle(qtbot, window)
+    view = window.chat.view
+    bar = view.verticalScrollBar()
+    assert view.visualRect(window.chat.model.index(1, 0)).height() > view.viewport().height()
+    bar.setValue(bar.maximum())
+    settle(qtbot, window)
+    before = bar.value()
+    QGuiApplication.clipboard().clear()
+    layout = painted(window, 1)
+    assert layout is not None
+    copy = next(h for h in layout.hits if h.action == "copy" and isinstance(h.arg, str))
+    pos = view.visualRect(window.chat.model.index(1, 0)).topLeft() + copy.rect.center()
+    QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+    settle(qtbot, window)
+    assert bar.value() == before, "the view stayed where it was"
+    assert QGuiApplication.clipboard().text() == "def sub(a, b):\n    return a - b"
+    # a click and a right-click in the text do not move it either, even a second later
+    text_at = QPoint(view.viewport().width() // 2, view.viewport().height() // 3)
+    QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=text_at)
+    QTest.mouseClick(view.viewport(), Qt.MouseButton.RightButton, pos=text_at)
+    QTest.qWait(1200)
+    for menu in QApplication.topLevelWidgets():
+        if isinstance(menu, QMenu) and menu.isVisible():
+            menu.close()
+    settle(qtbot, window)
+    assert bar.value() == before
     close(qtbot, window)

@@ -39,6 +39,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import (
     QAbstractItemDelegate,
     QAbstractItemView,
+    QApplication,
     QFrame,
     QHBoxLayout,
     QListView,
@@ -487,6 +488,22 @@ class ChatView(QListView):
                 break
             i += 1
         return first.row()
+
+    def scrollTo(
+        self,
+        index: QModelIndex | QPersistentModelIndex,
+        hint: QAbstractItemView.ScrollHint = QAbstractItemView.ScrollHint.EnsureVisible,
+    ) -> None:
+        """No jump to a card already on screen when a click makes it current, or when it is
+        taller than the view (FIRST_HOUR.md M7: the view jumped to a long reply's top, so
+        its Copy button moved from under the pointer); explicit positions still scroll."""
+        if hint == QAbstractItemView.ScrollHint.EnsureVisible and index.isValid():
+            rect = self.visualRect(self.model().index(index.row(), 0))
+            shown = self.viewport().rect()
+            clicked = QApplication.mouseButtons() != Qt.MouseButton.NoButton
+            if rect.intersects(shown) and (clicked or rect.height() > shown.height()):
+                return
+        super().scrollTo(index, hint)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         """Home and End go to the top and the end of the chat (the cards are not
