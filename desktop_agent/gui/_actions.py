@@ -362,6 +362,8 @@ def _bind_signals(w: MainWindow) -> None:
     chat.edit_resend_requested.connect(lambda e, t: run(w.edit_resend(e, t)))
     chat.retry_requested.connect(op(wb.retry))
     chat.regenerate_requested.connect(op(wb.regenerate))
+    chat.copy_requested.connect(lambda _text: w.chat_actions.copied())
+    chat.quote_requested.connect(lambda text: w.chat_actions.quote(text))
     tree.node_activated.connect(op(wb.navigate))
     tree.summarize_requested.connect(op(lambda e: wb.navigate(e, summarize=True)))
     tree.label_requested.connect(op(wb.set_label))

@@ -10,8 +10,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import QPoint, Qt, QTimer
-from PySide6.QtGui import QAction, QGuiApplication
+from PySide6.QtGui import QAction, QContextMenuEvent, QGuiApplication
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import (
     QApplication,
@@ -27,6 +28,7 @@ from pytestqt.qtbot import QtBot
 from desktop_agent.config import ProviderSettings, Settings, load_settings
 from desktop_agent.gui import MainWindow
 from desktop_agent.gui._dialogs import SettingsDialog
+from desktop_agent.gui.chat._parts import DocPart
 from tests._workbench import make_workbench
 from tests.ai.provider_server import HttpError, ProviderServer, Reply
 from tests.gui._window import (
@@ -384,4 +386,91 @@ def test_m7_clicks_in_a_long_reply_do_not_move_the_view_and_code_copy_copies(
             menu.close()
     settle(qtbot, window)
     assert bar.value() == before
+    close(qtbot, window)
+
+
+REPLY = "**Bold** start. The quick brown fox jumps.\n\nA second paragraph."
+
+
+def char_point(window: MainWindow, row: int, needle: str, after: bool = False) -> QPoint:
+    """Where the text ``needle`` of chat row ``row`` is painted (its start, or its end),
+    in viewport coordinates."""
+    layout = painted(window, row)
+    assert layout is not None
+    for part in layout.parts:
+        if isinstance(part, DocPart) and needle in part.doc.toPlainText():
+            at = part.doc.toPlainText().index(needle) + (len(needle) if after else 0)
+            block = part.doc.findBlock(at)
+            top = part.doc.documentLayout().blockBoundingRect(block).topLeft()
+            line = block.layout().lineForTextPosition(at - block.position())
+            x_at = line.cursorToX(at - block.position())
+            x = top.x() + float(x_at[0] if isinstance(x_at, tuple) else x_at)  # type: ignore[arg-type]
+            y = top.y() + line.y() + line.height() / 2
+            card = window.chat.view.visualRect(window.chat.model.index(row, 0)).topLeft()
+            return card + QPoint(int(part.x + x + (-1 if after else 1)), int(part.y + y))
+    raise AssertionError(f"{needle!r} is not painted in row {row}")
+
+
+@pytest.mark.qt_log_ignore(  # the offscreen platform about the popup menu
+    "^This plugin does not support raise\\(\\)$",
+    "^This plugin does not support grabbing the keyboard$",
+)
+def test_m6_reply_text_is_selected_in_place_and_copied_with_ctrl_c_and_the_menu(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(Reply(text=REPLY))
+    type_and_send(qtbot, window, "say something")
+    idle(qtbot, window)
+    view = window.chat.view
+    port = view.viewport()
+    clipboard = QGuiApplication.clipboard()
+    # a double-click selects a word, Ctrl+C copies it, "Copied" says so
+    QTest.mouseDClick(port, Qt.MouseButton.LeftButton, pos=char_point(window, 1, "brown"))
+    assert view.hasFocus()
+    QTest.keyClick(view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    assert clipboard.text() == "brown"
+    assert window.status.currentMessage() == "Copied"
+    # a drag selects part of the line, painted with the highlight
+    start, end = char_point(window, 1, "quick"), char_point(window, 1, "fox", after=True)
+    QTest.mousePress(port, Qt.MouseButton.LeftButton, pos=start)
+    QTest.mouseMove(port, end)
+    QTest.mouseRelease(port, Qt.MouseButton.LeftButton, pos=end)
+    assert window.chat.selection.ranges_for(1)
+    QTest.keyClick(view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    assert clipboard.text() == "quick brown fox"
+    # nothing selected: Ctrl+C copies the whole message, never a cut preview
+    QTest.keyClick(view, Qt.Key.Key_Escape)
+    QTest.keyClick(view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    assert clipboard.text() == REPLY
+    # the right-click menu
+    menu = window.chat.selection.menu_for(1)
+    names = [a.objectName() for a in menu.actions() if a.objectName()]
+    assert names == ["chatCopy", "chatCopyMarkdown", "chatSelectAll", "chatQuote"]
+    next(a for a in menu.actions() if a.objectName() == "chatSelectAll").trigger()
+    QTest.keyClick(view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    assert clipboard.text() == "Bold start. The quick brown fox jumps.\nA second paragraph."
+    menu = window.chat.selection.menu_for(1)
+    next(a for a in menu.actions() if a.objectName() == "chatCopyMarkdown").trigger()
+    assert clipboard.text() == REPLY
+    QTest.mouseDClick(port, Qt.MouseButton.LeftButton, pos=char_point(window, 1, "second"))
+    menu = window.chat.selection.menu_for(1)
+    next(a for a in menu.actions() if a.objectName() == "chatQuote").trigger()
+    assert window.composer.text() == "> second\n\n"
+    assert QApplication.focusWidget() is window.composer.input
+    # a right-click in the reply opens that menu
+    at = char_point(window, 1, "jumps")
+    QTest.mouseClick(port, Qt.MouseButton.RightButton, pos=at)  # what a right-click sends:
+    QApplication.sendEvent(
+        port, QContextMenuEvent(QContextMenuEvent.Reason.Mouse, at, port.mapToGlobal(at))
+    )
+    qtbot.waitUntil(lambda: QApplication.activePopupWidget() is not None)
+    popup = QApplication.activePopupWidget()
+    assert popup is not None and popup.objectName() == "chatContextMenu"
+    popup.close()
     close(qtbot, window)

@@ -74,6 +74,7 @@ from desktop_agent.gui.chat._render import (
     estimate_height,
     message_text,
 )
+from desktop_agent.gui.chat._select import TextSelection
 
 _Index = QModelIndex | QPersistentModelIndex
 
@@ -547,6 +548,8 @@ class ChatPane(QWidget):
     regenerate_requested = Signal(str)
     """A new version of the answer of this entry id (a reply's Regenerate button)."""
     copy_requested = Signal(str)
+    quote_requested = Signal(str)
+    """Quote this text in the reply being written (the right-click menu)."""
     older_wanted = Signal()
     """The user scrolled near the top and older messages exist: `prepend_items` them."""
 
@@ -563,6 +566,19 @@ class ChatPane(QWidget):
         box.setContentsMargins(0, 0, 0, 0)
         box.addWidget(self.view)
         self.delegate.action.connect(self._on_action)
+        self.selection = TextSelection(
+            self.view,
+            self.delegate.layout_for,
+            lambda i: self.model.row_at(i).uid,
+            self._row_of_uid,
+            lambda i: (
+                self._copy_text(self.model.row_at(i).item) if 0 <= i < self.model.rowCount() else ""
+            ),
+            QGuiApplication.clipboard().setText,
+        )
+        self.view.cards.selection_of = self.selection.ranges_for
+        self.selection.copied.connect(self.copy_requested)
+        self.selection.quote_requested.connect(self.quote_requested)
         self.delegate.edit_submitted.connect(self._on_edit_submitted)
         self.view.near_top.connect(self._maybe_older)
         self.has_more = False
@@ -594,6 +610,7 @@ class ChatPane(QWidget):
         self._pending = None
         self._dirty.clear()
         self.delegate.painted.clear()
+        self.selection.clear()
         self.model.reset(items)
         self.has_more = has_more
         self._asked_older = False
@@ -787,6 +804,17 @@ class ChatPane(QWidget):
         self.stream_repaints += 1
         view.viewport().update(rect.adjusted(0, y, 0, 0))
 
+    @staticmethod
+    def _copy_text(item: ChatItem) -> str:
+        """A message as copied: its Markdown (a command with its output)."""
+        if isinstance(item.message, BashExecutionMessage):
+            return bash_text(item.message)
+        return message_text(item.message)
+
+    def _row_of_uid(self, uid: int) -> int:
+        rows = self.model.rows()
+        return next((i for i in range(len(rows) - 1, -1, -1) if rows[i].uid == uid), -1)
+
     def _index_of(self, row: Row) -> int:
         rows = self.model.rows()
         for i in range(len(rows) - 1, -1, -1):
@@ -800,12 +828,7 @@ class ChatPane(QWidget):
         row = self.model.row_at(i)
         item = row.item
         if action == "copy":
-            if isinstance(arg, str):
-                text = arg
-            elif isinstance(item.message, BashExecutionMessage):
-                text = bash_text(item.message)
-            else:
-                text = message_text(item.message)
+            text = arg if isinstance(arg, str) else self._copy_text(item)
             QGuiApplication.clipboard().setText(text)
             self.copy_requested.emit(text)
         elif action == "sibling" and isinstance(arg, int) and item.entry_id is not None:

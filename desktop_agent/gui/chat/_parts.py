@@ -18,6 +18,7 @@ from PySide6.QtGui import (
     QFont,
     QFontDatabase,
     QFontMetrics,
+    QGuiApplication,
     QImage,
     QPainter,
     QPalette,
@@ -325,7 +326,7 @@ class DocPart(Part):
         height = int(doc.size().height() + 0.999)
         return DocPart(x, y, doc, color, height, doc.characterCount(), int(tail))
 
-    def paint(self, p: QPainter, theme: Theme) -> None:
+    def paint(self, p: QPainter, theme: Theme, selected: tuple[int, int] | None = None) -> None:
         p.save()
         p.translate(self.x, self.y)
         ctx = QAbstractTextDocumentLayout.PaintContext()
@@ -334,6 +335,17 @@ class DocPart(Part):
         pal.setColor(QPalette.ColorRole.Link, theme.link)
         ctx.palette = pal
         ctx.clip = _visible_rect(p)
+        if selected is not None:  # text selected in place (gui/chat/_select.py)
+            selection = QAbstractTextDocumentLayout.Selection()
+            cursor = QTextCursor(self.doc)
+            cursor.setPosition(selected[0])
+            cursor.setPosition(selected[1], QTextCursor.MoveMode.KeepAnchor)
+            selection.cursor = cursor
+            look = QTextCharFormat()
+            look.setBackground(QGuiApplication.palette().color(QPalette.ColorRole.Highlight))
+            look.setForeground(QGuiApplication.palette().color(QPalette.ColorRole.HighlightedText))
+            selection.format = look
+            ctx.selections = [selection]
         self.doc.documentLayout().draw(p, ctx)
         p.restore()
 
@@ -527,10 +539,19 @@ class CardLayout:
     hits: list[Hit] = field(default_factory=list)
     editor_rect: QRect | None = None
 
-    def paint(self, p: QPainter, theme: Theme, active: bool = True) -> None:
-        """Paint the card; its hover buttons only when ``active``."""
-        for part in self.parts:
-            if active or not (isinstance(part, ButtonPart) and part.hover):
+    def paint(
+        self,
+        p: QPainter,
+        theme: Theme,
+        active: bool = True,
+        selected: dict[int, tuple[int, int]] | None = None,
+    ) -> None:
+        """Paint the card; its hover buttons only when ``active``; ``selected``: the
+        selected range of some of its documents, by part index."""
+        for i, part in enumerate(self.parts):
+            if selected and i in selected and isinstance(part, DocPart):
+                part.paint(p, theme, selected[i])
+            elif active or not (isinstance(part, ButtonPart) and part.hover):
                 part.paint(p, theme)
 
     def hit_at(self, x: int, y: int, active: bool = True) -> Hit | None:

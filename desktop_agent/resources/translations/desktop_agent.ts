@@ -693,6 +693,13 @@
     </message>
 </context>
 <context>
+    <name>ChatActions</name>
+    <message>
+        <source>Copied</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>ChatCard</name>
     <message>
         <source>Copy</source>
@@ -775,6 +782,10 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Copy as Markdown</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Copy code</source>
         <translation type="unfinished"></translation>
     </message>
@@ -815,7 +826,15 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Quote in reply</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Retry</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Select all</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
