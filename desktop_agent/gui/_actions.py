@@ -385,6 +385,7 @@ def _bind_signals(w: MainWindow) -> None:
     sidebar.copy_requested.connect(op(wb.copy_into_ours))
     w.notices.action_requested.connect(op(wb.notice_action))
     w.notices.dismissed.connect(op(wb.dismiss))
+    w.notices.settings_requested.connect(lambda: run(w.settings()))
     w.start_page.choose_workspace.connect(lambda: run(w.choose_workspace()))
     w.start_page.open_settings.connect(lambda: run(w.settings()))
 

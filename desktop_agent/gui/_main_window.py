@@ -118,6 +118,8 @@ class MainWindow(QMainWindow):
         self._quitting = False
         self._closed_ok = False
         self._setting_text = False
+        self.last_refusal = ""
+        """Why the last operation could not be done (what Send says when it cannot send)."""
         self.warm_up: asyncio.Task[Any] | None = None
         self._warm_up_waiter: asyncio.Task[None] | None = None
         self._warm_up_enabled = warm_up
@@ -158,6 +160,7 @@ class MainWindow(QMainWindow):
             text = getattr(exc, "message", str(exc))
             if text not in self.wb.notice_texts():  # e.g. "no model", already said
                 self.presenter.apply(self.wb.notify("error", text))
+            self.last_refusal = text
             changes = None
         await self.presenter.settled()
         return changes
@@ -339,11 +342,10 @@ class MainWindow(QMainWindow):
     async def send(self, text: str, attachments: list[Attachment] | None = None) -> None:
         if not attachments and await run_command(self, text):
             return  # one of the app's commands (/new, /compact, /context, …)
-        if (
-            await self.do(self.wb.send(text, attachments or [])) is None
-            and not self.composer.text()
-        ):
-            self.set_composer_text(text)  # not sent (e.g. no model yet): nothing typed is lost
+        if await self.do(self.wb.send(text, attachments or [])) is None:
+            if not self.composer.text():  # not sent (e.g. no model yet): nothing typed is lost
+                self.set_composer_text(text)
+            self.status.showMessage(self.tr("Not sent: %s") % self.last_refusal, 10_000)
 
     async def edit_resend(self, entry_id: str, text: str) -> None:
         self.focus_composer()

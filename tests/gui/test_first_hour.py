@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QMenu,
     QMessageBox,
+    QPushButton,
     QWidget,
 )
 from pytestqt.qtbot import QtBot
@@ -473,4 +474,34 @@ def test_m6_reply_text_is_selected_in_place_and_copied_with_ctrl_c_and_the_menu(
     popup = QApplication.activePopupWidget()
     assert popup is not None and popup.objectName() == "chatContextMenu"
     popup.close()
+    close(qtbot, window)
+
+
+def test_m1_first_launch_says_why_it_cannot_send_and_leads_to_settings(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = first_run_window(qtbot, tmp_path, provider)
+    run(qtbot, window.new_session(str(workspace)))
+    settle(qtbot, window)
+    picker = window.composer.model_picker
+    assert picker.count() == 0 and "Settings" in picker.placeholderText()
+    window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
+    type_and_send(qtbot, window, "hello")
+    idle(qtbot, window)
+    assert window.composer.text() == "hello"  # kept
+    assert window.status.currentMessage().startswith("Not sent: No model is available")
+    QTest.mouseClick(window.composer.send_button, Qt.MouseButton.LeftButton)
+    idle(qtbot, window)
+    assert window.status.currentMessage().startswith("Not sent: ")
+    button = window.notices.findChild(QPushButton, "noticeSettings")
+    assert button is not None and button.isVisible()
+    QTest.mouseClick(button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: any(isinstance(d, SettingsDialog) for d in window.dialogs._open))
+    dialog = next(d for d in window.dialogs._open if isinstance(d, SettingsDialog))
+    dialog.reject()
+    idle(qtbot, window)
     close(qtbot, window)

@@ -1012,6 +1012,10 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>No model: set one up in Settings (Ctrl+,)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Thinking: %s</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1222,6 +1226,10 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Not sent: %s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Export session</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1384,6 +1392,10 @@
     <name>NoticeBar</name>
     <message>
         <source>Notice</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Settings…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
