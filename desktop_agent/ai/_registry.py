@@ -192,8 +192,11 @@ class ModelRegistry:
         api: Api = "openai-completions",
         api_key: str | None = None,
         timeout_s: float = 3.0,
+        register: bool = True,
     ) -> list[Model]:
-        """The models of a server the user set up, at ``base_url`` exactly as typed.
+        """The models of a server the user set up, at ``base_url`` exactly as typed
+        (``register``: they become the registry's models of ``provider``; else only
+        returned, as Settings' "Test connection" does).
 
         OpenAI-compatible servers are asked at ``<url>/models``, then ``<url>/v1/models``
         (the URL the models get is the one that answered); Anthropic-compatible ones at
@@ -235,9 +238,11 @@ class ModelRegistry:
                 if models is None:
                     problem = "its answer was not a model list"
                     continue
-                self.set_discovered(f"server:{provider}", models)
+                if register:
+                    self.set_discovered(f"server:{provider}", models)
                 return models
-        self.set_discovered(f"server:{provider}", [])
+        if register:
+            self.set_discovered(f"server:{provider}", [])
         raise DiscoveryError(f"Could not list the models of {base_url}: {problem}.")
 
     @staticmethod

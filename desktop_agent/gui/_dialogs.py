@@ -10,7 +10,7 @@ import asyncio
 import html
 import shlex
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
 from PySide6.QtCore import QCoreApplication, QSize, Qt
@@ -339,12 +339,20 @@ _PROTOCOLS = (
 )
 
 
+ServerTest = Callable[[str, str, str | None], Awaitable[list[str]]]
+"""(url, protocol, key) -> the ids of the models the server lists."""
+
+
 class SettingsDialog(QDialog):
     """Providers and keys, a local or custom server, default model, approvals, Enter."""
 
-    def __init__(self, parent: QWidget | None, form: SettingsForm) -> None:
+    def __init__(
+        self, parent: QWidget | None, form: SettingsForm, test: ServerTest | None = None
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("settingsDialog")
+        self._test = test
+        self._testing: asyncio.Task[list[str]] | None = None
         self.setWindowTitle(self.tr("Settings"))
         self._form = form
         fields = QFormLayout()
@@ -373,7 +381,21 @@ class SettingsDialog(QDialog):
         for value, text in _PROTOCOLS:
             self.protocol.addItem(self.tr(text), value)
         self.protocol.setCurrentIndex(max(self.protocol.findData(form.local_protocol), 0))
-        fields.addRow(self.tr("Local or custom server"), self.local_url)
+        url_row = QHBoxLayout()
+        url_row.addWidget(self.local_url, 1)
+        self.test_button = QPushButton(self.tr("Test connection"), self)
+        self.test_button.setObjectName("testConnection")
+        self.test_button.setToolTip(self.tr("Ask the server for its models, without saving"))
+        self.test_button.setEnabled(test is not None)
+        self.test_button.clicked.connect(self._start_test)
+        url_row.addWidget(self.test_button)
+        fields.addRow(self.tr("Local or custom server"), url_row)
+        self.test_result = QLabel(self)
+        self.test_result.setObjectName("testConnectionResult")
+        self.test_result.setWordWrap(True)
+        self.test_result.hide()
+        fields.addRow("", self.test_result)
+        self.finished.connect(self._cancel_test)
         self.url_problem = QLabel(self)
         self.url_problem.setObjectName("localServerUrlProblem")
         self.url_problem.setWordWrap(True)
@@ -542,6 +564,52 @@ class SettingsDialog(QDialog):
         self.url_problem.setVisible(problem is not None)
         return problem is None
 
+    def _start_test(self) -> None:
+        """Test connection: the server's models, listed here and offered as the default."""
+        if self._test is None or not self._check_url(complete=True):
+            return
+        url = self.local_url.text().strip()
+        if not url:
+            self._show_test(self.tr("Type the server's address first."))
+            return
+        if self._testing is not None:
+            self._testing.cancel()
+        self._show_test(self.tr("Connecting to %s…") % url)
+        key = self.key_fields["local"].text().strip() or None
+        task = asyncio.ensure_future(self._test(url, self.protocol.currentData(), key))
+        self._testing = task
+        task.add_done_callback(self._tested)
+
+    def _cancel_test(self) -> None:
+        if self._testing is not None:
+            self._testing.cancel()
+
+    def _show_test(self, text: str) -> None:
+        self.test_result.setText(text)
+        self.test_result.setVisible(bool(text))
+
+    def _tested(self, task: asyncio.Task[list[str]]) -> None:
+        if task.cancelled() or task is not self._testing:
+            return
+        self._testing = None
+        exc = task.exception()
+        if exc is not None:
+            self._show_test(str(exc))  # a sentence (WorkbenchError)
+            return
+        ids = task.result()
+        if not ids:
+            self._show_test(self.tr("Connected, but the server lists no model."))
+            return
+        shown = ", ".join(ids[:8]) + (" …" if len(ids) > 8 else "")
+        self._show_test(self.tr("Connected. It lists: %s") % shown)
+        current = self.default_model.currentData()
+        others = [(k, label) for k, label in self._form.models if not k.startswith("local/")]
+        self.default_model.clear()
+        for key, label in [*others, *((f"local/{i}", f"{i} (local)") for i in ids)]:
+            self.default_model.addItem(label, key)
+        found = self.default_model.findData(current)
+        self.default_model.setCurrentIndex(found if found >= 0 else len(others))
+
     def accept(self) -> None:
         """Save, unless a field is not valid: then it says why and the dialog (with every
         other edit) stays open."""
@@ -633,6 +701,8 @@ class Dialogs:
         self.parent = parent
         self.no_windows = no_windows
         self._open: list[QDialog] = []
+        self.test_server: ServerTest | None = None
+        """Settings' "Test connection" (the workbench's `test_server`)."""
 
     def keep(self, dialog: QDialog) -> None:
         """Show a non-modal dialog, kept alive until it is closed."""
@@ -753,7 +823,7 @@ class Dialogs:
         return dialog
 
     async def settings(self, form: SettingsForm) -> SettingsForm | None:
-        dialog = SettingsDialog(self.parent, form)
+        dialog = SettingsDialog(self.parent, form, self.test_server)
         add_settings_row(dialog, self.parent)  # the MCP servers' statuses
         done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         dialog.finished.connect(lambda r: done.set_result(r) if not done.done() else None)

@@ -134,6 +134,7 @@ class MainWindow(QMainWindow):
         self.focus_ring = FocusRing(self)
         self._restore_geometry()
         workbench.approver = self.dialogs.approve
+        self.dialogs.test_server = workbench.test_server
         self._unsubscribe = workbench.subscribe(self.presenter.on_event)
 
     # ------------------------------------------------------------------ tasks

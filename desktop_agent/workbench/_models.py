@@ -15,7 +15,15 @@ from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from desktop_agent.ai import LOCAL_SERVERS, DiscoveryError, Model, ModelRegistry
-from desktop_agent.config import KeyStore, KeyStoreError, ProviderSettings, Settings
+from desktop_agent.config import (
+    KeyStore,
+    KeyStoreError,
+    ProviderSettings,
+    ServerApi,
+    Settings,
+    normalize_server_url,
+    server_url_problem,
+)
 
 log = logging.getLogger("desktop_agent.workbench")
 
@@ -129,6 +137,22 @@ class Models:
             self._settled.set()
         if self.settings.discover_local_servers:
             await self.scan_local()
+
+    async def test_server(self, url: str, protocol: ServerApi, key: str | None) -> list[str]:
+        """The ids of the models a server (not saved yet) lists; raises `DiscoveryError`
+        with a sentence for the user (Settings' "Test connection")."""
+        problem = server_url_problem(url)
+        if problem is not None:
+            raise DiscoveryError(problem)
+        models = await self.registry.discover_server(
+            "local",
+            normalize_server_url(url),
+            api=protocol,
+            api_key=key or self._keys.get("local"),
+            timeout_s=DISCOVERY_TIMEOUT_S,
+            register=False,
+        )
+        return [m.id for m in models]
 
     async def keep_listing(self) -> None:
         """Until cancelled: list again, every `relist_interval_s`, each configured server

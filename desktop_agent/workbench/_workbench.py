@@ -24,6 +24,7 @@ from desktop_agent.agent import TurnStartEvent
 from desktop_agent.ai import (
     AgentMessage,
     AssistantMessage,
+    DiscoveryError,
     ImageContent,
     Model,
     clamp_thinking_level,
@@ -1907,6 +1908,17 @@ class Workbench:
                 size=f"{freed / 1e6:.1f}",
             )
         return await self.refresh_models() | self._changed(Changes(sessions=True))
+
+    async def test_server(self, url: str, protocol: str, key: str | None) -> list[str]:
+        """The models a server lists, before it is saved (Settings' "Test connection");
+        `WorkbenchError` says why not."""
+        api: ServerApi = "openai-completions"
+        if protocol in ("openai-responses", "anthropic-messages"):
+            api = "openai-responses" if protocol == "openai-responses" else "anthropic-messages"
+        try:
+            return await self.models.test_server(url, api, key)
+        except DiscoveryError as exc:
+            raise WorkbenchError(str(exc)) from None
 
     async def refresh_models(self) -> Changes:
         """List every configured server and the usual local ports again ("Refresh

@@ -505,3 +505,33 @@ def test_m1_first_launch_says_why_it_cannot_send_and_leads_to_settings(
     dialog.reject()
     idle(qtbot, window)
     close(qtbot, window)
+
+
+def test_m2_test_connection_lists_the_servers_models_before_saving(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = first_run_window(qtbot, tmp_path, provider)
+    run(qtbot, window.new_session(str(workspace)))
+    dialog = open_settings(qtbot, window)
+    button = dialog.findChild(QPushButton, "testConnection")
+    result = dialog.findChild(QLabel, "testConnectionResult")
+    assert button is not None and result is not None and button.isEnabled()
+    dead = free_port()
+    dialog.local_url.setFocus(Qt.FocusReason.TabFocusReason)
+    QTest.keyClicks(dialog.local_url, f"127.0.0.1:{dead}")
+    QTest.mouseClick(button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "could not be reached" in result.text(), timeout=10_000)
+    assert dialog.local_url.text() == f"http://127.0.0.1:{dead}"  # completed
+    dialog.local_url.selectAll()
+    QTest.keyClicks(dialog.local_url, f"127.0.0.1:{provider.port}/v1")
+    QTest.mouseClick(button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: result.text() == "Connected. It lists: local-model", timeout=10_000)
+    assert dialog.default_model.currentText() == "local-model (local)"
+    assert window.wb.settings.providers == {}  # nothing saved yet
+    dialog.reject()
+    idle(qtbot, window)
+    close(qtbot, window)

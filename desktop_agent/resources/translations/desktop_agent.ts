@@ -1694,6 +1694,14 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Test connection</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Ask the server for its models, without saving</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Local or custom server</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1867,6 +1875,22 @@
     </message>
     <message>
         <source>Its password</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Type the server&apos;s address first.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Connecting to %s…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Connected, but the server lists no model.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Connected. It lists: %s</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
