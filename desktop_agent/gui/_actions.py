@@ -253,6 +253,13 @@ ACTIONS: tuple[ActionSpec, ...] = (
         icon="search",
     ),
     _spec(
+        "findAction",
+        "view",
+        QT_TRANSLATE_NOOP("Actions", "&Find in conversation"),
+        QT_TRANSLATE_NOOP("Actions", "Find text in this conversation, each hit marked"),
+        "Ctrl+F",
+    ),
+    _spec(
         "composerAction",
         "view",
         QT_TRANSLATE_NOOP("Actions", "Write a message"),
@@ -419,6 +426,7 @@ def _slots(w: MainWindow) -> dict[str, Callable[[], Any]]:
         "sidebarAction": w.toggle_sidebar,
         "treeAction": w.toggle_tree,
         "searchAction": w.focus_search,
+        "findAction": w.chat.finder.open_bar,
         "composerAction": w.focus_composer_now,
         "nextPaneAction": lambda: w.panes.cycle(1),
         "previousPaneAction": lambda: w.panes.cycle(-1),
@@ -474,8 +482,8 @@ def _fill_menus(w: MainWindow, menus: dict[str, QMenu], actions: dict[str, QActi
                     "convertAction", "compactAction", "", "trashAction", "",
                     "editLastAction", "retryAction", "copyMessageAction", "",
                     "previousVersionAction", "nextVersionAction"],
-        "view": ["sidebarAction", "treeAction", "contextAction", "", "searchAction",
-                 "composerAction",
+        "view": ["sidebarAction", "treeAction", "contextAction", "", "findAction",
+                 "searchAction", "composerAction",
                  "nextPaneAction", "previousPaneAction"],
         "help": ["shortcutsAction", ""],
     }  # fmt: skip

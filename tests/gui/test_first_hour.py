@@ -535,3 +535,37 @@ def test_m2_test_connection_lists_the_servers_models_before_saving(
     dialog.reject()
     idle(qtbot, window)
     close(qtbot, window)
+
+
+def test_m5_ctrl_f_finds_text_in_the_conversation_with_highlights(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(Reply(text="A zebra is striped.\n\nAnother Zebra runs."), Reply(text="ok"))
+    type_and_send(qtbot, window, "tell me about zebras")
+    idle(qtbot, window)
+    type_and_send(qtbot, window, "thanks")
+    idle(qtbot, window)
+    QTest.keyClick(window.composer.input, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+    bar = window.chat.finder
+    assert bar.isVisible() and QApplication.focusWidget() is bar.input
+    QTest.keyClicks(bar.input, "zebra")
+    count = bar.findChild(QLabel, "findCount")
+    assert count is not None and count.text() == "1 of 3"  # the prompt's, then the answer's
+    assert window.chat._marks(0) and sum(len(m) for m in window.chat._marks(1).values()) == 2
+    QTest.keyClick(bar.input, Qt.Key.Key_Return)
+    assert count.text() == "2 of 3" and bar.hits[bar.current][0] == 1
+    QTest.keyClick(bar.input, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    assert count.text() == "1 of 3"
+    bar.input.selectAll()
+    QTest.keyClicks(bar.input, "giraffe")
+    assert count.text() == "No match"
+    QTest.keyClick(bar.input, Qt.Key.Key_Escape)
+    assert not bar.isVisible() and window.chat._marks(1) == {}
+    assert "findAction" in [a.objectName() for a in window.findChild(QMenu, "viewMenu").actions()]  # type: ignore[union-attr]
+    close(qtbot, window)

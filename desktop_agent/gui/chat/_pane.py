@@ -58,10 +58,11 @@ from desktop_agent.ai import (
     ToolResultMessage,
     UserMessage,
 )
+from desktop_agent.gui.chat._find import FindBar
 from desktop_agent.gui.chat._hover import CardFocus
 from desktop_agent.gui.chat._items import ChatItem
 from desktop_agent.gui.chat._model import ChatModel, Row, tooltip
-from desktop_agent.gui.chat._parts import changed_from
+from desktop_agent.gui.chat._parts import SELECTED, Mark, changed_from
 from desktop_agent.gui.chat._render import (
     CardLayout,
     DocCache,
@@ -576,7 +577,9 @@ class ChatPane(QWidget):
             ),
             QGuiApplication.clipboard().setText,
         )
-        self.view.cards.selection_of = self.selection.ranges_for
+        self.finder = FindBar(self, self.view, self.delegate.layout_for, self.model.rowCount)
+        box.insertWidget(0, self.finder)
+        self.view.cards.marks_of = self._marks
         self.selection.copied.connect(self.copy_requested)
         self.selection.quote_requested.connect(self.quote_requested)
         self.delegate.edit_submitted.connect(self._on_edit_submitted)
@@ -612,6 +615,7 @@ class ChatPane(QWidget):
         self.delegate.painted.clear()
         self.selection.clear()
         self.model.reset(items)
+        self.finder.refresh()
         self.has_more = has_more
         self._asked_older = False
         self.view.stick_to_bottom = True
@@ -803,6 +807,13 @@ class ChatPane(QWidget):
             return
         self.stream_repaints += 1
         view.viewport().update(rect.adjusted(0, y, 0, 0))
+
+    def _marks(self, row: int) -> dict[int, list[Mark]]:
+        """Text marked in card ``row``: what is found (Ctrl+F), then the selection."""
+        marks = self.finder.marks_for(row)
+        for part, (start, end) in self.selection.ranges_for(row).items():
+            marks.setdefault(part, []).append((start, end, SELECTED))
+        return marks
 
     @staticmethod
     def _copy_text(item: ChatItem) -> str:

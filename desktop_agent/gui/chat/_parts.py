@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -326,7 +327,7 @@ class DocPart(Part):
         height = int(doc.size().height() + 0.999)
         return DocPart(x, y, doc, color, height, doc.characterCount(), int(tail))
 
-    def paint(self, p: QPainter, theme: Theme, selected: tuple[int, int] | None = None) -> None:
+    def paint(self, p: QPainter, theme: Theme, marks: Sequence[Mark] = ()) -> None:
         p.save()
         p.translate(self.x, self.y)
         ctx = QAbstractTextDocumentLayout.PaintContext()
@@ -335,19 +336,34 @@ class DocPart(Part):
         pal.setColor(QPalette.ColorRole.Link, theme.link)
         ctx.palette = pal
         ctx.clip = _visible_rect(p)
-        if selected is not None:  # text selected in place (gui/chat/_select.py)
-            selection = QAbstractTextDocumentLayout.Selection()
-            cursor = QTextCursor(self.doc)
-            cursor.setPosition(selected[0])
-            cursor.setPosition(selected[1], QTextCursor.MoveMode.KeepAnchor)
-            selection.cursor = cursor
-            look = QTextCharFormat()
-            look.setBackground(QGuiApplication.palette().color(QPalette.ColorRole.Highlight))
-            look.setForeground(QGuiApplication.palette().color(QPalette.ColorRole.HighlightedText))
-            selection.format = look
-            ctx.selections = [selection]
+        if marks:  # text selected in place (gui/chat/_select.py), find hits (_find.py)
+            ctx.selections = [_selection(self.doc, mark) for mark in marks]
         self.doc.documentLayout().draw(p, ctx)
         p.restore()
+
+
+Mark = tuple[int, int, int]
+"""(start, end, kind) of text marked in a document: kind `SELECTED`, `FOUND` or
+`FOUND_CURRENT`."""
+SELECTED, FOUND, FOUND_CURRENT = 0, 1, 2
+
+
+def _selection(doc: QTextDocument, mark: Mark) -> QAbstractTextDocumentLayout.Selection:
+    start, end, kind = mark
+    selection = QAbstractTextDocumentLayout.Selection()
+    cursor = QTextCursor(doc)
+    cursor.setPosition(start)
+    cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+    selection.cursor = cursor
+    look = QTextCharFormat()
+    palette = QGuiApplication.palette()
+    if kind == FOUND:
+        look.setBackground(QColor(255, 214, 0, 110))
+    else:
+        look.setBackground(palette.color(QPalette.ColorRole.Highlight))
+        look.setForeground(palette.color(QPalette.ColorRole.HighlightedText))
+    selection.format = look
+    return selection
 
 
 def _visible_rect(p: QPainter) -> QRectF:
@@ -544,13 +560,13 @@ class CardLayout:
         p: QPainter,
         theme: Theme,
         active: bool = True,
-        selected: dict[int, tuple[int, int]] | None = None,
+        marks: dict[int, list[Mark]] | None = None,
     ) -> None:
-        """Paint the card; its hover buttons only when ``active``; ``selected``: the
-        selected range of some of its documents, by part index."""
+        """Paint the card; its hover buttons only when ``active``; ``marks``: text marked
+        in some of its documents (selected, found), by part index."""
         for i, part in enumerate(self.parts):
-            if selected and i in selected and isinstance(part, DocPart):
-                part.paint(p, theme, selected[i])
+            if marks and i in marks and isinstance(part, DocPart):
+                part.paint(p, theme, marks[i])
             elif active or not (isinstance(part, ButtonPart) and part.hover):
                 part.paint(p, theme)
 

@@ -470,6 +470,14 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>&amp;Find in conversation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Find text in this conversation, each hit marked</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Write a message</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1189,6 +1197,37 @@
     </message>
     <message>
         <source>Revert the &amp;turn</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>FindBar</name>
+    <message>
+        <source>Find in the conversation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Previous (Shift+Enter)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Next (Enter)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Close (Esc)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Close the find bar</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No match</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 of %2</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
