@@ -569,3 +569,34 @@ def test_m5_ctrl_f_finds_text_in_the_conversation_with_highlights(
     assert not bar.isVisible() and window.chat._marks(1) == {}
     assert "findAction" in [a.objectName() for a in window.findChild(QMenu, "viewMenu").actions()]  # type: ignore[union-attr]
     close(qtbot, window)
+
+
+def test_m10_l7_error_cards_say_what_to_do_and_read_cleanly(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(HttpError(401, "scripted 401"))
+    type_and_send(qtbot, window, "hello")
+    idle(qtbot, window)
+    card = painted_text(painted(window, window.chat.model.last_row()))
+    assert "401" in card and "Check the API key in Settings." in card
+    close(qtbot, window)
+    # a server that is not there: one readable sentence, not "Connection error.: All …"
+    dead = provider.model("anthropic-messages", base_url=f"http://127.0.0.1:{free_port()}")
+    data = tmp_path / "data2"
+    wb = make_workbench(data, dead)
+    assert wb.harness_settings is not None
+    wb.harness_settings.max_retries = 0
+    window = open_window(qtbot, data, dead, workbench=wb, restore=False)
+    run(qtbot, window.new_session(str(workspace)))
+    window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
+    type_and_send(qtbot, window, "hello")
+    idle(qtbot, window)
+    card = painted_text(painted(window, window.chat.model.last_row()))
+    assert "Network error: " in card and ".:" not in card, card
+    close(qtbot, window)
