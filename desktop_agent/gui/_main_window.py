@@ -86,6 +86,7 @@ class MainWindow(QMainWindow):
         self.chat = ChatPane(self)
         self.composer = Composer(self)
         self.composer.set_send_key(workbench.settings.send_key)
+        self.chat.delegate.send_key = workbench.settings.send_key
         self.tree = MapPane(self)
         """The branch map pane (it replaced the tree pane; the name stays for callers)."""
         self.start_page = StartPage(self)
@@ -366,6 +367,7 @@ class MainWindow(QMainWindow):
         form = await self.dialogs.settings(await self.wb.settings_form_sized())
         if form is not None:
             self.composer.set_send_key(form.send_key)
+            self.chat.delegate.send_key = form.send_key
             self.theme.set_mode(form.theme)
             await self.do(self.wb.apply_settings(form))
 

@@ -152,6 +152,8 @@ class ProviderServer:
         self.requests: list[RecordedRequest] = []
         self.validation_errors: list[str] = []
         self.models: list[str] = ["local-model"]
+        self.models_error: HttpError | None = None
+        """When set, ``GET /v1/models`` answers this error (a proxy without its database)."""
         self.model_info: dict[str, dict[str, Any]] = {}
         """Extra fields of a model's entry in ``GET /v1/models`` (e.g. its context)."""
         self.prefix = ""
@@ -911,7 +913,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         self._record(None)
-        if self._route().rstrip("/") == "/v1/models":
+        failure = self.provider.models_error
+        if self._route().rstrip("/") == "/v1/models" and failure is not None:
+            self._send_json(failure.status, {"error": {"message": failure.message}})
+        elif self._route().rstrip("/") == "/v1/models":
             info = self.provider.model_info
             payload = {
                 "object": "list",

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QMenu,
     QMessageBox,
+    QPlainTextEdit,
     QPushButton,
     QWidget,
 )
@@ -600,3 +601,63 @@ def test_m10_l7_error_cards_say_what_to_do_and_read_cleanly(
     card = painted_text(painted(window, window.chat.model.last_row()))
     assert "Network error: " in card and ".:" not in card, card
     close(qtbot, window)
+
+
+def test_m18_enter_in_the_inline_edit_box_sends_like_the_message_box(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(Reply(text="answer one"), Reply(text="answer two"))
+    type_and_send(qtbot, window, "question one")
+    idle(qtbot, window)
+    click_button(qtbot, window, 0, "Edit")
+    editor = window.chat.view.findChild(QPlainTextEdit, "chatEditText")
+    qtbot.waitUntil(lambda: editor is not None and editor.isVisible())
+    assert editor is not None
+    editor.selectAll()
+    QTest.keyClicks(editor, "first line")
+    QTest.keyClick(editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    QTest.keyClicks(editor, "second line")
+    assert editor.toPlainText() == "first line\nsecond line"  # Shift+Enter: a new line
+    QTest.keyClick(editor, Qt.Key.Key_Return)  # Enter sends, as in the message box
+    qtbot.waitUntil(lambda: "2/2" in painted_text(painted(window, 0)), timeout=10_000)
+    idle(qtbot, window)
+    assert "second line" in painted_text(painted(window, 0))
+    close(qtbot, window)
+
+
+def test_l3_a_failed_listing_quotes_the_servers_reason(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = first_run_window(qtbot, tmp_path, provider)
+    run(qtbot, window.new_session(str(workspace)))
+    dialog = open_settings(qtbot, window)
+    result = dialog.findChild(QLabel, "testConnectionResult")
+    assert result is not None
+    provider.models_error = HttpError(400, "No connected db.")
+    try:
+        dialog.local_url.setText(f"{provider.url}/v1")
+        QTest.mouseClick(dialog.test_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: "No connected db." in result.text(), timeout=10_000)
+    finally:
+        provider.models_error = None
+    assert "listing its models failed: it answered 400" in result.text()
+    dialog.reject()
+    idle(qtbot, window)
+    close(qtbot, window)
+
+
+def test_p5_a_preview_never_hides_a_single_line() -> None:
+    from desktop_agent.gui.chat._render import _clip_lines
+
+    assert _clip_lines("a\nb\nc", 2, 1000) == "a\nb\nc"
+    assert _clip_lines("a\nb\nc\nd", 2, 1000) == "a\nb\n[... 2 more lines]"

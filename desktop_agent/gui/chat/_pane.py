@@ -89,14 +89,21 @@ class _InlineEditor(QFrame):
     submitted = Signal(str)
     cancelled = Signal()
 
-    def __init__(self, parent: QWidget | None) -> None:
+    def __init__(self, parent: QWidget | None, send_key: str = "enter") -> None:
         super().__init__(parent)
         self.setObjectName("chatEditEditor")
+        self.send_key = send_key
+        """As the message box's: "enter" (Enter sends, Shift+Enter a new line) or
+        "ctrl+enter" (FIRST_HOUR.md m18: the edit box needed Ctrl+Enter, the composer not)."""
         self.text = QPlainTextEdit(self)
         self.text.setObjectName("chatEditText")
         send = QPushButton(self.tr("Send"), self)
         send.setObjectName("chatEditSend")
-        send.setToolTip(self.tr("Send as a new version of this message (Ctrl+Enter)"))
+        send.setToolTip(
+            self.tr("Send as a new version of this message (Enter; Shift+Enter for a new line)")
+            if send_key == "enter"
+            else self.tr("Send as a new version of this message (Ctrl+Enter)")
+        )
         cancel = QPushButton(self.tr("Cancel"), self)
         cancel.setToolTip(self.tr("Keep the message as it is (Esc)"))
         cancel.setObjectName("chatEditCancel")
@@ -120,8 +127,11 @@ class _InlineEditor(QFrame):
     def eventFilter(self, obj: Any, event: QEvent) -> bool:
         if obj is self.text and event.type() == QEvent.Type.KeyPress:
             assert isinstance(event, QKeyEvent)
-            ctrl = event.modifiers() & Qt.KeyboardModifier.ControlModifier
-            if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and ctrl:
+            mods = event.modifiers()
+            ctrl = mods & Qt.KeyboardModifier.ControlModifier
+            plain = not mods & (Qt.KeyboardModifier.ShiftModifier | Qt.KeyboardModifier.AltModifier)
+            sends = ctrl or (self.send_key == "enter" and plain)
+            if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and sends:
                 self._submit()
                 return True
             if event.key() == Qt.Key.Key_Escape:
@@ -140,6 +150,8 @@ class ChatDelegate(QStyledItemDelegate):
         super().__init__(view)
         self._view = view
         self._model = model
+        self.send_key = "enter"
+        """The send key of the inline edit box (the message box's setting)."""
         self._layouts: OrderedDict[tuple[Any, ...], CardLayout] = OrderedDict()
         self.docs = DocCache()
         self.docs.colorizer.setParent(self)
@@ -310,7 +322,7 @@ class ChatDelegate(QStyledItemDelegate):
         return super().helpEvent(event, view, option, index)
 
     def createEditor(self, parent: QWidget, option: QStyleOptionViewItem, index: _Index) -> QWidget:
-        editor = _InlineEditor(parent)
+        editor = _InlineEditor(parent, self.send_key)
         row = self._model.row_at(index.row())
 
         def submit(text: str) -> None:

@@ -80,7 +80,7 @@ CODE_INDENT = 16  # a code block per enclosing list item or quote
 def _clip_lines(text: str, max_lines: int, max_chars: int, *, tail: bool = False) -> str:
     lines = text.split("\n")
     more = len(lines) - max_lines
-    if more > 0:
+    if more > 1:  # never "[... 1 more lines]" in place of the one line itself (p5)
         if tail:
             lines = [_tr("[... {n} earlier lines]").format(n=more), *lines[-max_lines:]]
         else:

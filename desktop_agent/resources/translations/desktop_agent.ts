@@ -1993,6 +1993,10 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Send as a new version of this message (Enter; Shift+Enter for a new line)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Send as a new version of this message (Ctrl+Enter)</source>
         <translation type="unfinished"></translation>
     </message>
