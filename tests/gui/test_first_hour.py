@@ -661,3 +661,23 @@ def test_p5_a_preview_never_hides_a_single_line() -> None:
 
     assert _clip_lines("a\nb\nc", 2, 1000) == "a\nb\nc"
     assert _clip_lines("a\nb\nc\nd", 2, 1000) == "a\nb\n[... 2 more lines]"
+
+
+def test_m14_the_title_of_a_long_prompt_is_cut_near_80_characters(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(Reply(text="ok"))
+    prompt = "\n".join(f"line {i} of a long prompt about the calculator" for i in range(1, 9))
+    window.composer.set_text(prompt)
+    QTest.keyClick(window.composer.input, Qt.Key.Key_Return)
+    idle(qtbot, window)
+    title = window.sidebar.model().rows()[0].title
+    assert title.startswith("line 1 of a long prompt") and title.endswith("…")
+    assert len(title) <= 81 and "line 3" not in window.windowTitle()
+    close(qtbot, window)

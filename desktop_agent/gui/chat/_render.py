@@ -452,18 +452,19 @@ class _Builder:
         self.left += 8
         self.right -= 8
         self.y += 6
-        aborted = message.stop_reason == "aborted"
-        title = _tr("Aborted") if aborted else _tr("Error")
+        aborted = message.stop_reason == "aborted"  # the user's choice: not an error (p14)
+        title = _tr("Stopped") if aborted else _tr("Error")
+        fg, bg = (t.muted, t.card_notice) if aborted else (t.red, t.red_bg)
         if attempts and not aborted:
             title = _tr("Error · {n} attempts").format(n=len(attempts) + 1)
         if retry:
             self.button(self.right, _tr("Retry"), "retry", tip=_tr("Send the request again"))
             self.right -= 60
-        self.text_line(self.left, title, t.red, t.bold, max(t.line, t.small_line + 6))
+        self.text_line(self.left, title, fg, t.bold, max(t.line, t.small_line + 6))
         self.y += max(t.line, t.small_line + 6) + 2
         self.right = saved[1] - 8
         if aborted:
-            text = message.error_message or _tr("The request was stopped.")
+            text = _tr("You stopped this answer; what came before is kept.")
         else:
             lines = [error_attempt_text(m) for m in [*attempts, message]]
             if len(lines) > 1:
@@ -473,7 +474,7 @@ class _Builder:
         self.y += 6
         self.left, self.right = saved
         self.out.parts.insert(
-            box_index, BoxPart(QRect(self.left, top, self.w, self.y - top), t.red_bg, t.red, 5)
+            box_index, BoxPart(QRect(self.left, top, self.w, self.y - top), bg, fg, 5)
         )
 
 

@@ -770,10 +770,6 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Aborted</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>After 1 failed attempt (kept in the session)</source>
         <translation type="unfinished"></translation>
     </message>
@@ -858,7 +854,7 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>The request was stopped.</source>
+        <source>Stopped</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -875,6 +871,10 @@
     </message>
     <message>
         <source>Version {n} of {count}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>You stopped this answer; what came before is kept.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
