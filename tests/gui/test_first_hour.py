@@ -32,7 +32,7 @@ from desktop_agent.gui import MainWindow
 from desktop_agent.gui._dialogs import SettingsDialog
 from desktop_agent.gui.chat._parts import DocPart
 from tests._workbench import make_workbench
-from tests.ai.provider_server import HttpError, ProviderServer, Reply
+from tests.ai.provider_server import HttpError, ProviderServer, Reply, ToolCallSpec
 from tests.gui._window import (
     click_button,
     close,
@@ -680,4 +680,26 @@ def test_m14_the_title_of_a_long_prompt_is_cut_near_80_characters(
     title = window.sidebar.model().rows()[0].title
     assert title.startswith("line 1 of a long prompt") and title.endswith("…")
     assert len(title) <= 81 and "line 3" not in window.windowTitle()
+    close(qtbot, window)
+
+
+def test_m15_long_command_output_shows_its_start_and_its_end(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    command = "seq 1 3000; echo done-marker"
+    provider.script(
+        Reply(tool_calls=[ToolCallSpec("call_1", "bash", {"command": command})]),
+        Reply(text="done"),
+    )
+    type_and_send(qtbot, window, "count")
+    idle(qtbot, window)
+    shown = "\n".join(painted_text(painted(window, i)) for i in range(window.chat.item_count()))
+    assert "\n3000\ndone-marker" in shown  # the end, where errors are
+    assert "more lines]" in shown
     close(qtbot, window)

@@ -77,11 +77,19 @@ CODE_INDENT = 16  # a code block per enclosing list item or quote
 # --------------------------------------------------------------------------- helpers
 
 
-def _clip_lines(text: str, max_lines: int, max_chars: int, *, tail: bool = False) -> str:
+def _clip_lines(
+    text: str, max_lines: int, max_chars: int, *, tail: bool = False, middle: bool = False
+) -> str:
+    """At most ``max_lines`` lines: the first ones, the last ones (``tail``), or both
+    ends (``middle``: a command's output, whose end says how it went: m15)."""
     lines = text.split("\n")
     more = len(lines) - max_lines
     if more > 1:  # never "[... 1 more lines]" in place of the one line itself (p5)
-        if tail:
+        if middle:
+            head = (max_lines + 1) // 2
+            gap = _tr("[... {n} more lines]").format(n=more)
+            lines = [*lines[:head], gap, *lines[len(lines) - (max_lines - head) :]]
+        elif tail:
             lines = [_tr("[... {n} earlier lines]").format(n=more), *lines[-max_lines:]]
         else:
             lines = [*lines[:max_lines], _tr("[... {n} more lines]").format(n=more)]
@@ -414,7 +422,8 @@ class _Builder:
             else:
                 text = _result_text(result)
                 if text:
-                    self.doc("mono", _clip_lines(text, lines, chars), t.red if error else None)
+                    shown = _clip_lines(text, lines, chars, middle=True)
+                    self.doc("mono", shown, t.red if error else None)
             for block in result.content:
                 if isinstance(block, ImageContent):
                     self.y += 4
