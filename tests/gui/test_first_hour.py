@@ -703,3 +703,41 @@ def test_m15_long_command_output_shows_its_start_and_its_end(
     assert "\n3000\ndone-marker" in shown  # the end, where errors are
     assert "more lines]" in shown
     close(qtbot, window)
+
+
+def test_m6_m11_the_session_list_says_when_nothing_matches_and_an_emptied_trash_goes_back(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(Reply(text="one"))
+    type_and_send(qtbot, window, "a session about zebras")
+    idle(qtbot, window)
+    sidebar = window.sidebar
+    empty = sidebar.findChild(QLabel, "sessionListEmpty")
+    assert empty is not None and not empty.isVisible()
+    QTest.keyClick(window, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
+    QTest.keyClicks(sidebar.search, "giraffes")
+    qtbot.waitUntil(lambda: empty.isVisible(), timeout=5000)
+    assert empty.text() == "No sessions match “giraffes”."
+    sidebar.search.clear()
+    qtbot.waitUntil(lambda: not empty.isVisible(), timeout=5000)
+    idle(qtbot, window)
+    sidebar.view.setFocus()
+    QTest.keyClick(sidebar.view, Qt.Key.Key_Delete)
+    idle(qtbot, window)
+    QTest.mouseClick(sidebar.trash_toggle, Qt.MouseButton.LeftButton)
+    trash_view = sidebar.trash_view
+    trash = sidebar.trash_model()
+    trash_view.setFocus()
+    trash_view.setCurrentIndex(trash.index(0, 0, trash.index(0, 0)))
+    QTest.keyClick(trash_view, Qt.Key.Key_Return)
+    idle(qtbot, window)
+    assert not sidebar.trash_toggle.isChecked(), "back to the list, where the session is"
+    assert sidebar.stack.currentWidget() is sidebar.view
+    assert window.wb.ref is not None
+    close(qtbot, window)

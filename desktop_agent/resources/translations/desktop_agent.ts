@@ -1642,6 +1642,14 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>The trash is empty.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No sessions match “{query}”.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Rename session</source>
         <translation type="unfinished"></translation>
     </message>
