@@ -1636,7 +1636,10 @@ class Workbench:
         following: str | None = None
         if was_open:
             self._check_idle("deleting the session")
-            paths = [r.path for r in self.rows if r.source != "pi"]
+            cwd = next((r.cwd for r in self.rows if r.path == ref), None)
+            # the neighbour in the same project (the list groups by project: m20)
+            paths = [r.path for r in self.rows if r.source != "pi" and r.cwd == cwd]
+            paths = paths or [r.path for r in self.rows if r.source != "pi"]
             rest = [p for p in paths if p != ref]
             index = paths.index(ref) if ref in paths else 0
             following = rest[min(index, len(rest) - 1)] if rest else None

@@ -741,3 +741,28 @@ def test_m6_m11_the_session_list_says_when_nothing_matches_and_an_emptied_trash_
     assert sidebar.stack.currentWidget() is sidebar.view
     assert window.wb.ref is not None
     close(qtbot, window)
+
+
+def test_m20_deleting_the_open_session_opens_its_neighbour_in_the_same_project(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    other = tmp_path / "project2"
+    other.mkdir()
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    provider.script(*[Reply(text="ok")] * 3)
+    refs = []
+    for folder, prompt in ((workspace, "first here"), (other, "over there"), (workspace, "2nd")):
+        run(qtbot, window.new_session(str(folder)))
+        window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
+        type_and_send(qtbot, window, prompt)
+        idle(qtbot, window)
+        refs.append(window.wb.ref)
+    assert window.wb.ref == refs[2]
+    window.actions_by_name["trashAction"].trigger()  # Session → Move to trash
+    idle(qtbot, window)
+    assert window.wb.ref == refs[0], "the other session of this project, not the other one's"
+    close(qtbot, window)
