@@ -96,7 +96,10 @@ def short_title(prompt: str) -> str:
     line = " ".join(prompt.split())
     if len(line) <= TITLE_CHARS:
         return line
-    cut = line[:TITLE_CHARS].rsplit(" ", 1)[0] or line[:TITLE_CHARS]
+    cut = line[:TITLE_CHARS]
+    space = cut.rfind(" ")
+    if space >= TITLE_CHARS * 2 // 3:  # at a word, unless that loses too much
+        cut = cut[:space]
     return cut.rstrip(" ,.;:") + "…"
 
 

@@ -740,7 +740,7 @@ class Workbench:
         if new or (self.settings.restore == "new" and (workspace or self.state.last_workspace)):
             return await self.new_session(workspace)
         last = self.state.last_session_path
-        if last and await self._find(last):
+        if last and not self._in_other_workspace(last, workspace) and await self._find(last):
             return await self.open(last)
         if self._listing is not None:  # the newest session is chosen from the whole list
             await asyncio.wait([self._listing])
@@ -755,6 +755,14 @@ class Workbench:
             # prompt typed at once goes to the composer (not to the session search).
             return await self.new_session(wanted)
         return self._changed(Changes.everything())
+
+    def _in_other_workspace(self, ref: str, workspace: str | None) -> bool:
+        """Whether the listed session ``ref`` belongs to another folder than the
+        ``--workspace`` given (then the last session is not the one to restore: m19)."""
+        cwd = next((r.cwd for r in self.rows if r.path == ref), None)
+        if not workspace or cwd is None:
+            return False
+        return os.path.realpath(cwd) != os.path.realpath(workspace)
 
     async def _find(self, id_or_ref: str) -> str | None:
         """The reference of a session given by id or reference, ours first, then Pi's."""

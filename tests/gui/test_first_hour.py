@@ -766,3 +766,32 @@ def test_m20_deleting_the_open_session_opens_its_neighbour_in_the_same_project(
     idle(qtbot, window)
     assert window.wb.ref == refs[0], "the other session of this project, not the other one's"
     close(qtbot, window)
+
+
+def test_m19_a_relaunch_with_workspace_opens_that_projects_session(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    other = tmp_path / "project2"
+    other.mkdir()
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    provider.script(*[Reply(text="ok")] * 2)
+    refs = []
+    for folder, prompt in ((workspace, "in project 1"), (other, "in project 2")):
+        run(qtbot, window.new_session(str(folder)))
+        window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
+        type_and_send(qtbot, window, prompt)
+        idle(qtbot, window)
+        refs.append(window.wb.ref)
+    close(qtbot, window)
+    # desktop-agent --workspace project1 (without --new): project 1's session, not the last
+    again = open_window(
+        qtbot, tmp_path / "data", provider.model("anthropic-messages"), restore=False
+    )
+    run(qtbot, again.restore(workspace=str(workspace)))
+    idle(qtbot, again)
+    assert again.wb.ref == refs[0]
+    close(qtbot, again)
