@@ -291,6 +291,12 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "Ctrl+/",
         icon="help",
     ),
+    _spec(
+        "aboutAction",
+        "help",
+        QT_TRANSLATE_NOOP("Actions", "&About Desktop Agent"),
+        QT_TRANSLATE_NOOP("Actions", "The version of the app"),
+    ),
 )
 
 KEYS: tuple[tuple[str, str], ...] = (
@@ -431,6 +437,7 @@ def _slots(w: MainWindow) -> dict[str, Callable[[], Any]]:
         "nextPaneAction": lambda: w.panes.cycle(1),
         "previousPaneAction": lambda: w.panes.cycle(-1),
         "shortcutsAction": w.dialogs.shortcuts,
+        "aboutAction": w.dialogs.about,
         "mapPreviousVersionAction": lambda: w.tree.step_version(-1),
         "mapNextVersionAction": lambda: w.tree.step_version(1),
         "mapPreviousForkAction": lambda: w.tree.step_fork(-1),
@@ -485,7 +492,7 @@ def _fill_menus(w: MainWindow, menus: dict[str, QMenu], actions: dict[str, QActi
         "view": ["sidebarAction", "treeAction", "contextAction", "", "findAction",
                  "searchAction", "composerAction",
                  "nextPaneAction", "previousPaneAction"],
-        "help": ["shortcutsAction", ""],
+        "help": ["shortcutsAction", "", "aboutAction"],
     }  # fmt: skip
     for key, names in groups.items():
         menu = menus[key]
@@ -561,9 +568,11 @@ def sync_toggles(w: MainWindow, actions: dict[str, QAction]) -> None:
 def sync_session_actions(w: MainWindow, actions: dict[str, QAction]) -> None:
     """Copy-in is for a Pi session, Convert for a file of an old format version."""
     wb = w.wb
-    actions["copyIntoOursAction"].setEnabled(wb.is_pi(wb.ref))
+    pi = wb.is_pi(wb.ref)
     old = wb.session is not None and wb.session.metadata.format_version < 3
-    actions["convertAction"].setEnabled(old)
+    for name, applies in (("copyIntoOursAction", pi), ("convertAction", old)):
+        actions[name].setEnabled(applies)
+        actions[name].setVisible(applies)  # not shown where it never applies (p10)
 
 
 def refresh_icons(w: MainWindow, actions: dict[str, QAction]) -> None:

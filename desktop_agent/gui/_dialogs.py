@@ -41,6 +41,7 @@ from desktop_agent.gui._mcp import add_settings_row
 from desktop_agent.gui._tr import QT_TRANSLATE_NOOP
 from desktop_agent.session import RecoveryReport
 from desktop_agent.tools import ApprovalDecision, ApprovalRequest
+from desktop_agent.utils.versions import APP_VERSION
 from desktop_agent.workbench import (
     PersistenceErrorEvent,
     SettingsForm,
@@ -816,6 +817,24 @@ class Dialogs:
             return
         box = QMessageBox(QMessageBox.Icon.Warning, title, text, parent=self.parent)
         self._keep(box)
+
+    def about(self) -> QMessageBox:
+        """Help → About: the app's name and version (p15)."""
+        box = QMessageBox(self.parent)
+        box.setObjectName("aboutDialog")
+        box.setWindowTitle(QCoreApplication.translate("Dialogs", "About Desktop Agent"))
+        box.setText(
+            QCoreApplication.translate("Dialogs", "Desktop Agent {version}").format(
+                version=APP_VERSION
+            )
+        )
+        box.setInformativeText(
+            QCoreApplication.translate(
+                "Dialogs", "An AI agent for your project folder; sessions in Pi's format v3."
+            )
+        )
+        self._keep(box)
+        return box
 
     def shortcuts(self) -> ShortcutsDialog:
         dialog = ShortcutsDialog(self.parent, shortcut_rows())

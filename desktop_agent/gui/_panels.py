@@ -130,6 +130,7 @@ class NoticeBar(QWidget):
         if notice.key in SETTINGS_NOTICES:
             settings = QPushButton(self.tr("Settings…"), row)
             settings.setObjectName("noticeSettings")
+            settings.setAccessibleName(self.tr("Settings…"))
             settings.setAccessibleDescription(text)
             settings.clicked.connect(self.settings_requested)
             line.addWidget(settings)

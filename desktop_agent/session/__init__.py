@@ -28,7 +28,6 @@ from desktop_agent.session._index import (
     ReconcileReport,
     SessionIndex,
     session_facts,
-    short_title,
 )
 from desktop_agent.session._jsonl import ListProblem, SessionList, TrashItem, encode_cwd
 from desktop_agent.session._previews import (
@@ -150,7 +149,6 @@ __all__ = [
     "rows_for_entries",
     "rows_from_session",
     "session_facts",
-    "short_title",
     "timestamps_crc",
     "uuidv7",
 ]

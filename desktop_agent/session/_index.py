@@ -87,22 +87,6 @@ PRAGMA user_version = {SCHEMA_VERSION};
 """
 
 
-TITLE_CHARS = 80
-
-
-def short_title(prompt: str) -> str:
-    """A title from a prompt: cut at a word near `TITLE_CHARS` (FIRST_HOUR.md m14: an
-    8-line prompt overflowed the title bar)."""
-    line = " ".join(prompt.split())
-    if len(line) <= TITLE_CHARS:
-        return line
-    cut = line[:TITLE_CHARS]
-    space = cut.rfind(" ")
-    if space >= TITLE_CHARS * 2 // 3:  # at a word, unless that loses too much
-        cut = cut[:space]
-    return cut.rstrip(" ,.;:") + "…"
-
-
 @dataclass(frozen=True)
 class IndexedSession:
     """One session file as the index knows it."""
@@ -123,8 +107,8 @@ class IndexedSession:
 
     @property
     def title(self) -> str:
-        """The session name, else its first prompt (`short_title`), else "New session"."""
-        return self.name or short_title(self.first_prompt or "") or "New session"
+        """The session name, else its first prompt, else "New session"."""
+        return self.name or self.first_prompt or "New session"
 
     def metadata(self) -> SessionMetadata:
         """What ``JsonlSessionRepo.open`` needs."""

@@ -81,7 +81,9 @@ def answering_dialogs(
 def error_boxes(window: MainWindow) -> list[str]:
     """The texts of the error boxes the window opened (its "Something went wrong")."""
     return [
-        f"{d.windowTitle()}: {d.text()}" for d in window.dialogs._open if isinstance(d, QMessageBox)
+        f"{d.windowTitle()}: {d.text()}"
+        for d in window.dialogs._open
+        if isinstance(d, QMessageBox) and d.icon() == QMessageBox.Icon.Warning
     ]
 
 
@@ -663,7 +665,7 @@ def test_p5_a_preview_never_hides_a_single_line() -> None:
     assert _clip_lines("a\nb\nc\nd", 2, 1000) == "a\nb\n[... 2 more lines]"
 
 
-def test_m14_the_title_of_a_long_prompt_is_cut_near_80_characters(
+def test_m14_the_window_title_of_a_long_prompt_is_cut_near_80_characters(
     qtbot: QtBot,
     running_qloop: asyncio.AbstractEventLoop,
     tmp_path: Path,
@@ -677,9 +679,9 @@ def test_m14_the_title_of_a_long_prompt_is_cut_near_80_characters(
     window.composer.set_text(prompt)
     QTest.keyClick(window.composer.input, Qt.Key.Key_Return)
     idle(qtbot, window)
-    title = window.sidebar.model().rows()[0].title
-    assert title.startswith("line 1 of a long prompt") and title.endswith("…")
-    assert len(title) <= 81 and "line 3" not in window.windowTitle()
+    title = window.windowTitle()
+    assert title.startswith("line 1 of a long prompt") and title.endswith("… — Desktop Agent")
+    assert len(title) <= 100 and "line 3" not in title  # the sidebar elides by its width
     close(qtbot, window)
 
 
@@ -795,3 +797,26 @@ def test_m19_a_relaunch_with_workspace_opens_that_projects_session(
     idle(qtbot, again)
     assert again.wb.ref == refs[0]
     close(qtbot, again)
+
+
+def test_p10_p15_pi_only_entries_are_hidden_for_our_sessions_and_help_about_says_the_version(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    from desktop_agent.utils.versions import APP_VERSION
+
+    window, _ids, _ref = open_three(qtbot, tmp_path, provider, workspace)
+    menu = window.findChild(QMenu, "sessionMenu")
+    assert menu is not None
+    menu.aboutToShow.emit()
+    for name in ("copyIntoOursAction", "convertAction"):
+        assert not window.actions_by_name[name].isVisible()
+    window.actions_by_name["aboutAction"].trigger()
+    about = next(d for d in window.dialogs._open if d.objectName() == "aboutDialog")
+    assert isinstance(about, QMessageBox) and APP_VERSION in about.text()
+    about.accept()
+    idle(qtbot, window)
+    close(qtbot, window)

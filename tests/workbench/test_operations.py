@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from desktop_agent.ai import AssistantMessage, UserMessage
-from desktop_agent.session import JsonlSessionRepo, Session, short_title
+from desktop_agent.session import JsonlSessionRepo, Session
 from desktop_agent.workbench import Workbench, WorkbenchError
 from tests._workbench import answer, damage_second_entry, make_workbench, seed_async, user
 from tests.ai.provider_server import ProviderServer, Reply, ToolCallSpec
@@ -468,7 +468,7 @@ async def test_a_launch_reads_the_session_it_restores_once(
     assert reads == ([(path, True)] if seen == "never" else [])  # a glance, or nothing
     [row] = wb.rows
     assert row.message_count == whole.message_count == 16
-    assert row.title == short_title(whole.first_prompt or "")
+    assert row.title == whole.first_prompt
     assert wb.store.index is not None  # type: ignore[attr-defined]
     indexed = await wb.store.index.sessions()  # type: ignore[attr-defined]
     assert indexed[0].size == whole.size and indexed[0].entry_count == whole.entry_count

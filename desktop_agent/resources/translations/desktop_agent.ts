@@ -510,6 +510,14 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>&amp;About Desktop Agent</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The version of the app</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Enter (or Ctrl+Enter, see Settings)</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1164,6 +1172,18 @@
         <source>Wait, then quit</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>About Desktop Agent</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Desktop Agent {version}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>An AI agent for your project folder; sessions in Pi&apos;s format v3.</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>FileChangesDialog</name>
@@ -1207,6 +1227,10 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Every hit is marked; Enter goes to the next, Shift+Enter to the previous</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Previous (Shift+Enter)</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1215,11 +1239,19 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Go to another hit in the conversation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Close (Esc)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
         <source>Close the find bar</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Hide the find bar and its marks (Esc)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
