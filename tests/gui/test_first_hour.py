@@ -820,3 +820,32 @@ def test_p10_p15_pi_only_entries_are_hidden_for_our_sessions_and_help_about_says
     about.accept()
     idle(qtbot, window)
     close(qtbot, window)
+
+
+def test_m17_ctrl_e_opens_the_edit_box_in_view(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(Reply(text=long_code_reply()))
+    type_and_send(qtbot, window, "a long answer please")
+    idle(qtbot, window)
+    view = window.chat.view
+    assert not view.visualRect(window.chat.model.index(0, 0)).intersects(view.viewport().rect())
+    QTest.keyClick(window.composer.input, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier)
+    editor = view.findChild(QPlainTextEdit, "chatEditText")
+    qtbot.waitUntil(lambda: editor is not None and editor.isVisible())
+    assert editor is not None
+    settle(qtbot, window)
+    box = editor.parentWidget()
+    assert box is not None
+    shown = view.viewport().rect()
+    assert shown.contains(box.geometry()), (box.geometry(), shown)
+    assert editor.toPlainText() == "a long answer please"
+    QTest.keyClick(editor, Qt.Key.Key_Escape)
+    idle(qtbot, window)
+    close(qtbot, window)

@@ -876,6 +876,15 @@ class ChatPane(QWidget):
         self.view.schedule_relayout(i, keep=True)
         self.view.relayout_now()
         index = self.model.index(i, 0)
+        # the edit box in full view (m17: it opened above the top, under the notices)
+        box = self.delegate.layout_for(i).editor_rect
+        if box is not None:
+            top = self.view.visualRect(index).top() + box.top() - 8
+            shown = self.view.viewport().rect()
+            bar = self.view.verticalScrollBar()
+            if top < 0 or top + box.height() + 16 > shown.height():
+                self.view.stick_to_bottom = False
+                bar.setValue(bar.value() + top)
         self.view.edit(index)
 
     def _on_edit_submitted(self, row: object, text: str) -> None:
