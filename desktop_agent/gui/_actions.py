@@ -363,8 +363,17 @@ def _bind_signals(w: MainWindow) -> None:
 
     composer, chat, tree, sidebar = w.composer, w.chat, w.tree, w.sidebar
     composer.send_requested.connect(lambda text, atts: run(w.send(text, atts)))
-    composer.steer_requested.connect(lambda text: run(command_or(w, text, wb.steer)))
-    composer.follow_up_requested.connect(lambda text: run(command_or(w, text, wb.follow_up)))
+
+    def steer(text: str) -> Coroutine[Any, Any, Changes]:
+        w.chat_actions.queued(text, steer=True)  # it says where the message went (m8)
+        return wb.steer(text)
+
+    def follow_up(text: str) -> Coroutine[Any, Any, Changes]:
+        w.chat_actions.queued(text, steer=False)
+        return wb.follow_up(text)
+
+    composer.steer_requested.connect(lambda text: run(command_or(w, text, steer)))
+    composer.follow_up_requested.connect(lambda text: run(command_or(w, text, follow_up)))
     composer.stop_requested.connect(op(wb.stop))
     composer.model_chosen.connect(op(wb.choose_model))
     composer.thinking_chosen.connect(op(wb.choose_thinking))

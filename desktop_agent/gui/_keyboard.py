@@ -103,6 +103,7 @@ class PaneCycler:
 
 
 COPIED_FEEDBACK_MS = 2000
+QUEUED_FEEDBACK_MS = 8000
 
 
 class ChatActions:
@@ -151,6 +152,21 @@ class ChatActions:
         before = composer.text().rstrip("\n")
         composer.set_text(f"{before}\n\n{quoted}\n\n" if before else f"{quoted}\n\n")
         self.window.focus_composer_now()
+
+    def queued(self, text: str, *, steer: bool) -> None:
+        """A message typed while the agent works: say where it went (m8: it vanished)."""
+        words = " ".join(text.split())
+        short = words if len(words) <= 60 else words[:59] + "…"
+        what = (
+            QCoreApplication.translate(
+                "ChatActions", "Sent to the agent, read before its next step: %s"
+            )
+            if steer
+            else QCoreApplication.translate(
+                "ChatActions", "Queued, sent when the agent has finished: %s"
+            )
+        )
+        self.window.status.showMessage(what % short, QUEUED_FEEDBACK_MS)
 
     def copied(self) -> None:
         """The feedback of every copy from the chat."""

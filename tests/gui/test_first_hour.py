@@ -849,3 +849,27 @@ def test_m17_ctrl_e_opens_the_edit_box_in_view(
     QTest.keyClick(editor, Qt.Key.Key_Escape)
     idle(qtbot, window)
     close(qtbot, window)
+
+
+def test_m8_a_message_typed_while_a_reply_streams_says_where_it_went(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(
+        Reply(text=["partial ", "answer ", "goes on"], stall_after=4, stall_s=30),
+        Reply(text="after the steer"),
+    )
+    type_and_send(qtbot, window, "a slow answer please")
+    qtbot.waitUntil(lambda: window.wb.running, timeout=10_000)
+    window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
+    type_and_send(qtbot, window, "also mention the tests")
+    assert window.status.currentMessage().startswith("Sent to the agent, read before its next")
+    assert "also mention the tests" in window.status.currentMessage()
+    QTest.mouseClick(window.composer.stop_button, Qt.MouseButton.LeftButton)
+    idle(qtbot, window)
+    close(qtbot, window)

@@ -711,6 +711,14 @@
 <context>
     <name>ChatActions</name>
     <message>
+        <source>Sent to the agent, read before its next step: %s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Queued, sent when the agent has finished: %s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Copied</source>
         <translation type="unfinished"></translation>
     </message>
