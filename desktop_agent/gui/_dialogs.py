@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import html
+import os
 import shlex
 import sys
 from collections.abc import Awaitable, Callable
@@ -771,10 +772,11 @@ class Dialogs:
         return await self._chosen_file(dialog)
 
     async def ask_save_path(self, title: str, suggested: str, filters: str) -> str | None:
-        dialog = QFileDialog(self.parent, title, "", filters)
+        folder, name = os.path.split(suggested)
+        dialog = QFileDialog(self.parent, title, folder, filters)
         dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
-        if suggested:
-            dialog.selectFile(suggested)
+        if name:
+            dialog.selectFile(name)
         return await self._chosen_file(dialog)
 
     async def _chosen_file(self, dialog: QFileDialog) -> str | None:

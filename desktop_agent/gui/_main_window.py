@@ -44,12 +44,13 @@ from desktop_agent.gui.map import MapPane
 from desktop_agent.gui.sidebar import SessionSidebar
 from desktop_agent.session import SessionError
 from desktop_agent.workbench import (
-    EXPORT_SUFFIX,
+    EXPORT_FILTERS,
     Attachment,
     Changes,
     HarnessError,
     Workbench,
     WorkbenchError,
+    export_file_name,
 )
 
 log = logging.getLogger("desktop_agent.gui")
@@ -372,8 +373,12 @@ class MainWindow(QMainWindow):
             await self.do(self.wb.apply_settings(form))
 
     async def export(self, ref: str, fmt: str) -> None:
-        suffix = EXPORT_SUFFIX.get(fmt, "txt")
-        dest = await self.dialogs.ask_save_path(self.tr("Export session"), f"session.{suffix}", "")
+        row = self.wb.row_for(ref)  # named after the session, in its project folder (p11)
+        name = export_file_name(row.title if row else "", fmt)
+        there = row is not None and await asyncio.to_thread(os.path.isdir, row.cwd)
+        suggested = os.path.join(row.cwd, name) if row is not None and there else name
+        filters = EXPORT_FILTERS.get(fmt, "")
+        dest = await self.dialogs.ask_save_path(self.tr("Export session"), suggested, filters)
         if dest:
             await self.do(self.wb.export(ref, fmt, dest))
 

@@ -21,8 +21,10 @@ from desktop_agent.workbench._changes import NOTHING, Changes
 from desktop_agent.workbench._checkpoints import FileDiff, TurnChanges
 from desktop_agent.workbench._copy import CopyReport, copy_sessions
 from desktop_agent.workbench._export import (
+    EXPORT_FILTERS,
     EXPORT_SUFFIX,
     demote_headings,
+    export_file_name,
     fence_for,
     to_html,
     to_markdown,
@@ -91,6 +93,7 @@ from desktop_agent.workbench._workbench import (
 
 __all__ = [
     "APP_COMMANDS",
+    "EXPORT_FILTERS",
     "EXPORT_SUFFIX",
     "INLINE_ENTRIES",
     "LANE_COLORS",
@@ -154,6 +157,7 @@ __all__ = [
     "demote_headings",
     "entries_phrase",
     "error_attempt_text",
+    "export_file_name",
     "fence_for",
     "fill",
     "is_visible",

@@ -17,6 +17,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import (
     QApplication,
     QDialog,
+    QFileDialog,
     QInputDialog,
     QLabel,
     QMenu,
@@ -871,5 +872,39 @@ def test_m8_a_message_typed_while_a_reply_streams_says_where_it_went(
     assert window.status.currentMessage().startswith("Sent to the agent, read before its next")
     assert "also mention the tests" in window.status.currentMessage()
     QTest.mouseClick(window.composer.stop_button, Qt.MouseButton.LeftButton)
+    idle(qtbot, window)
+    close(qtbot, window)
+
+
+def test_p11_export_suggests_the_session_title_in_its_project_folder(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(Reply(text="ok"))
+    type_and_send(qtbot, window, "Calculator: project tour?")
+    idle(qtbot, window)
+    seen: list[tuple[str, list[str], str]] = []
+
+    def look(dialog: QWidget) -> None:
+        assert isinstance(dialog, QFileDialog)
+        seen.append(
+            (dialog.directory().absolutePath(), dialog.selectedFiles(), dialog.nameFilters()[0])
+        )
+        dialog.reject()
+
+    menu = window.findChild(QMenu, "exportSessionMenu")
+    assert menu is not None
+    with answering_dialogs(look):
+        next(a for a in menu.actions() if a.objectName() == "exportAction_markdown").trigger()
+        qtbot.waitUntil(lambda: bool(seen))
+    folder, files, name_filter = seen[0]
+    assert folder == str(workspace.resolve()) or folder == str(workspace)
+    assert files and files[0].endswith("Calculator project tour.md")
+    assert name_filter == "Markdown (*.md)"
     idle(qtbot, window)
     close(qtbot, window)
