@@ -869,7 +869,9 @@ def test_m8_a_message_typed_while_a_reply_streams_says_where_it_went(
     qtbot.waitUntil(lambda: window.wb.running, timeout=10_000)
     window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
     type_and_send(qtbot, window, "also mention the tests")
-    assert window.status.currentMessage().startswith("Sent to the agent, read before its next")
+    qtbot.waitUntil(
+        lambda: window.status.currentMessage().startswith("Sent to the agent, read before its")
+    )
     assert "also mention the tests" in window.status.currentMessage()
     QTest.mouseClick(window.composer.stop_button, Qt.MouseButton.LeftButton)
     idle(qtbot, window)
