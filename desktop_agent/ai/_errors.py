@@ -414,7 +414,9 @@ def classify_exception(exc: BaseException, *, provider: str, api: str) -> ErrorI
         or module.startswith(("httpx", "httpcore", "h11", "anyio"))
     ):
         cause = exc.__cause__ or exc.__context__
-        detail = f"{message}: {cause}" if cause is not None and str(cause) else message
+        detail = message.rstrip(". ")
+        if cause is not None and str(cause) and str(cause) not in detail:
+            detail = f"{detail} ({cause})"  # not "Connection error.: All connection…"
         return ErrorInfo(kind="network", message=f"Network error: {detail}", retryable=True, **base)
     return ErrorInfo(kind="unknown", message=f"{name}: {message}", **base)
 

@@ -192,8 +192,11 @@ class ModelRegistry:
         api: Api = "openai-completions",
         api_key: str | None = None,
         timeout_s: float = 3.0,
+        register: bool = True,
     ) -> list[Model]:
-        """The models of a server the user set up, at ``base_url`` exactly as typed.
+        """The models of a server the user set up, at ``base_url`` exactly as typed
+        (``register``: they become the registry's models of ``provider``; else only
+        returned, as Settings' "Test connection" does).
 
         OpenAI-compatible servers are asked at ``<url>/models``, then ``<url>/v1/models``
         (the URL the models get is the one that answered); Anthropic-compatible ones at
@@ -229,15 +232,19 @@ class ModelRegistry:
                         f" ({response.status_code}): check its API key in Settings."
                     )
                 if response.status_code != 200:
-                    problem = f"it answered {response.status_code}"
+                    reason = _answer_reason(response)
+                    problem = f"listing its models failed: it answered {response.status_code}"
+                    problem += f" ({reason})" if reason else ""
                     continue
                 models = _models_from(response, provider, model_url, api)
                 if models is None:
                     problem = "its answer was not a model list"
                     continue
-                self.set_discovered(f"server:{provider}", models)
+                if register:
+                    self.set_discovered(f"server:{provider}", models)
                 return models
-        self.set_discovered(f"server:{provider}", [])
+        if register:
+            self.set_discovered(f"server:{provider}", [])
         raise DiscoveryError(f"Could not list the models of {base_url}: {problem}.")
 
     @staticmethod
@@ -287,6 +294,22 @@ async def _client(timeout_s: float, headers: Mapping[str, str]) -> httpx.AsyncCl
         )
 
     return await asyncio.to_thread(make)
+
+
+def _answer_reason(response: httpx.Response) -> str:
+    """The server's own words for a failed answer (LiteLLM: "No connected db."), short."""
+    try:
+        payload = response.json()
+    except ValueError:
+        payload = None
+    reason: Any = None
+    if isinstance(payload, dict):
+        error = payload.get("error")
+        reason = error.get("message") if isinstance(error, dict) else error
+        reason = reason or payload.get("message") or payload.get("detail")
+    text = reason if isinstance(reason, str) else response.text if payload is None else ""
+    text = " ".join(text.split())
+    return text[:200] + ("…" if len(text) > 200 else "")
 
 
 class DiscoveryError(Exception):

@@ -30,6 +30,7 @@ from desktop_agent.config._secrets import (
     is_local_url,
     platform_keyring,
 )
+from desktop_agent.config._server_url import normalize_server_url, server_url_problem
 from desktop_agent.config._settings import (
     CUSTOM_MODEL_FIELDS,
     ApprovalRule,
@@ -96,11 +97,13 @@ __all__ = [
     "load_settings",
     "load_state",
     "make_undumpable",
+    "normalize_server_url",
     "pi_sessions_dir",
     "platform_keyring",
     "resolve_dirs",
     "save_settings",
     "save_state",
+    "server_url_problem",
     "settings_from_newer",
     "split_password",
 ]

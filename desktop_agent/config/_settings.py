@@ -14,6 +14,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 from desktop_agent.ai import THINKING_LEVELS
 from desktop_agent.config._files import load_model, save_model
 from desktop_agent.config._pi import PiSessionsSettings
+from desktop_agent.config._server_url import normalize_server_url, server_url_problem
 from desktop_agent.utils.versions import APP_VERSION, is_newer
 
 ApprovalRule: TypeAlias = Literal["allow", "ask", "deny"]
@@ -78,7 +79,8 @@ class ProviderSettings(BaseModel):
     """Per-provider options (no key: keys are in the keychain).
 
     For a server the user runs (``providers.local`` and other names that are not a
-    built-in provider), ``base_url`` is kept exactly as typed and ``protocol`` says which wire
+    built-in provider), ``base_url`` is kept as typed (``http://`` added when it has no
+    scheme) and ``protocol`` says which wire
     API it speaks; its models are listed from the server at every start.
     """
 
@@ -93,10 +95,10 @@ class ProviderSettings(BaseModel):
     def _url(cls, value: str | None) -> str | None:
         if value is None or not value.strip():
             return None
-        value = value.strip()
-        if not value.startswith(("http://", "https://")):
-            raise ValueError("a server URL starts with http:// or https://")
-        return value
+        problem = server_url_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return normalize_server_url(value)
 
 
 class CheckpointSettings(BaseModel):

@@ -8,7 +8,7 @@ themselves, such as Enter in the composer).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +24,7 @@ from desktop_agent.workbench import SHOW_CHANGES
 
 if TYPE_CHECKING:
     from desktop_agent.gui._main_window import MainWindow
+    from desktop_agent.workbench import Changes
 
 CONTEXT = "Actions"
 
@@ -129,6 +130,14 @@ ACTIONS: tuple[ActionSpec, ...] = (
         QT_TRANSLATE_NOOP("Actions", "Move the open session to the trash (restorable)"),
     ),
     _spec(
+        "refreshModelsAction",
+        "file",
+        QT_TRANSLATE_NOOP("Actions", "Refresh &models"),
+        QT_TRANSLATE_NOOP(
+            "Actions", "List the models of your servers again (one started after the app)"
+        ),
+    ),
+    _spec(
         "editLastAction",
         "session",
         QT_TRANSLATE_NOOP("Actions", "&Edit message"),
@@ -139,8 +148,10 @@ ACTIONS: tuple[ActionSpec, ...] = (
     _spec(
         "retryAction",
         "session",
-        QT_TRANSLATE_NOOP("Actions", "Re&try"),
-        QT_TRANSLATE_NOOP("Actions", "Send the failed request again"),
+        QT_TRANSLATE_NOOP("Actions", "Re&generate"),
+        QT_TRANSLATE_NOOP(
+            "Actions", "A new version of the last answer (a failed request is sent again)"
+        ),
         "Ctrl+R",
         icon="retry",
     ),
@@ -243,6 +254,13 @@ ACTIONS: tuple[ActionSpec, ...] = (
         icon="search",
     ),
     _spec(
+        "findAction",
+        "view",
+        QT_TRANSLATE_NOOP("Actions", "&Find in conversation"),
+        QT_TRANSLATE_NOOP("Actions", "Find text in this conversation, each hit marked"),
+        "Ctrl+F",
+    ),
+    _spec(
         "composerAction",
         "view",
         QT_TRANSLATE_NOOP("Actions", "Write a message"),
@@ -273,6 +291,12 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "F1",
         "Ctrl+/",
         icon="help",
+    ),
+    _spec(
+        "aboutAction",
+        "help",
+        QT_TRANSLATE_NOOP("Actions", "&About Desktop Agent"),
+        QT_TRANSLATE_NOOP("Actions", "The version of the app"),
     ),
 )
 
@@ -334,13 +358,23 @@ def _bind_signals(w: MainWindow) -> None:
     wb = w.wb
     run = w.spawn
 
-    def op(make: Callable[..., Any]) -> Callable[..., object]:
+    def op(make: Callable[..., Coroutine[Any, Any, Changes]]) -> Callable[..., object]:
+        # typed: a workbench operation that is not a coroutine is a mypy error here
         return lambda *args: run(w.do(make(*args)))
 
     composer, chat, tree, sidebar = w.composer, w.chat, w.tree, w.sidebar
     composer.send_requested.connect(lambda text, atts: run(w.send(text, atts)))
-    composer.steer_requested.connect(lambda text: run(command_or(w, text, wb.steer)))
-    composer.follow_up_requested.connect(lambda text: run(command_or(w, text, wb.follow_up)))
+
+    def steer(text: str) -> Coroutine[Any, Any, Changes]:
+        w.chat_actions.queued(text, steer=True)  # it says where the message went (m8)
+        return wb.steer(text)
+
+    def follow_up(text: str) -> Coroutine[Any, Any, Changes]:
+        w.chat_actions.queued(text, steer=False)
+        return wb.follow_up(text)
+
+    composer.steer_requested.connect(lambda text: run(command_or(w, text, steer)))
+    composer.follow_up_requested.connect(lambda text: run(command_or(w, text, follow_up)))
     composer.stop_requested.connect(op(wb.stop))
     composer.model_chosen.connect(op(wb.choose_model))
     composer.thinking_chosen.connect(op(wb.choose_thinking))
@@ -350,6 +384,9 @@ def _bind_signals(w: MainWindow) -> None:
     tree.sibling_requested.connect(op(wb.switch_sibling))
     chat.edit_resend_requested.connect(lambda e, t: run(w.edit_resend(e, t)))
     chat.retry_requested.connect(op(wb.retry))
+    chat.regenerate_requested.connect(op(wb.regenerate))
+    chat.copy_requested.connect(lambda _text: w.chat_actions.copied())
+    chat.quote_requested.connect(lambda text: w.chat_actions.quote(text))
     tree.node_activated.connect(op(wb.navigate))
     tree.summarize_requested.connect(op(lambda e: wb.navigate(e, summarize=True)))
     tree.label_requested.connect(op(wb.set_label))
@@ -380,6 +417,7 @@ def _bind_signals(w: MainWindow) -> None:
         )
     )
     w.notices.dismissed.connect(op(wb.dismiss))
+    w.notices.settings_requested.connect(lambda: run(w.settings()))
     w.start_page.choose_workspace.connect(lambda: run(w.choose_workspace()))
     w.start_page.open_settings.connect(lambda: run(w.settings()))
 
@@ -404,18 +442,21 @@ def _slots(w: MainWindow) -> dict[str, Callable[[], Any]]:
         "convertAction": current(lambda ref: run(w.do(wb.convert(ref)))),
         "compactAction": lambda: run(w.do(wb.compact())),
         "contextAction": lambda: run(show_context(w)),
+        "refreshModelsAction": lambda: run(w.do(wb.refresh_models())),
         "editLastAction": w.chat_actions.edit,
-        "retryAction": lambda: run(w.do(wb.retry())),
+        "retryAction": lambda: run(w.do(wb.regenerate())),
         "copyMessageAction": w.chat_actions.copy,
         "previousVersionAction": w.chat_actions.previous_version,
         "nextVersionAction": w.chat_actions.next_version,
         "sidebarAction": w.toggle_sidebar,
         "treeAction": w.toggle_tree,
         "searchAction": w.focus_search,
+        "findAction": w.chat.finder.open_bar,
         "composerAction": w.focus_composer_now,
         "nextPaneAction": lambda: w.panes.cycle(1),
         "previousPaneAction": lambda: w.panes.cycle(-1),
         "shortcutsAction": w.dialogs.shortcuts,
+        "aboutAction": w.dialogs.about,
         "mapPreviousVersionAction": lambda: w.tree.step_version(-1),
         "mapNextVersionAction": lambda: w.tree.step_version(1),
         "mapPreviousForkAction": lambda: w.tree.step_fork(-1),
@@ -462,15 +503,15 @@ def install_actions(w: MainWindow) -> dict[str, QAction]:
 def _fill_menus(w: MainWindow, menus: dict[str, QMenu], actions: dict[str, QAction]) -> None:
     groups = {
         "file": ["newSessionAction", "chooseFolderAction", "", "backupAction",
-                 "settingsAction", "", "quitAction"],
+                 "settingsAction", "refreshModelsAction", "", "quitAction"],
         "session": ["renameAction", "forkAction", "export", "copyIntoOursAction",
                     "convertAction", "compactAction", "", "trashAction", "",
                     "editLastAction", "retryAction", "copyMessageAction", "",
                     "previousVersionAction", "nextVersionAction"],
-        "view": ["sidebarAction", "treeAction", "contextAction", "", "searchAction",
-                 "composerAction",
+        "view": ["sidebarAction", "treeAction", "contextAction", "", "findAction",
+                 "searchAction", "composerAction",
                  "nextPaneAction", "previousPaneAction"],
-        "help": ["shortcutsAction", ""],
+        "help": ["shortcutsAction", "", "aboutAction"],
     }  # fmt: skip
     for key, names in groups.items():
         menu = menus[key]
@@ -546,9 +587,11 @@ def sync_toggles(w: MainWindow, actions: dict[str, QAction]) -> None:
 def sync_session_actions(w: MainWindow, actions: dict[str, QAction]) -> None:
     """Copy-in is for a Pi session, Convert for a file of an old format version."""
     wb = w.wb
-    actions["copyIntoOursAction"].setEnabled(wb.is_pi(wb.ref))
+    pi = wb.is_pi(wb.ref)
     old = wb.session is not None and wb.session.metadata.format_version < 3
-    actions["convertAction"].setEnabled(old)
+    for name, applies in (("copyIntoOursAction", pi), ("convertAction", old)):
+        actions[name].setEnabled(applies)
+        actions[name].setVisible(applies)  # not shown where it never applies (p10)
 
 
 def refresh_icons(w: MainWindow, actions: dict[str, QAction]) -> None:

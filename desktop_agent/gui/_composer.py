@@ -207,6 +207,7 @@ class Composer(QWidget):
             self.model_picker.addItem(f"{current} ({state})", current)
             index = self.model_picker.count() - 1
         self.model_picker.setCurrentIndex(max(index, 0) if self.model_picker.count() else -1)
+        self.model_picker.setPlaceholderText(self.tr("No model: set one up in Settings (Ctrl+,)"))
         self.model_picker.blockSignals(False)
 
     def set_thinking_levels(self, levels: list[str], current: str) -> None:

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import html
+import os
 import shlex
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
 from PySide6.QtCore import QCoreApplication, QSize, Qt
@@ -41,7 +42,14 @@ from desktop_agent.gui._mcp import add_settings_row
 from desktop_agent.gui._tr import QT_TRANSLATE_NOOP
 from desktop_agent.session import RecoveryReport
 from desktop_agent.tools import ApprovalDecision, ApprovalRequest
-from desktop_agent.workbench import PersistenceErrorEvent, SettingsForm, entries_phrase
+from desktop_agent.utils.versions import APP_VERSION
+from desktop_agent.workbench import (
+    PersistenceErrorEvent,
+    SettingsForm,
+    entries_phrase,
+    normalize_server_url,
+    server_url_problem,
+)
 
 CHANGED_ON_DISK = "changed_on_disk"
 """The save error of a file another program wrote to: only a reload can save."""
@@ -333,12 +341,20 @@ _PROTOCOLS = (
 )
 
 
+ServerTest = Callable[[str, str, str | None], Awaitable[list[str]]]
+"""(url, protocol, key) -> the ids of the models the server lists."""
+
+
 class SettingsDialog(QDialog):
     """Providers and keys, a local or custom server, default model, approvals, Enter."""
 
-    def __init__(self, parent: QWidget | None, form: SettingsForm) -> None:
+    def __init__(
+        self, parent: QWidget | None, form: SettingsForm, test: ServerTest | None = None
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("settingsDialog")
+        self._test = test
+        self._testing: asyncio.Task[list[str]] | None = None
         self.setWindowTitle(self.tr("Settings"))
         self._form = form
         fields = QFormLayout()
@@ -361,15 +377,35 @@ class SettingsDialog(QDialog):
         fields.addRow("", self.keys_in_file)
         self.local_url = QLineEdit(form.local_url or "", self)
         self.local_url.setObjectName("localServerUrl")
-        self.local_url.setPlaceholderText(
-            self.tr("http://127.0.0.1:11434/v1 (kept exactly as typed)")
-        )
+        self.local_url.setPlaceholderText(self.tr("localhost:1234 or http://127.0.0.1:11434/v1"))
         self.protocol = QComboBox(self)
         self.protocol.setObjectName("localServerProtocol")
         for value, text in _PROTOCOLS:
             self.protocol.addItem(self.tr(text), value)
         self.protocol.setCurrentIndex(max(self.protocol.findData(form.local_protocol), 0))
-        fields.addRow(self.tr("Local or custom server"), self.local_url)
+        url_row = QHBoxLayout()
+        url_row.addWidget(self.local_url, 1)
+        self.test_button = QPushButton(self.tr("Test connection"), self)
+        self.test_button.setObjectName("testConnection")
+        self.test_button.setToolTip(self.tr("Ask the server for its models, without saving"))
+        self.test_button.setEnabled(test is not None)
+        self.test_button.clicked.connect(self._start_test)
+        url_row.addWidget(self.test_button)
+        fields.addRow(self.tr("Local or custom server"), url_row)
+        self.test_result = QLabel(self)
+        self.test_result.setObjectName("testConnectionResult")
+        self.test_result.setWordWrap(True)
+        self.test_result.hide()
+        fields.addRow("", self.test_result)
+        self.finished.connect(self._cancel_test)
+        self.url_problem = QLabel(self)
+        self.url_problem.setObjectName("localServerUrlProblem")
+        self.url_problem.setWordWrap(True)
+        self.url_problem.setStyleSheet("color: palette(highlight);")
+        self.url_problem.hide()
+        fields.addRow("", self.url_problem)
+        self.local_url.textEdited.connect(lambda _t: self._check_url(complete=False))
+        self.local_url.editingFinished.connect(lambda: self._check_url(complete=True))
         fields.addRow(self.tr("It speaks"), self.protocol)
         fields.addRow(self.tr("Its API key (if it needs one)"), self._key_field("local", ""))
         self.discover = QCheckBox(self.tr("Also look for Ollama, LM Studio, llama.cpp, vLLM"), self)
@@ -515,6 +551,75 @@ class SettingsDialog(QDialog):
         fields.addRow(self.tr("Server"), self.database_url)
         fields.addRow(self.tr("Its password"), self.database_password)
 
+    def _check_url(self, *, complete: bool) -> bool:
+        """Inline validation of the server URL (``complete``: typing is done, so
+        ``http://`` is added to ``localhost:1234``); True when it can be saved."""
+        text = self.local_url.text()
+        problem = server_url_problem(text)
+        if problem is None and complete and text.strip():
+            fixed = normalize_server_url(text)
+            if fixed != text:
+                self.local_url.setText(fixed)
+        if problem is not None and not complete and not self.url_problem.isVisible():
+            return False  # while typing, a problem is shown only once it was shown at Save
+        self.url_problem.setText(problem or "")
+        self.url_problem.setVisible(problem is not None)
+        return problem is None
+
+    def _start_test(self) -> None:
+        """Test connection: the server's models, listed here and offered as the default."""
+        if self._test is None or not self._check_url(complete=True):
+            return
+        url = self.local_url.text().strip()
+        if not url:
+            self._show_test(self.tr("Type the server's address first."))
+            return
+        if self._testing is not None:
+            self._testing.cancel()
+        self._show_test(self.tr("Connecting to %s…") % url)
+        key = self.key_fields["local"].text().strip() or None
+        task = asyncio.ensure_future(self._test(url, self.protocol.currentData(), key))
+        self._testing = task
+        task.add_done_callback(self._tested)
+
+    def _cancel_test(self) -> None:
+        if self._testing is not None:
+            self._testing.cancel()
+
+    def _show_test(self, text: str) -> None:
+        self.test_result.setText(text)
+        self.test_result.setVisible(bool(text))
+
+    def _tested(self, task: asyncio.Task[list[str]]) -> None:
+        if task.cancelled() or task is not self._testing:
+            return
+        self._testing = None
+        exc = task.exception()
+        if exc is not None:
+            self._show_test(str(exc))  # a sentence (WorkbenchError)
+            return
+        ids = task.result()
+        if not ids:
+            self._show_test(self.tr("Connected, but the server lists no model."))
+            return
+        shown = ", ".join(ids[:8]) + (" …" if len(ids) > 8 else "")
+        self._show_test(self.tr("Connected. It lists: %s") % shown)
+        current = self.default_model.currentData()
+        others = [(k, label) for k, label in self._form.models if not k.startswith("local/")]
+        self.default_model.clear()
+        for key, label in [*others, *((f"local/{i}", f"{i} (local)") for i in ids)]:
+            self.default_model.addItem(label, key)
+        found = self.default_model.findData(current)
+        self.default_model.setCurrentIndex(found if found >= 0 else len(others))
+
+    def accept(self) -> None:
+        """Save, unless a field is not valid: then it says why and the dialog (with every
+        other edit) stays open."""
+        if not self._check_url(complete=True):
+            self.local_url.setFocus(Qt.FocusReason.OtherFocusReason)
+            return
+        super().accept()
+
     def _key_field(self, provider: str, shape: str) -> QLineEdit:
         field = QLineEdit(self)
         field.setObjectName(f"{provider}Key")
@@ -598,6 +703,8 @@ class Dialogs:
         self.parent = parent
         self.no_windows = no_windows
         self._open: list[QDialog] = []
+        self.test_server: ServerTest | None = None
+        """Settings' "Test connection" (the workbench's `test_server`)."""
 
     def keep(self, dialog: QDialog) -> None:
         """Show a non-modal dialog, kept alive until it is closed."""
@@ -658,13 +765,30 @@ class Dialogs:
         clicked = box.clickedButton()
         return "stop" if clicked is stop else "wait" if clicked is wait else "cancel"
 
-    def ask_folder(self, title: str) -> str | None:
-        folder = QFileDialog.getExistingDirectory(self.parent, title)
-        return folder or None
+    async def ask_folder(self, title: str) -> str | None:
+        dialog = QFileDialog(self.parent, title)
+        dialog.setFileMode(QFileDialog.FileMode.Directory)
+        dialog.setOption(QFileDialog.Option.ShowDirsOnly)
+        return await self._chosen_file(dialog)
 
-    def ask_save_path(self, title: str, suggested: str, filters: str) -> str | None:
-        path, _ = QFileDialog.getSaveFileName(self.parent, title, suggested, filters)
-        return path or None
+    async def ask_save_path(self, title: str, suggested: str, filters: str) -> str | None:
+        folder, name = os.path.split(suggested)
+        dialog = QFileDialog(self.parent, title, folder, filters)
+        dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+        if name:
+            dialog.selectFile(name)
+        return await self._chosen_file(dialog)
+
+    async def _chosen_file(self, dialog: QFileDialog) -> str | None:
+        """The file or folder chosen in ``dialog``, None if cancelled. Opened, never
+        exec()'d: a nested event loop inside a coroutine stalls the qasync loop."""
+        done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        dialog.finished.connect(lambda r: done.set_result(r) if not done.done() else None)
+        self._keep(dialog)
+        result = await done
+        files = dialog.selectedFiles()
+        dialog.deleteLater()
+        return files[0] if result == QDialog.DialogCode.Accepted and files else None
 
     def damaged_session(
         self, path: str, report: RecoveryReport, on_repair: Callable[[], object]
@@ -696,13 +820,31 @@ class Dialogs:
         box = QMessageBox(QMessageBox.Icon.Warning, title, text, parent=self.parent)
         self._keep(box)
 
+    def about(self) -> QMessageBox:
+        """Help → About: the app's name and version (p15)."""
+        box = QMessageBox(self.parent)
+        box.setObjectName("aboutDialog")
+        box.setWindowTitle(QCoreApplication.translate("Dialogs", "About Desktop Agent"))
+        box.setText(
+            QCoreApplication.translate("Dialogs", "Desktop Agent {version}").format(
+                version=APP_VERSION
+            )
+        )
+        box.setInformativeText(
+            QCoreApplication.translate(
+                "Dialogs", "An AI agent for your project folder; sessions in Pi's format v3."
+            )
+        )
+        self._keep(box)
+        return box
+
     def shortcuts(self) -> ShortcutsDialog:
         dialog = ShortcutsDialog(self.parent, shortcut_rows())
         self._keep(dialog)
         return dialog
 
     async def settings(self, form: SettingsForm) -> SettingsForm | None:
-        dialog = SettingsDialog(self.parent, form)
+        dialog = SettingsDialog(self.parent, form, self.test_server)
         add_settings_row(dialog, self.parent)  # the MCP servers' statuses
         done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         dialog.finished.connect(lambda r: done.set_result(r) if not done.done() else None)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtWidgets import QAbstractScrollArea, QApplication, QToolBar, QWidget
 
 from desktop_agent.ai import AssistantMessage, UserMessage
@@ -102,6 +102,10 @@ class PaneCycler:
                 return
 
 
+COPIED_FEEDBACK_MS = 2000
+QUEUED_FEEDBACK_MS = 8000
+
+
 class ChatActions:
     """Edit, copy and switch versions of the focused message (or the last fitting one)."""
 
@@ -139,6 +143,36 @@ class ChatActions:
             if isinstance(model.row_at(i).item.message, AssistantMessage):
                 self._emit(i, "copy")
                 return
+
+    def quote(self, text: str) -> None:
+        """ "Quote in reply": ``text`` as a Markdown quote at the end of the message box."""
+        lines = text.strip("\n").splitlines() or [""]
+        quoted = "\n".join(f"> {line}" if line.strip() else ">" for line in lines)
+        composer = self.window.composer
+        before = composer.text().rstrip("\n")
+        composer.set_text(f"{before}\n\n{quoted}\n\n" if before else f"{quoted}\n\n")
+        self.window.focus_composer_now()
+
+    def queued(self, text: str, *, steer: bool) -> None:
+        """A message typed while the agent works: say where it went (m8: it vanished)."""
+        words = " ".join(text.split())
+        short = words if len(words) <= 60 else words[:59] + "…"
+        what = (
+            QCoreApplication.translate(
+                "ChatActions", "Sent to the agent, read before its next step: %s"
+            )
+            if steer
+            else QCoreApplication.translate(
+                "ChatActions", "Queued, sent when the agent has finished: %s"
+            )
+        )
+        self.window.status.showMessage(what % short, QUEUED_FEEDBACK_MS)
+
+    def copied(self) -> None:
+        """The feedback of every copy from the chat."""
+        self.window.status.showMessage(
+            QCoreApplication.translate("ChatActions", "Copied"), COPIED_FEEDBACK_MS
+        )
 
     def _version(self, step: int) -> None:
         w = self.window

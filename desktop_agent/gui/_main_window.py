@@ -44,13 +44,14 @@ from desktop_agent.gui.map import MapPane
 from desktop_agent.gui.sidebar import SessionSidebar
 from desktop_agent.session import SessionError
 from desktop_agent.workbench import (
-    EXPORT_SUFFIX,
+    EXPORT_FILTERS,
     SHOW_CHANGES,
     Attachment,
     Changes,
     HarnessError,
     Workbench,
     WorkbenchError,
+    export_file_name,
 )
 
 log = logging.getLogger("desktop_agent.gui")
@@ -87,6 +88,7 @@ class MainWindow(QMainWindow):
         self.chat = ChatPane(self)
         self.composer = Composer(self)
         self.composer.set_send_key(workbench.settings.send_key)
+        self.chat.delegate.send_key = workbench.settings.send_key
         self.tree = MapPane(self)
         """The branch map pane (it replaced the tree pane; the name stays for callers)."""
         self.start_page = StartPage(self)
@@ -119,6 +121,8 @@ class MainWindow(QMainWindow):
         self._quitting = False
         self._closed_ok = False
         self._setting_text = False
+        self.last_refusal = ""
+        """Why the last operation could not be done (what Send says when it cannot send)."""
         self.warm_up: asyncio.Task[Any] | None = None
         self._warm_up_waiter: asyncio.Task[None] | None = None
         self._warm_up_enabled = warm_up
@@ -133,6 +137,7 @@ class MainWindow(QMainWindow):
         self.focus_ring = FocusRing(self)
         self._restore_geometry()
         workbench.approver = self.dialogs.approve
+        self.dialogs.test_server = workbench.test_server
         self._unsubscribe = workbench.subscribe(self.presenter.on_event)
 
     # ------------------------------------------------------------------ tasks
@@ -159,6 +164,7 @@ class MainWindow(QMainWindow):
             text = getattr(exc, "message", str(exc))
             if text not in self.wb.notice_texts():  # e.g. "no model", already said
                 self.presenter.apply(self.wb.notify("error", text))
+            self.last_refusal = text
             changes = None
         await self.presenter.settled()
         return changes
@@ -326,25 +332,24 @@ class MainWindow(QMainWindow):
 
     async def new_session(self, cwd: str | None = None) -> None:
         if cwd is None and self.wb.default_workspace() is None:
-            cwd = self.dialogs.ask_folder(self.tr("Choose the project folder"))
+            cwd = await self.dialogs.ask_folder(self.tr("Choose the project folder"))
             if not cwd:
                 return
         await self.do(self.wb.new_session(cwd))
         self.focus_composer()
 
     async def choose_workspace(self) -> None:
-        folder = self.dialogs.ask_folder(self.tr("Choose the project folder"))
+        folder = await self.dialogs.ask_folder(self.tr("Choose the project folder"))
         if folder:
             await self.new_session(folder)
 
     async def send(self, text: str, attachments: list[Attachment] | None = None) -> None:
         if not attachments and await run_command(self, text):
             return  # one of the app's commands (/new, /compact, /context, …)
-        if (
-            await self.do(self.wb.send(text, attachments or [])) is None
-            and not self.composer.text()
-        ):
-            self.set_composer_text(text)  # not sent (e.g. no model yet): nothing typed is lost
+        if await self.do(self.wb.send(text, attachments or [])) is None:
+            if not self.composer.text():  # not sent (e.g. no model yet): nothing typed is lost
+                self.set_composer_text(text)
+            self.status.showMessage(self.tr("Not sent: %s") % self.last_refusal, 10_000)
 
     async def edit_resend(self, entry_id: str, text: str) -> None:
         self.focus_composer()
@@ -377,24 +382,29 @@ class MainWindow(QMainWindow):
         form = await self.dialogs.settings(await self.wb.settings_form_sized())
         if form is not None:
             self.composer.set_send_key(form.send_key)
+            self.chat.delegate.send_key = form.send_key
             self.theme.set_mode(form.theme)
             await self.do(self.wb.apply_settings(form))
 
     async def export(self, ref: str, fmt: str) -> None:
-        suffix = EXPORT_SUFFIX.get(fmt, "txt")
-        dest = self.dialogs.ask_save_path(self.tr("Export session"), f"session.{suffix}", "")
+        row = self.wb.row_for(ref)  # named after the session, in its project folder (p11)
+        name = export_file_name(row.title if row else "", fmt)
+        there = row is not None and await asyncio.to_thread(os.path.isdir, row.cwd)
+        suggested = os.path.join(row.cwd, name) if row is not None and there else name
+        filters = EXPORT_FILTERS.get(fmt, "")
+        dest = await self.dialogs.ask_save_path(self.tr("Export session"), suggested, filters)
         if dest:
             await self.do(self.wb.export(ref, fmt, dest))
 
     async def backup(self) -> None:
-        dest = self.dialogs.ask_save_path(
+        dest = await self.dialogs.ask_save_path(
             self.tr("Back up all sessions"), "sessions-backup.zip", ""
         )
         if dest:
             await self.do(self.wb.backup(dest))
 
     async def save_copy(self) -> bool:
-        dest = self.dialogs.ask_save_path(
+        dest = await self.dialogs.ask_save_path(
             self.tr("Save a copy of the session"), "", self.tr("JSONL (*.jsonl)")
         )
         if dest:

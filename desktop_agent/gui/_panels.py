@@ -65,12 +65,18 @@ class StartPage(QWidget):
         layout.addStretch(2)
 
 
+SETTINGS_NOTICES = frozenset({"model", "servers"})
+"""Keys of the notices whose cause is fixed in Settings: they get a Settings button."""
+
+
 class NoticeBar(QWidget):
     """One line per notice above the chat; a notice may have an action (Undo) and can be
     dismissed. A notice goes away by itself when its cause does (the workbench says)."""
 
     action_requested = Signal(str)  # notice key
     dismissed = Signal(str)
+    settings_requested = Signal()
+    """A notice whose cause is fixed in Settings (no model, a server not listed)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -121,6 +127,13 @@ class NoticeBar(QWidget):
             line.addWidget(action)
         for choice, key in notice.more:  # e.g. Keep / Show changes
             line.addWidget(self._button(row, choice, key, text))
+        if notice.key in SETTINGS_NOTICES:
+            settings = QPushButton(self.tr("Settings…"), row)
+            settings.setObjectName("noticeSettings")
+            settings.setAccessibleName(self.tr("Settings…"))
+            settings.setAccessibleDescription(text)
+            settings.clicked.connect(self.settings_requested)
+            line.addWidget(settings)
         close = QToolButton(row)
         close.setObjectName("noticeDismiss")
         close.setText("×")

@@ -17,7 +17,7 @@ from PySide6.QtCore import QCoreApplication
 from desktop_agent.ai import AssistantMessage, ToolResultMessage, UserMessage
 from desktop_agent.gui._heap import renew_heap
 from desktop_agent.gui.chat import ChatItem
-from desktop_agent.utils.text import content_text
+from desktop_agent.utils.text import content_text, short_title
 from desktop_agent.workbench import (
     ApprovalWaitEvent,
     BranchItem,
@@ -166,7 +166,7 @@ class Presenter:
         if row is None:
             return app
         return QCoreApplication.translate("MainWindow", "{title} — {app}").format(
-            title=row.title, app=app
+            title=short_title(row.title), app=app
         )
 
     def _report_recovery(self) -> None:

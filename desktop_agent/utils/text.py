@@ -47,3 +47,19 @@ def message_text(message: Any) -> str:
         return content_text(content)
     summary = _field(message, "summary")
     return summary if isinstance(summary, str) else ""
+
+
+TITLE_CHARS = 80
+
+
+def short_title(prompt: str) -> str:
+    """A window title from a session title: cut at a word near `TITLE_CHARS`
+    (FIRST_HOUR.md m14: an 8-line first prompt overflowed the title bar)."""
+    line = " ".join(prompt.split())
+    if len(line) <= TITLE_CHARS:
+        return line
+    cut = line[:TITLE_CHARS]
+    space = cut.rfind(" ")
+    if space >= TITLE_CHARS * 2 // 3:  # at a word, unless that loses too much
+        cut = cut[:space]
+    return cut.rstrip(" ,.;:") + "…"

@@ -14,14 +14,17 @@ from desktop_agent.agent import (
     ToolExecutionStartEvent,
     ToolExecutionUpdateEvent,
 )
+from desktop_agent.config import normalize_server_url, server_url_problem
 from desktop_agent.harness import HarnessError, MessageSavedEvent, PersistenceErrorEvent
 from desktop_agent.mcp import McpConfigError
 from desktop_agent.workbench._changes import NOTHING, Changes
 from desktop_agent.workbench._checkpoints import SHOW_CHANGES, FileDiff, TurnChanges
 from desktop_agent.workbench._copy import CopyReport, copy_sessions
 from desktop_agent.workbench._export import (
+    EXPORT_FILTERS,
     EXPORT_SUFFIX,
     demote_headings,
+    export_file_name,
     fence_for,
     to_html,
     to_markdown,
@@ -90,6 +93,7 @@ from desktop_agent.workbench._workbench import (
 
 __all__ = [
     "APP_COMMANDS",
+    "EXPORT_FILTERS",
     "EXPORT_SUFFIX",
     "INLINE_ENTRIES",
     "LANE_COLORS",
@@ -154,15 +158,18 @@ __all__ = [
     "demote_headings",
     "entries_phrase",
     "error_attempt_text",
+    "export_file_name",
     "fence_for",
     "fill",
     "is_visible",
     "label_of",
     "latest_leaf_under",
     "newest_first",
+    "normalize_server_url",
     "parse_app_command",
     "parse_entry",
     "query_words",
+    "server_url_problem",
     "text_matches",
     "to_html",
     "to_markdown",

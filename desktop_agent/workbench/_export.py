@@ -35,6 +35,18 @@ _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _BACKTICKS = re.compile(r"`{3,}")
 
 EXPORT_SUFFIX = {"markdown": "md", "html": "html", "jsonl": "jsonl"}
+EXPORT_FILTERS = {
+    "markdown": "Markdown (*.md)",
+    "html": "HTML (*.html)",
+    "jsonl": "JSONL (*.jsonl)",
+}
+
+
+def export_file_name(title: str, fmt: str) -> str:
+    """A file name for an export: the session's title, safe for any file system (p11:
+    it was "session.md")."""
+    name = re.sub(r"[^\w\- ]+", "", " ".join(title.split()))[:60].strip(" -") or "session"
+    return f"{name}.{EXPORT_SUFFIX.get(fmt, 'txt')}"
 
 
 @dataclass(frozen=True)

@@ -15,12 +15,22 @@ from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from desktop_agent.ai import LOCAL_SERVERS, DiscoveryError, Model, ModelRegistry
-from desktop_agent.config import KeyStore, KeyStoreError, ProviderSettings, Settings
+from desktop_agent.config import (
+    KeyStore,
+    KeyStoreError,
+    ProviderSettings,
+    ServerApi,
+    Settings,
+    normalize_server_url,
+    server_url_problem,
+)
 
 log = logging.getLogger("desktop_agent.workbench")
 
 BUILT_IN_PROVIDERS = frozenset({"openai", "anthropic"})
 DISCOVERY_TIMEOUT_S = 3.0
+RELIST_INTERVAL_S = 5.0
+"""How often a configured server that could not be listed is tried again."""
 
 
 class Models:
@@ -45,6 +55,7 @@ class Models:
         self.changed: Callable[[], None] = lambda: None
         """Called (by the workbench) whenever the usable models may have changed."""
         self._settled = asyncio.Event()
+        self.relist_interval_s = RELIST_INTERVAL_S
 
     # ------------------------------------------------------------------ keys
 
@@ -127,7 +138,40 @@ class Models:
         if self.settings.discover_local_servers:
             await self.scan_local()
 
-    async def _list(self, name: str, server: ProviderSettings) -> None:
+    async def test_server(self, url: str, protocol: ServerApi, key: str | None) -> list[str]:
+        """The ids of the models a server (not saved yet) lists; raises `DiscoveryError`
+        with a sentence for the user (Settings' "Test connection")."""
+        problem = server_url_problem(url)
+        if problem is not None:
+            raise DiscoveryError(problem)
+        models = await self.registry.discover_server(
+            "local",
+            normalize_server_url(url),
+            api=protocol,
+            api_key=key or self._keys.get("local"),
+            timeout_s=DISCOVERY_TIMEOUT_S,
+            register=False,
+        )
+        return [m.id for m in models]
+
+    async def keep_listing(self) -> None:
+        """Until cancelled: list again, every `relist_interval_s`, each configured server
+        that could not be listed (LM Studio or Ollama started after the app, FIRST_HOUR.md
+        M4); `changed` is called only when one answers or its problem changes."""
+        while True:
+            await asyncio.sleep(self.relist_interval_s)
+            failed = {
+                n: s
+                for n, s in self.servers().items()
+                if n in self.problems and n not in self._pending
+            }
+            if failed:
+                before = dict(self.problems)
+                await asyncio.gather(*(self._list(n, s, quiet=True) for n, s in failed.items()))
+                if self.problems != before:
+                    self.changed()
+
+    async def _list(self, name: str, server: ProviderSettings, *, quiet: bool = False) -> None:
         url = server.base_url or ""
         try:
             await self.registry.discover_server(
@@ -145,7 +189,8 @@ class Models:
             self.problems[name] = f"Could not list the models of {url}."
         finally:
             self._pending.discard(name)
-            self.changed()
+            if not quiet:
+                self.changed()
 
     async def scan_local(self) -> None:
         """Models of Ollama, LM Studio, llama.cpp and vLLM on their usual ports."""

@@ -667,4 +667,6 @@ def error_attempt_text(message: AssistantMessage) -> str:
     info = classify_error(message)
     where = info.url or message.provider
     text = message.error_message or "The request failed."
+    if info.kind == "authentication":
+        text = f"{text.rstrip('.')}. Check the API key in Settings."  # m10: say what to do
     return f"{message.provider}/{message.model} at {where}: {text}" if where else text

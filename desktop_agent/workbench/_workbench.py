@@ -24,6 +24,7 @@ from desktop_agent.agent import TurnStartEvent
 from desktop_agent.ai import (
     AgentMessage,
     AssistantMessage,
+    DiscoveryError,
     ImageContent,
     Model,
     clamp_thinking_level,
@@ -44,6 +45,7 @@ from desktop_agent.config import (
     StoreKind,
     ThemeMode,
     draft_key,
+    server_url_problem,
     settings_from_newer,
 )
 from desktop_agent.harness import (
@@ -110,6 +112,7 @@ from desktop_agent.workbench._project import (
     ProjectContext,
     problems_notice,
 )
+from desktop_agent.workbench._regenerate import regenerate_point
 from desktop_agent.workbench._saved_maps import MIN_ROWS, SavedMaps
 from desktop_agent.workbench._store import JsonlStore, SessionStore
 from desktop_agent.workbench._views import (
@@ -349,6 +352,7 @@ class Workbench:
         self._run_failed = False
         self._run_failures = 0
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._relisting: asyncio.Task[None] | None = None
         self._draft_timer: asyncio.TimerHandle | None = None
         self.opening: SessionOpening | None = None
         """A big session never seen before, being read (its branch's end is shown)."""
@@ -434,6 +438,8 @@ class Workbench:
         if self.pi is not None:
             await self._start_pi(self.pi)
         self.spawn(self.models.discover())
+        # not one of `spawn`'s: it never ends (`settled` would wait for it); `aclose` ends it
+        self._relisting = asyncio.ensure_future(self.models.keep_listing())
         await self.refresh_sessions()
 
     async def _start_listing(
@@ -482,6 +488,9 @@ class Workbench:
     async def aclose(self) -> None:
         """Wait for background work, then close the store."""
         self._cancel_opening()
+        if self._relisting is not None:
+            self._relisting.cancel()
+            await asyncio.wait([self._relisting])
         if self._draft_timer is not None:
             self._draft_timer.cancel()
         if self.files is not None:
@@ -564,7 +573,7 @@ class Workbench:
         if data is not None:
             await asyncio.to_thread(self._saved_maps.write, ref, data)
 
-    def set_map_filter(self, name: MapFilter) -> Changes:
+    async def set_map_filter(self, name: MapFilter) -> Changes:
         """Which entries the map shows (`MAP_FILTERS`); remembered."""
         self.map.set_filter(name)
         self.state.map_filter = name
@@ -750,7 +759,7 @@ class Workbench:
         if new or (self.settings.restore == "new" and (workspace or self.state.last_workspace)):
             return await self.new_session(workspace)
         last = self.state.last_session_path
-        if last and await self._find(last):
+        if last and not self._in_other_workspace(last, workspace) and await self._find(last):
             return await self.open(last)
         if self._listing is not None:  # the newest session is chosen from the whole list
             await asyncio.wait([self._listing])
@@ -765,6 +774,14 @@ class Workbench:
             # prompt typed at once goes to the composer (not to the session search).
             return await self.new_session(wanted)
         return self._changed(Changes.everything())
+
+    def _in_other_workspace(self, ref: str, workspace: str | None) -> bool:
+        """Whether the listed session ``ref`` belongs to another folder than the
+        ``--workspace`` given (then the last session is not the one to restore: m19)."""
+        cwd = next((r.cwd for r in self.rows if r.path == ref), None)
+        if not workspace or cwd is None:
+            return False
+        return os.path.realpath(cwd) != os.path.realpath(workspace)
 
     async def _find(self, id_or_ref: str) -> str | None:
         """The reference of a session given by id or reference, ours first, then Pi's."""
@@ -1131,6 +1148,19 @@ class Workbench:
         if harness is None or not harness.is_idle:
             return NOTHING
         return await self._run_with(harness.continue_run, fold=True)
+
+    async def regenerate(self, entry_id: str | None = None) -> Changes:
+        """A new version of the answer ``entry_id`` (default: the last one); a failed
+        request is retried (`regenerate_point`)."""
+        harness = self.harness
+        if harness is None or not harness.is_idle or self.session is None:
+            return NOTHING
+        prompt = regenerate_point(self.session, entry_id)
+        if prompt is None:
+            return await self.retry()
+        await harness.navigate_tree(prompt, exact=True)
+        await self._branch_moved()
+        return await self._run_with(harness.continue_run)
 
     async def _run_with(
         self, start: Callable[[], Awaitable[Any]], *, fold: bool = False
@@ -1647,7 +1677,10 @@ class Workbench:
         following: str | None = None
         if was_open:
             self._check_idle("deleting the session")
-            paths = [r.path for r in self.rows if r.source != "pi"]
+            cwd = next((r.cwd for r in self.rows if r.path == ref), None)
+            # the neighbour in the same project (the list groups by project: m20)
+            paths = [r.path for r in self.rows if r.source != "pi" and r.cwd == cwd]
+            paths = paths or [r.path for r in self.rows if r.source != "pi"]
             rest = [p for p in paths if p != ref]
             index = paths.index(ref) if ref in paths else 0
             following = rest[min(index, len(rest) - 1)] if rest else None
@@ -1935,6 +1968,9 @@ class Workbench:
 
     async def apply_settings(self, form: SettingsForm) -> Changes:
         """Keys, servers and choices from the Settings dialog, in effect at once."""
+        problem = server_url_problem(form.local_url or "")
+        if problem is not None:  # (the dialog says so first; nothing is changed)
+            raise WorkbenchError(f"The settings were not saved: {problem}")
         notes: list[str] = []
         keystore = self.models.keystore
         keystore.use_file = form.keys_in_file and keystore.key_file is not None
@@ -1983,13 +2019,29 @@ class Workbench:
                 days=form.prune_days,
                 size=f"{freed / 1e6:.1f}",
             )
+        return await self.refresh_models() | self._changed(Changes(sessions=True))
+
+    async def test_server(self, url: str, protocol: str, key: str | None) -> list[str]:
+        """The models a server lists, before it is saved (Settings' "Test connection");
+        `WorkbenchError` says why not."""
+        api: ServerApi = "openai-completions"
+        if protocol in ("openai-responses", "anthropic-messages"):
+            api = "openai-responses" if protocol == "openai-responses" else "anthropic-messages"
+        try:
+            return await self.models.test_server(url, api, key)
+        except DiscoveryError as exc:
+            raise WorkbenchError(str(exc)) from None
+
+    async def refresh_models(self) -> Changes:
+        """List every configured server and the usual local ports again ("Refresh
+        models", and after Settings)."""
         await self.models.discover()
         problems = [
             self.models.problems[n] for n in self.models.servers() if n in self.models.problems
         ]
         changes = self.notify("servers", " ".join(problems) or None)
         self._on_models_changed()
-        return self._changed(changes | Changes(models=True, notices=True, sessions=True))
+        return self._changed(changes | Changes(models=True, notices=True))
 
     async def _replace_pi(self, pi: JsonlStore | None) -> None:
         """The "Pi sessions" source after a Settings change: the list follows at once; an

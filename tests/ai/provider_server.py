@@ -146,12 +146,14 @@ _DEFAULT_ERROR_TYPES = {
 
 
 class ProviderServer:
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
         self._queue: deque[Reply | HttpError] = deque()
         self._lock = threading.Lock()
         self.requests: list[RecordedRequest] = []
         self.validation_errors: list[str] = []
         self.models: list[str] = ["local-model"]
+        self.models_error: HttpError | None = None
+        """When set, ``GET /v1/models`` answers this error (a proxy without its database)."""
         self.model_info: dict[str, dict[str, Any]] = {}
         """Extra fields of a model's entry in ``GET /v1/models`` (e.g. its context)."""
         self.prefix = ""
@@ -166,7 +168,7 @@ class ProviderServer:
         class Handler(_Handler):
             provider = server
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
@@ -911,7 +913,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         self._record(None)
-        if self._route().rstrip("/") == "/v1/models":
+        failure = self.provider.models_error
+        if self._route().rstrip("/") == "/v1/models" and failure is not None:
+            self._send_json(failure.status, {"error": {"message": failure.message}})
+        elif self._route().rstrip("/") == "/v1/models":
             info = self.provider.model_info
             payload = {
                 "object": "list",

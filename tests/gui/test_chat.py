@@ -448,7 +448,7 @@ def test_retry_and_copy(qtbot: QtBot, pane: ChatPane) -> None:
     settle(qtbot, pane)
     # only the last error message offers Retry
     assert all(h.action != "retry" for h in pane.delegate.layout_for(1).hits)
-    assert "Aborted" in texts(pane.delegate.layout_for(1))
+    assert "Stopped" in texts(pane.delegate.layout_for(1))
     with qtbot.waitSignal(pane.retry_requested, timeout=2000):
         click(qtbot, pane, 3, "retry")
     with qtbot.waitSignal(pane.copy_requested, timeout=2000) as sig:

@@ -245,7 +245,7 @@ def test_stop_a_run_with_the_stop_button(
     assert window.composer.stop_button.isEnabled()
     QTest.mouseClick(window.composer.stop_button, Qt.MouseButton.LeftButton)
     idle(qtbot, window)
-    assert "Aborted" in painted_text(painted(window, 1))
+    assert "Stopped" in painted_text(painted(window, 1))
     assert not window.composer.stop_button.isEnabled()
     close(qtbot, window)
 

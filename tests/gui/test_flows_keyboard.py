@@ -91,7 +91,7 @@ def test_tab_from_the_message_box_reaches_its_buttons_the_toolbar_and_every_pane
     assert focused() is window.composer.stop_button
     press(Qt.Key.Key_Space)
     idle(qtbot, window)
-    assert not window.wb.running and "Aborted" in painted_text(painted(window, 3))
+    assert not window.wb.running and "Stopped" in painted_text(painted(window, 3))
     # a toolbar button works from the keyboard: Space on "Branch map" hides the map
     window.findChild(QWidget, "treeToolButton").setFocus(Qt.FocusReason.TabFocusReason)  # type: ignore[union-attr]
     press(Qt.Key.Key_Space)

@@ -218,7 +218,11 @@ def test_app_commands_do_what_their_menu_entries_do(
         "There is no model 'nowhere/x': give it as provider/id, as the model list has it."
     ]
     dest = tmp_path / "by-command.md"
-    window.dialogs.ask_save_path = lambda *args: str(dest)  # type: ignore[method-assign]
+
+    async def ask_save_path(*_args: object) -> str:
+        return str(dest)
+
+    window.dialogs.ask_save_path = ask_save_path  # type: ignore[method-assign,assignment]
     command("/export markdown")
     qtbot.waitUntil(dest.exists)
     assert "The reply to copy." in dest.read_text(encoding="utf-8")

@@ -409,7 +409,11 @@ def test_markdown_export_from_the_sidebar_says_where_the_file_is(
     provider.script(Reply(text="## Result\n\nDone."))
     send(qtbot, window, "export me")
     dest = tmp_path / "export.md"
-    window.dialogs.ask_save_path = lambda *args: str(dest)  # type: ignore[method-assign]
+
+    async def ask_save_path(*_args: object) -> str:
+        return str(dest)
+
+    window.dialogs.ask_save_path = ask_save_path  # type: ignore[method-assign,assignment]
     menu = window.sidebar.context_menu_for(window.wb.ref or "")
     assert menu is not None
     export = next(a for a in menu.findChildren(QAction) if a.objectName() == "export_markdown")

@@ -282,3 +282,25 @@ def test_a_notice_with_values_is_translated_then_filled_in(
     finally:
         qapp.removeTranslator(translator)
         bar.deleteLater()
+
+
+def wrong_tr_calls(path: Path) -> list[str]:
+    """``tr`` called on a class (``QObject.tr(widget, text)``): PySide6's ``tr`` takes the
+    text only, so this raises TypeError when it runs (FIRST_HOUR.md M1). Outside a method,
+    ``QCoreApplication.translate(context, text)`` is the way."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "tr"
+            and not (isinstance(node.func.value, ast.Name) and node.func.value.id == "self")
+        ):
+            found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)[:80]}")
+    return found
+
+
+def test_tr_is_only_called_on_self_with_the_text_first() -> None:
+    found = [hit for path in sorted(GUI.rglob("*.py")) for hit in wrong_tr_calls(path)]
+    assert found == []

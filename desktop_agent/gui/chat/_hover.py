@@ -8,12 +8,14 @@ highlight around the current card when the list has the keyboard focus.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, QObject, QRectF, Qt
 from PySide6.QtGui import QMouseEvent, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QAbstractItemView
 from shiboken6 import isValid
 
-from desktop_agent.gui.chat._parts import BoxPart, CardLayout, Theme
+from desktop_agent.gui.chat._parts import BoxPart, CardLayout, Mark, Theme
 
 
 class CardFocus(QObject):
@@ -24,6 +26,8 @@ class CardFocus(QObject):
         self._view = view
         self._selection: QItemSelectionModel | None = None
         self.hover_row = -1
+        self.marks_of: Callable[[int], dict[int, list[Mark]]] = lambda _row: {}
+        """What text of card ``row`` is marked (set by the pane: selected, found)."""
         view.installEventFilter(self)
         view.viewport().installEventFilter(self)
 
@@ -34,7 +38,7 @@ class CardFocus(QObject):
     def paint(self, painter: QPainter, layout: CardLayout, theme: Theme, row: int) -> None:
         """Paint card ``row`` (in card coordinates) with the chrome its state asks for."""
         view = self._view
-        layout.paint(painter, theme, self.is_active(row))
+        layout.paint(painter, theme, self.is_active(row), self.marks_of(row))
         box = layout.parts[0] if layout.parts else None
         if view.hasFocus() and row == view.currentIndex().row() and isinstance(box, BoxPart):
             painter.save()

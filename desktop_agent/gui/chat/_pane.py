@@ -39,6 +39,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import (
     QAbstractItemDelegate,
     QAbstractItemView,
+    QApplication,
     QFrame,
     QHBoxLayout,
     QListView,
@@ -57,10 +58,11 @@ from desktop_agent.ai import (
     ToolResultMessage,
     UserMessage,
 )
+from desktop_agent.gui.chat._find import FindBar
 from desktop_agent.gui.chat._hover import CardFocus
 from desktop_agent.gui.chat._items import ChatItem
 from desktop_agent.gui.chat._model import ChatModel, Row, tooltip
-from desktop_agent.gui.chat._parts import changed_from
+from desktop_agent.gui.chat._parts import SELECTED, Mark, changed_from
 from desktop_agent.gui.chat._render import (
     CardLayout,
     DocCache,
@@ -73,6 +75,7 @@ from desktop_agent.gui.chat._render import (
     estimate_height,
     message_text,
 )
+from desktop_agent.gui.chat._select import TextSelection
 
 _Index = QModelIndex | QPersistentModelIndex
 
@@ -86,14 +89,21 @@ class _InlineEditor(QFrame):
     submitted = Signal(str)
     cancelled = Signal()
 
-    def __init__(self, parent: QWidget | None) -> None:
+    def __init__(self, parent: QWidget | None, send_key: str = "enter") -> None:
         super().__init__(parent)
         self.setObjectName("chatEditEditor")
+        self.send_key = send_key
+        """As the message box's: "enter" (Enter sends, Shift+Enter a new line) or
+        "ctrl+enter" (FIRST_HOUR.md m18: the edit box needed Ctrl+Enter, the composer not)."""
         self.text = QPlainTextEdit(self)
         self.text.setObjectName("chatEditText")
         send = QPushButton(self.tr("Send"), self)
         send.setObjectName("chatEditSend")
-        send.setToolTip(self.tr("Send as a new version of this message (Ctrl+Enter)"))
+        send.setToolTip(
+            self.tr("Send as a new version of this message (Enter; Shift+Enter for a new line)")
+            if send_key == "enter"
+            else self.tr("Send as a new version of this message (Ctrl+Enter)")
+        )
         cancel = QPushButton(self.tr("Cancel"), self)
         cancel.setToolTip(self.tr("Keep the message as it is (Esc)"))
         cancel.setObjectName("chatEditCancel")
@@ -117,8 +127,11 @@ class _InlineEditor(QFrame):
     def eventFilter(self, obj: Any, event: QEvent) -> bool:
         if obj is self.text and event.type() == QEvent.Type.KeyPress:
             assert isinstance(event, QKeyEvent)
-            ctrl = event.modifiers() & Qt.KeyboardModifier.ControlModifier
-            if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and ctrl:
+            mods = event.modifiers()
+            ctrl = mods & Qt.KeyboardModifier.ControlModifier
+            plain = not mods & (Qt.KeyboardModifier.ShiftModifier | Qt.KeyboardModifier.AltModifier)
+            sends = ctrl or (self.send_key == "enter" and plain)
+            if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and sends:
                 self._submit()
                 return True
             if event.key() == Qt.Key.Key_Escape:
@@ -137,6 +150,8 @@ class ChatDelegate(QStyledItemDelegate):
         super().__init__(view)
         self._view = view
         self._model = model
+        self.send_key = "enter"
+        """The send key of the inline edit box (the message box's setting)."""
         self._layouts: OrderedDict[tuple[Any, ...], CardLayout] = OrderedDict()
         self.docs = DocCache()
         self.docs.colorizer.setParent(self)
@@ -307,7 +322,7 @@ class ChatDelegate(QStyledItemDelegate):
         return super().helpEvent(event, view, option, index)
 
     def createEditor(self, parent: QWidget, option: QStyleOptionViewItem, index: _Index) -> QWidget:
-        editor = _InlineEditor(parent)
+        editor = _InlineEditor(parent, self.send_key)
         row = self._model.row_at(index.row())
 
         def submit(text: str) -> None:
@@ -488,6 +503,22 @@ class ChatView(QListView):
             i += 1
         return first.row()
 
+    def scrollTo(
+        self,
+        index: QModelIndex | QPersistentModelIndex,
+        hint: QAbstractItemView.ScrollHint = QAbstractItemView.ScrollHint.EnsureVisible,
+    ) -> None:
+        """No jump to a card already on screen when a click makes it current, or when it is
+        taller than the view (FIRST_HOUR.md M7: the view jumped to a long reply's top, so
+        its Copy button moved from under the pointer); explicit positions still scroll."""
+        if hint == QAbstractItemView.ScrollHint.EnsureVisible and index.isValid():
+            rect = self.visualRect(self.model().index(index.row(), 0))
+            shown = self.viewport().rect()
+            clicked = QApplication.mouseButtons() != Qt.MouseButton.NoButton
+            if rect.intersects(shown) and (clicked or rect.height() > shown.height()):
+                return
+        super().scrollTo(index, hint)
+
     def keyPressEvent(self, event: QKeyEvent) -> None:
         """Home and End go to the top and the end of the chat (the cards are not
         selectable, so moving a current row would not always scroll)."""
@@ -527,7 +558,11 @@ class ChatPane(QWidget):
     sibling_requested = Signal(str, int)
     edit_resend_requested = Signal(str, str)
     retry_requested = Signal()
+    regenerate_requested = Signal(str)
+    """A new version of the answer of this entry id (a reply's Regenerate button)."""
     copy_requested = Signal(str)
+    quote_requested = Signal(str)
+    """Quote this text in the reply being written (the right-click menu)."""
     older_wanted = Signal()
     """The user scrolled near the top and older messages exist: `prepend_items` them."""
 
@@ -544,6 +579,21 @@ class ChatPane(QWidget):
         box.setContentsMargins(0, 0, 0, 0)
         box.addWidget(self.view)
         self.delegate.action.connect(self._on_action)
+        self.selection = TextSelection(
+            self.view,
+            self.delegate.layout_for,
+            lambda i: self.model.row_at(i).uid,
+            self._row_of_uid,
+            lambda i: (
+                self._copy_text(self.model.row_at(i).item) if 0 <= i < self.model.rowCount() else ""
+            ),
+            QGuiApplication.clipboard().setText,
+        )
+        self.finder = FindBar(self, self.view, self.delegate.layout_for, self.model.rowCount)
+        box.insertWidget(0, self.finder)
+        self.view.cards.marks_of = self._marks
+        self.selection.copied.connect(self.copy_requested)
+        self.selection.quote_requested.connect(self.quote_requested)
         self.delegate.edit_submitted.connect(self._on_edit_submitted)
         self.view.near_top.connect(self._maybe_older)
         self.has_more = False
@@ -575,7 +625,9 @@ class ChatPane(QWidget):
         self._pending = None
         self._dirty.clear()
         self.delegate.painted.clear()
+        self.selection.clear()
         self.model.reset(items)
+        self.finder.refresh()
         self.has_more = has_more
         self._asked_older = False
         self.view.stick_to_bottom = True
@@ -768,6 +820,24 @@ class ChatPane(QWidget):
         self.stream_repaints += 1
         view.viewport().update(rect.adjusted(0, y, 0, 0))
 
+    def _marks(self, row: int) -> dict[int, list[Mark]]:
+        """Text marked in card ``row``: what is found (Ctrl+F), then the selection."""
+        marks = self.finder.marks_for(row)
+        for part, (start, end) in self.selection.ranges_for(row).items():
+            marks.setdefault(part, []).append((start, end, SELECTED))
+        return marks
+
+    @staticmethod
+    def _copy_text(item: ChatItem) -> str:
+        """A message as copied: its Markdown (a command with its output)."""
+        if isinstance(item.message, BashExecutionMessage):
+            return bash_text(item.message)
+        return message_text(item.message)
+
+    def _row_of_uid(self, uid: int) -> int:
+        rows = self.model.rows()
+        return next((i for i in range(len(rows) - 1, -1, -1) if rows[i].uid == uid), -1)
+
     def _index_of(self, row: Row) -> int:
         rows = self.model.rows()
         for i in range(len(rows) - 1, -1, -1):
@@ -781,12 +851,7 @@ class ChatPane(QWidget):
         row = self.model.row_at(i)
         item = row.item
         if action == "copy":
-            if isinstance(arg, str):
-                text = arg
-            elif isinstance(item.message, BashExecutionMessage):
-                text = bash_text(item.message)
-            else:
-                text = message_text(item.message)
+            text = arg if isinstance(arg, str) else self._copy_text(item)
             QGuiApplication.clipboard().setText(text)
             self.copy_requested.emit(text)
         elif action == "sibling" and isinstance(arg, int) and item.entry_id is not None:
@@ -795,6 +860,8 @@ class ChatPane(QWidget):
                 self.sibling_requested.emit(item.entry_id, arg)
         elif action == "retry":
             self.retry_requested.emit()
+        elif action == "regenerate" and item.entry_id is not None:
+            self.regenerate_requested.emit(item.entry_id)
         elif action == "toggle" and isinstance(arg, str):
             self.model.toggle(i, arg)
             self.view.schedule_relayout(i, keep=True)
@@ -809,6 +876,15 @@ class ChatPane(QWidget):
         self.view.schedule_relayout(i, keep=True)
         self.view.relayout_now()
         index = self.model.index(i, 0)
+        # the edit box in full view (m17: it opened above the top, under the notices)
+        box = self.delegate.layout_for(i).editor_rect
+        if box is not None:
+            top = self.view.visualRect(index).top() + box.top() - 8
+            shown = self.view.viewport().rect()
+            bar = self.view.verticalScrollBar()
+            if top < 0 or top + box.height() + 16 > shown.height():
+                self.view.stick_to_bottom = False
+                bar.setValue(bar.value() + top)
         self.view.edit(index)
 
     def _on_edit_submitted(self, row: object, text: str) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +19,7 @@ from PySide6.QtGui import (
     QFont,
     QFontDatabase,
     QFontMetrics,
+    QGuiApplication,
     QImage,
     QPainter,
     QPalette,
@@ -325,7 +327,7 @@ class DocPart(Part):
         height = int(doc.size().height() + 0.999)
         return DocPart(x, y, doc, color, height, doc.characterCount(), int(tail))
 
-    def paint(self, p: QPainter, theme: Theme) -> None:
+    def paint(self, p: QPainter, theme: Theme, marks: Sequence[Mark] = ()) -> None:
         p.save()
         p.translate(self.x, self.y)
         ctx = QAbstractTextDocumentLayout.PaintContext()
@@ -334,8 +336,34 @@ class DocPart(Part):
         pal.setColor(QPalette.ColorRole.Link, theme.link)
         ctx.palette = pal
         ctx.clip = _visible_rect(p)
+        if marks:  # text selected in place (gui/chat/_select.py), find hits (_find.py)
+            ctx.selections = [_selection(self.doc, mark) for mark in marks]
         self.doc.documentLayout().draw(p, ctx)
         p.restore()
+
+
+Mark = tuple[int, int, int]
+"""(start, end, kind) of text marked in a document: kind `SELECTED`, `FOUND` or
+`FOUND_CURRENT`."""
+SELECTED, FOUND, FOUND_CURRENT = 0, 1, 2
+
+
+def _selection(doc: QTextDocument, mark: Mark) -> QAbstractTextDocumentLayout.Selection:
+    start, end, kind = mark
+    selection = QAbstractTextDocumentLayout.Selection()
+    cursor = QTextCursor(doc)
+    cursor.setPosition(start)
+    cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+    selection.cursor = cursor
+    look = QTextCharFormat()
+    palette = QGuiApplication.palette()
+    if kind == FOUND:
+        look.setBackground(QColor(255, 214, 0, 110))
+    else:
+        look.setBackground(palette.color(QPalette.ColorRole.Highlight))
+        look.setForeground(palette.color(QPalette.ColorRole.HighlightedText))
+    selection.format = look
+    return selection
 
 
 def _visible_rect(p: QPainter) -> QRectF:
@@ -527,10 +555,19 @@ class CardLayout:
     hits: list[Hit] = field(default_factory=list)
     editor_rect: QRect | None = None
 
-    def paint(self, p: QPainter, theme: Theme, active: bool = True) -> None:
-        """Paint the card; its hover buttons only when ``active``."""
-        for part in self.parts:
-            if active or not (isinstance(part, ButtonPart) and part.hover):
+    def paint(
+        self,
+        p: QPainter,
+        theme: Theme,
+        active: bool = True,
+        marks: dict[int, list[Mark]] | None = None,
+    ) -> None:
+        """Paint the card; its hover buttons only when ``active``; ``marks``: text marked
+        in some of its documents (selected, found), by part index."""
+        for i, part in enumerate(self.parts):
+            if marks and i in marks and isinstance(part, DocPart):
+                part.paint(p, theme, marks[i])
+            elif active or not (isinstance(part, ButtonPart) and part.hover):
                 part.paint(p, theme)
 
     def hit_at(self, x: int, y: int, active: bool = True) -> Hit | None:

@@ -77,11 +77,19 @@ CODE_INDENT = 16  # a code block per enclosing list item or quote
 # --------------------------------------------------------------------------- helpers
 
 
-def _clip_lines(text: str, max_lines: int, max_chars: int, *, tail: bool = False) -> str:
+def _clip_lines(
+    text: str, max_lines: int, max_chars: int, *, tail: bool = False, middle: bool = False
+) -> str:
+    """At most ``max_lines`` lines: the first ones, the last ones (``tail``), or both
+    ends (``middle``: a command's output, whose end says how it went: m15)."""
     lines = text.split("\n")
     more = len(lines) - max_lines
-    if more > 0:
-        if tail:
+    if more > 1:  # never "[... 1 more lines]" in place of the one line itself (p5)
+        if middle:
+            head = (max_lines + 1) // 2
+            gap = _tr("[... {n} more lines]").format(n=more)
+            lines = [*lines[:head], gap, *lines[len(lines) - (max_lines - head) :]]
+        elif tail:
             lines = [_tr("[... {n} earlier lines]").format(n=more), *lines[-max_lines:]]
         else:
             lines = [*lines[:max_lines], _tr("[... {n} more lines]").format(n=more)]
@@ -414,7 +422,8 @@ class _Builder:
             else:
                 text = _result_text(result)
                 if text:
-                    self.doc("mono", _clip_lines(text, lines, chars), t.red if error else None)
+                    shown = _clip_lines(text, lines, chars, middle=True)
+                    self.doc("mono", shown, t.red if error else None)
             for block in result.content:
                 if isinstance(block, ImageContent):
                     self.y += 4
@@ -452,18 +461,19 @@ class _Builder:
         self.left += 8
         self.right -= 8
         self.y += 6
-        aborted = message.stop_reason == "aborted"
-        title = _tr("Aborted") if aborted else _tr("Error")
+        aborted = message.stop_reason == "aborted"  # the user's choice: not an error (p14)
+        title = _tr("Stopped") if aborted else _tr("Error")
+        fg, bg = (t.muted, t.card_notice) if aborted else (t.red, t.red_bg)
         if attempts and not aborted:
             title = _tr("Error · {n} attempts").format(n=len(attempts) + 1)
         if retry:
             self.button(self.right, _tr("Retry"), "retry", tip=_tr("Send the request again"))
             self.right -= 60
-        self.text_line(self.left, title, t.red, t.bold, max(t.line, t.small_line + 6))
+        self.text_line(self.left, title, fg, t.bold, max(t.line, t.small_line + 6))
         self.y += max(t.line, t.small_line + 6) + 2
         self.right = saved[1] - 8
         if aborted:
-            text = message.error_message or _tr("The request was stopped.")
+            text = _tr("You stopped this answer; what came before is kept.")
         else:
             lines = [error_attempt_text(m) for m in [*attempts, message]]
             if len(lines) > 1:
@@ -473,7 +483,7 @@ class _Builder:
         self.y += 6
         self.left, self.right = saved
         self.out.parts.insert(
-            box_index, BoxPart(QRect(self.left, top, self.w, self.y - top), t.red_bg, t.red, 5)
+            box_index, BoxPart(QRect(self.left, top, self.w, self.y - top), bg, fg, 5)
         )
 
 
@@ -494,6 +504,11 @@ _ACTIONS: dict[str, tuple[str, str, str]] = {
         "edit",
         QT_TRANSLATE_NOOP("ChatCard", "Edit and send again (Ctrl+E)"),
     ),
+    QT_TRANSLATE_NOOP("ChatCard", "Regenerate"): (
+        "regenerate",
+        "retry",
+        QT_TRANSLATE_NOOP("ChatCard", "A new version of this answer (Ctrl+R on the last one)"),
+    ),
 }
 
 
@@ -504,6 +519,11 @@ def _tr(text: str) -> str:
 def _content_of(block: object) -> str:
     """The line a block of an unknown type is shown as."""
     return _tr("[{type} content]").format(type=getattr(block, "type", "?"))
+
+
+def _failed_reply(message: AssistantMessage) -> bool:
+    """A failed or stopped reply: its card has Retry, not Regenerate."""
+    return message.stop_reason in ("error", "aborted")
 
 
 def _action(name: str) -> CardAction:
@@ -561,6 +581,8 @@ def _build(b: _Builder, state: RowState) -> None:
     elif isinstance(msg, AssistantMessage):
         subtitle = QCoreApplication.translate("ChatCard", "streaming…") if state.streaming else ""
         buttons = [] if state.streaming else [_action("Copy")]
+        if not state.streaming and state.item.entry_id is not None and not _failed_reply(msg):
+            buttons.append(_action("Regenerate"))
         b.header(
             state,
             msg.model or QCoreApplication.translate("ChatCard", "Assistant"),

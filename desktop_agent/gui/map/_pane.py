@@ -8,7 +8,7 @@ the leaf should move to, and the window binds it to the workbench's one route
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QModelIndex, QObject, QPoint, Qt, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QModelIndex, QObject, QPoint, Qt, Signal
 from PySide6.QtGui import QAction, QKeyEvent
 from PySide6.QtWidgets import (
     QComboBox,
@@ -263,8 +263,8 @@ class MapPane(QWidget):
         """Ask for a label ("" removes it); None when cancelled. Tests replace this."""
         text, ok = QInputDialog.getText(
             parent,
-            QObject.tr(parent, "Label"),
-            QObject.tr(parent, "Label for this entry (empty removes it):"),
+            QCoreApplication.translate("MapPane", "Label"),
+            QCoreApplication.translate("MapPane", "Label for this entry (empty removes it):"),
             text=current or "",
         )
         return text.strip() if ok else None

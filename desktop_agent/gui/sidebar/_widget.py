@@ -16,7 +16,7 @@ from PySide6.QtCore import (
     QTimer,
     Signal,
 )
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtGui import QKeyEvent, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -156,6 +156,12 @@ class SessionSidebar(QWidget):
         self.trash_header.setWordWrap(True)
         self.trash_header.setContentsMargins(8, 4, 8, 4)
         self.trash_header.setVisible(False)
+        self.empty_label = QLabel()
+        self.empty_label.setObjectName("sessionListEmpty")
+        self.empty_label.setWordWrap(True)
+        self.empty_label.setContentsMargins(8, 8, 8, 8)
+        self.empty_label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        self.empty_label.setVisible(False)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.view)
         self.stack.addWidget(self.trash_view)
@@ -198,6 +204,7 @@ class SessionSidebar(QWidget):
         layout.setSpacing(0)
         layout.addLayout(top)
         layout.addWidget(self.trash_header)
+        layout.addWidget(self.empty_label)
         layout.addWidget(self.stack, 1)
         layout.addLayout(bottom)
 
@@ -218,6 +225,7 @@ class SessionSidebar(QWidget):
         self._model.set_current(current_path)
         # The highlight follows the open session; a newly opened one is scrolled to.
         self._after_reset(self.view, selected, None if moved else scroll)
+        self._say_if_empty()
 
     def set_trash(self, rows: list[SessionRowData]) -> None:
         selected = self._selected_path(self.trash_view)
@@ -228,6 +236,20 @@ class SessionSidebar(QWidget):
         self.trash_toggle.setText(
             self.tr("Trash ({count})").format(count=len(rows)) if rows else trash
         )
+        if not rows and self.trash_toggle.isChecked():
+            self.show_trash(False)  # the last one restored: back to the list, where it is
+        self._say_if_empty()
+
+    def _say_if_empty(self) -> None:
+        """An empty list says why (FIRST_HOUR.md m6, m11)."""
+        text = ""
+        if self.trash_toggle.isChecked():
+            if not self._trash_model.rows():
+                text = self.tr("The trash is empty.")
+        elif not self._model.rows() and self.search.text().strip():
+            text = self.tr("No sessions match “{query}”.").format(query=self.search.text().strip())
+        self.empty_label.setText(text)
+        self.empty_label.setVisible(bool(text))
 
     def set_current(self, path: str | None) -> None:
         """Mark ``path`` as the open session (bold, selected); the order does not change."""
@@ -251,6 +273,7 @@ class SessionSidebar(QWidget):
             return
         self.stack.setCurrentWidget(self.trash_view if on else self.view)
         self.trash_header.setVisible(on)
+        self._say_if_empty()
 
     def refresh_times(self) -> None:
         self._model.refresh_times()

@@ -350,6 +350,14 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Refresh &amp;models</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>List the models of your servers again (one started after the app)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>&amp;Edit message</source>
         <translation type="unfinished"></translation>
     </message>
@@ -358,11 +366,11 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Re&amp;try</source>
+        <source>Re&amp;generate</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Send the failed request again</source>
+        <source>A new version of the last answer (a failed request is sent again)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -462,6 +470,14 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>&amp;Find in conversation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Find text in this conversation, each hit marked</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Write a message</source>
         <translation type="unfinished"></translation>
     </message>
@@ -491,6 +507,14 @@
     </message>
     <message>
         <source>Every key of the window</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;About Desktop Agent</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The version of the app</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -685,6 +709,21 @@
     </message>
 </context>
 <context>
+    <name>ChatActions</name>
+    <message>
+        <source>Sent to the agent, read before its next step: %s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Queued, sent when the agent has finished: %s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Copied</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>ChatCard</name>
     <message>
         <source>Copy</source>
@@ -700,6 +739,14 @@
     </message>
     <message>
         <source>Edit and send again (Ctrl+E)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Regenerate</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A new version of this answer (Ctrl+R on the last one)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -739,10 +786,6 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Aborted</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>After 1 failed attempt (kept in the session)</source>
         <translation type="unfinished"></translation>
     </message>
@@ -756,6 +799,10 @@
     </message>
     <message>
         <source>Compaction summary</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Copy as Markdown</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -799,7 +846,15 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Quote in reply</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Retry</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Select all</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -815,7 +870,7 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>The request was stopped.</source>
+        <source>Stopped</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -832,6 +887,10 @@
     </message>
     <message>
         <source>Version {n} of {count}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>You stopped this answer; what came before is kept.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -977,6 +1036,10 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>No model: set one up in Settings (Ctrl+,)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Thinking: %s</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1117,6 +1180,18 @@
         <source>Wait, then quit</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>About Desktop Agent</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Desktop Agent {version}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>An AI agent for your project folder; sessions in Pi&apos;s format v3.</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>FileChangesDialog</name>
@@ -1178,6 +1253,49 @@
     </message>
 </context>
 <context>
+    <name>FindBar</name>
+    <message>
+        <source>Find in the conversation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Every hit is marked; Enter goes to the next, Shift+Enter to the previous</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Previous (Shift+Enter)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Next (Enter)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Go to another hit in the conversation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Close (Esc)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Close the find bar</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Hide the find bar and its marks (Esc)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No match</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 of %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>Help</name>
     <message>
         <source>Open &amp;log</source>
@@ -1208,6 +1326,10 @@
     </message>
     <message>
         <source>Choose the project folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Not sent: %s</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1310,6 +1432,14 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Label</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Label for this entry (empty removes it):</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Go here</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1365,6 +1495,10 @@
     <name>NoticeBar</name>
     <message>
         <source>Notice</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Settings…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1572,6 +1706,14 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>The trash is empty.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No sessions match “{query}”.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Delete every session in the trash for good (and the checkpoints only they use)?</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1679,7 +1821,15 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>http://127.0.0.1:11434/v1 (kept exactly as typed)</source>
+        <source>localhost:1234 or http://127.0.0.1:11434/v1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Test connection</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Ask the server for its models, without saving</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1859,6 +2009,22 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Type the server&apos;s address first.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Connecting to %s…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Connected, but the server lists no model.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Connected. It lists: %s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>a key is set; type to replace it</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1916,6 +2082,10 @@
     <name>_InlineEditor</name>
     <message>
         <source>Send</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Send as a new version of this message (Enter; Shift+Enter for a new line)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>

@@ -1,0 +1,316 @@
+"""Selecting reply text in place (FIRST_HOUR.md M6): the cards are painted, not widgets,
+so the chat view keeps one selection itself.
+
+A selection lies inside one card: from an anchor to a focus, each a (document part of the
+card's layout, character position). A drag selects, a double-click selects a word, Ctrl+A
+the whole card; Ctrl+C copies the selection (or, with none, the whole current message,
+never a preview); the right-click menu has Copy, Copy as Markdown, Select all and Quote in
+reply. Documents paint the selection with the palette's highlight (`DocPart.paint`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, QPoint, QPointF, Qt, Signal
+from PySide6.QtGui import QContextMenuEvent, QKeyEvent, QKeySequence, QMouseEvent, QTextCursor
+from PySide6.QtWidgets import QAbstractItemView, QMenu
+from shiboken6 import isValid
+
+from desktop_agent.gui.chat._parts import CardLayout, DocPart
+
+_HANDLED = frozenset(
+    {
+        QEvent.Type.KeyPress,
+        QEvent.Type.ContextMenu,
+        QEvent.Type.MouseButtonPress,
+        QEvent.Type.MouseButtonDblClick,
+        QEvent.Type.MouseMove,
+        QEvent.Type.MouseButtonRelease,
+    }
+)
+
+Spot = tuple[int, int]
+"""(index of a `DocPart` among the card's parts, character position in its document)."""
+
+
+def _tr(text: str) -> str:
+    return QCoreApplication.translate("ChatCard", text)
+
+
+@dataclass
+class _Selection:
+    uid: int
+    """The chat row (`Row.uid`) the selection is in."""
+    anchor: Spot
+    focus: Spot
+
+    def ordered(self) -> tuple[Spot, Spot]:
+        return (self.anchor, self.focus) if self.anchor <= self.focus else (self.focus, self.anchor)
+
+
+def _docs(layout: CardLayout) -> list[tuple[int, DocPart]]:
+    return [(i, p) for i, p in enumerate(layout.parts) if isinstance(p, DocPart)]
+
+
+def spot_at(layout: CardLayout, pos: QPoint, *, strict: bool) -> Spot | None:
+    """The document position under ``pos`` (card coordinates). ``strict``: only on a
+    document; else the nearest one by height (a drag that leaves the text)."""
+    docs = _docs(layout)
+    if not docs:
+        return None
+    chosen: tuple[int, DocPart] | None = None
+    for i, part in docs:
+        width = part.doc.size().width()
+        inside_y = part.y <= pos.y() < part.y + max(part.height, 1)
+        if inside_y and (not strict or part.x <= pos.x() <= part.x + width):
+            chosen = (i, part)
+            break
+        if not strict and pos.y() >= part.y:
+            chosen = (i, part)
+    if chosen is None:
+        if strict:
+            return None
+        chosen = docs[0]
+    i, part = chosen
+    local = QPointF(pos.x() - part.x, min(max(pos.y() - part.y, 0), part.height - 1))
+    hit = part.doc.documentLayout().hitTest(local, Qt.HitTestAccuracy.FuzzyHit)
+    return (i, max(hit, 0))
+
+
+def _end(part: DocPart) -> int:
+    return max(part.doc.characterCount() - 1, 0)
+
+
+def ranges(layout: CardLayout, sel: _Selection | None) -> dict[int, tuple[int, int]]:
+    """Part index -> (start, end) selected in it."""
+    if sel is None:
+        return {}
+    (pa, ca), (pb, cb) = sel.ordered()
+    out: dict[int, tuple[int, int]] = {}
+    for i, part in _docs(layout):
+        if pa <= i <= pb:
+            start = ca if i == pa else 0
+            end = cb if i == pb else _end(part)
+            if end > start:
+                out[i] = (start, end)
+    return out
+
+
+def selected_text(layout: CardLayout, sel: _Selection | None) -> str:
+    texts = []
+    for i, (start, end) in sorted(ranges(layout, sel).items()):
+        part = layout.parts[i]
+        assert isinstance(part, DocPart)
+        cursor = QTextCursor(part.doc)
+        cursor.setPosition(start)
+        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        texts.append(cursor.selectedText().replace("\u2029", "\n").replace("\u2028", "\n"))
+    return "\n".join(texts)
+
+
+class TextSelection(QObject):
+    """The chat view's selection; see the module docstring. The pane answers what a card
+    shows (``layout_of``, ``uid_of``, ``row_of_uid``) and what a message is in Markdown
+    (``markdown_of``)."""
+
+    copied = Signal(str)
+    quote_requested = Signal(str)
+
+    def __init__(
+        self,
+        view: QAbstractItemView,
+        layout_of: Callable[[int], CardLayout],
+        uid_of: Callable[[int], int],
+        row_of_uid: Callable[[int], int],
+        markdown_of: Callable[[int], str],
+        copy: Callable[[str], None],
+    ) -> None:
+        super().__init__(view)
+        self._view = view
+        self._layout_of = layout_of
+        self._uid_of = uid_of
+        self._row_of_uid = row_of_uid
+        self._markdown_of = markdown_of
+        self._copy = copy
+        self._sel: _Selection | None = None
+        self._dragging = False
+        view.viewport().installEventFilter(self)
+        view.installEventFilter(self)
+
+    # -- what is selected
+
+    def row(self) -> int:
+        return self._row_of_uid(self._sel.uid) if self._sel is not None else -1
+
+    def ranges_for(self, row: int) -> dict[int, tuple[int, int]]:
+        """What to paint selected in card ``row`` (part index -> range)."""
+        if self._sel is None or self._uid_of(row) != self._sel.uid:
+            return {}
+        return ranges(self._layout_of(row), self._sel)
+
+    def text(self) -> str:
+        row = self.row()
+        return selected_text(self._layout_of(row), self._sel) if row >= 0 else ""
+
+    def clear(self) -> None:
+        row = self.row()
+        self._sel = None
+        self._dragging = False
+        self._update(row)
+
+    def select_all(self, row: int) -> None:
+        docs = _docs(self._layout_of(row))
+        if docs:
+            self._sel = _Selection(
+                self._uid_of(row), (docs[0][0], 0), (docs[-1][0], _end(docs[-1][1]))
+            )
+            self._update(row)
+
+    # -- commands
+
+    def copy(self) -> None:
+        """Ctrl+C: the selection, else the whole current (or hovered) message."""
+        text = self.text()
+        if not text:
+            row = self._target_row()
+            text = self._markdown_of(row) if row >= 0 else ""
+        if text:
+            self._copy(text)
+            self.copied.emit(text)
+
+    def _target_row(self) -> int:
+        row = self.row()
+        if row < 0:
+            row = self._view.currentIndex().row()
+        return row
+
+    def _update(self, row: int) -> None:
+        model = self._view.model()
+        if 0 <= row < model.rowCount():
+            self._view.update(model.index(row, 0))
+
+    def _card_point(self, row: int, pos: QPoint) -> QPoint:
+        model = self._view.model()
+        return pos - self._view.visualRect(model.index(row, 0)).topLeft()
+
+    # -- events
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        view = self._view
+        if not isValid(view):  # events while the view is being destroyed
+            return False
+        kind = event.type()
+        if kind not in _HANDLED:
+            return False
+        if watched is view and kind == QEvent.Type.KeyPress and isinstance(event, QKeyEvent):
+            if event.matches(QKeySequence.StandardKey.Copy):
+                self.copy()
+                return True
+            if event.matches(QKeySequence.StandardKey.SelectAll):
+                row = view.currentIndex().row()
+                if row >= 0:
+                    self.select_all(row)
+                return True
+            if event.key() == Qt.Key.Key_Escape and self._sel is not None:
+                self.clear()
+                return True
+            return False
+        if watched is not view.viewport():
+            return False
+        if kind == QEvent.Type.ContextMenu and isinstance(event, QContextMenuEvent):
+            self._context_menu(event.pos(), event.globalPos())
+            return True
+        if not isinstance(event, QMouseEvent):
+            return False
+        pos = event.position().toPoint()
+        if kind == QEvent.Type.MouseMove and self._dragging and self._sel is not None:
+            row = self.row()
+            if row >= 0:
+                spot = spot_at(self._layout_of(row), self._card_point(row, pos), strict=False)
+                if spot is not None and spot != self._sel.focus:
+                    self._sel.focus = spot
+                    self._update(row)
+            return True
+        if kind == QEvent.Type.MouseButtonRelease and self._dragging:
+            self._dragging = False
+            return True
+        if event.button() != Qt.MouseButton.LeftButton:
+            return False
+        if kind not in (QEvent.Type.MouseButtonPress, QEvent.Type.MouseButtonDblClick):
+            return False
+        index = view.indexAt(pos)
+        if not index.isValid():
+            self.clear()
+            return False
+        row = index.row()
+        layout = self._layout_of(row)
+        local = self._card_point(row, pos)
+        if layout.hit_at(local.x(), local.y()) is not None:
+            return False  # a button: the delegate's
+        spot = spot_at(layout, local, strict=True)
+        if spot is None:
+            self.clear()
+            return False
+        old = self.row()
+        if kind == QEvent.Type.MouseButtonDblClick:
+            part = layout.parts[spot[0]]
+            assert isinstance(part, DocPart)
+            cursor = QTextCursor(part.doc)
+            cursor.setPosition(spot[1])
+            cursor.select(QTextCursor.SelectionType.WordUnderCursor)
+            self._sel = _Selection(
+                self._uid_of(row),
+                (spot[0], cursor.selectionStart()),
+                (spot[0], cursor.selectionEnd()),
+            )
+        else:
+            self._sel = _Selection(self._uid_of(row), spot, spot)
+            self._dragging = True
+        self._update(old)
+        self._update(row)
+        view.setFocus(Qt.FocusReason.MouseFocusReason)
+        if view.currentIndex().row() != row:
+            view.setCurrentIndex(index)
+        return True
+
+    def _context_menu(self, pos: QPoint, global_pos: QPoint) -> None:
+        index = self._view.indexAt(pos)
+        if not index.isValid():
+            return
+        row = index.row()
+        if self.row() != row:
+            self.clear()
+        menu = self.menu_for(row)
+        menu.popup(global_pos)
+
+    def menu_for(self, row: int) -> QMenu:
+        """The right-click menu of card ``row`` (built, not shown)."""
+        menu = QMenu(self._view)
+        menu.setObjectName("chatContextMenu")
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        selected = self.text() if self.row() == row else ""
+        markdown = self._markdown_of(row)
+
+        def put(text: str) -> None:
+            self._copy(text)
+            self.copied.emit(text)
+
+        copy = menu.addAction(_tr("Copy"))
+        copy.setObjectName("chatCopy")
+        copy.setShortcut(QKeySequence(QKeySequence.StandardKey.Copy))
+        copy.triggered.connect(lambda: put(selected or markdown))
+        as_md = menu.addAction(_tr("Copy as Markdown"))
+        as_md.setObjectName("chatCopyMarkdown")
+        as_md.setEnabled(bool(markdown))
+        as_md.triggered.connect(lambda: put(markdown))
+        select_all = menu.addAction(_tr("Select all"))
+        select_all.setObjectName("chatSelectAll")
+        select_all.setShortcut(QKeySequence(QKeySequence.StandardKey.SelectAll))
+        select_all.triggered.connect(lambda: self.select_all(row))
+        menu.addSeparator()
+        quote = menu.addAction(_tr("Quote in reply"))
+        quote.setObjectName("chatQuote")
+        quote.triggered.connect(lambda: self.quote_requested.emit(selected or markdown))
+        return menu

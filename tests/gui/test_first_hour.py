@@ -1,0 +1,912 @@
+"""A new user's first hour (issue 25, FIRST_HOUR.md): every defect found in a real window,
+each driven here through the real `MainWindow` with QTest keys and clicks, the real
+dialogs answered as a person would (never a replaced entry point: that hid M1)."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QPoint, Qt, QTimer
+from PySide6.QtGui import QAction, QContextMenuEvent, QGuiApplication
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import (
+    QApplication,
+    QDialog,
+    QFileDialog,
+    QInputDialog,
+    QLabel,
+    QMenu,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    QWidget,
+)
+from pytestqt.qtbot import QtBot
+
+from desktop_agent.config import ProviderSettings, Settings, load_settings
+from desktop_agent.gui import MainWindow
+from desktop_agent.gui._dialogs import SettingsDialog
+from desktop_agent.gui.chat._parts import DocPart
+from tests._workbench import make_workbench
+from tests.ai.provider_server import HttpError, ProviderServer, Reply, ToolCallSpec
+from tests.gui._window import (
+    click_button,
+    close,
+    idle,
+    new_window,
+    open_window,
+    painted,
+    painted_text,
+    run,
+    settle,
+    type_and_send,
+)
+from tests.gui.test_map_flows import open_three, row_of
+
+
+@contextmanager
+def answering_dialogs(
+    answer: Callable[[QWidget], None] | None = None,
+) -> Iterator[list[str]]:
+    """Answer every modal dialog that opens (``answer`` if given, else Cancel/close), as a
+    person would; yields the titles of the dialogs seen."""
+    seen: list[str] = []
+
+    def poll() -> None:
+        dialog = QApplication.activeModalWidget()
+        if dialog is None or not dialog.isVisible():
+            return
+        seen.append(dialog.windowTitle())
+        if answer is not None:
+            answer(dialog)
+        elif isinstance(dialog, QDialog):
+            dialog.reject()
+        else:
+            dialog.close()
+
+    timer = QTimer()
+    timer.setInterval(30)
+    timer.timeout.connect(poll)
+    timer.start()
+    try:
+        yield seen
+    finally:
+        timer.stop()
+
+
+def error_boxes(window: MainWindow) -> list[str]:
+    """The texts of the error boxes the window opened (its "Something went wrong")."""
+    return [
+        f"{d.windowTitle()}: {d.text()}"
+        for d in window.dialogs._open
+        if isinstance(d, QMessageBox) and d.icon() == QMessageBox.Icon.Warning
+    ]
+
+
+def test_m1_f2_in_the_map_asks_for_a_label_and_the_node_shows_it(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window, ids, _ref = open_three(qtbot, tmp_path, provider, workspace)
+    pane = window.tree
+    session = window.wb.session
+    assert session is not None
+
+    def type_label(dialog: QWidget) -> None:
+        assert isinstance(dialog, QInputDialog)
+        dialog.setTextValue("the idea")
+        dialog.accept()
+
+    pane.view.setFocus(Qt.FocusReason.OtherFocusReason)
+    pane.view.select_row(row_of(window, ids["q2"]))
+    with answering_dialogs(type_label) as seen:
+        QTest.keyClick(pane.view, Qt.Key.Key_F2)
+        qtbot.waitUntil(lambda: session.label_of(ids["q2"]) == "the idea")
+    assert seen == ["Label"]
+    idle(qtbot, window)
+    assert pane.bmap.label(row_of(window, ids["q2"])) == "the idea"
+    # the context menu's "Set label…" asks the same way
+    menu = pane.context_menu_for(ids["q1"])
+    assert menu is not None
+    set_label = next(a for a in menu.actions() if a.objectName() == "setLabel")
+    with answering_dialogs(type_label):
+        set_label.trigger()
+        qtbot.waitUntil(lambda: session.label_of(ids["q1"]) == "the idea")
+    assert error_boxes(window) == []
+    close(qtbot, window)
+
+
+def test_m2_changing_the_map_filter_filters_quietly(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window, _ids, _ref = open_three(qtbot, tmp_path, provider, workspace)
+    combo = window.tree.filter
+    combo.setFocus(Qt.FocusReason.TabFocusReason)
+    names = []
+    for _ in range(combo.count() - 1):
+        QTest.keyClick(combo, Qt.Key.Key_Down)
+        idle(qtbot, window)
+        names.append(window.tree.filter_name())
+    assert names == ["user", "labeled", "all"]
+    assert window.wb.state.map_filter == "all"
+    assert error_boxes(window) == []
+    close(qtbot, window)
+
+
+def test_every_action_and_menu_entry_runs_once_without_an_error(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    """Would have caught M1 and M2: each QAction of the window, each entry of its menus and
+    of the map's and the list's context menus, triggered once with its dialogs cancelled."""
+    window, ids, ref = open_three(qtbot, tmp_path, provider, workspace)
+    provider.script(*[Reply(text="another answer")] * 4)
+    actions: list[QAction] = []
+    for menu_action in window.menuBar().actions():
+        menu = menu_action.menu()
+        assert isinstance(menu, QMenu)
+        actions.extend(menu.actions())
+    actions.extend(window.actions_by_name.values())
+    for context in (window.tree.context_menu_for(ids["q2"]), window.sidebar.context_menu_for(ref)):
+        assert context is not None
+        for action in context.actions():
+            sub = action.menu()
+            actions.extend(sub.actions() if isinstance(sub, QMenu) else [action])
+    last = {"trashAction", "deleteSession", "quitAction"}  # they end the session or the window
+    skip = {"revealSession"}  # it opens the system's file manager
+    ordered = [a for a in actions if a.objectName() not in last] + [
+        a for a in actions if a.objectName() in last - {"quitAction"}
+    ]
+    triggered: list[str] = []
+    with answering_dialogs() as seen:
+        for action in ordered:
+            name = action.objectName() or action.text()
+            if action.isSeparator() or name in triggered or name in skip:
+                continue
+            if not action.isEnabled():
+                continue  # (it says why in its tip; disabled entries cannot be triggered)
+            triggered.append(name)
+            action.trigger()
+            idle(qtbot, window)
+            assert error_boxes(window) == [], name
+    assert len(triggered) >= 30, triggered
+    assert {"mapLabelAction", "setLabel", "settingsAction", "renameSession"} <= set(triggered)
+    assert {"Label", "Settings", "Rename session"} <= set(seen), seen
+    close(qtbot, window)
+
+
+def first_run_window(qtbot: QtBot, tmp_path: Path, provider: ProviderServer) -> MainWindow:
+    """A first launch: no key, no server, only an OpenAI model nobody can use yet."""
+    data = tmp_path / "data"
+    remote = provider.model("openai-responses", base_url="https://api.openai.test/v1")
+    settings = Settings(default_model=remote.key, discover_local_servers=False)
+    wb = make_workbench(data, remote, settings=settings)
+    return open_window(qtbot, data, remote, workbench=wb, restore=False)
+
+
+def open_settings(qtbot: QtBot, window: MainWindow) -> SettingsDialog:
+    QTest.keyClick(window, Qt.Key.Key_Comma, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: any(isinstance(d, SettingsDialog) for d in window.dialogs._open))
+    dialog = next(d for d in window.dialogs._open if isinstance(d, SettingsDialog))
+    qtbot.waitUntil(dialog.isVisible)
+    return dialog
+
+
+def test_m3_a_server_typed_without_http_is_completed_and_bad_ones_are_said_inline(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = first_run_window(qtbot, tmp_path, provider)
+    run(qtbot, window.new_session(str(workspace)))
+    dialog = open_settings(qtbot, window)
+    dialog.theme.setFocus(Qt.FocusReason.TabFocusReason)
+    dark = dialog.theme.findData("dark")
+    while dialog.theme.currentIndex() != dark:
+        QTest.keyClick(dialog.theme, Qt.Key.Key_Down)  # another edit, to be kept
+    field = dialog.local_url
+    field.setFocus(Qt.FocusReason.TabFocusReason)
+    QTest.keyClicks(field, "localhost:99999")
+    QTest.keyClick(field, Qt.Key.Key_Return)
+    settle(qtbot, window)
+    assert dialog.isVisible(), "the dialog stays open with the other edits"
+    problem = dialog.findChild(QLabel, "localServerUrlProblem")
+    assert problem is not None and problem.isVisible()
+    assert "port" in problem.text() and "Error" not in problem.text()
+    assert dialog.theme.currentData() == "dark"
+    assert error_boxes(window) == [] and window.wb.settings.providers == {}
+    field.selectAll()
+    QTest.keyClicks(field, f"127.0.0.1:{provider.port}/v1")  # as LM Studio shows it
+    assert not problem.isVisible()  # the message goes as soon as the text is right
+    QTest.keyClick(field, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: not dialog.isVisible())
+    qtbot.waitUntil(lambda: window.wb.model_key() == "local/local-model", timeout=10_000)
+    idle(qtbot, window)
+    local = window.wb.settings.providers["local"]
+    assert local.base_url == f"{provider.url}/v1"
+    assert window.wb.settings.theme == "dark"
+    assert window.composer.model_picker.currentText() == "local-model (local)"
+    assert error_boxes(window) == []
+    close(qtbot, window)
+
+
+def test_l2_a_server_url_without_http_in_settings_json_is_used(tmp_path: Path) -> None:
+    from desktop_agent.config import server_url_problem
+
+    path = tmp_path / "settings.json"
+    path.write_text('{"providers": {"local": {"base_url": "localhost:1234"}}}')
+    settings = load_settings(path)
+    assert settings.providers["local"].base_url == "http://localhost:1234"
+    assert server_url_problem("ftp://host") is not None
+    assert server_url_problem("http://") is not None
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_m4_a_server_started_after_the_app_is_listed_by_itself_and_refresh_lists_again(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    workspace: Path,
+) -> None:
+    port = free_port()
+    data = tmp_path / "data"
+    settings = Settings(
+        providers={"local": ProviderSettings(base_url=f"127.0.0.1:{port}/v1")},
+        default_model="local/local-model",
+        discover_local_servers=False,
+    )
+    wb = make_workbench(data, [], settings=settings)
+    wb.models.relist_interval_s = 0.2
+    window = open_window(qtbot, data, [], workbench=wb, restore=False)
+    run(qtbot, window.new_session(str(workspace)))
+    settle(qtbot, window)
+    assert window.wb.model_key() is None
+    qtbot.waitUntil(lambda: any("127.0.0.1" in t for t in window.notices.texts()))
+    with ProviderServer(port=port) as server:  # LM Studio started after the app
+        qtbot.waitUntil(lambda: window.wb.model_key() == "local/local-model", timeout=10_000)
+        idle(qtbot, window)
+        picker = window.composer.model_picker
+        assert picker.currentText() == "local-model (local)"
+        assert not any("127.0.0.1" in t for t in window.notices.texts())  # its cause is gone
+        server.models.append("second-model")  # a model loaded later: File → Refresh models
+        action = window.actions_by_name["refreshModelsAction"]
+        assert action in window.findChild(QMenu, "fileMenu").actions()  # type: ignore[union-attr]
+        action.trigger()
+        qtbot.waitUntil(lambda: picker.findText("second-model (local)") >= 0, timeout=10_000)
+        idle(qtbot, window)
+        close(qtbot, window)
+
+
+def test_m5_ctrl_r_on_a_good_answer_makes_a_new_version_and_retry_stays_for_failures(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(Reply(text="answer one"), Reply(text="answer two"), Reply(text="three"))
+    type_and_send(qtbot, window, "a question")
+    idle(qtbot, window)
+    assert "answer one" in painted_text(painted(window, 1))
+    assert "Regenerate" in painted_text(painted(window, 1))  # on hover, as Copy
+    sent = len(provider.requests)
+    QTest.keyClick(window.composer.input, Qt.Key.Key_R, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: len(provider.requests) > sent, timeout=10_000)
+    idle(qtbot, window)
+    assert window.chat.item_count() == 2  # replaced on screen, not appended under it
+    card = painted_text(painted(window, 1))
+    assert "answer two" in card and "2/2" in card and "answer one" not in card
+    body = provider.requests[-1].body
+    assert body["messages"][-1]["role"] == "user"  # never ends with the old answer
+    assert "answer one" not in str(body["messages"])
+    click_button(qtbot, window, 1, "‹")
+    qtbot.waitUntil(lambda: "answer one" in painted_text(painted(window, 1)), timeout=10_000)
+    assert "1/2" in painted_text(painted(window, 1))
+    # the card's own Regenerate makes a third version of that answer
+    click_button(qtbot, window, 1, "Regenerate")
+    qtbot.waitUntil(lambda: "3/3" in painted_text(painted(window, 1)), timeout=10_000)
+    idle(qtbot, window)
+    assert "three" in painted_text(painted(window, 1))
+    # a failed request: Ctrl+R retries it (no new version of the prompt's answer)
+    provider.script(*[HttpError(500, "busy")] * 4)
+    window.composer.input.setFocus(Qt.FocusReason.MouseFocusReason)
+    type_and_send(qtbot, window, "second question")
+    idle(qtbot, window)
+    last = window.chat.model.last_row()
+    failed = painted_text(painted(window, last))
+    assert last == 3 and "Retry" in failed and "Regenerate" not in failed
+    provider.script(Reply(text="it worked"))
+    QTest.keyClick(window.composer.input, Qt.Key.Key_R, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: "it worked" in painted_text(painted(window, last)), timeout=10_000)
+    idle(qtbot, window)
+    assert window.chat.item_count() == 4
+    assert "/2" not in painted_text(painted(window, last))
+    close(qtbot, window)
+
+
+def long_code_reply() -> str:
+    """A reply taller than the view, a code block near its end."""
+    paragraphs = "\n\n".join(f"Paragraph {i}: some text of the answer." for i in range(1, 45))
+    return f"{paragraphs}\n\n```python\ndef sub(a, b):\n    return a - b\n```\n\nThe end."
+
+
+def test_m7_clicks_in_a_long_reply_do_not_move_the_view_and_code_copy_copies(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(Reply(text=long_code_reply()))
+    type_and_send(qtbot, window, "a long answer please")
+    idle(qtbot, window)
+    view = window.chat.view
+    bar = view.verticalScrollBar()
+    assert view.visualRect(window.chat.model.index(1, 0)).height() > view.viewport().height()
+    bar.setValue(bar.maximum())
+    settle(qtbot, window)
+    before = bar.value()
+    QGuiApplication.clipboard().clear()
+    layout = painted(window, 1)
+    assert layout is not None
+    copy = next(h for h in layout.hits if h.action == "copy" and isinstance(h.arg, str))
+    pos = view.visualRect(window.chat.model.index(1, 0)).topLeft() + copy.rect.center()
+    QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+    settle(qtbot, window)
+    assert bar.value() == before, "the view stayed where it was"
+    assert QGuiApplication.clipboard().text() == "def sub(a, b):\n    return a - b"
+    # a click and a right-click in the text do not move it either, even a second later
+    text_at = QPoint(view.viewport().width() // 2, view.viewport().height() // 3)
+    QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=text_at)
+    QTest.mouseClick(view.viewport(), Qt.MouseButton.RightButton, pos=text_at)
+    QTest.qWait(1200)
+    for menu in QApplication.topLevelWidgets():
+        if isinstance(menu, QMenu) and menu.isVisible():
+            menu.close()
+    settle(qtbot, window)
+    assert bar.value() == before
+    close(qtbot, window)
+
+
+REPLY = "**Bold** start. The quick brown fox jumps.\n\nA second paragraph."
+
+
+def char_point(window: MainWindow, row: int, needle: str, after: bool = False) -> QPoint:
+    """Where the text ``needle`` of chat row ``row`` is painted (its start, or its end),
+    in viewport coordinates."""
+    layout = painted(window, row)
+    assert layout is not None
+    for part in layout.parts:
+        if isinstance(part, DocPart) and needle in part.doc.toPlainText():
+            at = part.doc.toPlainText().index(needle) + (len(needle) if after else 0)
+            block = part.doc.findBlock(at)
+            top = part.doc.documentLayout().blockBoundingRect(block).topLeft()
+            line = block.layout().lineForTextPosition(at - block.position())
+            x_at = line.cursorToX(at - block.position())
+            x = top.x() + float(x_at[0] if isinstance(x_at, tuple) else x_at)  # type: ignore[arg-type]
+            y = top.y() + line.y() + line.height() / 2
+            card = window.chat.view.visualRect(window.chat.model.index(row, 0)).topLeft()
+            return card + QPoint(int(part.x + x + (-1 if after else 1)), int(part.y + y))
+    raise AssertionError(f"{needle!r} is not painted in row {row}")
+
+
+@pytest.mark.qt_log_ignore(  # the offscreen platform about the popup menu
+    "^This plugin does not support raise\\(\\)$",
+    "^This plugin does not support grabbing the keyboard$",
+)
+def test_m6_reply_text_is_selected_in_place_and_copied_with_ctrl_c_and_the_menu(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(Reply(text=REPLY))
+    type_and_send(qtbot, window, "say something")
+    idle(qtbot, window)
+    view = window.chat.view
+    port = view.viewport()
+    clipboard = QGuiApplication.clipboard()
+    # a double-click selects a word, Ctrl+C copies it, "Copied" says so
+    QTest.mouseDClick(port, Qt.MouseButton.LeftButton, pos=char_point(window, 1, "brown"))
+    assert view.hasFocus()
+    QTest.keyClick(view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    assert clipboard.text() == "brown"
+    assert window.status.currentMessage() == "Copied"
+    # a drag selects part of the line, painted with the highlight
+    start, end = char_point(window, 1, "quick"), char_point(window, 1, "fox", after=True)
+    QTest.mousePress(port, Qt.MouseButton.LeftButton, pos=start)
+    QTest.mouseMove(port, end)
+    QTest.mouseRelease(port, Qt.MouseButton.LeftButton, pos=end)
+    assert window.chat.selection.ranges_for(1)
+    QTest.keyClick(view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    assert clipboard.text() == "quick brown fox"
+    # nothing selected: Ctrl+C copies the whole message, never a cut preview
+    QTest.keyClick(view, Qt.Key.Key_Escape)
+    QTest.keyClick(view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    assert clipboard.text() == REPLY
+    # the right-click menu
+    menu = window.chat.selection.menu_for(1)
+    names = [a.objectName() for a in menu.actions() if a.objectName()]
+    assert names == ["chatCopy", "chatCopyMarkdown", "chatSelectAll", "chatQuote"]
+    next(a for a in menu.actions() if a.objectName() == "chatSelectAll").trigger()
+    QTest.keyClick(view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    assert clipboard.text() == "Bold start. The quick brown fox jumps.\nA second paragraph."
+    menu = window.chat.selection.menu_for(1)
+    next(a for a in menu.actions() if a.objectName() == "chatCopyMarkdown").trigger()
+    assert clipboard.text() == REPLY
+    QTest.mouseDClick(port, Qt.MouseButton.LeftButton, pos=char_point(window, 1, "second"))
+    menu = window.chat.selection.menu_for(1)
+    next(a for a in menu.actions() if a.objectName() == "chatQuote").trigger()
+    assert window.composer.text() == "> second\n\n"
+    assert QApplication.focusWidget() is window.composer.input
+    # a right-click in the reply opens that menu
+    at = char_point(window, 1, "jumps")
+    QTest.mouseClick(port, Qt.MouseButton.RightButton, pos=at)  # what a right-click sends:
+    QApplication.sendEvent(
+        port, QContextMenuEvent(QContextMenuEvent.Reason.Mouse, at, port.mapToGlobal(at))
+    )
+    qtbot.waitUntil(lambda: QApplication.activePopupWidget() is not None)
+    popup = QApplication.activePopupWidget()
+    assert popup is not None and popup.objectName() == "chatContextMenu"
+    popup.close()
+    close(qtbot, window)
+
+
+def test_m1_first_launch_says_why_it_cannot_send_and_leads_to_settings(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = first_run_window(qtbot, tmp_path, provider)
+    run(qtbot, window.new_session(str(workspace)))
+    settle(qtbot, window)
+    picker = window.composer.model_picker
+    assert picker.count() == 0 and "Settings" in picker.placeholderText()
+    window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
+    type_and_send(qtbot, window, "hello")
+    idle(qtbot, window)
+    assert window.composer.text() == "hello"  # kept
+    assert window.status.currentMessage().startswith("Not sent: No model is available")
+    QTest.mouseClick(window.composer.send_button, Qt.MouseButton.LeftButton)
+    idle(qtbot, window)
+    assert window.status.currentMessage().startswith("Not sent: ")
+    button = window.notices.findChild(QPushButton, "noticeSettings")
+    assert button is not None and button.isVisible()
+    QTest.mouseClick(button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: any(isinstance(d, SettingsDialog) for d in window.dialogs._open))
+    dialog = next(d for d in window.dialogs._open if isinstance(d, SettingsDialog))
+    dialog.reject()
+    idle(qtbot, window)
+    close(qtbot, window)
+
+
+def test_m2_test_connection_lists_the_servers_models_before_saving(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = first_run_window(qtbot, tmp_path, provider)
+    run(qtbot, window.new_session(str(workspace)))
+    dialog = open_settings(qtbot, window)
+    button = dialog.findChild(QPushButton, "testConnection")
+    result = dialog.findChild(QLabel, "testConnectionResult")
+    assert button is not None and result is not None and button.isEnabled()
+    dead = free_port()
+    dialog.local_url.setFocus(Qt.FocusReason.TabFocusReason)
+    QTest.keyClicks(dialog.local_url, f"127.0.0.1:{dead}")
+    QTest.mouseClick(button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "could not be reached" in result.text(), timeout=10_000)
+    assert dialog.local_url.text() == f"http://127.0.0.1:{dead}"  # completed
+    dialog.local_url.selectAll()
+    QTest.keyClicks(dialog.local_url, f"127.0.0.1:{provider.port}/v1")
+    QTest.mouseClick(button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: result.text() == "Connected. It lists: local-model", timeout=10_000)
+    assert dialog.default_model.currentText() == "local-model (local)"
+    assert window.wb.settings.providers == {}  # nothing saved yet
+    dialog.reject()
+    idle(qtbot, window)
+    close(qtbot, window)
+
+
+def test_m5_ctrl_f_finds_text_in_the_conversation_with_highlights(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(Reply(text="A zebra is striped.\n\nAnother Zebra runs."), Reply(text="ok"))
+    type_and_send(qtbot, window, "tell me about zebras")
+    idle(qtbot, window)
+    type_and_send(qtbot, window, "thanks")
+    idle(qtbot, window)
+    QTest.keyClick(window.composer.input, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+    bar = window.chat.finder
+    assert bar.isVisible() and QApplication.focusWidget() is bar.input
+    QTest.keyClicks(bar.input, "zebra")
+    count = bar.findChild(QLabel, "findCount")
+    assert count is not None and count.text() == "1 of 3"  # the prompt's, then the answer's
+    assert window.chat._marks(0) and sum(len(m) for m in window.chat._marks(1).values()) == 2
+    QTest.keyClick(bar.input, Qt.Key.Key_Return)
+    assert count.text() == "2 of 3" and bar.hits[bar.current][0] == 1
+    QTest.keyClick(bar.input, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    assert count.text() == "1 of 3"
+    bar.input.selectAll()
+    QTest.keyClicks(bar.input, "giraffe")
+    assert count.text() == "No match"
+    QTest.keyClick(bar.input, Qt.Key.Key_Escape)
+    assert not bar.isVisible() and window.chat._marks(1) == {}
+    assert "findAction" in [a.objectName() for a in window.findChild(QMenu, "viewMenu").actions()]  # type: ignore[union-attr]
+    close(qtbot, window)
+
+
+def test_m10_l7_error_cards_say_what_to_do_and_read_cleanly(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(HttpError(401, "scripted 401"))
+    type_and_send(qtbot, window, "hello")
+    idle(qtbot, window)
+    card = painted_text(painted(window, window.chat.model.last_row()))
+    assert "401" in card and "Check the API key in Settings." in card
+    close(qtbot, window)
+    # a server that is not there: one readable sentence, not "Connection error.: All …"
+    dead = provider.model("anthropic-messages", base_url=f"http://127.0.0.1:{free_port()}")
+    data = tmp_path / "data2"
+    wb = make_workbench(data, dead)
+    assert wb.harness_settings is not None
+    wb.harness_settings.max_retries = 0
+    window = open_window(qtbot, data, dead, workbench=wb, restore=False)
+    run(qtbot, window.new_session(str(workspace)))
+    window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
+    type_and_send(qtbot, window, "hello")
+    idle(qtbot, window)
+    card = painted_text(painted(window, window.chat.model.last_row()))
+    assert "Network error: " in card and ".:" not in card, card
+    close(qtbot, window)
+
+
+def test_m18_enter_in_the_inline_edit_box_sends_like_the_message_box(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(Reply(text="answer one"), Reply(text="answer two"))
+    type_and_send(qtbot, window, "question one")
+    idle(qtbot, window)
+    click_button(qtbot, window, 0, "Edit")
+    editor = window.chat.view.findChild(QPlainTextEdit, "chatEditText")
+    qtbot.waitUntil(lambda: editor is not None and editor.isVisible())
+    assert editor is not None
+    editor.selectAll()
+    QTest.keyClicks(editor, "first line")
+    QTest.keyClick(editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    QTest.keyClicks(editor, "second line")
+    assert editor.toPlainText() == "first line\nsecond line"  # Shift+Enter: a new line
+    QTest.keyClick(editor, Qt.Key.Key_Return)  # Enter sends, as in the message box
+    qtbot.waitUntil(lambda: "2/2" in painted_text(painted(window, 0)), timeout=10_000)
+    idle(qtbot, window)
+    assert "second line" in painted_text(painted(window, 0))
+    close(qtbot, window)
+
+
+def test_l3_a_failed_listing_quotes_the_servers_reason(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = first_run_window(qtbot, tmp_path, provider)
+    run(qtbot, window.new_session(str(workspace)))
+    dialog = open_settings(qtbot, window)
+    result = dialog.findChild(QLabel, "testConnectionResult")
+    assert result is not None
+    provider.models_error = HttpError(400, "No connected db.")
+    try:
+        dialog.local_url.setText(f"{provider.url}/v1")
+        QTest.mouseClick(dialog.test_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: "No connected db." in result.text(), timeout=10_000)
+    finally:
+        provider.models_error = None
+    assert "listing its models failed: it answered 400" in result.text()
+    dialog.reject()
+    idle(qtbot, window)
+    close(qtbot, window)
+
+
+def test_p5_a_preview_never_hides_a_single_line() -> None:
+    from desktop_agent.gui.chat._render import _clip_lines
+
+    assert _clip_lines("a\nb\nc", 2, 1000) == "a\nb\nc"
+    assert _clip_lines("a\nb\nc\nd", 2, 1000) == "a\nb\n[... 2 more lines]"
+
+
+def test_m14_the_window_title_of_a_long_prompt_is_cut_near_80_characters(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(Reply(text="ok"))
+    prompt = "\n".join(f"line {i} of a long prompt about the calculator" for i in range(1, 9))
+    window.composer.set_text(prompt)
+    QTest.keyClick(window.composer.input, Qt.Key.Key_Return)
+    idle(qtbot, window)
+    title = window.windowTitle()
+    assert title.startswith("line 1 of a long prompt") and title.endswith("… — Desktop Agent")
+    assert len(title) <= 100 and "line 3" not in title  # the sidebar elides by its width
+    close(qtbot, window)
+
+
+def test_m15_long_command_output_shows_its_start_and_its_end(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    command = "seq 1 3000; echo done-marker"
+    provider.script(
+        Reply(tool_calls=[ToolCallSpec("call_1", "bash", {"command": command})]),
+        Reply(text="done"),
+    )
+    type_and_send(qtbot, window, "count")
+    idle(qtbot, window)
+    shown = "\n".join(painted_text(painted(window, i)) for i in range(window.chat.item_count()))
+    assert "\n3000\ndone-marker" in shown  # the end, where errors are
+    assert "more lines]" in shown
+    close(qtbot, window)
+
+
+def test_m6_m11_the_session_list_says_when_nothing_matches_and_an_emptied_trash_goes_back(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(Reply(text="one"))
+    type_and_send(qtbot, window, "a session about zebras")
+    idle(qtbot, window)
+    sidebar = window.sidebar
+    empty = sidebar.findChild(QLabel, "sessionListEmpty")
+    assert empty is not None and not empty.isVisible()
+    QTest.keyClick(window, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
+    QTest.keyClicks(sidebar.search, "giraffes")
+    qtbot.waitUntil(lambda: empty.isVisible(), timeout=5000)
+    assert empty.text() == "No sessions match “giraffes”."
+    sidebar.search.clear()
+    qtbot.waitUntil(lambda: not empty.isVisible(), timeout=5000)
+    idle(qtbot, window)
+    sidebar.view.setFocus()
+    QTest.keyClick(sidebar.view, Qt.Key.Key_Delete)
+    idle(qtbot, window)
+    QTest.mouseClick(sidebar.trash_toggle, Qt.MouseButton.LeftButton)
+    trash_view = sidebar.trash_view
+    trash = sidebar.trash_model()
+    trash_view.setFocus()
+    trash_view.setCurrentIndex(trash.index(0, 0, trash.index(0, 0)))
+    QTest.keyClick(trash_view, Qt.Key.Key_Return)
+    idle(qtbot, window)
+    assert not sidebar.trash_toggle.isChecked(), "back to the list, where the session is"
+    assert sidebar.stack.currentWidget() is sidebar.view
+    assert window.wb.ref is not None
+    close(qtbot, window)
+
+
+def test_m20_deleting_the_open_session_opens_its_neighbour_in_the_same_project(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    other = tmp_path / "project2"
+    other.mkdir()
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    provider.script(*[Reply(text="ok")] * 3)
+    refs = []
+    for folder, prompt in ((workspace, "first here"), (other, "over there"), (workspace, "2nd")):
+        run(qtbot, window.new_session(str(folder)))
+        window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
+        type_and_send(qtbot, window, prompt)
+        idle(qtbot, window)
+        refs.append(window.wb.ref)
+    assert window.wb.ref == refs[2]
+    window.actions_by_name["trashAction"].trigger()  # Session → Move to trash
+    idle(qtbot, window)
+    assert window.wb.ref == refs[0], "the other session of this project, not the other one's"
+    close(qtbot, window)
+
+
+def test_m19_a_relaunch_with_workspace_opens_that_projects_session(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    other = tmp_path / "project2"
+    other.mkdir()
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    provider.script(*[Reply(text="ok")] * 2)
+    refs = []
+    for folder, prompt in ((workspace, "in project 1"), (other, "in project 2")):
+        run(qtbot, window.new_session(str(folder)))
+        window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
+        type_and_send(qtbot, window, prompt)
+        idle(qtbot, window)
+        refs.append(window.wb.ref)
+    close(qtbot, window)
+    # desktop-agent --workspace project1 (without --new): project 1's session, not the last
+    again = open_window(
+        qtbot, tmp_path / "data", provider.model("anthropic-messages"), restore=False
+    )
+    run(qtbot, again.restore(workspace=str(workspace)))
+    idle(qtbot, again)
+    assert again.wb.ref == refs[0]
+    close(qtbot, again)
+
+
+def test_p10_p15_pi_only_entries_are_hidden_for_our_sessions_and_help_about_says_the_version(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    from desktop_agent.utils.versions import APP_VERSION
+
+    window, _ids, _ref = open_three(qtbot, tmp_path, provider, workspace)
+    menu = window.findChild(QMenu, "sessionMenu")
+    assert menu is not None
+    menu.aboutToShow.emit()
+    for name in ("copyIntoOursAction", "convertAction"):
+        assert not window.actions_by_name[name].isVisible()
+    window.actions_by_name["aboutAction"].trigger()
+    about = next(d for d in window.dialogs._open if d.objectName() == "aboutDialog")
+    assert isinstance(about, QMessageBox) and APP_VERSION in about.text()
+    about.accept()
+    idle(qtbot, window)
+    close(qtbot, window)
+
+
+def test_m17_ctrl_e_opens_the_edit_box_in_view(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(Reply(text=long_code_reply()))
+    type_and_send(qtbot, window, "a long answer please")
+    idle(qtbot, window)
+    view = window.chat.view
+    assert not view.visualRect(window.chat.model.index(0, 0)).intersects(view.viewport().rect())
+    QTest.keyClick(window.composer.input, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier)
+    editor = view.findChild(QPlainTextEdit, "chatEditText")
+    qtbot.waitUntil(lambda: editor is not None and editor.isVisible())
+    assert editor is not None
+    settle(qtbot, window)
+    box = editor.parentWidget()
+    assert box is not None
+    shown = view.viewport().rect()
+    assert shown.contains(box.geometry()), (box.geometry(), shown)
+    assert editor.toPlainText() == "a long answer please"
+    QTest.keyClick(editor, Qt.Key.Key_Escape)
+    idle(qtbot, window)
+    close(qtbot, window)
+
+
+def test_m8_a_message_typed_while_a_reply_streams_says_where_it_went(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(
+        Reply(text=["partial ", "answer ", "goes on"], stall_after=4, stall_s=30),
+        Reply(text="after the steer"),
+    )
+    type_and_send(qtbot, window, "a slow answer please")
+    qtbot.waitUntil(lambda: window.wb.running, timeout=10_000)
+    window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
+    type_and_send(qtbot, window, "also mention the tests")
+    qtbot.waitUntil(
+        lambda: window.status.currentMessage().startswith("Sent to the agent, read before its")
+    )
+    assert "also mention the tests" in window.status.currentMessage()
+    QTest.mouseClick(window.composer.stop_button, Qt.MouseButton.LeftButton)
+    idle(qtbot, window)
+    close(qtbot, window)
+
+
+def test_p11_export_suggests_the_session_title_in_its_project_folder(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(Reply(text="ok"))
+    type_and_send(qtbot, window, "Calculator: project tour?")
+    idle(qtbot, window)
+    seen: list[tuple[str, list[str], str]] = []
+
+    def look(dialog: QWidget) -> None:
+        assert isinstance(dialog, QFileDialog)
+        seen.append(
+            (dialog.directory().absolutePath(), dialog.selectedFiles(), dialog.nameFilters()[0])
+        )
+        dialog.reject()
+
+    menu = window.findChild(QMenu, "exportSessionMenu")
+    assert menu is not None
+    with answering_dialogs(look):
+        next(a for a in menu.actions() if a.objectName() == "exportAction_markdown").trigger()
+        qtbot.waitUntil(lambda: bool(seen))
+    folder, files, name_filter = seen[0]
+    assert folder == str(workspace.resolve()) or folder == str(workspace)
+    assert files and files[0].endswith("Calculator project tour.md")
+    assert name_filter == "Markdown (*.md)"
+    idle(qtbot, window)
+    close(qtbot, window)
