@@ -25,6 +25,7 @@ import errno
 import hashlib
 import logging
 import os
+import shutil
 import stat
 import subprocess
 import threading
@@ -223,9 +224,16 @@ class FolderCheckpoints:
         named = self.store / "folder.txt"
         if (git_dir / "HEAD").is_file() and named.is_file():
             return
-        # folder.txt is written last: a store set up halfway (the app quit) is set up again.
+        # folder.txt is written last: a store set up halfway (the app quit, git killed
+        # inside `init` or `config` with its lock file left) is set up again from nothing.
+        # No snapshot can be in it: snapshots are taken only once the set-up is complete.
         try:
             self.store.mkdir(parents=True, exist_ok=True)
+            if git_dir.exists():
+                shutil.rmtree(git_dir)
+            for leftover in (self.store / "index", self.store / "index.lock"):
+                with contextlib.suppress(FileNotFoundError):
+                    leftover.unlink()
         except OSError as exc:
             raise self._unwritable(exc) from exc
         self._git.run(["init", "--quiet", "--template=", str(git_dir)])
