@@ -47,6 +47,9 @@ def _dialog(qtbot: QtBot, name: str) -> QDialog:
         return bool(found)
 
     qtbot.waitUntil(shown, timeout=15_000)
+    # Its Alt+letter keys reach it only once it is the active window (a busy machine shows
+    # it before it activates it: the key went nowhere and the run waited for an answer).
+    qtbot.waitUntil(found[0].isActiveWindow, timeout=15_000)
     return found[0]
 
 
