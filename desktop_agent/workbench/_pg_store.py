@@ -21,9 +21,8 @@ from desktop_agent.workbench._changes import Changes
 from desktop_agent.workbench._follow import Follower
 from desktop_agent.workbench._store import (
     NEW_SESSION_TITLE,
+    OneDatabase,
     SessionStore,
-    backup_copies,
-    entries_of_file,
 )
 from desktop_agent.workbench._views import SidebarRow
 
@@ -42,10 +41,11 @@ def _meta(session_id: str) -> SessionMetadata:
     return SessionMetadata(id=session_id, created_at="")
 
 
-class PostgresStore:
+class PostgresStore(OneDatabase["PostgresSessionRepo"]):
     """Sessions on a PostgreSQL server (see the module doc)."""
 
     kind = "postgres"
+    prefix = PREFIX
 
     def __init__(self, repo: PostgresSessionRepo) -> None:
         self.repo = repo
@@ -102,9 +102,6 @@ class PostgresStore:
     async def open_progressive(self, ref: str) -> SessionOpening | None:
         return None  # a database session opens from its rows
 
-    def ref_of(self, session: Session) -> str:
-        return PREFIX + session.metadata.id
-
     def holds(self, ref: str) -> bool:
         return ref.startswith((PREFIX, TRASH_PREFIX))
 
@@ -159,22 +156,8 @@ class PostgresStore:
         finally:
             session.get_storage().force_close()
 
-    async def backup(self, dest: str) -> int:
-        refs = [PREFIX + meta.id for meta in await self.repo.list()]
-        return await backup_copies(self, refs, dest)
-
     async def changed(self, ref: str, opened: Session | None = None) -> None:
         """The server keeps the list's facts with the entries: nothing to do."""
-
-    async def convert(self, ref: str) -> str:
-        raise SessionError("invalid_argument", "This session is already in the current format")
-
-    async def copy_in(self, path: str) -> str:
-        cwd, copies = await entries_of_file(path)
-        session = await self.repo.create_from_entries(copies, cwd=cwd, parent_session_path=path)
-        ref = self.ref_of(session)
-        await session.close()
-        return ref
 
     async def close(self) -> None:
         listener, self._listener = self._listener, None

@@ -9,6 +9,7 @@ A session is named by a *reference* string: its file path (JSONL) or ``sqlite:<i
 from __future__ import annotations
 
 import asyncio
+import builtins
 import contextlib
 import json
 import logging
@@ -20,7 +21,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 from desktop_agent.session import (
     JsonlSessionRepo,
@@ -416,6 +417,50 @@ async def entries_of_file(path: str) -> tuple[str | None, list[tuple[Any, bytes]
 SQLITE_PREFIX = "sqlite:"
 
 
+class _DatabaseRepo(Protocol):
+    async def list(self, cwd: str | None = None) -> list[SessionMetadata]: ...
+
+    async def create_from_entries(
+        self,
+        copies: builtins.list[tuple[Any, bytes]],
+        *,
+        cwd: str | None,
+        parent_session_path: str,
+    ) -> Session: ...
+
+
+_Repo = TypeVar("_Repo", bound=_DatabaseRepo)
+
+
+class OneDatabase(Generic[_Repo]):
+    """What a store keeping every session in one database (SQLite, PostgreSQL) does the
+    same way: its refs are ``prefix`` + id, a backup is every session as a Pi file in one
+    zip, copying a file in keeps its lines, and there is no older format to convert."""
+
+    prefix: str
+    repo: _Repo
+
+    def ref_of(self, session: Session) -> str:
+        return self.prefix + session.metadata.id
+
+    async def copy_jsonl(self, ref: str, dest: str) -> None:
+        raise NotImplementedError  # each store writes its own
+
+    async def backup(self, dest: str) -> int:
+        refs = [self.prefix + meta.id for meta in await self.repo.list()]
+        return await backup_copies(self, refs, dest)
+
+    async def convert(self, ref: str) -> str:
+        raise SessionError("invalid_argument", "This session is already in the current format")
+
+    async def copy_in(self, path: str) -> str:
+        cwd, copies = await entries_of_file(path)
+        session = await self.repo.create_from_entries(copies, cwd=cwd, parent_session_path=path)
+        ref = self.ref_of(session)
+        await session.close()
+        return ref
+
+
 @dataclass(frozen=True)
 class _Facts:
     entry_count: int
@@ -439,7 +484,7 @@ async def _facts_of(session: Session) -> _Facts:
     return _Facts(len(raw), name or first or NEW_SESSION_TITLE, last, messages)
 
 
-class SqliteStore:
+class SqliteStore(OneDatabase[SqliteSessionRepo]):
     """Every session in one SQLite database (`SqliteSessionRepo`).
 
     Titles come from reading each session once (cached by its entry count); the trash
@@ -447,6 +492,7 @@ class SqliteStore:
     database until it is restored)."""
 
     kind = "sqlite"
+    prefix = SQLITE_PREFIX
 
     def __init__(self, repo: SqliteSessionRepo, trash_file: Path) -> None:
         self.repo = repo
@@ -546,9 +592,6 @@ class SqliteStore:
             raise SessionError("not_found", "This session is in the trash")
         return await self.repo.open(self._meta(ref))
 
-    def ref_of(self, session: Session) -> str:
-        return SQLITE_PREFIX + session.metadata.id
-
     def holds(self, ref: str) -> bool:
         return ref.startswith(SQLITE_PREFIX)
 
@@ -614,22 +657,8 @@ class SqliteStore:
         finally:
             session.get_storage().force_close()
 
-    async def backup(self, dest: str) -> int:
-        refs = [SQLITE_PREFIX + meta.id for meta in await self.repo.list()]
-        return await backup_copies(self, refs, dest)
-
     async def changed(self, ref: str, opened: Session | None = None) -> None:
         self._facts.pop(self._id(ref), None)
-
-    async def convert(self, ref: str) -> str:
-        raise SessionError("invalid_argument", "This session is already in the current format")
-
-    async def copy_in(self, path: str) -> str:
-        cwd, copies = await entries_of_file(path)
-        session = await self.repo.create_from_entries(copies, cwd=cwd, parent_session_path=path)
-        ref = self.ref_of(session)
-        await session.close()
-        return ref
 
     async def close(self) -> None:
         await self.repo.close()
