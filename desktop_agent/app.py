@@ -221,11 +221,13 @@ def run(argv: list[str]) -> int:
         )
         models = Models(registry, keys, settings, on_secret=lambda key: redactor.add_secrets([key]))
         kind = args.store or settings.store
-        shared = await open_store(
-            kind, dirs, args.database_url or settings.database_url, keys, redactor
-        )
+        try:
+            shared = await open_store(
+                kind, dirs, args.database_url or settings.database_url, keys, redactor
+            )
+        finally:  # awaited even when the store fails, so the task never outlives the loop
+            sandbox = await detecting
         store = shared.store
-        sandbox = await detecting
         workbench = Workbench(
             store=store,
             sandbox=sandbox,
