@@ -197,7 +197,7 @@ def _run_window(data: Path, path: str) -> dict[str, Any]:
         await window.settle_tasks()  # the SDK warm-up included
         freeze_heap()  # as the app does after the restore and the warm-up (`gui.run_gui`)
         await _settle(0.5)
-        pane, view = window.tree, window.tree.view
+        pane, view = window.map_pane, window.map_pane.view
         probe = _CpuProbe()
         profile = _Profile()
 
@@ -353,6 +353,9 @@ def _run_window(data: Path, path: str) -> dict[str, Any]:
 
 def main(out_path: str) -> None:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from desktop_agent._launch import quick_thread_switches
+
+    quick_thread_switches()  # as the app's launch does (`_launch.lean_start`)
     with tempfile.TemporaryDirectory(prefix="desktop-agent-bench-") as tmp:
         data = Path(tmp) / "data"
         workspace = Path(tmp) / "project"

@@ -528,6 +528,9 @@ BIG_RUN = "1 MB tool-call argument (write)"
 
 def main(out_path: str) -> None:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from desktop_agent._launch import quick_thread_switches
+
+    quick_thread_switches()  # as the app's launch does (`_launch.lean_start`)
     os.environ.setdefault("QT_API", "pyside6")
     server = subprocess.Popen(
         [

@@ -409,12 +409,25 @@ def main(argv: Sequence[str] | None = None) -> int:
             gc.enable()  # (the app did once its session was shown; a failed start did not)
 
 
+SWITCH_INTERVAL_S = 0.001
+
+
+def quick_thread_switches() -> None:
+    """Provider requests and index scans run on worker threads; a shorter GIL switch
+    interval than CPython's 5 ms hands the GIL back to the GUI thread sooner (measured:
+    121 ms worst gap while a reply streamed into a 2,000-message session, 30 ms with
+    1 ms). For the whole interpreter, so it is set here, at the launch, not by a window."""
+    sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL_S))
+
+
 def lean_start() -> bool:
     """Start-up without the cyclic GC (see the module's docstring) and without httpx's
     command-line tool: ``import httpx`` imports ``httpx._main`` (rich, click) when both
     happen to be installed (import-linter brings them into a developer's venv; a user's
-    Python may have them too), 50-60 ms the app never uses. Returns whether the GC was on."""
+    Python may have them too), 50-60 ms the app never uses; with quick thread switches
+    (`quick_thread_switches`). Returns whether the GC was on."""
     sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
+    quick_thread_switches()
     collecting = gc.isenabled()
     gc.disable()
     return collecting

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import AliasChoices, BaseModel, ValidationError
 
 from desktop_agent.utils.atomic import atomic_write
 
@@ -78,6 +78,21 @@ def validate_dropping(cls: type[M], data: dict[str, Any]) -> tuple[M, list[str]]
     return cls(), [*removed, "(everything)"]
 
 
+def _renamed(cls: type[BaseModel], data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with a top-level key of an older name (a field's other
+    ``AliasChoices``) under the field's own name: read, not reported as unknown."""
+    out = dict(data)
+    for name, field in cls.model_fields.items():
+        alias = field.validation_alias
+        if not isinstance(alias, AliasChoices):
+            continue
+        for old in alias.choices:
+            if isinstance(old, str) and old != name and old in out:
+                value = out.pop(old)
+                out.setdefault(name, value)
+    return out
+
+
 def _dotted(loc: tuple[int | str, ...]) -> str:
     out = ""
     for part in loc:
@@ -130,7 +145,9 @@ def load_model(path: Path, cls: type[M], what: str) -> M:
         return cls()
     model, removed = validate_dropping(cls, data)
     dropped = removed + [
-        p for p in _dropped(data, model.model_dump(mode="json"), "") if p not in removed
+        p
+        for p in _dropped(_renamed(cls, data), model.model_dump(mode="json"), "")
+        if p not in removed
     ]
     if dropped:
         saved = backup_file(path)

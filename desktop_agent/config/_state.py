@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from desktop_agent.config._files import load_model, save_model
 from desktop_agent.utils import Redactor
@@ -32,7 +32,7 @@ class BranchUsage(BaseModel):
 class AppState(BaseModel):
     """Remembered between runs; losing it costs convenience, never data."""
 
-    model_config = ConfigDict(extra="ignore", validate_assignment=True)
+    model_config = ConfigDict(extra="ignore", validate_assignment=True, populate_by_name=True)
 
     last_workspace: str | None = None
     last_session_path: str | None = None
@@ -43,8 +43,12 @@ class AppState(BaseModel):
     window_state: str | None = None
     """``QMainWindow.saveState()`` as base64 text."""
     splitter_state: str | None = None
-    """``QSplitter.saveState()`` of sidebar | chat | tree, as base64 text."""
-    tree_visible: bool = True
+    """``QSplitter.saveState()`` of sidebar | chat | branch map, as base64 text."""
+    map_visible: bool = Field(
+        default=True, validation_alias=AliasChoices("map_visible", "tree_visible")
+    )
+    """Whether the branch map pane is shown. Older files call it ``tree_visible`` (from
+    when the map was a tree pane): read as before, written under the new name."""
     sidebar_visible: bool = True
     map_filter: str = "conversation"
     """What the branch map shows (the workbench's ``MAP_FILTERS``)."""

@@ -228,7 +228,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
         check=True,
     ),
     _spec(
-        "treeAction",
+        "mapAction",
         "view",
         QT_TRANSLATE_NOOP("Actions", "Branch &map"),
         QT_TRANSLATE_NOOP("Actions", "Show or hide the branch map"),
@@ -362,7 +362,7 @@ def _bind_signals(w: MainWindow) -> None:
         # typed: a workbench operation that is not a coroutine is a mypy error here
         return lambda *args: run(w.do(make(*args)))
 
-    composer, chat, tree, sidebar = w.composer, w.chat, w.tree, w.sidebar
+    composer, chat, map_pane, sidebar = w.composer, w.chat, w.map_pane, w.sidebar
     composer.send_requested.connect(lambda text, atts: run(w.send(text, atts)))
 
     def steer(text: str) -> Coroutine[Any, Any, Changes]:
@@ -381,20 +381,20 @@ def _bind_signals(w: MainWindow) -> None:
     composer.draft_changed.connect(w.on_draft)
     composer.commands.needed.connect(lambda: run(fill_completions(w)))
     chat.sibling_requested.connect(op(wb.switch_sibling))
-    tree.sibling_requested.connect(op(wb.switch_sibling))
+    map_pane.sibling_requested.connect(op(wb.switch_sibling))
     chat.edit_resend_requested.connect(lambda e, t: run(w.edit_resend(e, t)))
     chat.retry_requested.connect(op(wb.retry))
     chat.regenerate_requested.connect(op(wb.regenerate))
     chat.copy_requested.connect(lambda _text: w.chat_actions.copied())
     chat.quote_requested.connect(lambda text: w.chat_actions.quote(text))
-    tree.node_activated.connect(op(wb.navigate))
-    tree.summarize_requested.connect(op(lambda e: wb.navigate(e, summarize=True)))
-    tree.label_requested.connect(op(wb.set_label))
-    tree.fork_requested.connect(lambda e: run(w.do(wb.fork(wb.ref, e))) if wb.ref else None)
-    tree.changes_requested.connect(lambda e: run(w.show_file_changes(e)))
-    tree.filter_changed.connect(op(wb.set_map_filter))
-    tree.previews_needed.connect(lambda ids: run(w.hits.load_previews(ids)))
-    tree.model().tooltip_source = wb.map_tooltip
+    map_pane.node_activated.connect(op(wb.navigate))
+    map_pane.summarize_requested.connect(op(lambda e: wb.navigate(e, summarize=True)))
+    map_pane.label_requested.connect(op(wb.set_label))
+    map_pane.fork_requested.connect(lambda e: run(w.do(wb.fork(wb.ref, e))) if wb.ref else None)
+    map_pane.changes_requested.connect(lambda e: run(w.show_file_changes(e)))
+    map_pane.filter_changed.connect(op(wb.set_map_filter))
+    map_pane.previews_needed.connect(lambda ids: run(w.hits.load_previews(ids)))
+    map_pane.model().tooltip_source = wb.map_tooltip
     sidebar.session_activated.connect(lambda ref: run(w.hits.open_from_list(ref)))
     sidebar.new_session_requested.connect(lambda: run(w.new_session()))
     sidebar.search_changed.connect(lambda query: run(w.hits.search(query)))
@@ -449,7 +449,7 @@ def _slots(w: MainWindow) -> dict[str, Callable[[], Any]]:
         "previousVersionAction": w.chat_actions.previous_version,
         "nextVersionAction": w.chat_actions.next_version,
         "sidebarAction": w.toggle_sidebar,
-        "treeAction": w.toggle_tree,
+        "mapAction": w.toggle_map,
         "searchAction": w.focus_search,
         "findAction": w.chat.finder.open_bar,
         "composerAction": w.focus_composer_now,
@@ -457,11 +457,11 @@ def _slots(w: MainWindow) -> dict[str, Callable[[], Any]]:
         "previousPaneAction": lambda: w.panes.cycle(-1),
         "shortcutsAction": w.dialogs.shortcuts,
         "aboutAction": w.dialogs.about,
-        "mapPreviousVersionAction": lambda: w.tree.step_version(-1),
-        "mapNextVersionAction": lambda: w.tree.step_version(1),
-        "mapPreviousForkAction": lambda: w.tree.step_fork(-1),
-        "mapNextForkAction": lambda: w.tree.step_fork(1),
-        "mapLabelAction": w.tree.label_selected,
+        "mapPreviousVersionAction": lambda: w.map_pane.step_version(-1),
+        "mapNextVersionAction": lambda: w.map_pane.step_version(1),
+        "mapPreviousForkAction": lambda: w.map_pane.step_fork(-1),
+        "mapNextForkAction": lambda: w.map_pane.step_fork(1),
+        "mapLabelAction": w.map_pane.label_selected,
     }
 
 
@@ -490,7 +490,7 @@ def install_actions(w: MainWindow) -> dict[str, QAction]:
         action.triggered.connect(lambda _checked=False, slot=slot: slot())
         if spec.menu == "map":  # the map's own keys (F2 there labels, elsewhere renames)
             action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
-            w.tree.view.addAction(action)
+            w.map_pane.view.addAction(action)
         else:
             w.addAction(action)  # shortcuts work even when the menu bar is hidden
         actions[spec.name] = action
@@ -508,7 +508,7 @@ def _fill_menus(w: MainWindow, menus: dict[str, QMenu], actions: dict[str, QActi
                     "convertAction", "compactAction", "", "trashAction", "",
                     "editLastAction", "retryAction", "copyMessageAction", "",
                     "previousVersionAction", "nextVersionAction"],
-        "view": ["sidebarAction", "treeAction", "contextAction", "", "findAction",
+        "view": ["sidebarAction", "mapAction", "contextAction", "", "findAction",
                  "searchAction", "composerAction",
                  "nextPaneAction", "previousPaneAction"],
         "help": ["shortcutsAction", "", "aboutAction"],
@@ -564,7 +564,7 @@ def _toolbar(w: MainWindow, actions: dict[str, QAction]) -> QToolBar:
         QCoreApplication.translate("Actions", "Export the open session")
     )
     bar.addWidget(export)
-    for name in ("contextAction", "settingsAction", "shortcutsAction", "treeAction"):
+    for name in ("contextAction", "settingsAction", "shortcutsAction", "mapAction"):
         bar.addAction(actions[name])
     for action in bar.actions():
         button = bar.widgetForAction(action)
@@ -581,7 +581,7 @@ def _toolbar(w: MainWindow, actions: dict[str, QAction]) -> QToolBar:
 def sync_toggles(w: MainWindow, actions: dict[str, QAction]) -> None:
     """The checked state of the pane toggles is whether the pane is shown."""
     actions["sidebarAction"].setChecked(not w.sidebar.isHidden())
-    actions["treeAction"].setChecked(not w.tree.isHidden())
+    actions["mapAction"].setChecked(not w.map_pane.isHidden())
 
 
 def sync_session_actions(w: MainWindow, actions: dict[str, QAction]) -> None:

@@ -41,7 +41,7 @@ def tab_chain(w: MainWindow) -> list[QWidget]:
     """The window's Tab order: the message box and its buttons, the toolbar left to
     right, the session list, the conversation, the branch pane, back to the message box
     (hidden widgets are passed over)."""
-    composer, sidebar, tree = w.composer, w.sidebar, w.tree
+    composer, sidebar, map_pane = w.composer, w.sidebar, w.map_pane
     bar = w.findChild(QToolBar, "mainToolBar")
     buttons: list[QWidget] = []
     if bar is not None:
@@ -56,7 +56,7 @@ def tab_chain(w: MainWindow) -> list[QWidget]:
         sidebar.search, sidebar.new_button, sidebar.view, sidebar.trash_view,
         sidebar.trash_toggle, sidebar.backup_button,
         w.chat.view,
-        tree.tabs, tree.filter, tree.branch_filter, tree.view, tree.branch_list,
+        map_pane.tabs, map_pane.filter, map_pane.branch_filter, map_pane.view, map_pane.branch_list,
     ]  # fmt: skip
 
 
@@ -79,7 +79,7 @@ class PaneCycler:
             panes += [w.chat, w.composer]
         else:
             panes.append(w.start_page)
-        panes.append(w.tree)
+        panes.append(w.map_pane)
         return [p for p in panes if not p.isHidden()]
 
     def current(self) -> int:

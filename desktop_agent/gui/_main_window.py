@@ -70,10 +70,6 @@ class MainWindow(QMainWindow):
         self, workbench: Workbench, *, no_err_windows: bool = False, warm_up: bool = True
     ) -> None:
         super().__init__()
-        # Provider requests and index scans run on worker threads; a shorter
-        # GIL switch interval hands the GIL back to this thread sooner (measured: 121 ms
-        # worst gap while a reply streamed into a 2,000-message session, 30 ms with 1 ms).
-        sys.setswitchinterval(0.001)
         self.wb = workbench
         self.no_err_windows = no_err_windows
         self.exit_code = 0
@@ -89,8 +85,7 @@ class MainWindow(QMainWindow):
         self.composer = Composer(self)
         self.composer.set_send_key(workbench.settings.send_key)
         self.chat.delegate.send_key = workbench.settings.send_key
-        self.tree = MapPane(self)
-        """The branch map pane (it replaced the tree pane; the name stays for callers)."""
+        self.map_pane = MapPane(self)
         self.start_page = StartPage(self)
         self.notices = NoticeBar(self)
         self.status = StatusBar(self)
@@ -112,7 +107,7 @@ class MainWindow(QMainWindow):
         self.splitter.setObjectName("mainSplitter")
         self.splitter.addWidget(self.sidebar)
         self.splitter.addWidget(middle)
-        self.splitter.addWidget(self.tree)
+        self.splitter.addWidget(self.map_pane)
         self.splitter.setSizes([260, 760, 260])
         self.setCentralWidget(self.splitter)
         self.setStatusBar(self.status)
@@ -264,7 +259,7 @@ class MainWindow(QMainWindow):
 
     def _restore_geometry(self) -> None:
         state = self.wb.state
-        self.tree.setVisible(state.tree_visible)
+        self.map_pane.setVisible(state.map_visible)
         self.sidebar.setVisible(state.sidebar_visible)
         if state.splitter_state:
             self.splitter.restoreState(QByteArray(base64.b64decode(state.splitter_state)))
@@ -278,7 +273,7 @@ class MainWindow(QMainWindow):
         self.wb.remember(
             window_geometry=b64(self.saveGeometry()),
             splitter_state=b64(self.splitter.saveState()),
-            tree_visible=not self.tree.isHidden(),
+            map_visible=not self.map_pane.isHidden(),
             sidebar_visible=not self.sidebar.isHidden(),
         )
 
@@ -309,8 +304,8 @@ class MainWindow(QMainWindow):
         refresh_icons(self, self.actions_by_name)
         self._remember_geometry()
 
-    def toggle_tree(self) -> None:
-        self._toggle(self.tree)
+    def toggle_map(self) -> None:
+        self._toggle(self.map_pane)
 
     def toggle_sidebar(self) -> None:
         self._toggle(self.sidebar)

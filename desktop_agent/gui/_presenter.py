@@ -63,8 +63,8 @@ class Presenter:
         self.wb = workbench
         self.messages_shown = 0
         self._branch = False
-        self._tree_full = False
-        self._tree_new: list[str] = []
+        self._map_full = False
+        self._map_new: list[str] = []
         self._task: asyncio.Task[None] | None = None
         self._shown = False
         self._was_running = False
@@ -89,9 +89,9 @@ class Presenter:
         self._schedule()
 
     def shown(self) -> None:
-        """After the first paint: the tree (which the first paint does not wait for)."""
+        """After the first paint: the map (which the first paint does not wait for)."""
         self._shown = True
-        self._tree_full = True
+        self._map_full = True
         self._schedule()
 
     async def settled(self) -> None:
@@ -108,17 +108,17 @@ class Presenter:
             showing = wb.session is not None or wb.opening is not None
             w.center.setCurrentWidget(w.chat_box if showing else w.start_page)
             w.composer.set_read_only(self._read_only_shown())
-            w.tree.clear()
+            w.map_pane.clear()
             self._report_recovery()
         if changes.session or changes.sessions:
             w.setWindowTitle(self._title())
         if changes.session or changes.branch:
             self._branch = True
         if changes.session or changes.tree:
-            self._tree_full = True
-            self._tree_new.clear()
+            self._map_full = True
+            self._map_new.clear()
         elif changes.appended:
-            self._tree_new.extend(changes.appended)
+            self._map_new.extend(changes.appended)
         for item in changes.saved_items:
             w.chat.saved(item.entry_id, item.role, item.sibling_index, item.sibling_count)
         if changes.sessions:
@@ -180,21 +180,21 @@ class Presenter:
 
     # ------------------------------------------------------------ redraws off the loop
 
-    def _tree_due(self) -> bool:
+    def _map_due(self) -> bool:
         """Map work waits for the first paint; a full redraw also for the end of a run
         (appended entries add rows at the end, cheap while a reply streams)."""
         if not self._shown:
             return False
-        return bool(self._tree_new) or (self._tree_full and not self.wb.running)
+        return bool(self._map_new) or (self._map_full and not self.wb.running)
 
     def _schedule(self) -> None:
         idle = self._task is None or self._task.done()
-        if idle and (self._branch or self._older or self._tree_due()):
+        if idle and (self._branch or self._older or self._map_due()):
             self._task = asyncio.ensure_future(self._redraw())
 
     async def _redraw(self) -> None:
         w, wb = self.window, self.wb
-        while self._branch or self._older or self._tree_due():
+        while self._branch or self._older or self._map_due():
             if self._branch:
                 self._branch = False
                 self._older = False
@@ -207,7 +207,7 @@ class Presenter:
                 )
                 self.messages_shown = w.chat.item_count()
                 if self._shown:
-                    w.tree.apply(wb.map, await wb.update_map())
+                    w.map_pane.apply(wb.map, await wb.update_map())
                 if self._renew and not self._branch:
                     self._renew = False
                     renew_heap()  # the closed session's objects are freed (`gui._heap`)
@@ -223,12 +223,12 @@ class Presenter:
                     w.chat.prepend_items([chat_item(i) for i in items], has_more=reader.has_more)
                     self.messages_shown = w.chat.item_count()
                 continue
-            full = self._tree_full and not wb.running
+            full = self._map_full and not wb.running
             if full:
-                self._tree_full = False
-            self._tree_new.clear()
+                self._map_full = False
+            self._map_new.clear()
             update = await wb.update_map()
-            w.tree.apply(wb.map, MapUpdate(reset=True) if full else update)
+            w.map_pane.apply(wb.map, MapUpdate(reset=True) if full else update)
 
     # ------------------------------------------------------------ streaming
 

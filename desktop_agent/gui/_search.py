@@ -50,9 +50,9 @@ class HitNavigator:
             if self.ask_switch(query):
                 await self.w.do(self.w.wb.navigate_to_branch_of(target))
             else:
-                self.w.tree.reveal(target)
+                self.w.map_pane.reveal(target)
                 return
-        self.w.tree.reveal(target)
+        self.w.map_pane.reveal(target)
         self.chat_show(target)
 
     def ask_switch(self, query: str) -> bool:
@@ -91,4 +91,4 @@ class HitNavigator:
         session = self.w.wb.session
         texts = await self.w.wb.map_previews(entry_ids)
         if self.w.wb.session is session:
-            self.w.tree.set_previews(texts)
+            self.w.map_pane.set_previews(texts)

@@ -83,7 +83,7 @@ def panes(window: MainWindow) -> dict[str, QWidget]:
         "sidebar": window.sidebar,
         "chat": window.chat.view.viewport(),
         "composer": window.composer.input.viewport(),
-        "map": window.tree,
+        "map": window.map_pane,
         "toolbar": toolbar,
     }
 
@@ -264,9 +264,9 @@ def test_a_live_theme_switch_recolours_a_long_code_block_in_place(
     doc = code_doc()
     assert colour_at(doc, "def f100") == expected(False, Keyword)
     built, tokenized = window.chat.delegate.docs.built, colorizer.stats["tokenized"]
-    assert not window.tree.view.map_delegate.colors.dark
+    assert not window.map_pane.view.map_delegate.colors.dark
     window.theme.set_mode("dark")
-    qtbot.waitUntil(lambda: window.tree.view.map_delegate.colors.dark, timeout=5_000)
+    qtbot.waitUntil(lambda: window.map_pane.view.map_delegate.colors.dark, timeout=5_000)
     window.chat.view.viewport().repaint()
     qtbot.waitUntil(lambda: not colorizer.busy(), timeout=10_000)
     window.chat.view.viewport().repaint()
@@ -332,7 +332,7 @@ def test_side_panes_collapse_with_their_toolbar_buttons_and_stay_so_after_a_rest
     chat_width = window.center.width()
     for button_name, pane in (
         ("sidebarToolButton", window.sidebar),
-        ("treeToolButton", window.tree),
+        ("mapToolButton", window.map_pane),
     ):
         button = window.findChild(QToolButton, button_name)
         assert button is not None and button.isVisible() and button.isChecked()
@@ -342,7 +342,7 @@ def test_side_panes_collapse_with_their_toolbar_buttons_and_stay_so_after_a_rest
     assert window.center.width() > chat_width + 400
     close(qtbot, window)
     again = open_window(qtbot, data, model)
-    assert again.sidebar.isHidden() and again.tree.isHidden()
+    assert again.sidebar.isHidden() and again.map_pane.isHidden()
     QTest.keyClick(again, Qt.Key.Key_B, Qt.KeyboardModifier.ControlModifier)
     assert not again.sidebar.isHidden()
     close(qtbot, again)
@@ -423,7 +423,7 @@ def test_the_chat_column_is_centred_and_at_most_760_px_of_text(
     window = seeded_window(qtbot, tmp_path, provider, workspace)
     window.resize(1800, 900)
     window.toggle_sidebar()
-    window.toggle_tree()
+    window.toggle_map()
     settle(qtbot, window)
     qtbot.waitUntil(lambda: painted(window, 0) is not None)
     width = window.chat.view.viewport().width()
@@ -436,7 +436,7 @@ def test_the_chat_column_is_centred_and_at_most_760_px_of_text(
     left, right = box.rect.left(), width - box.rect.right()
     assert abs(left - right) <= 4
     window.toggle_sidebar()
-    window.toggle_tree()
+    window.toggle_map()
     close(qtbot, window)
 
 
@@ -515,7 +515,7 @@ def map_current_entry(window: MainWindow) -> str | None:
     """The entry id of the branch map's current node."""
     from desktop_agent.gui.map._model import MapRole
 
-    index = window.tree.view.currentIndex()
+    index = window.map_pane.view.currentIndex()
     value = index.data(MapRole.ID) if index.isValid() else None
     return str(value) if value else None
 
@@ -546,11 +546,11 @@ def test_the_main_flow_works_with_the_keyboard_alone(
     window.composer.input.setFocus()
     for _ in range(5):  # F6 cycles the panes to the branch map
         focus = QApplication.focusWidget()
-        if focus is not None and window.tree.isAncestorOf(focus):
+        if focus is not None and window.map_pane.isAncestorOf(focus):
             break
         press(Qt.Key.Key_F6)
     map_view = QApplication.focusWidget()
-    assert map_view is not None and window.tree.isAncestorOf(map_view)
+    assert map_view is not None and window.map_pane.isAncestorOf(map_view)
     qtbot.waitUntil(lambda: window.focus_ring.isVisible() and window.focus_ring.target is map_view)
     for _ in range(40):  # move along the map to the first answer
         if map_current_entry(window) == first_answer:

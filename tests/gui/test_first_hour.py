@@ -96,7 +96,7 @@ def test_m1_f2_in_the_map_asks_for_a_label_and_the_node_shows_it(
     workspace: Path,
 ) -> None:
     window, ids, _ref = open_three(qtbot, tmp_path, provider, workspace)
-    pane = window.tree
+    pane = window.map_pane
     session = window.wb.session
     assert session is not None
 
@@ -132,13 +132,13 @@ def test_m2_changing_the_map_filter_filters_quietly(
     workspace: Path,
 ) -> None:
     window, _ids, _ref = open_three(qtbot, tmp_path, provider, workspace)
-    combo = window.tree.filter
+    combo = window.map_pane.filter
     combo.setFocus(Qt.FocusReason.TabFocusReason)
     names = []
     for _ in range(combo.count() - 1):
         QTest.keyClick(combo, Qt.Key.Key_Down)
         idle(qtbot, window)
-        names.append(window.tree.filter_name())
+        names.append(window.map_pane.filter_name())
     assert names == ["user", "labeled", "all"]
     assert window.wb.state.map_filter == "all"
     assert error_boxes(window) == []
@@ -162,7 +162,10 @@ def test_every_action_and_menu_entry_runs_once_without_an_error(
         assert isinstance(menu, QMenu)
         actions.extend(menu.actions())
     actions.extend(window.actions_by_name.values())
-    for context in (window.tree.context_menu_for(ids["q2"]), window.sidebar.context_menu_for(ref)):
+    for context in (
+        window.map_pane.context_menu_for(ids["q2"]),
+        window.sidebar.context_menu_for(ref),
+    ):
         assert context is not None
         for action in context.actions():
             sub = action.menu()

@@ -273,7 +273,7 @@ def test_clicking_a_tree_node_switches_branch_with_one_leaf_entry_and_is_restore
     ref = seed(data, workspace, build, store)
     window = open_window(qtbot, data, provider.model("anthropic-messages"), store=store)
     assert window.wb.ref == ref and window.chat.item_count() == 4
-    view = window.tree.view
+    view = window.map_pane.view
     qtbot.waitUntil(lambda: find_index(view.model(), ids["a2"]) is not None)
     target = find_index(view.model(), ids["a2"])
     view.scrollTo(target)

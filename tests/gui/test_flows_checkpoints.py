@@ -207,7 +207,7 @@ def test_settings_show_the_store_and_set_follow_branch(
     _first, _second = run(qtbot, two_versions(window.wb, provider, project))
     settled(qtbot, window)
     # The map marks the turns that changed files; hovering lists the files.
-    bmap, model = window.tree.bmap, window.tree.model()
+    bmap, model = window.map_pane.bmap, window.map_pane.model()
     marks = {bmap.rows[r].on_path: m for r, m in bmap.file_marks.items()}
     assert marks[True].changed == 3 and marks[False].changed == 1
     assert set(marks[True].files) == {"notes.txt", "extra.txt", "keep.txt"}
@@ -215,11 +215,11 @@ def test_settings_show_the_store_and_set_follow_branch(
     tip = model.data(model.index(row, 0), Qt.ItemDataRole.ToolTipRole)
     assert "Files changed (3):" in tip and "extra.txt" in tip
     assert model.data(model.index(row, 0), MapRole.FILES) == 3
-    window.tree.view.viewport().repaint()
-    assert window.tree.view.map_delegate.file_marks_painted > 0
+    window.map_pane.view.viewport().repaint()
+    assert window.map_pane.view.map_delegate.file_marks_painted > 0
 
     # "Show file changes…" on that row: the files and their diffs; revert one file.
-    menu = window.tree.context_menu_for(bmap.rows[row].entry_id)
+    menu = window.map_pane.context_menu_for(bmap.rows[row].entry_id)
     assert menu is not None
     action = menu.findChild(QAction, "showFileChanges")
     assert action is not None
@@ -308,7 +308,7 @@ def test_a_leaf_change_with_the_maps_keys_shows_the_bar_and_show_changes_the_dif
     settled(qtbot, window)
     session = window.wb.session
     assert session is not None
-    view, bmap = window.tree.view, window.tree.bmap
+    view, bmap = window.map_pane.view, window.map_pane.bmap
     view.setFocus()
     qtbot.waitUntil(view.hasFocus)
 

@@ -74,7 +74,7 @@ def test_tab_from_the_message_box_reaches_its_buttons_the_toolbar_and_every_pane
     expected = [
         "sendButton", "modelPicker", "thinkingPicker",
         "sidebarToolButton", "newSessionToolButton", "searchToolButton", "exportButton",
-        "settingsToolButton", "shortcutsToolButton", "treeToolButton",
+        "settingsToolButton", "shortcutsToolButton", "mapToolButton",
         "sessionSearch", "newSessionButton", "sessionList",
         "chatView", "branchTabs", "branchFilter", "branchTree",
     ]  # fmt: skip
@@ -93,11 +93,11 @@ def test_tab_from_the_message_box_reaches_its_buttons_the_toolbar_and_every_pane
     idle(qtbot, window)
     assert not window.wb.running and "Stopped" in painted_text(painted(window, 3))
     # a toolbar button works from the keyboard: Space on "Branch map" hides the map
-    window.findChild(QWidget, "treeToolButton").setFocus(Qt.FocusReason.TabFocusReason)  # type: ignore[union-attr]
+    window.findChild(QWidget, "mapToolButton").setFocus(Qt.FocusReason.TabFocusReason)  # type: ignore[union-attr]
     press(Qt.Key.Key_Space)
-    qtbot.waitUntil(lambda: window.tree.isHidden())
+    qtbot.waitUntil(lambda: window.map_pane.isHidden())
     press(Qt.Key.Key_Space)
-    qtbot.waitUntil(lambda: not window.tree.isHidden())
+    qtbot.waitUntil(lambda: not window.map_pane.isHidden())
     close(qtbot, window)
 
 
@@ -114,7 +114,7 @@ def test_brackets_switch_versions_in_the_map_alt_arrows_jump_forks_f2_labels(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     window, ids, _ref = open_three(qtbot, tmp_path, provider, workspace)
-    pane = window.tree
+    pane = window.map_pane
     session = window.wb.session
     assert session is not None
     pane.view.setFocus(Qt.FocusReason.OtherFocusReason)
@@ -181,7 +181,7 @@ def test_branch_list_filter_box_escape_clears_down_enters_the_list(
     workspace: Path,
 ) -> None:
     window, ids, _ref = open_three(qtbot, tmp_path, provider, workspace)
-    pane = window.tree
+    pane = window.map_pane
     session = window.wb.session
     assert session is not None
     box = pane.branch_filter
@@ -247,7 +247,7 @@ def test_the_chats_version_count_agrees_with_the_map_across_labels_and_settings(
     ids: dict[str, str] = {}
     seed(data, workspace, labelled_versions(ids), "jsonl")
     window = open_window(qtbot, data, provider.model("anthropic-messages"))
-    bmap = window.tree.bmap
+    bmap = window.map_pane.bmap
     assert len(bmap.siblings(bmap.row_of(ids["q2c"]))) == 3
     assert "3/3" in painted_text(painted(window, 2))
     chat = window.chat.view

@@ -278,7 +278,7 @@ def test_reload_after_another_program_appended(
         for x in map(json.loads, body.splitlines())
         if x.get("message", {}).get("content", [{}])[0].get("text") == "typed here meanwhile"
     )
-    assert find_index(window.tree.model(), ours["id"]) is not None
+    assert find_index(window.map_pane.model(), ours["id"]) is not None
     lines = [json.loads(x) for x in body.splitlines()]
     assert lines[-1]["type"] == "leaf" and lines[-1]["targetId"] == "pi000001"
     # The notice takes the user to their branch in one click.

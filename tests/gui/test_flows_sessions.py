@@ -152,7 +152,7 @@ def test_delete_opens_the_next_undo_brings_it_back_and_the_trash_lists_it(
     settle(qtbot, window)
     assert window.wb.session is None
     assert window.center.currentWidget() is window.start_page
-    assert window.tree.model().rowCount() == 0
+    assert window.map_pane.model().rowCount() == 0
     assert window.status.save.text() == "" and window.status.usage.text() == ""
     toggle = window.sidebar.trash_toggle
     QTest.mouseClick(toggle, Qt.MouseButton.LeftButton)
@@ -382,7 +382,7 @@ def test_window_size_splitter_and_tree_pane_are_restored(
     window.resize(780, 530)  # within the offscreen screen (800x600) and not the default
     window.splitter.setSizes([300, 500, 200])
     QTest.keyClick(window, Qt.Key.Key_T, Qt.KeyboardModifier.ControlModifier)
-    assert window.tree.isHidden()
+    assert window.map_pane.isHidden()
     QApplication.processEvents()
     sizes = window.splitter.sizes()
     size = (window.width(), window.height())
@@ -390,9 +390,9 @@ def test_window_size_splitter_and_tree_pane_are_restored(
     close(qtbot, window)
     again = new_window(qtbot, tmp_path, provider, store, workspace)
     assert (again.width(), again.height()) == size
-    assert again.tree.isHidden() and again.splitter.sizes()[:2] == sizes[:2]
+    assert again.map_pane.isHidden() and again.splitter.sizes()[:2] == sizes[:2]
     QTest.keyClick(again, Qt.Key.Key_T, Qt.KeyboardModifier.ControlModifier)
-    assert not again.tree.isHidden()
+    assert not again.map_pane.isHidden()
     close(qtbot, again)
 
 

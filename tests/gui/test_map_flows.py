@@ -67,13 +67,13 @@ def open_three(
 
 
 def row_of(window: MainWindow, entry_id: str) -> int:
-    return window.tree.bmap.row_of(entry_id)
+    return window.map_pane.bmap.row_of(entry_id)
 
 
 def click_row(
     window: MainWindow, entry_id: str, button: Qt.MouseButton = Qt.MouseButton.LeftButton
 ) -> None:
-    view = window.tree.view
+    view = window.map_pane.view
     index = find_index(view.model(), entry_id)
     assert index is not None, entry_id
     view.scrollTo(index)
@@ -97,7 +97,7 @@ def test_clicking_a_node_of_another_branch_moves_the_leaf_and_the_map_redraws(
     workspace: Path,
 ) -> None:
     window, ids, _ref = open_three(qtbot, tmp_path, provider, workspace, store)
-    pane = window.tree
+    pane = window.map_pane
     assert pane.objectName() == "branchPane" and pane.view.objectName() == "branchTree"
     bmap = pane.bmap
     names = {v: k for k, v in ids.items()}
@@ -136,12 +136,12 @@ def test_keyboard_along_the_lane_across_siblings_and_enter(
     workspace: Path,
 ) -> None:
     window, ids, _ref = open_three(qtbot, tmp_path, provider, workspace)
-    view = window.tree.view
+    view = window.map_pane.view
     view.setFocus(Qt.FocusReason.OtherFocusReason)
     qtbot.waitUntil(view.hasFocus)
 
     def at() -> str:
-        return window.tree.entry_at_row(view.currentIndex().row())
+        return window.map_pane.entry_at_row(view.currentIndex().row())
 
     assert at() == ids["a2c"]
     QTest.keyClick(view, Qt.Key.Key_Up)
@@ -168,7 +168,7 @@ def test_keyboard_along_the_lane_across_siblings_and_enter(
     qtbot.waitUntil(lambda: session.leaf_id() == ids["a2b"])
     idle(qtbot, window)
     assert "other answer about zebras" in painted_text(painted(window, 3))
-    assert window.tree.entry_at_row(view.currentIndex().row()) == ids["a2b"]
+    assert window.map_pane.entry_at_row(view.currentIndex().row()) == ids["a2b"]
     assert view.hasFocus()
     close(qtbot, window)
 
@@ -182,7 +182,7 @@ def test_context_menu_label_fork_and_summarize(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     window, ids, ref = open_three(qtbot, tmp_path, provider, workspace)
-    pane = window.tree
+    pane = window.map_pane
     session = window.wb.session
     assert session is not None
     # label, then remove it
@@ -233,7 +233,7 @@ def test_branches_list_newest_first_and_a_click_switches(
     workspace: Path,
 ) -> None:
     window, ids, _ref = open_three(qtbot, tmp_path, provider, workspace)
-    pane = window.tree
+    pane = window.map_pane
     tabs = pane.tabs
     QTest.mouseClick(tabs, Qt.MouseButton.LeftButton, pos=tabs.tabRect(1).center())
     assert pane.stack.currentWidget() is pane.branch_list and pane.branch_list.isVisible()
@@ -291,7 +291,7 @@ def test_search_hit_on_another_branch_asks_then_moves_the_leaf_and_marks_the_map
     QTest.keyClicks(sidebar.search, "zebras")
     qtbot.waitUntil(lambda: window.wb.query == "zebras", timeout=5000)
     idle(qtbot, window)
-    assert window.tree.bmap.hits == frozenset()  # nothing in the open session
+    assert window.map_pane.bmap.hits == frozenset()  # nothing in the open session
     index = sidebar._model.index_for_path(hit_ref)
     assert index.isValid()
     rect = sidebar.view.visualRect(index)
@@ -303,24 +303,24 @@ def test_search_hit_on_another_branch_asks_then_moves_the_leaf_and_marks_the_map
     # "No": the leaf stays, the hit's row is selected and marked
     assert session.leaf_id() == ids["a2c"]
     hit_row = row_of(window, ids["a2b"])
-    assert window.tree.bmap.hits == {hit_row}
-    assert window.tree.view.currentIndex().row() == hit_row
-    assert "search hit" in window.tree.model().accessible(hit_row)
+    assert window.map_pane.bmap.hits == {hit_row}
+    assert window.map_pane.view.currentIndex().row() == hit_row
+    assert "search hit" in window.map_pane.model().accessible(hit_row)
     # Again, "Yes": the leaf moves to that branch and the chat shows it
-    window.tree.view.setCurrentIndex(window.tree.model().index(0, 0))
+    window.map_pane.view.setCurrentIndex(window.map_pane.model().index(0, 0))
     run(qtbot, window.hits.go_to("zebras"))
     idle(qtbot, window)
     assert asked == ["zebras", "zebras"]
     assert session.leaf_id() == ids["a2b"]
     assert "zebras" in chat_text(window)
     hit_row = row_of(window, ids["a2b"])
-    assert window.tree.bmap.hits == {hit_row} and window.tree.bmap.rows[hit_row].lane == 0
-    assert window.tree.view.currentIndex().row() == hit_row
+    assert window.map_pane.bmap.hits == {hit_row} and window.map_pane.bmap.rows[hit_row].lane == 0
+    assert window.map_pane.view.currentIndex().row() == hit_row
     # clearing the search clears the marks
     sidebar.search.clear()
     qtbot.waitUntil(lambda: window.wb.query == "", timeout=5000)
     idle(qtbot, window)
-    assert window.tree.bmap.hits == frozenset()
+    assert window.map_pane.bmap.hits == frozenset()
     close(qtbot, window)
 
 
@@ -332,7 +332,7 @@ def test_screenshot_of_a_map_with_three_branches(
     workspace: Path,
 ) -> None:
     window, _ids, _ref = open_three(qtbot, tmp_path, provider, workspace)
-    pane = window.tree
+    pane = window.map_pane
     qtbot.waitUntil(lambda: all(pane.model().text(r) != "…" for r in range(len(pane.bmap))))
     settle(qtbot, window)
     SCREENSHOTS.mkdir(exist_ok=True)
@@ -382,13 +382,13 @@ def test_a_hit_inside_a_compacted_part_of_the_current_branch_scrolls_the_map_to_
         return True
 
     window.hits.ask_switch = ask  # type: ignore[method-assign]
-    view = window.tree.view
+    view = window.map_pane.view
     assert view.rowAt(0) > 0  # the map shows its end: the early rows are scrolled away
     run(qtbot, window.hits.go_to("walruses"))
     idle(qtbot, window)
     assert asked == []  # on the current branch: nothing to ask
     row = row_of(window, ids["old"])
-    assert view.currentIndex().row() == row and window.tree.bmap.hits == {row}
+    assert view.currentIndex().row() == row and window.map_pane.bmap.hits == {row}
     assert view.visualRect(view.currentIndex()).intersects(view.viewport().rect())
     session = window.wb.session
     assert session is not None and ids["old"] in window.wb.current_path()
@@ -438,7 +438,7 @@ def test_a_branch_switch_in_a_long_session_decodes_only_what_the_chat_shows(
     newly = set(tree.parsed) - decoded
     assert 0 < len(newly) <= 120, len(newly)  # a page or two, not the 1,440-message branch
     assert window.chat.model.rowCount() <= 60
-    bmap = window.tree.bmap
+    bmap = window.map_pane.bmap
     assert bmap.rows[bmap.leaf_row].entry_id == ids["b19"] and bmap.rows[bmap.leaf_row].lane == 0
     close(qtbot, window)
 

@@ -202,7 +202,8 @@ def test_native_box_commands() -> None:
 
 def test_lean_start_pauses_the_collector_and_skips_the_httpx_cli() -> None:
     """The launch starts without the cyclic GC (the app turns it on once its session is
-    shown) and without httpx's command-line tool, which imports rich and click."""
+    shown), without httpx's command-line tool, which imports rich and click, and with the
+    1 ms GIL switch interval that keeps the GUI thread responsive."""
     assert importlib.util.find_spec("rich") and importlib.util.find_spec("click")  # (dev venv)
     code = (
         "import gc, json, sys\n"
@@ -210,9 +211,9 @@ def test_lean_start_pauses_the_collector_and_skips_the_httpx_cli() -> None:
         "was_on = lean_start()\n"
         "import httpx\n"
         "print(json.dumps([was_on, gc.isenabled(), sorted({'rich', 'click'} & set(sys.modules)),"
-        " callable(httpx.main)]))\n"
+        " callable(httpx.main), sys.getswitchinterval()]))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )
-    assert json.loads(out.stdout) == [True, False, [], True]
+    assert json.loads(out.stdout) == [True, False, [], True, 0.001]
