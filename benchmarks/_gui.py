@@ -59,7 +59,9 @@ def child_env(*, bytecode: bool = True) -> dict[str, str]:
 
 def warm_bytecode(env: dict[str, str]) -> None:
     """Fill the children's bytecode cache (a no-op after the first benchmark run)."""
-    modules = "desktop_agent.app, desktop_agent.gui, anthropic, openai, tests.ai.provider_server"
+    modules = (
+        "desktop_agent.app, desktop_agent.gui, anthropic, openai, tests.helpers.provider_server"
+    )
     _timed([sys.executable, "-c", f"import {modules}"], env)
 
 

@@ -3,7 +3,7 @@ of which takes 5 s to start, reaches its first paint within 1.1x of a launch wit
 
 Both launches are ``python -m desktop_agent --data-dir D --smoke`` (offscreen, fresh
 interpreters, the children's own bytecode cache), alternated, median of `RUNS` after a
-warm-up of each. The servers are the test suite's MCPServer (``tests/mcp/mcp_server.py``)
+warm-up of each. The servers are the test suite's MCPServer (``tests/helpers/mcp_server.py``)
 over stdio; they start after the first paint, on the MCP worker thread. The figure is
 ``startup_ms`` (``run()`` to the first paint); ``settled_ms`` and the process wall time
 (which includes stopping the servers at quit) are printed beside it, and the in-process
@@ -36,7 +36,7 @@ def _write_servers(data_dir: str) -> None:
     def server(*flags: str) -> dict[str, Any]:
         return {
             "command": sys.executable,
-            "args": ["-m", "tests.mcp.mcp_server", *flags],
+            "args": ["-m", "tests.helpers.mcp_server", *flags],
             "cwd": REPO_ROOT,
         }
 

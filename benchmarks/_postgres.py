@@ -1,6 +1,6 @@
 """The PostgreSQL store against the SQLite and JSONL stores, in the same run (issue 23).
 
-A real server is started for the run (tests/_postgres.py: Debian's ``postgresql``, on
+A real server is started for the run (tests/helpers/postgres.py: Debian's ``postgresql``, on
 127.0.0.1, with its default durability: fsync and synchronous commit on). Figures:
 
 - list 10,000 sessions (`PostgresSessionRepo.list` / `SqliteSessionRepo.list`, and the
@@ -286,7 +286,7 @@ async def _measure(tmp: Path, url: str, report: Any) -> None:
 
 
 def bench_postgres(report: Any) -> None:
-    from tests._postgres import Cluster
+    from tests.helpers.postgres import Cluster
 
     tmp = Path(tempfile.mkdtemp(prefix="da-bench-pg-"))
     cluster = Cluster(options=())  # the server's default durability (fsync on)

@@ -5,7 +5,7 @@ interpreter with ``QT_QPA_PLATFORM=offscreen``. It
 
 1. writes a 2,000-message session (user/assistant turns with prose, Markdown code blocks
    and some tool calls with their results) into a temp ``--data-dir`` layout,
-2. starts `tests.ai.provider_server.ProviderServer` in a *separate process*
+2. starts `tests.helpers.provider_server.ProviderServer` in a *separate process*
    (``--serve``), so the fake provider's request parsing and validation do not compete
    for this process's GIL (a real provider is remote),
 3. opens the session in `desktop_agent.gui.MainWindow` on a real qasync loop,
@@ -51,7 +51,7 @@ BIG_ARGUMENT_BYTES = 1_000_000
 def big_write_replies() -> list[Any]:
     """A ``write`` tool call whose ``content`` argument is ~1 MB of code (streamed in the
     Anthropic dialect's small ``input_json_delta`` pieces), then the closing answer."""
-    from tests.ai.provider_server import Reply, ToolCallSpec
+    from tests.helpers.provider_server import Reply, ToolCallSpec
 
     line = "    value = compute(index, offset)  # a line of generated code\n"
     content = line * (BIG_ARGUMENT_BYTES // len(line) + 1)
@@ -62,7 +62,7 @@ def big_write_replies() -> list[Any]:
 def serve(replies: int) -> None:
     """``--serve N``: a ProviderServer with N scripted replies, then the 1 MB tool call;
     prints the model, waits."""
-    from tests.ai.provider_server import ProviderServer, Reply
+    from tests.helpers.provider_server import ProviderServer, Reply
 
     rng = random.Random(7)
     words = ["the", "session", "branch", "append", "entry", "leaf", "sync", "file", "test"]

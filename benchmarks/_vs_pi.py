@@ -53,7 +53,7 @@ class ProbeError(RuntimeError):
 
 
 def _node() -> str:
-    from tests.interop._pi import ensure_pi_installed
+    from tests.helpers.pi import ensure_pi_installed
 
     return ensure_pi_installed()
 

@@ -302,7 +302,7 @@ def self_test(server_url: str | None = None) -> dict[str, object]:
 
     The provider SDKs (imported by name on first use), their clients and TLS set-up, the
     packaged resources and the keyring backend. With ``server_url`` (a local test server
-    speaking the three wire APIs, tests/ai/provider_server.py) one reply is also streamed
+    speaking the three wire APIs, tests/helpers/provider_server.py) one reply is also streamed
     through each API, so the SDKs' lazily imported streaming code is exercised too.
     """
     import asyncio

@@ -114,7 +114,7 @@ def make_data(data: Path, work: Path, use_pi: bool) -> tuple[str, str | None]:
 
     expected: tuple[str, str | None] = asyncio.run(ours())
     if use_pi:
-        from tests.interop._pi import Pi
+        from tests.helpers.pi import Pi
 
         time.sleep(0.05)
         project = work / "pi-project"
@@ -140,7 +140,7 @@ def check_bundle(bundle: Path, data: Path, expected: tuple[str, str | None]) -> 
     for attempt in ("first start", "after a restart"):
         payload, _ = smoke([str(exe)], data)
         check(restored(payload, expected), f"bundle {attempt} restores {expected}: {payload}")
-    from tests.ai.provider_server import ProviderServer, Reply
+    from tests.helpers.provider_server import ProviderServer, Reply
 
     with ProviderServer() as server:
         server.default_reply = Reply(text="bundle ok")

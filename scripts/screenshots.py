@@ -1,7 +1,7 @@
 """Pictures of the real app for the README (issue 9 item 7); run by ``scripts/screenshots``.
 
 Starts ``python -m desktop_agent`` in a real X window (Xvfb + openbox, as scripts/try-in-xvfb
-does) against the test suite's scripted local server (tests/ai/provider_server.py, in this
+does) against the test suite's scripted local server (tests/helpers/provider_server.py, in this
 process), drives it with the keyboard through xdotool, and writes PNGs:
 
 1. first launch (the start page), 2. a streamed reply with code and a table, 3. a tool
@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.ai.provider_server import ProviderServer, Reply, ToolCallSpec  # noqa: E402
+from tests.helpers.provider_server import ProviderServer, Reply, ToolCallSpec  # noqa: E402
 
 PY = ROOT / ".venv" / "bin" / "python"
 SCREEN = "1440x900x24"

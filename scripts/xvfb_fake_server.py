@@ -1,6 +1,6 @@
 """A local OpenAI-compatible server for trying the app by hand (used by try-in-xvfb).
 
-Serves the test suite's scripted provider (tests/ai/provider_server.py) with one long
+Serves the test suite's scripted provider (tests/helpers/provider_server.py) with one long
 reply: a heading, a code block, a table and 24 short paragraphs. Prints its URL, then
 runs until stdin closes.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from tests.ai.provider_server import ProviderServer, Reply
+from tests.helpers.provider_server import ProviderServer, Reply
 
 LAST = "That is the end of the reply."
 

@@ -16,9 +16,15 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from tests.helpers import STORES
+
+if TYPE_CHECKING:
+    from tests.helpers.pi import Pi
+    from tests.helpers.provider_server import ProviderServer
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.pop("OPENAI_API_KEY", None)
@@ -67,11 +73,43 @@ def workspace(tmp_path: Path) -> Path:
     return folder
 
 
+@pytest.fixture(scope="module")
+def _provider_server() -> Iterator[ProviderServer]:
+    from tests.helpers.provider_server import ProviderServer
+
+    with ProviderServer() as server:
+        yield server
+
+
+@pytest.fixture
+def provider(_provider_server: ProviderServer) -> ProviderServer:
+    """The module's scripted model server (tests/helpers/provider_server.py), with nothing
+    left scripted by an earlier test."""
+    _provider_server.clear_script()
+    return _provider_server
+
+
+@pytest.fixture(params=STORES)
+def store(request: pytest.FixtureRequest) -> str:
+    """The session store a test runs on: every store-parametrized test runs on each."""
+    return str(request.param)
+
+
+@pytest.fixture(scope="session")
+def pi() -> Pi:
+    """The real Pi package (tests/helpers/pi.py), installed with ``npm ci`` once per test
+    session. A missing Node.js/npm or a failed install does not skip: every test using this
+    fixture fails with the reason (`Pi.run` raises it)."""
+    from tests.helpers.pi import Pi
+
+    return Pi.install()
+
+
 @pytest.fixture(scope="session")
 def postgres_cluster() -> Iterator[Any]:
-    """One real PostgreSQL server for the whole run (tests/_postgres.py), stopped at the
+    """One real PostgreSQL server for the whole run (tests/helpers/postgres.py), stopped at the
     end; started only by the tests that ask for it."""
-    from tests._postgres import Cluster
+    from tests.helpers.postgres import Cluster
 
     cluster = Cluster()
     try:
@@ -117,8 +155,8 @@ def _fail_on_hooks_and_leaks() -> Iterator[None]:
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """Print the reliability figures the tests recorded (tests/_figures.py)."""
-    from tests._figures import figures
+    """Print the reliability figures the tests recorded (tests/helpers/figures.py)."""
+    from tests.helpers.figures import figures
 
     recorded = figures()
     if not recorded:

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.ai.provider_server import ProviderServer
+from tests.helpers.provider_server import ProviderServer
 
 
 @pytest.fixture

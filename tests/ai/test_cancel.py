@@ -17,7 +17,7 @@ from desktop_agent.ai import (
     complete,
     stream,
 )
-from tests.ai.provider_server import ProviderServer, Reply, user
+from tests.helpers.provider_server import ProviderServer, Reply, user
 
 APIS = ["anthropic-messages", "openai-responses", "openai-completions"]
 pytestmark = pytest.mark.asyncio

@@ -17,7 +17,7 @@ from desktop_agent.ai import (
     classify_error,
 )
 from desktop_agent.ai._errors import classify_exception
-from tests.ai.provider_server import HttpError, ProviderServer, Reply, run_stream, user
+from tests.helpers.provider_server import HttpError, ProviderServer, Reply, run_stream, user
 
 APIS = ["anthropic-messages", "openai-responses", "openai-completions"]
 

@@ -27,7 +27,7 @@ from desktop_agent.ai import (
     supported_thinking_levels,
     thinking_value,
 )
-from tests.ai.provider_server import ProviderServer, Reply, run_stream, user
+from tests.helpers.provider_server import ProviderServer, Reply, run_stream, user
 
 # ---------------------------------------------------------------------------- catalogue
 

@@ -17,7 +17,7 @@ from desktop_agent.ai import (
     ToolResultMessage,
     transform_messages,
 )
-from tests.ai.provider_server import ProviderServer, Reply, ToolCallSpec, run_stream, user
+from tests.helpers.provider_server import ProviderServer, Reply, ToolCallSpec, run_stream, user
 
 
 def result(call: ToolCall, text: str) -> ToolResultMessage:

@@ -25,7 +25,7 @@ from desktop_agent.ai import (
     classify_error,
     stream,
 )
-from tests.ai.provider_server import (
+from tests.helpers.provider_server import (
     HttpError,
     ProviderServer,
     Reply,

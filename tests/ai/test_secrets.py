@@ -7,7 +7,7 @@ import logging
 import pytest
 
 from desktop_agent.ai import LlmContext, StreamOptions, classify_error
-from tests.ai.provider_server import HttpError, ProviderServer, Reply, run_stream, user
+from tests.helpers.provider_server import HttpError, ProviderServer, Reply, run_stream, user
 
 CANARY = "sk-canary-7f3a9c1e5b2d4f608a1c3e5g7i9k"
 APIS = ["anthropic-messages", "openai-responses", "openai-completions"]

@@ -20,7 +20,7 @@ import pytest
 from desktop_agent.ai import LlmContext, ToolCall
 from desktop_agent.ai._providers._merge import ANTHROPIC, COMPLETIONS, RESPONSES
 from desktop_agent.ai._providers._worker import sdk_events
-from tests.ai.provider_server import ProviderServer, Reply, ToolCallSpec, run_stream, user
+from tests.helpers.provider_server import ProviderServer, Reply, ToolCallSpec, run_stream, user
 
 pytestmark = pytest.mark.asyncio
 

@@ -20,8 +20,8 @@ from keyring.backends import fail
 from desktop_agent.ai import TextContent, UserMessage
 from desktop_agent.config import KeyFile, KeyStore
 from desktop_agent.session import JsonlSessionRepo
-from tests.ai.provider_server import ProviderServer
 from tests.app.test_smoke import run_smoke
+from tests.helpers.provider_server import ProviderServer
 
 NO_KEYCHAIN = {"PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
 

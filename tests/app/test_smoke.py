@@ -76,7 +76,7 @@ def _settings_with_server(data_dir: Path, url: str) -> None:
 
 @pytest.mark.asyncio
 async def test_smoke_names_the_model_of_a_local_server_from_settings(tmp_path: Path) -> None:
-    from tests.ai.provider_server import ProviderServer
+    from tests.helpers.provider_server import ProviderServer
 
     repo = JsonlSessionRepo(tmp_path / "sessions")
     s = await repo.create(cwd=str(tmp_path))

@@ -21,7 +21,7 @@ from desktop_agent.checkpoints import (
     FolderCheckpoints,
     Snapshot,
 )
-from tests.checkpoints._repo import dot_git_fingerprint, folder_files, git, make_user_repo
+from tests.helpers.git_repo import dot_git_fingerprint, folder_files, git, make_user_repo
 from tests.session.test_real_fs import mounted
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from desktop_agent.config import KeyStore
-from tests._canaries import env_vars, make_canaries, scan_bytes
+from tests.helpers.canaries import env_vars, make_canaries, scan_bytes
 
 CHILD = textwrap.dedent(
     """

@@ -13,7 +13,7 @@ import pytest
 from keyring.backends import chainer, fail, null
 
 from desktop_agent.config import KeyStore, KeyStoreError, backend_problem, is_local_url
-from tests.config.conftest import MemoryKeyring
+from tests.helpers.keyring import MemoryKeyring
 
 SECRET = "sk-ant-test-0123456789abcdefghij"
 OTHER = "sk-env-abcdefghijklmnopqrstuvwxyz"
@@ -27,7 +27,7 @@ async def test_round_trip_in_the_keychain(
     store = KeyStore(environ={})
     await store.load(["anthropic", "openai"])
     assert store.available and store.problem is None
-    assert store.backend_name == "tests.config.conftest.MemoryKeyring"
+    assert store.backend_name == "tests.helpers.keyring.MemoryKeyring"
     assert not store.has_key("anthropic")
     await store.set("anthropic", SECRET)
     assert memory_keyring.store == {("DesktopAgent", "anthropic"): SECRET}

@@ -1,4 +1,4 @@
-"""GUI test fixtures: a running qasync loop (PLATFORM.md §3 pattern C) and app services.
+"""GUI test fixtures: a running qasync loop (PLATFORM.md §3 pattern C).
 
 Tests here are synchronous pytest-qt tests; coroutines run as tasks on a qasync loop
 marked as running, and tests wait with ``qtbot.waitUntil`` (never inside a coroutine).
@@ -13,9 +13,6 @@ from collections.abc import Iterator
 import pytest
 import qasync
 from PySide6.QtWidgets import QApplication
-
-from tests._workbench import STORES
-from tests.ai.provider_server import ProviderServer
 
 
 @pytest.fixture(scope="session")
@@ -58,22 +55,3 @@ def running_qloop(
     finally:
         asyncio.events._set_running_loop(None)
         asyncio.set_event_loop(None)
-
-
-@pytest.fixture(scope="module")
-def _provider_server() -> Iterator[ProviderServer]:
-    with ProviderServer() as server:
-        yield server
-
-
-@pytest.fixture
-def provider(_provider_server: ProviderServer) -> ProviderServer:
-    """The module's provider test server, with nothing left scripted by an earlier test."""
-    _provider_server.clear_script()
-    return _provider_server
-
-
-@pytest.fixture(params=STORES)
-def store(request: pytest.FixtureRequest) -> str:
-    """The session store a window test runs on: every flow runs on both."""
-    return str(request.param)

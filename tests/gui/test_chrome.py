@@ -27,9 +27,8 @@ from desktop_agent.gui.chat._parts import BoxPart, ButtonPart, TextPart
 from desktop_agent.gui.chat._render import MAX_TEXT_WIDTH, PAD
 from desktop_agent.session import Session
 from desktop_agent.workbench import SettingsForm
-from tests._workbench import answer, seed, user
-from tests.ai.provider_server import ProviderServer, Reply
-from tests.gui._window import (
+from tests.helpers.provider_server import ProviderServer, Reply
+from tests.helpers.window import (
     SCREENSHOTS,
     close,
     idle,
@@ -41,6 +40,7 @@ from tests.gui._window import (
     settle,
     type_and_send,
 )
+from tests.helpers.workbench import answer, seed, user
 
 
 @pytest.fixture(autouse=True)

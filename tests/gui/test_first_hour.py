@@ -32,9 +32,9 @@ from desktop_agent.config import ProviderSettings, Settings, load_settings
 from desktop_agent.gui import MainWindow
 from desktop_agent.gui._dialogs import SettingsDialog
 from desktop_agent.gui.chat._parts import DocPart
-from tests._workbench import make_workbench
-from tests.ai.provider_server import HttpError, ProviderServer, Reply, ToolCallSpec
-from tests.gui._window import (
+from tests.gui.test_map_flows import open_three, row_of
+from tests.helpers.provider_server import HttpError, ProviderServer, Reply, ToolCallSpec
+from tests.helpers.window import (
     click_button,
     close,
     idle,
@@ -46,7 +46,7 @@ from tests.gui._window import (
     settle,
     type_and_send,
 )
-from tests.gui.test_map_flows import open_three, row_of
+from tests.helpers.workbench import make_workbench
 
 
 @contextmanager

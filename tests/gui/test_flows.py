@@ -15,9 +15,8 @@ from pytestqt.qtbot import QtBot
 from desktop_agent.ai import AssistantMessage
 from desktop_agent.session import Session
 from desktop_agent.tools import ApprovalDecision, ApprovalRequest
-from tests._workbench import answer, seed, user
-from tests.ai.provider_server import HttpError, ProviderServer, Reply, ToolCallSpec
-from tests.gui._window import (
+from tests.helpers.provider_server import HttpError, ProviderServer, Reply, ToolCallSpec
+from tests.helpers.window import (
     SCREENSHOTS,
     click_button,
     close,
@@ -32,6 +31,7 @@ from tests.gui._window import (
     settle,
     type_and_send,
 )
+from tests.helpers.workbench import answer, seed, user
 
 LAST_SENTENCE = "That is the end of the reply."
 

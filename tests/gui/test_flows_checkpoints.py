@@ -24,11 +24,11 @@ from desktop_agent.gui._dialogs import SettingsDialog
 from desktop_agent.gui._file_changes import FileChangesDialog
 from desktop_agent.gui.map._model import MapRole
 from desktop_agent.workbench import SettingsForm
-from tests._workbench import make_workbench
-from tests.ai.provider_server import ProviderServer, Reply, ToolCallSpec
-from tests.checkpoints._repo import dot_git_fingerprint, folder_files, make_user_repo
-from tests.gui._window import close, idle, open_window, painted, painted_text, run, type_and_send
 from tests.gui.test_map_flows import click_row
+from tests.helpers.git_repo import dot_git_fingerprint, folder_files, make_user_repo
+from tests.helpers.provider_server import ProviderServer, Reply, ToolCallSpec
+from tests.helpers.window import close, idle, open_window, painted, painted_text, run, type_and_send
+from tests.helpers.workbench import make_workbench
 from tests.workbench.test_checkpoints import V1, V2, assert_version, two_versions
 
 ALT = Qt.KeyboardModifier.AltModifier

@@ -16,8 +16,8 @@ from pytestqt.qtbot import QtBot
 from desktop_agent.gui import MainWindow
 from desktop_agent.gui.chat._highlight import STYLES, style_format
 from desktop_agent.gui.chat._parts import DocPart
-from tests.ai.provider_server import ProviderServer, Reply
-from tests.gui._window import (
+from tests.helpers.provider_server import ProviderServer, Reply
+from tests.helpers.window import (
     SCREENSHOTS,
     close,
     idle,

@@ -19,9 +19,9 @@ from desktop_agent.gui._actions import shortcut_rows
 from desktop_agent.gui.map import MapPane
 from desktop_agent.gui.sidebar import SessionSidebar
 from desktop_agent.session import Session
-from tests._workbench import answer, seed, user
-from tests.ai.provider_server import ProviderServer, Reply
-from tests.gui._window import (
+from tests.gui.test_map_flows import open_three
+from tests.helpers.provider_server import ProviderServer, Reply
+from tests.helpers.window import (
     close,
     idle,
     new_window,
@@ -30,7 +30,7 @@ from tests.gui._window import (
     painted_text,
     type_and_send,
 )
-from tests.gui.test_map_flows import open_three
+from tests.helpers.workbench import answer, seed, user
 
 ALT = Qt.KeyboardModifier.AltModifier
 

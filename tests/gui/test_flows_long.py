@@ -23,9 +23,8 @@ from desktop_agent.session._jsonl import encode_cwd
 from desktop_agent.utils.text import message_text
 from desktop_agent.workbench import INLINE_ENTRIES, PAGE
 from desktop_agent.workbench import _store as store_module
-from tests._workbench import make_workbench
-from tests.ai.provider_server import ProviderServer, Reply
-from tests.gui._window import (
+from tests.helpers.provider_server import ProviderServer, Reply
+from tests.helpers.window import (
     close,
     idle,
     on_screen,
@@ -36,6 +35,7 @@ from tests.gui._window import (
     settle,
     type_and_send,
 )
+from tests.helpers.workbench import make_workbench
 
 TURNS = 1_100  # 2,200+ entries: more than INLINE_ENTRIES, so pages are read off the loop
 

@@ -31,9 +31,9 @@ from desktop_agent.gui._mcp import McpServersDialog
 from desktop_agent.tools import ApprovalDecision, ApprovalRequest
 from desktop_agent.utils import Redactor
 from desktop_agent.workbench import McpServers
-from tests._workbench import make_workbench
-from tests.ai.provider_server import ProviderServer, Reply, ToolCallSpec
-from tests.gui._window import (
+from tests.helpers.mcp_servers import REPO
+from tests.helpers.provider_server import ProviderServer, Reply, ToolCallSpec
+from tests.helpers.window import (
     close,
     idle,
     open_window,
@@ -42,7 +42,7 @@ from tests.gui._window import (
     run,
     type_and_send,
 )
-from tests.mcp._servers import REPO
+from tests.helpers.workbench import make_workbench
 
 TOKEN = "mcp-test-token-0123456789abcdef"
 ECHOED = f"from the model {TOKEN}"
@@ -53,7 +53,7 @@ def write_config(data: Path, *flags: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     server = {
         "command": sys.executable,
-        "args": ["-m", "tests.mcp.mcp_server", *flags],
+        "args": ["-m", "tests.helpers.mcp_server", *flags],
         "cwd": str(REPO),
         "env": {"TESTS_API_TOKEN": TOKEN},
     }
@@ -266,7 +266,11 @@ def test_the_servers_menu_and_dialog_add_edit_disable_restart_import_and_remove(
     assert editor.error.text().startswith("This is not valid JSON")
     assert "second" not in config_file.read_text()
     editor.entry.selectAll()
-    entry = {"command": sys.executable, "args": ["-m", "tests.mcp.mcp_server"], "cwd": str(REPO)}
+    entry = {
+        "command": sys.executable,
+        "args": ["-m", "tests.helpers.mcp_server"],
+        "cwd": str(REPO),
+    }
     QTest.keyClicks(editor.entry, json.dumps(entry))
     QTest.keyClick(editor.name, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: "second: ready (7 tools)" in list_texts(dialog), timeout=30_000)
@@ -317,7 +321,11 @@ def test_a_folders_own_mcp_file_is_offered_once_and_used_only_after_the_person_a
     workspace: Path,
 ) -> None:
     data = tmp_path / "data"
-    entry = {"command": sys.executable, "args": ["-m", "tests.mcp.mcp_server"], "cwd": str(REPO)}
+    entry = {
+        "command": sys.executable,
+        "args": ["-m", "tests.helpers.mcp_server"],
+        "cwd": str(REPO),
+    }
     (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"proj": entry}}))
     other = tmp_path / "other"
     (other / ".pi").mkdir(parents=True)

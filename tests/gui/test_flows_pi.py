@@ -27,9 +27,11 @@ from desktop_agent.gui._dialogs import PersistenceErrorDialog, SettingsDialog
 from desktop_agent.gui.sidebar import SidebarRole
 from desktop_agent.session import encode_cwd
 from desktop_agent.workbench import SettingsForm
-from tests._workbench import make_workbench
-from tests.ai.provider_server import ProviderServer, Reply
-from tests.gui._window import (
+from tests.helpers.pi import Pi
+from tests.helpers.pi_cli import MODEL as PI_MODEL
+from tests.helpers.pi_cli import PROVIDER as PI_PROVIDER
+from tests.helpers.provider_server import ProviderServer, Reply
+from tests.helpers.window import (
     SCREENSHOTS,
     close,
     find_index,
@@ -41,10 +43,7 @@ from tests.gui._window import (
     settle,
     type_and_send,
 )
-from tests.interop._pi import Pi
-from tests.interop._pi_cli import MODEL as PI_MODEL
-from tests.interop._pi_cli import PROVIDER as PI_PROVIDER
-from tests.interop.conftest import pi  # noqa: F401  (the real Pi packages, installed once)
+from tests.helpers.workbench import make_workbench
 from tests.session.test_legacy import place, v2_file
 from tests.workbench.test_pi_sessions import outside_append, pi_session
 
@@ -109,7 +108,7 @@ def test_a_pi_cli_session_opens_from_the_sidebar_and_continues_in_place(
     running_qloop: asyncio.AbstractEventLoop,
     tmp_path: Path,
     provider: ProviderServer,
-    pi: Pi,  # noqa: F811
+    pi: Pi,
     pi_folder: Path,
     workspace: Path,
 ) -> None:
@@ -338,12 +337,12 @@ def test_pi_and_the_window_take_turns_on_one_session(
     running_qloop: asyncio.AbstractEventLoop,
     tmp_path: Path,
     provider: ProviderServer,
-    pi: Pi,  # noqa: F811
+    pi: Pi,
     workspace: Path,
 ) -> None:
     """The real Pi CLI (print mode) starts a session; the window continues it from the
     sidebar's Pi section; ``pi --continue`` then carries on after our turn."""
-    from tests.interop._pi_cli import PiCli
+    from tests.helpers.pi_cli import PiCli
     from tests.interop.test_pi_cli import user_texts
 
     cli = PiCli(pi, provider, tmp_path / "cli")

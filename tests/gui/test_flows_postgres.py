@@ -1,6 +1,6 @@
 """Sessions on a PostgreSQL server shared by two computers (issue 23's acceptance), through
 the real windows and a real app process, against the suite's own cluster
-(tests/_postgres.py) and scripted model server.
+(tests/helpers/postgres.py) and scripted model server.
 
 "Two computers" are app instances with data folders of their own on one database: the
 first is a window in this process, the second an app process (``--smoke``) and a second
@@ -31,11 +31,11 @@ from desktop_agent.gui._dialogs import PersistenceErrorDialog, SettingsDialog
 from desktop_agent.session import PostgresSessionRepo, SessionMetadata
 from desktop_agent.utils.text import message_text
 from desktop_agent.workbench import PostgresStore, SettingsForm, Shared, connect_shared
-from tests._postgres import Cluster
-from tests._workbench import make_workbench
-from tests.ai.provider_server import ProviderServer, Reply
-from tests.config.conftest import MemoryKeyring
-from tests.gui._window import close, idle, open_window, painted, painted_text, run, type_and_send
+from tests.helpers.keyring import MemoryKeyring
+from tests.helpers.postgres import Cluster
+from tests.helpers.provider_server import ProviderServer, Reply
+from tests.helpers.window import close, idle, open_window, painted, painted_text, run, type_and_send
+from tests.helpers.workbench import make_workbench
 
 
 def computer(

@@ -1,6 +1,6 @@
 """What the agent is told about the project, through the real window (issue 19).
 
-The issue's folder (`tests.prompt._folder`, the one the Pi CLI test uses) plus a skill
+The issue's folder (`tests.helpers.prompt_folder`, the one the Pi CLI test uses) plus a skill
 without a description: the first request carries the appended text, the context files in
 Pi's order, the skill and the date, and the broken skill is named in a notice; typing
 ``/rev``, Enter on the completion, ``src/app.py quickly`` and Enter sends the template
@@ -26,9 +26,9 @@ from pytestqt.qtbot import QtBot
 from desktop_agent.gui._context_view import ContextDialog
 from desktop_agent.gui.sidebar import SessionSidebar
 from desktop_agent.harness import HarnessSettings
-from tests._workbench import make_workbench
-from tests.ai.provider_server import ProviderServer, Reply
-from tests.gui._window import (
+from tests.helpers.prompt_folder import APPEND, GLOBAL, REPO, SUB, build_folder
+from tests.helpers.provider_server import ProviderServer, Reply
+from tests.helpers.window import (
     SCREENSHOTS,
     close,
     idle,
@@ -38,8 +38,8 @@ from tests.gui._window import (
     run,
     type_and_send,
 )
-from tests.prompt._folder import APPEND, GLOBAL, REPO, SUB, build_folder
-from tests.prompt._wire import last_user_text, system_text
+from tests.helpers.wire import last_user_text, system_text
+from tests.helpers.workbench import make_workbench
 
 
 def card_texts(window: Any) -> list[str]:

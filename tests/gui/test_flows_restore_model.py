@@ -15,9 +15,9 @@ from pytestqt.qtbot import QtBot
 from desktop_agent.ai import TextContent, UserMessage
 from desktop_agent.config import ProviderSettings, Settings
 from desktop_agent.session import Session
-from tests._workbench import make_workbench, seed
-from tests.ai.provider_server import ProviderServer
-from tests.gui._window import close, open_window, settle
+from tests.helpers.provider_server import ProviderServer
+from tests.helpers.window import close, open_window, settle
+from tests.helpers.workbench import make_workbench, seed
 
 
 def test_a_local_session_whose_server_is_down_keeps_its_model_and_tries_again(

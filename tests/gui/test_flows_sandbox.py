@@ -28,9 +28,9 @@ from pytestqt.qtbot import QtBot
 from desktop_agent.gui import MainWindow
 from desktop_agent.tools import APPROVAL_CUSTOM_TYPE, Sandbox, detect_sandbox
 from desktop_agent.tools._sandbox import BWRAP_MISSING
-from tests._workbench import make_workbench
-from tests.ai.provider_server import ProviderServer, Reply, ToolCallSpec
-from tests.gui._window import close, idle, open_window, painted, painted_text, run, type_and_send
+from tests.helpers.provider_server import ProviderServer, Reply, ToolCallSpec
+from tests.helpers.window import close, idle, open_window, painted, painted_text, run, type_and_send
+from tests.helpers.workbench import make_workbench
 
 ALT = Qt.KeyboardModifier.AltModifier
 

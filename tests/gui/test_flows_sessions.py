@@ -23,9 +23,8 @@ from desktop_agent.gui._dialogs import PersistenceErrorDialog, SettingsDialog
 from desktop_agent.session import Session
 from desktop_agent.workbench import SettingsForm
 from desktop_agent.workbench import _models as models_module
-from tests._workbench import answer, damage_second_entry, make_workbench, seed, user
-from tests.ai.provider_server import ProviderServer, Reply
-from tests.gui._window import (
+from tests.helpers.provider_server import ProviderServer, Reply
+from tests.helpers.window import (
     SCREENSHOTS,
     close,
     idle,
@@ -35,6 +34,7 @@ from tests.gui._window import (
     settle,
     type_and_send,
 )
+from tests.helpers.workbench import answer, damage_second_entry, make_workbench, seed, user
 
 
 def send(qtbot: QtBot, window: MainWindow, text: str) -> None:

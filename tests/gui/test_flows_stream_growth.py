@@ -20,8 +20,8 @@ from desktop_agent.gui import MainWindow
 from desktop_agent.gui.chat import ChatItem, ChatPane
 from desktop_agent.gui.chat._highlight import STYLES, style_format
 from desktop_agent.gui.chat._parts import DocPart
-from tests.ai.provider_server import ProviderServer, Reply
-from tests.gui._window import close, idle, new_window, painted, settle, type_and_send
+from tests.helpers.provider_server import ProviderServer, Reply
+from tests.helpers.window import close, idle, new_window, painted, settle, type_and_send
 
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
 

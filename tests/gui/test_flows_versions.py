@@ -11,9 +11,9 @@ from pytestqt.qtbot import QtBot
 
 from desktop_agent.session import Session
 from desktop_agent.utils.versions import APP_VERSION
-from tests._workbench import answer, make_workbench, seed, user
-from tests.ai.provider_server import ProviderServer
-from tests.gui._window import close, open_window, run, settle
+from tests.helpers.provider_server import ProviderServer
+from tests.helpers.window import close, open_window, run, settle
+from tests.helpers.workbench import answer, make_workbench, seed, user
 
 NEWER = "99.2.0"
 

@@ -17,8 +17,8 @@ from pytestqt.qtbot import QtBot
 import desktop_agent.gui._heap as gc_module
 from desktop_agent.gui import MainWindow
 from desktop_agent.gui.chat import _highlight as hl
-from tests.ai.provider_server import ProviderServer, Reply
-from tests.gui._window import close, idle, new_window, run, settle, type_and_send
+from tests.helpers.provider_server import ProviderServer, Reply
+from tests.helpers.window import close, idle, new_window, run, settle, type_and_send
 
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
 

@@ -17,9 +17,8 @@ from pytestqt.qtbot import QtBot
 from desktop_agent.gui import MainWindow
 from desktop_agent.gui.map import MapPane
 from desktop_agent.session import Session
-from tests._workbench import answer, seed, user
-from tests.ai.provider_server import ProviderServer, Reply
-from tests.gui._window import (
+from tests.helpers.provider_server import ProviderServer, Reply
+from tests.helpers.window import (
     SCREENSHOTS,
     close,
     find_index,
@@ -30,6 +29,7 @@ from tests.gui._window import (
     run,
     settle,
 )
+from tests.helpers.workbench import answer, seed, user
 
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
 

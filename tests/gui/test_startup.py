@@ -12,9 +12,9 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from desktop_agent.workbench import INLINE_ENTRIES, Workbench
-from tests.ai.provider_server import ProviderServer
-from tests.gui._window import close, open_window
 from tests.gui.test_flows_long import TURNS, long_session
+from tests.helpers.provider_server import ProviderServer
+from tests.helpers.window import close, open_window
 
 
 def test_the_sdk_warm_up_starts_after_the_restored_session_is_settled(

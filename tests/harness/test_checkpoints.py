@@ -33,10 +33,10 @@ from desktop_agent.tools import (
     Workspace,
     built_in_tools,
 )
-from tests.ai.provider_server import ProviderServer, Reply, ToolCallSpec
-from tests.checkpoints._repo import dot_git_fingerprint, make_user_repo
-from tests.interop._pi import Pi
-from tests.interop._pi_cli import MODEL, PROVIDER, PiCli, encode
+from tests.helpers.git_repo import dot_git_fingerprint, make_user_repo
+from tests.helpers.pi import Pi
+from tests.helpers.pi_cli import MODEL, PROVIDER, PiCli, encode
+from tests.helpers.provider_server import ProviderServer, Reply, ToolCallSpec
 
 
 @pytest.fixture(scope="module")

@@ -34,8 +34,8 @@ from desktop_agent.harness import (
 )
 from desktop_agent.session import CompactionEntry, JsonlSessionRepo, MessageEntry, Session
 from desktop_agent.session._platform import OS_FILE_OPS
-from tests.ai.provider_server import HttpError, ProviderServer, Reply, ToolCallSpec
-from tests.interop._pi import Pi
+from tests.helpers.pi import Pi
+from tests.helpers.provider_server import HttpError, ProviderServer, Reply, ToolCallSpec
 
 KEY = "sk-test-harness"
 

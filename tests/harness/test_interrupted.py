@@ -39,7 +39,7 @@ from desktop_agent.harness import (
 )
 from desktop_agent.session import JsonlSessionRepo, MessageEntry
 from desktop_agent.tools import ApprovalPolicy, Workspace, built_in_tools
-from tests.ai.provider_server import ProviderServer, Reply, ToolCallSpec
+from tests.helpers.provider_server import ProviderServer, Reply, ToolCallSpec
 
 APIS = ["anthropic-messages", "openai-responses", "openai-completions"]
 CALL_IDS = {

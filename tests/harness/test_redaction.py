@@ -24,8 +24,8 @@ from desktop_agent.harness import (
 from desktop_agent.session import JsonlSessionRepo, MessageEntry, Session
 from desktop_agent.tools import ApprovalPolicy, Workspace, built_in_tools
 from desktop_agent.utils import Redactor, marker
-from tests._canaries import make_canaries, scan_bytes
-from tests.ai.provider_server import ProviderServer, Reply, ToolCallSpec
+from tests.helpers.canaries import make_canaries, scan_bytes
+from tests.helpers.provider_server import ProviderServer, Reply, ToolCallSpec
 
 CANARIES = make_canaries()
 BY_NAME = {c.name: c for c in CANARIES}

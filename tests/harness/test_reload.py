@@ -20,7 +20,7 @@ from desktop_agent.harness import (
     PersistenceRestoredEvent,
 )
 from desktop_agent.session import JsonlSessionRepo, Session
-from tests.ai.provider_server import ProviderServer, Reply
+from tests.helpers.provider_server import ProviderServer, Reply
 
 
 @pytest.fixture(scope="module")

@@ -13,8 +13,8 @@ from desktop_agent.ai import ToolResultMessage
 from desktop_agent.harness import AgentHarness, HarnessSettings
 from desktop_agent.session import JsonlSessionRepo, MessageEntry
 from desktop_agent.tools import ApprovalPolicy, BashTool, Workspace, detect_sandbox
-from tests.ai.provider_server import ProviderServer, Reply, ToolCallSpec
-from tests.tools.conftest import tree_hash
+from tests.helpers.provider_server import ProviderServer, Reply, ToolCallSpec
+from tests.helpers.sandbox import tree_hash
 
 
 @pytest.mark.asyncio

@@ -31,7 +31,7 @@ from desktop_agent.tools import (
     Workspace,
     built_in_tools,
 )
-from tests.ai.provider_server import ProviderServer, Reply, ToolCallSpec
+from tests.helpers.provider_server import ProviderServer, Reply, ToolCallSpec
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,8 @@ import pytest
 
 from desktop_agent.harness import AgentHarness, HarnessError, HarnessEvent, MessageSavedEvent
 from desktop_agent.session import JsonlSessionRepo
-from tests._workbench import answer, user
-from tests.ai.provider_server import ProviderServer, Reply
+from tests.helpers.provider_server import ProviderServer, Reply
+from tests.helpers.workbench import answer, user
 
 pytestmark = pytest.mark.asyncio
 

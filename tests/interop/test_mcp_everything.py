@@ -15,8 +15,8 @@ import pytest
 from desktop_agent.ai import ImageContent
 from desktop_agent.mcp import McpConfig, McpManager, McpServerConfig
 from desktop_agent.tools import ToolContext, ToolResult, Workspace, run_tool
-from tests.interop._pi import NODE_MODULES, Pi
-from tests.mcp._servers import free_port, tool, until
+from tests.helpers.mcp_servers import free_port, tool, until
+from tests.helpers.pi import NODE_MODULES, Pi
 
 pytestmark = pytest.mark.interop
 

@@ -48,9 +48,9 @@ from desktop_agent.session import (
     encode_cwd,
 )
 from desktop_agent.tools import ReadTool, ToolContext, Workspace, run_tool
-from tests.ai.provider_server import ProviderServer, Reply, ToolCallSpec
-from tests.interop._pi import Pi
-from tests.interop._pi_cli import MODEL, PROVIDER, PiCli
+from tests.helpers.pi import Pi
+from tests.helpers.pi_cli import MODEL, PROVIDER, PiCli
+from tests.helpers.provider_server import ProviderServer, Reply, ToolCallSpec
 from tests.interop.test_pi_interop import typed
 from tests.session.test_legacy import v1_file, v2_file
 

@@ -40,7 +40,7 @@ from desktop_agent.session import (
     SessionMetadata,
 )
 from desktop_agent.utils.versions import APP_VERSION
-from tests.interop._pi import PI_VERSION, Pi
+from tests.helpers.pi import PI_VERSION, Pi
 
 pytestmark = pytest.mark.interop
 

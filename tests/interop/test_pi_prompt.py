@@ -23,11 +23,9 @@ from pathlib import Path
 import pytest
 
 from desktop_agent.prompt import ProjectPrompt, Template, ToolLine, expand_template
-from tests._workbench import make_workbench
-from tests.ai.provider_server import ProviderServer, Reply
-from tests.interop._pi import NODE_MODULES, Pi
-from tests.interop._pi_cli import MODEL, PROVIDER, PiCli
-from tests.prompt._folder import (
+from tests.helpers.pi import NODE_MODULES, Pi
+from tests.helpers.pi_cli import MODEL, PROVIDER, PiCli
+from tests.helpers.prompt_folder import (
     APPEND,
     GLOBAL,
     REPO,
@@ -35,7 +33,9 @@ from tests.prompt._folder import (
     TEMPLATE_PROMPT,
     build_folder,
 )
-from tests.prompt._wire import last_user_text, system_text
+from tests.helpers.provider_server import ProviderServer, Reply
+from tests.helpers.wire import last_user_text, system_text
+from tests.helpers.workbench import make_workbench
 
 pytestmark = pytest.mark.interop
 

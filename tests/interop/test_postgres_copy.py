@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from desktop_agent.session import JsonlSessionRepo
-from tests._postgres import Cluster
-from tests.interop._pi import Pi
+from tests.helpers.pi import Pi
+from tests.helpers.postgres import Cluster
 from tests.interop.test_pi_interop import assert_same, describe, pi_view, write_our_session
 
 

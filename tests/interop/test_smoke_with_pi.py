@@ -14,7 +14,7 @@ from pathlib import Path
 
 from desktop_agent.ai import TextContent, UserMessage
 from desktop_agent.session import JsonlSessionRepo, encode_cwd
-from tests.interop._pi import Pi
+from tests.helpers.pi import Pi
 
 
 def test_smoke_restores_the_pi_written_session(pi: Pi, tmp_path: Path) -> None:

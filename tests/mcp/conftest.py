@@ -1,4 +1,4 @@
-"""Real MCP servers for the tests: the SDK's MCPServer (tests/mcp/mcp_server.py) as a
+"""Real MCP servers for the tests: the SDK's MCPServer (tests/helpers/mcp_server.py) as a
 subprocess over stdio, or over Streamable HTTP on 127.0.0.1."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.mcp._servers import REPO, free_port
+from tests.helpers.mcp_servers import REPO, free_port
 
 
 @pytest.fixture
@@ -31,7 +31,7 @@ def _serve(tmp_path: Path, flag: str, endpoint: str) -> Iterator[str]:
     port = free_port()
     log = tmp_path / "http-server.log"
     process = subprocess.Popen(
-        [sys.executable, "-m", "tests.mcp.mcp_server", flag, str(port), "--log", str(log)],
+        [sys.executable, "-m", "tests.helpers.mcp_server", flag, str(port), "--log", str(log)],
         cwd=REPO,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -18,10 +18,10 @@ from desktop_agent.mcp import McpConfig, McpManager
 from desktop_agent.prompt import ProjectPrompt
 from desktop_agent.session import CustomEntry, InMemorySessionRepo, JsonlSessionRepo, MessageEntry
 from desktop_agent.tools import ApprovalPolicy, Workspace
-from tests.ai.provider_server import ProviderServer, Reply, ToolCallSpec
-from tests.checkpoints._repo import make_user_repo
-from tests.mcp._servers import stdio_server, until
-from tests.prompt._wire import system_text
+from tests.helpers.git_repo import make_user_repo
+from tests.helpers.mcp_servers import stdio_server, until
+from tests.helpers.provider_server import ProviderServer, Reply, ToolCallSpec
+from tests.helpers.wire import system_text
 
 
 def tool_names(body: dict[str, object]) -> list[str]:

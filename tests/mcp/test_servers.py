@@ -14,7 +14,7 @@ import pytest_asyncio
 from desktop_agent.ai import ImageContent, TextContent
 from desktop_agent.mcp import McpConfig, McpManager, McpServerConfig
 from desktop_agent.tools import ToolContext, ToolResult, Workspace, run_tool
-from tests.mcp._servers import free_port, stdio_server, tool, until
+from tests.helpers.mcp_servers import free_port, stdio_server, tool, until
 
 
 @pytest_asyncio.fixture

@@ -10,9 +10,9 @@ from desktop_agent.harness import AgentHarness
 from desktop_agent.harness._harness import DEFAULT_SYSTEM_PROMPT
 from desktop_agent.prompt import ProjectPrompt
 from desktop_agent.session import InMemorySessionRepo
-from tests.ai.provider_server import ProviderServer, Reply
 from tests.harness.test_harness import EchoTool
-from tests.prompt._wire import system_text
+from tests.helpers.provider_server import ProviderServer, Reply
+from tests.helpers.wire import system_text
 
 
 @pytest.mark.asyncio

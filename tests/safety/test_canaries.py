@@ -1,6 +1,6 @@
 """Canary secrets through every path, then a scan of everything on disk: 0 found (R15).
 
-Canaries (tests/_canaries.py: one of every key shape, fresh each run) are planted in the
+Canaries (tests/helpers/canaries.py: one of every key shape, fresh each run) are planted in the
 user's prompt, in the environment (an ``env`` dump), in a ``.env`` file the agent reads
 with cat, read, grep and edit, in tool-call arguments, in the model's own text, in the
 text of an exception with ``X-Api-Key`` and ``Authorization`` headers, in a 401 that
@@ -50,9 +50,9 @@ from desktop_agent.tools import (
 )
 from desktop_agent.utils import RedactingFilter, Redactor
 from desktop_agent.workbench._export import to_html, to_markdown
-from tests._canaries import Canary, env_lines, env_vars, make_canaries, scan_tree
-from tests._figures import add
-from tests.ai.provider_server import HttpError, ProviderServer, Reply, ToolCallSpec
+from tests.helpers.canaries import Canary, env_lines, env_vars, make_canaries, scan_tree
+from tests.helpers.figures import add
+from tests.helpers.provider_server import HttpError, ProviderServer, Reply, ToolCallSpec
 
 SDK_LOGGERS = ["openai", "anthropic", "httpx", "httpx2", "httpcore", "httpcore2"]
 

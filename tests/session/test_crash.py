@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from desktop_agent.session import JsonlSessionRepo
-from tests import _figures
+from tests.helpers import figures
 from tests.session._workload import LONG
 
 RUNS = 200 if LONG else 40
@@ -196,8 +196,8 @@ async def test_sigkill_never_loses_an_acknowledged_entry(tmp_path: Path, runner:
         finally:
             await session.close()
         assert Path(path).read_bytes().endswith(b"\n")
-    _figures.add("kills", killed_mid_run)
-    _figures.add("entries lost", lost_total)
+    figures.add("kills", killed_mid_run)
+    figures.add("entries lost", lost_total)
     assert killed_mid_run >= RUNS - 2  # the kills really landed mid-run
 
 

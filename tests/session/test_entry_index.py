@@ -257,7 +257,7 @@ async def test_an_indexed_open_keeps_the_timestamps_packed_for_the_map(tmp_path:
     an entry appended after it was taken is in it, and an append leaves the columns
     packed (it goes to their tails)."""
     from desktop_agent.session import timestamps_crc
-    from tests._workbench import user
+    from tests.helpers.workbench import user
 
     path = await _written_session(tmp_path)
     repo = _repo(tmp_path)
@@ -303,7 +303,7 @@ async def test_the_columns_crc_is_kept_in_the_index_and_equals_a_scans(tmp_path:
     back with an indexed open without being computed again, equal to what a scan of the
     file gives; it is not kept for another number of entries, and an entry whose id is
     taken already (parent rows of earlier entries may change) drops it."""
-    from tests._workbench import user
+    from tests.helpers.workbench import user
 
     path = await _written_session(tmp_path)
     scanned = await _repo(tmp_path, index=False).open(str(path))

@@ -19,7 +19,7 @@ import pytest
 from desktop_agent.session import JsonlSessionRepo, Session, SessionError
 from desktop_agent.session._jsonl import JsonlStorage
 from desktop_agent.session._platform import OS_FILE_OPS
-from tests import _figures
+from tests.helpers import figures
 from tests.session._faults import ERRORS, Fault, FaultyOps
 from tests.session._workload import CWD, LONG, run_workload
 
@@ -138,6 +138,6 @@ async def test_every_disk_operation_failing_once_or_forever(tmp_path: Path) -> N
             raise AssertionError(f"case {i} {faults}: {exc}") from exc
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
         assert any(f.fired for f in faults) or outcome == "unaffected", faults
-    _figures.add("disk faults injected", len(cases))
+    figures.add("disk faults injected", len(cases))
     # Most cases really failed an operation the store had to survive.
     assert outcomes.get("failed", 0) + outcomes.get("refused", 0) > len(cases) * 0.8, outcomes

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from desktop_agent.session import JsonlSessionRepo
-from tests import _figures
+from tests.helpers import figures
 from tests.session._fuzz import CORPUS, SEEDS, FuzzFailure, check_file, mutate, save_failure
 from tests.session._workload import CWD, LONG, run_workload
 
@@ -87,8 +87,8 @@ async def test_mutated_real_files(tmp_path: Path) -> None:
     for _ in range(count):
         await _run(mutate(rng.choice(seeds), rng), tmp_path / "work", failures)
     grown = _peak_rss() - before
-    _figures.add("fuzz files", count)
-    _figures.add("fuzz crashes", len(failures))
+    figures.add("fuzz files", count)
+    figures.add("fuzz crashes", len(failures))
     assert not failures, "\n".join(failures[:10])
     assert grown < MEMORY_LIMIT, f"peak RSS grew by {grown / 1e6:.0f} MB"
 
@@ -193,8 +193,8 @@ def test_generated_files(tmp_path_factory: pytest.TempPathFactory, data: bytes) 
     work = tmp_path_factory.getbasetemp() / "hypothesis-work"
     failures: list[str] = []
     asyncio.run(_run(data, work, failures))
-    _figures.add("fuzz files")
-    _figures.add("fuzz crashes", len(failures))
+    figures.add("fuzz files")
+    figures.add("fuzz crashes", len(failures))
     assert not failures, failures[0]
 
 

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from desktop_agent.session._tree import js_number, serialize
-from tests.interop._pi import node_executable
+from tests.helpers.pi import node_executable
 
 
 def _random_floats(count: int) -> list[float]:

@@ -1,4 +1,4 @@
-"""The PostgreSQL store against a real server the suite starts (tests/_postgres.py):
+"""The PostgreSQL store against a real server the suite starts (tests/helpers/postgres.py):
 failures of the server, one writer per session, following a writer, a newer schema,
 search, trash, and copies between stores byte for byte. The common contract is in
 test_contract.py."""
@@ -33,7 +33,7 @@ from desktop_agent.session._postgres import (
     Listener,
     PostgresStorage,
 )
-from tests._postgres import Cluster
+from tests.helpers.postgres import Cluster
 
 CWD = "/home/demo/project"
 

@@ -21,7 +21,7 @@ import pytest
 
 from desktop_agent.session import JsonlSessionRepo, Session, SessionError
 from desktop_agent.session._jsonl import JsonlStorage
-from tests import _figures
+from tests.helpers import figures
 from tests.session._faults import NO_SYNC
 from tests.session._simfs import CrashState, SimFS, crash_states
 from tests.session._workload import CWD, LONG, is_subsequence, lines_by_id, run_workload
@@ -156,8 +156,8 @@ async def test_every_power_cut_of_a_realistic_workload(tmp_path: Path) -> None:
     assert any(s.op == "rename" for s in failing.sim.snapshots)
     for recording in (rec, failing):
         await _sweep(recording, tmp_path / "state", tally)
-    _figures.add("crash states tried", tally.tried)
-    _figures.add("crash states passed", tally.passed)
+    figures.add("crash states tried", tally.tried)
+    figures.add("crash states passed", tally.passed)
     assert not tally.failures, "\n".join(tally.failures[:20])
     assert tally.tried >= 1000, tally.tried
     # The sweep really reached the interesting states.
@@ -206,8 +206,8 @@ async def test_every_byte_prefix_of_a_session(tmp_path: Path) -> None:
             tally.failures.append(f"prefix {k}: {exc}")
             continue
         tally.passed += 1
-    _figures.add("crash states tried", tally.tried)
-    _figures.add("crash states passed", tally.passed)
+    figures.add("crash states tried", tally.tried)
+    figures.add("crash states passed", tally.passed)
     assert not tally.failures, "\n".join(tally.failures[:20])
 
 

@@ -20,7 +20,7 @@ from desktop_agent.tools import (
     run_tool,
     scrub_environment,
 )
-from tests.tools.conftest import Sandbox
+from tests.helpers.sandbox import Sandbox
 
 
 def test_all_lists_exactly_the_public_names() -> None:

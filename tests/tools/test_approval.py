@@ -18,7 +18,7 @@ from desktop_agent.tools import (
     Tool,
     built_in_tools,
 )
-from tests.tools.conftest import Sandbox
+from tests.helpers.sandbox import Sandbox
 
 
 def _tools() -> dict[str, Tool[Any]]:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from desktop_agent.tools import BashParams, BashTool, ToolResult, run_tool
-from tests.tools.conftest import Sandbox
+from tests.helpers.sandbox import Sandbox
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX process groups")
 

@@ -10,7 +10,7 @@ import pytest
 
 from desktop_agent.ai import ImageContent, TextContent
 from desktop_agent.tools import EditTool, ReadTool, WriteParams, WriteTool, run_tool
-from tests.tools.conftest import Sandbox
+from tests.helpers.sandbox import Sandbox
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + b"\x00" * 20
 IMAGES = {

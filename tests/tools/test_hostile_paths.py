@@ -36,8 +36,8 @@ from desktop_agent.tools import (
     WriteTool,
     run_tool,
 )
-from tests._figures import add
-from tests.tools.conftest import Sandbox, tree_hash
+from tests.helpers.figures import add
+from tests.helpers.sandbox import Sandbox, tree_hash
 from tests.tools.test_paths import HOSTILE_PATHS
 
 LONG = os.environ.get("DESKTOP_AGENT_LONG_TESTS") == "1"

@@ -22,7 +22,7 @@ from desktop_agent.tools import (
     WriteTool,
     run_tool,
 )
-from tests.tools.conftest import Sandbox, tree_hash
+from tests.helpers.sandbox import Sandbox, tree_hash
 
 # Paths relative to the workspace root, or "{outside}"/"{config}" placeholders.
 HOSTILE_PATHS = [

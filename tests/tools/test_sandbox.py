@@ -30,8 +30,8 @@ from desktop_agent.tools import (
     seatbelt_profile,
 )
 from desktop_agent.tools._sandbox import BWRAP_MISSING, WINDOWS_NONE
-from tests.tools.conftest import Sandbox as Fixture
-from tests.tools.conftest import tree_hash
+from tests.helpers.sandbox import Sandbox as Fixture
+from tests.helpers.sandbox import tree_hash
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="bubblewrap")
 

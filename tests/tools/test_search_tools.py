@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from desktop_agent.tools import FindTool, GrepTool, LsTool, ReadTool, glob_to_regex, run_tool
-from tests.tools.conftest import Sandbox
+from tests.helpers.sandbox import Sandbox
 
 
 def _populate(sb: Sandbox) -> None:

@@ -15,7 +15,7 @@ from desktop_agent.utils import (
     is_secret_variable,
     marker,
 )
-from tests._canaries import Canary, env_lines, make_canaries
+from tests.helpers.canaries import Canary, env_lines, make_canaries
 
 CANARIES = make_canaries(seed=11)
 

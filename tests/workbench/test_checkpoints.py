@@ -15,9 +15,9 @@ from desktop_agent.config import CheckpointSettings, FollowBranch, Settings
 from desktop_agent.workbench import Workbench
 from desktop_agent.workbench._checkpoints import session_records
 from desktop_agent.workbench._store import JsonlStore
-from tests._workbench import make_workbench
-from tests.ai.provider_server import ProviderServer, Reply, ToolCallSpec
-from tests.checkpoints._repo import dot_git_fingerprint, git, make_user_repo
+from tests.helpers.git_repo import dot_git_fingerprint, git, make_user_repo
+from tests.helpers.provider_server import ProviderServer, Reply, ToolCallSpec
+from tests.helpers.workbench import make_workbench
 
 pytestmark = pytest.mark.asyncio
 

@@ -18,8 +18,8 @@ from desktop_agent.mcp import KEYCHAIN
 from desktop_agent.utils import Redactor
 from desktop_agent.workbench import Changes, McpConfigError, McpServers
 from desktop_agent.workbench._mcp import mcp_changed
-from tests.config.conftest import MemoryKeyring
-from tests.mcp._servers import REPO, until
+from tests.helpers.keyring import MemoryKeyring
+from tests.helpers.mcp_servers import REPO, until
 
 TOKEN = "tok-abcdef1234567890"
 
@@ -28,7 +28,7 @@ def entry(log: Path, token: str = TOKEN) -> str:
     return json.dumps(
         {
             "command": sys.executable,
-            "args": ["-m", "tests.mcp.mcp_server", "--log", str(log)],
+            "args": ["-m", "tests.helpers.mcp_server", "--log", str(log)],
             "cwd": str(REPO),
             "env": {"MCP_TEST_SECRET_TOKEN": token, "LOG_LEVEL": "info-and-more"},
         }
@@ -122,7 +122,7 @@ async def test_a_server_that_never_initializes_is_a_notice_with_restart(tmp_path
     path = tmp_path / "mcp.json"
     mute = {
         "command": sys.executable,
-        "args": ["-m", "tests.mcp.mcp_server", "--never-init"],
+        "args": ["-m", "tests.helpers.mcp_server", "--never-init"],
         "cwd": str(REPO),
         "initTimeout": 1,
     }

@@ -15,9 +15,15 @@ import pytest
 from desktop_agent.ai import AssistantMessage, UserMessage
 from desktop_agent.session import JsonlSessionRepo, Session
 from desktop_agent.workbench import Workbench, WorkbenchError
-from tests._workbench import answer, damage_second_entry, make_workbench, seed_async, user
-from tests.ai.provider_server import ProviderServer, Reply, ToolCallSpec
-from tests.workbench.conftest import Recorder
+from tests.helpers.provider_server import ProviderServer, Reply, ToolCallSpec
+from tests.helpers.workbench import (
+    Recorder,
+    answer,
+    damage_second_entry,
+    make_workbench,
+    seed_async,
+    user,
+)
 
 pytestmark = pytest.mark.asyncio
 
@@ -333,7 +339,7 @@ async def test_quitting_with_unsaved_entries_keeps_them_in_a_recovery_file(
 async def test_retries_fold_into_one_item_and_401_is_never_retried(
     bench: Bench, workspace: Path, provider: ProviderServer
 ) -> None:
-    from tests.ai.provider_server import HttpError
+    from tests.helpers.provider_server import HttpError
 
     wb, rec = bench
     await wb.new_session(str(workspace))

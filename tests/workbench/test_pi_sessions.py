@@ -18,8 +18,8 @@ import pytest_asyncio
 from desktop_agent.ai import TextContent, UserMessage
 from desktop_agent.session import JsonlSessionRepo
 from desktop_agent.workbench import Workbench, WorkbenchError
-from tests._workbench import answer, make_workbench, user
-from tests.ai.provider_server import ProviderServer, Reply
+from tests.helpers.provider_server import ProviderServer, Reply
+from tests.helpers.workbench import answer, make_workbench, user
 from tests.session.test_legacy import place, v2_file
 
 

@@ -12,9 +12,9 @@ import pytest_asyncio
 
 from desktop_agent.config import load_settings
 from desktop_agent.workbench import Workbench, WorkbenchError, parse_app_command
-from tests._workbench import make_workbench
-from tests.ai.provider_server import ProviderServer, Reply, ToolCallSpec
-from tests.prompt._wire import last_user_text, system_text
+from tests.helpers.provider_server import ProviderServer, Reply, ToolCallSpec
+from tests.helpers.wire import last_user_text, system_text
+from tests.helpers.workbench import make_workbench
 
 
 @pytest_asyncio.fixture

@@ -15,8 +15,8 @@ from desktop_agent.ai import Usage as AiUsage
 from desktop_agent.session import JsonlSessionRepo, Session
 from desktop_agent.workbench import INLINE_ENTRIES, count_branch_usage
 from desktop_agent.workbench import _views as views_module
-from tests._workbench import make_workbench, saved_state, seed_async, user
-from tests.ai.provider_server import ProviderServer
+from tests.helpers.provider_server import ProviderServer
+from tests.helpers.workbench import make_workbench, saved_state, seed_async, user
 
 pytestmark = pytest.mark.asyncio
 

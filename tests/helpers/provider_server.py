@@ -18,7 +18,7 @@ fails gets the provider's 400 error and the reason lands in `validation_errors`.
 
 Usable from any test directory::
 
-    from tests.ai.provider_server import ProviderServer, Reply
+    from tests.helpers.provider_server import ProviderServer, Reply
     with ProviderServer() as server:
         server.script(Reply(text="Hello"))
         model = server.model("anthropic-messages")

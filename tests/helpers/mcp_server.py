@@ -1,6 +1,6 @@
 """A real MCP server for the tests, written with the SDK's MCPServer (FastMCP in mcp 1.x).
 
-Run as ``python -m tests.mcp.mcp_server [--http PORT | --sse PORT] [--start-delay S]
+Run as ``python -m tests.helpers.mcp_server [--http PORT | --sse PORT] [--start-delay S]
 [--never-init] [--log FILE]``: stdio by default, Streamable HTTP (or the legacy SSE
 transport) on 127.0.0.1:PORT with ``--http`` (``--sse``).
 Tools: ``echo`` (text), ``slow`` (progress, then waits; its cancellation is written to

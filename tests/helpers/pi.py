@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-INTEROP_DIR = Path(__file__).resolve().parent
+INTEROP_DIR = Path(__file__).resolve().parents[1] / "interop"
 PI_TOOL = INTEROP_DIR / "pi_tool.mjs"
 LOCK_FILE = INTEROP_DIR / "package-lock.json"
 NODE_MODULES = INTEROP_DIR / "node_modules"

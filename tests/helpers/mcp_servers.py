@@ -1,4 +1,4 @@
-"""Helpers of the MCP tests: configs of the test server (tests/mcp/mcp_server.py), a free
+"""Helpers of the MCP tests: configs of the test server (tests/helpers/mcp_server.py), a free
 port, and waiting for a server's status."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ def stdio_server(*flags: str, **extra: object) -> McpServerConfig:
     return McpServerConfig.model_validate(
         {
             "command": sys.executable,
-            "args": ["-m", "tests.mcp.mcp_server", *flags],
+            "args": ["-m", "tests.helpers.mcp_server", *flags],
             "cwd": str(REPO),
             **extra,
         }

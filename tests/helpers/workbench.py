@@ -30,6 +30,8 @@ from desktop_agent.harness import HarnessSettings
 from desktop_agent.session import JsonlSessionRepo, Session, SessionIndex, SqliteSessionRepo
 from desktop_agent.tools import BashTool, Sandbox, built_in_tools
 from desktop_agent.workbench import (
+    Changes,
+    Event,
     JsonlStore,
     McpServers,
     Models,
@@ -37,9 +39,8 @@ from desktop_agent.workbench import (
     SqliteStore,
     Workbench,
 )
-from tests.config.conftest import MemoryKeyring
-
-STORES = ("jsonl", "sqlite")
+from tests.helpers import STORES as STORES  # the stores every store-parametrized test runs on
+from tests.helpers.keyring import MemoryKeyring
 
 
 def sqlite_path(data: Path) -> Path:
@@ -199,3 +200,23 @@ def damage_second_entry(path: str) -> bytes:
     damaged = b"\n".join(lines)
     Path(path).write_bytes(damaged)
     return damaged
+
+
+class Recorder:
+    """Every event a workbench emitted, and the union of its `Changes`."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    def __call__(self, event: Event) -> None:
+        self.events.append(event)
+
+    def changes(self) -> Changes:
+        total = Changes()
+        for event in self.events:
+            if isinstance(event, Changes):
+                total = total | event
+        return total
+
+    def clear(self) -> None:
+        self.events.clear()

@@ -28,8 +28,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from tests.ai.provider_server import ProviderServer
-from tests.interop._pi import INTEROP_DIR, NODE_MODULES, Pi
+from tests.helpers.pi import INTEROP_DIR, NODE_MODULES, Pi
+from tests.helpers.provider_server import ProviderServer
 
 CLI = NODE_MODULES / "@earendil-works" / "pi-coding-agent" / "dist" / "cli.js"
 NET_GUARD = INTEROP_DIR / "net_guard.mjs"

@@ -17,10 +17,10 @@ from desktop_agent.ai import Model
 from desktop_agent.gui import MainWindow
 from desktop_agent.gui.chat._parts import ButtonPart, CardLayout, DocPart, TextPart
 from desktop_agent.workbench import Workbench
-from tests._workbench import make_workbench
-from tests.ai.provider_server import ProviderServer
+from tests.helpers.provider_server import ProviderServer
+from tests.helpers.workbench import make_workbench
 
-SCREENSHOTS = Path(__file__).parent / "screenshots"
+SCREENSHOTS = Path(__file__).resolve().parents[1] / "gui" / "screenshots"
 
 
 def run(qtbot: QtBot, coro: Coroutine[Any, Any, Any], timeout: int = 20_000) -> Any:
