@@ -30,14 +30,6 @@ from desktop_agent.session._index import (
     session_facts,
 )
 from desktop_agent.session._jsonl import ListProblem, SessionList, TrashItem, encode_cwd
-from desktop_agent.session._previews import (
-    TreeRow,
-    describe_entry,
-    order_rows,
-    preview,
-    rows_for_entries,
-    rows_from_session,
-)
 from desktop_agent.session._progressive import SessionOpening
 from desktop_agent.session._reload import ReloadLeaf, ReloadReport
 from desktop_agent.session._repos import (
@@ -54,13 +46,6 @@ from desktop_agent.session._session import (
     SessionContext,
     TreeNode,
     TreeShape,
-)
-from desktop_agent.session._sources import (
-    SessionSource,
-    SessionSources,
-    SourcedSession,
-    SourceKind,
-    WorkspaceGroup,
 )
 from desktop_agent.session._sqlite import SqliteSessionRepo
 from desktop_agent.session._storage import (
@@ -126,28 +111,17 @@ __all__ = [
     "SessionMetadata",
     "SessionOpening",
     "SessionRepo",
-    "SessionSource",
-    "SessionSources",
     "SessionWriteError",
-    "SourceKind",
-    "SourcedSession",
     "SqliteSessionRepo",
     "Storage",
     "ThinkingLevelChangeEntry",
     "TrashItem",
     "TreeNode",
-    "TreeRow",
     "TreeShape",
     "UnknownEntry",
-    "WorkspaceGroup",
-    "describe_entry",
     "encode_cwd",
     "new_entry_id",
-    "order_rows",
     "parse_entry",
-    "preview",
-    "rows_for_entries",
-    "rows_from_session",
     "session_facts",
     "timestamps_crc",
     "uuidv7",

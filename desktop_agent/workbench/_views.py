@@ -428,17 +428,6 @@ class Usage:
         )
 
 
-def branch_usage(session: Session, context_window: int) -> Usage:
-    """`Usage` of the current branch, its messages decoded (see `count_branch_usage`)."""
-    usage = Usage(context_window=context_window)
-    for entry_id in session.branch_ids(lenient=True):
-        if session.entry_kind(entry_id) == ("message", "assistant"):
-            message = session.get_message(entry_id)
-            if isinstance(message, AssistantMessage):
-                usage = usage.add(message)
-    return usage
-
-
 class _UsageCost(msgspec.Struct):
     total: Any = 0
 
@@ -483,9 +472,10 @@ def count_branch_usage(
     since: tuple[str, Usage] | None = None,
     branch: Sequence[str] | None = None,
 ) -> Usage:
-    """`branch_usage` without decoding the messages: only the usage fields of each
-    assistant line are read (a long branch holds tens of thousands). A line that does
-    not fit that light read is decoded as a message. See `count_branch_usage_sliced`.
+    """`Usage` of the current branch (each assistant message's usage added up), without
+    decoding the messages: only the usage fields of each assistant line are read (a long
+    branch holds tens of thousands). A line that does not fit that light read is decoded
+    as a message. See `count_branch_usage_sliced`.
 
     ``since`` (an entry id and the usage counted up to it, e.g. remembered from the last
     run): when that entry is on the branch, only the entries after it are read (entries

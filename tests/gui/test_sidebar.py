@@ -15,11 +15,11 @@ from pytestqt.qtbot import QtBot
 
 from desktop_agent.gui.sidebar import (
     SessionListModel,
-    SessionRowData,
     SessionSidebar,
     SidebarRole,
     relative_time,
 )
+from desktop_agent.workbench import SidebarRow
 
 SCREENSHOTS = Path(__file__).parent / "screenshots"
 NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
@@ -35,8 +35,8 @@ def ago(**delta: float) -> str:
     return (NOW - timedelta(**delta)).isoformat().replace("+00:00", "Z")
 
 
-def row(name: str, cwd: str, when: str, **extra: object) -> SessionRowData:
-    return SessionRowData(
+def row(name: str, cwd: str, when: str, **extra: object) -> SidebarRow:
+    return SidebarRow(
         path=f"/data/sessions/{name}.jsonl",
         id=name,
         cwd=cwd,
@@ -69,7 +69,7 @@ def groups(model: SessionListModel) -> list[str]:
     return titles(model, QModelIndex())
 
 
-def make_sidebar(qtbot: QtBot, rows: list[SessionRowData] = ROWS) -> SessionSidebar:
+def make_sidebar(qtbot: QtBot, rows: list[SidebarRow] = ROWS) -> SessionSidebar:
     sidebar = SessionSidebar(now=lambda: NOW)
     qtbot.addWidget(sidebar)
     sidebar.resize(320, 520)
@@ -396,7 +396,7 @@ def test_thousand_sessions_fast(qtbot: QtBot) -> None:
 
 
 PI_ROWS = [
-    SessionRowData(
+    SidebarRow(
         path="/home/ann/.pi/agent/sessions/--api--/a.jsonl",
         id="pi-a",
         cwd="/home/ann/projects/api",
@@ -404,7 +404,7 @@ PI_ROWS = [
         last_activity=ago(minutes=1),  # newer than any of ours: still after them
         source="pi",
     ),
-    SessionRowData(
+    SidebarRow(
         path="/home/ann/.pi/agent/sessions/--infra--/b.jsonl",
         id="pi-b",
         cwd="/home/ann/projects/infra",

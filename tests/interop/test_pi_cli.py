@@ -42,8 +42,6 @@ from desktop_agent.harness import AgentHarness
 from desktop_agent.session import (
     JsonlSessionRepo,
     Session,
-    SessionSource,
-    SessionSources,
     SessionWriteError,
     encode_cwd,
 )
@@ -51,6 +49,7 @@ from desktop_agent.tools import ReadTool, ToolContext, Workspace, run_tool
 from tests.helpers.pi import Pi
 from tests.helpers.pi_cli import MODEL, PROVIDER, PiCli
 from tests.helpers.provider_server import ProviderServer, Reply, ToolCallSpec
+from tests.helpers.workbench import make_workbench
 from tests.interop.test_pi_interop import typed
 from tests.session.test_legacy import v1_file, v2_file
 
@@ -441,31 +440,24 @@ async def test_legacy_files_open_as_pi_migrates_them_and_convert(
 async def test_the_pi_source_restores_the_clis_most_recent_session(
     world: World, tmp_path: Path
 ) -> None:
-    """Below the GUI, what ``--smoke`` with the Pi source on will restore: the most recent
-    session of the CLI's folder, on the CLI's leaf."""
-    ours_repo = JsonlSessionRepo(tmp_path / "data" / "sessions")
-    sources = SessionSources.with_pi(
-        SessionSource("desktop_agent", "Desktop Agent", ours_repo),
-        world.cli.sessions_dir,
-        index_path=tmp_path / "data" / "pi-index.sqlite",
-    )
+    """Below the GUI, what ``--smoke`` with the Pi source on restores (the workbench over
+    app.py's stores, on a first launch): the most recent session of the CLI's folder, on
+    the CLI's leaf."""
+    model = world.server.model("openai-completions", MODEL, provider=PROVIDER)
+    wb = make_workbench(tmp_path / "data", model, pi_folder=world.cli.sessions_dir)
+    await wb.start()
     try:
-        await sources.reconcile()
-        listed = await sources.sessions()
-        pi_paths = {s.path for s in listed if s.kind == "pi"}
+        await wb.restore()
+        pi_paths = {r.path for r in wb.rows if r.source == "pi"}
         assert {str(world.files["print"]), str(world.files["rpc"])} <= pi_paths
-        recent = await sources.most_recent()
-        assert recent is not None and recent.kind == "pi"
-        cli = world.pi.run("cli-context", recent.path)
-        session = await sources.open(recent)
-        try:
-            # (the CLI's leaf may be one of our `leaf` entries: its path ends at our leaf)
-            path = Path(recent.path)
-            assert session.leaf_id() == cli_branch_without_leaf_entries(cli, path)[-1]
-        finally:
-            await session.close()
+        assert wb.ref is not None and wb.is_pi(wb.ref) and wb.session is not None
+        assert wb.ref == wb.rows[0].path  # newest activity first, ours and Pi's together
+        cli = world.pi.run("cli-context", wb.ref)
+        # (the CLI's leaf may be one of our `leaf` entries: its path ends at our leaf)
+        assert wb.session.leaf_id() == cli_branch_without_leaf_entries(cli, Path(wb.ref))[-1]
     finally:
-        sources.close()
+        await wb.shutdown(stop=True)
+        await wb.aclose()
 
 
 def test_the_cli_stayed_offline_and_out_of_the_real_home(world: World) -> None:

@@ -11,10 +11,22 @@ from typing import Any, TypeVar
 from desktop_agent.ai import AssistantMessage, Cost, TextContent, UserMessage
 from desktop_agent.ai import Usage as MessageUsage
 from desktop_agent.session import InMemorySessionRepo, Session
-from desktop_agent.workbench import _slices, _views, branch_usage, count_branch_usage
+from desktop_agent.workbench import Usage, _slices, _views, count_branch_usage
 from desktop_agent.workbench._views import count_branch_usage_sliced
 
 T = TypeVar("T")
+
+
+def branch_usage(session: Session, context_window: int) -> Usage:
+    """The oracle: `Usage` of the current branch, its messages decoded (what
+    `count_branch_usage` computes from the usage fields of the lines alone)."""
+    usage = Usage(context_window=context_window)
+    for entry_id in session.branch_ids(lenient=True):
+        if session.entry_kind(entry_id) == ("message", "assistant"):
+            message = session.get_message(entry_id)
+            if isinstance(message, AssistantMessage):
+                usage = usage.add(message)
+    return usage
 
 
 async def with_turns(work: Coroutine[Any, Any, T]) -> tuple[T, int]:

@@ -2,7 +2,6 @@
 
 from desktop_agent.gui.sidebar._model import (
     SessionListModel,
-    SessionRowData,
     SidebarRole,
     relative_time,
 )
@@ -11,7 +10,6 @@ from desktop_agent.gui.sidebar._widget import EXPORT_FORMATS, SessionSidebar
 __all__ = [
     "EXPORT_FORMATS",
     "SessionListModel",
-    "SessionRowData",
     "SessionSidebar",
     "SidebarRole",
     "relative_time",

@@ -30,17 +30,13 @@ Clock = Callable[[], datetime]
 _OLDEST = datetime.min.replace(tzinfo=UTC)
 
 
-SessionRowData = SidebarRow
-"""One session as the sidebar shows it (the workbench's `SidebarRow`)."""
-
-
 class SidebarRole(IntEnum):
     """Extra item data roles of `SessionListModel`."""
 
     PATH = Qt.ItemDataRole.UserRole + 1
     IS_GROUP = Qt.ItemDataRole.UserRole + 2
     CWD = Qt.ItemDataRole.UserRole + 3
-    ROW = Qt.ItemDataRole.UserRole + 4  # the SessionRowData of a session row
+    ROW = Qt.ItemDataRole.UserRole + 4  # the SidebarRow of a session row
     IS_CURRENT = Qt.ItemDataRole.UserRole + 5
     SOURCE = Qt.ItemDataRole.UserRole + 6  # "sessions" (ours) or "pi"
     GROUP_KEY = Qt.ItemDataRole.UserRole + 7  # a group's key: its cwd (ours), "pi:" + cwd
@@ -111,7 +107,7 @@ def matches(title: str, query: str) -> bool:
 class _Group:
     cwd: str
     name: str
-    sessions: list[SessionRowData] = field(default_factory=list)
+    sessions: list[SidebarRow] = field(default_factory=list)
     newest: datetime = _OLDEST
     source: str = "sessions"
     section: bool = False  # the header row above another source's groups (no children)
@@ -150,7 +146,7 @@ class SessionListModel(QAbstractItemModel):
     def __init__(self, parent: QObject | None = None, now: Clock = local_now) -> None:
         super().__init__(parent)
         self._now = now
-        self._rows: list[SessionRowData] = []
+        self._rows: list[SidebarRow] = []
         self._groups: list[_Group] = []
         self._query = ""
         self._current: str | None = None
@@ -158,7 +154,7 @@ class SessionListModel(QAbstractItemModel):
 
     # ------------------------------------------------------------------ updates
 
-    def set_rows(self, rows: Sequence[SessionRowData], query: str | None = None) -> None:
+    def set_rows(self, rows: Sequence[SidebarRow], query: str | None = None) -> None:
         """Replace all sessions, and the title filter if ``query`` is given (one reset)."""
         self.beginResetModel()
         self._rows = list(rows)
@@ -167,7 +163,7 @@ class SessionListModel(QAbstractItemModel):
         self._build()
         self.endResetModel()
 
-    def rows(self) -> list[SessionRowData]:
+    def rows(self) -> list[SidebarRow]:
         return list(self._rows)
 
     def set_filter(self, query: str) -> None:
@@ -230,7 +226,7 @@ class SessionListModel(QAbstractItemModel):
                 return self.createIndex(g, 0, 0)
         return QModelIndex()
 
-    def row_data(self, index: Index) -> SessionRowData | None:
+    def row_data(self, index: Index) -> SidebarRow | None:
         if not index.isValid() or index.internalId() == 0:
             return None
         group = self._groups[index.internalId() - 1]
@@ -250,7 +246,7 @@ class SessionListModel(QAbstractItemModel):
 
     def _build(self) -> None:
         by_cwd: dict[str, _Group] = {}
-        keyed: list[tuple[datetime, SessionRowData]] = []
+        keyed: list[tuple[datetime, SidebarRow]] = []
         for row in self._rows:
             if self._query and not matches(row.title, self._query):
                 continue
@@ -389,7 +385,7 @@ class SessionListModel(QAbstractItemModel):
             return group.key
         return None
 
-    def _session_data(self, row: SessionRowData, column: int, role: int) -> Any:
+    def _session_data(self, row: SidebarRow, column: int, role: int) -> Any:
         if role == Qt.ItemDataRole.DisplayRole:
             if column == 0:
                 return row.title or _tr("(untitled)")

@@ -42,10 +42,10 @@ from desktop_agent.gui.sidebar._model import (
     PI_SOURCE,
     Clock,
     SessionListModel,
-    SessionRowData,
     SidebarRole,
     local_now,
 )
+from desktop_agent.workbench import SidebarRow
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -216,7 +216,7 @@ class SessionSidebar(QWidget):
     def trash_model(self) -> SessionListModel:
         return self._trash_model
 
-    def set_sessions(self, rows: list[SessionRowData], current_path: str | None) -> None:
+    def set_sessions(self, rows: list[SidebarRow], current_path: str | None) -> None:
         """Show ``rows`` (one model reset), keeping the selection, folds and scroll."""
         scroll = self.view.verticalScrollBar().value()
         moved = current_path is not None and current_path != self._model.current()
@@ -227,7 +227,7 @@ class SessionSidebar(QWidget):
         self._after_reset(self.view, selected, None if moved else scroll)
         self._say_if_empty()
 
-    def set_trash(self, rows: list[SessionRowData]) -> None:
+    def set_trash(self, rows: list[SidebarRow]) -> None:
         selected = self._selected_path(self.trash_view)
         scroll = self.trash_view.verticalScrollBar().value()
         self._trash_model.set_rows(rows, self.search.text())
