@@ -241,7 +241,7 @@ def run(argv: list[str]) -> int:
             tool_output_dir=dirs.tool_output,
             recovery_dir=dirs.data.parent / f"{dirs.data.name}-recovery",
             redactor=redactor.redactor,
-            pi=make_pi_store(pi_folder, dirs),
+            pi_store=make_pi_store(pi_folder, dirs),
             make_pi=lambda setting: make_pi_store(pi_sessions_dir(setting), dirs),
             pi_default_folder=str(default_pi_sessions_dir(Path.home(), os.environ)),
             map_dir=dirs.data / "cache" / "maps",

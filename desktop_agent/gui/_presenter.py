@@ -114,7 +114,7 @@ class Presenter:
             w.setWindowTitle(self._title())
         if changes.session or changes.branch:
             self._branch = True
-        if changes.session or changes.tree:
+        if changes.session or changes.map:
             self._map_full = True
             self._map_new.clear()
         elif changes.appended:
@@ -170,10 +170,10 @@ class Presenter:
         )
 
     def _report_recovery(self) -> None:
-        report, ref = self.wb.recovery, self.wb.ref
+        ref = self.wb.ref
+        report = self.wb.take_recovery()
         if report is None or ref is None:
             return
-        self.wb.recovery = None
         self.window.dialogs.damaged_session(
             ref, report, lambda: self.window.spawn(self.window.do(self.wb.repair(ref)))
         )

@@ -29,6 +29,8 @@ from desktop_agent.workbench._export import (
     to_html,
     to_markdown,
 )
+from desktop_agent.workbench._limits import WorkbenchLimits
+from desktop_agent.workbench._listing import SessionList
 from desktop_agent.workbench._map import (
     LANE_COLORS,
     MAP_FILTERS,
@@ -43,6 +45,8 @@ from desktop_agent.workbench._map import (
 )
 from desktop_agent.workbench._mcp import NEW_MCP_ENTRY, McpRow, McpServers, parse_entry
 from desktop_agent.workbench._models import Models, label_of
+from desktop_agent.workbench._notices import Notices
+from desktop_agent.workbench._open import Activity, ApprovalWaitEvent, OpenSession, WorkbenchError
 from desktop_agent.workbench._pg_store import PostgresStore, Shared, connect_shared
 from desktop_agent.workbench._project import (
     APP_COMMANDS,
@@ -51,6 +55,8 @@ from desktop_agent.workbench._project import (
     ContextView,
     parse_app_command,
 )
+from desktop_agent.workbench._sessions import OpenSessions, RunEndedEvent
+from desktop_agent.workbench._settings_form import LOCAL_PROVIDER, SettingsForm
 from desktop_agent.workbench._store import (
     NEW_SESSION_TITLE,
     JsonlStore,
@@ -80,14 +86,10 @@ from desktop_agent.workbench._views import (
     visible_siblings,
 )
 from desktop_agent.workbench._workbench import (
-    LOCAL_PROVIDER,
-    ApprovalWaitEvent,
     Attachment,
     Event,
     Listener,
-    SettingsForm,
     Workbench,
-    WorkbenchError,
 )
 
 __all__ = [
@@ -104,6 +106,7 @@ __all__ = [
     "NO_SESSION",
     "PAGE",
     "SHOW_CHANGES",
+    "Activity",
     "ApprovalWaitEvent",
     "Attachment",
     "BranchItem",
@@ -133,9 +136,14 @@ __all__ = [
     "ModelChoices",
     "Models",
     "Notice",
+    "Notices",
+    "OpenSession",
+    "OpenSessions",
     "PersistenceErrorEvent",
     "PostgresStore",
+    "RunEndedEvent",
     "SaveState",
+    "SessionList",
     "SessionStore",
     "SettingsForm",
     "Shared",
@@ -148,6 +156,7 @@ __all__ = [
     "Usage",
     "Workbench",
     "WorkbenchError",
+    "WorkbenchLimits",
     "age_text",
     "branch_items",
     "connect_shared",

@@ -16,8 +16,8 @@ class Changes:
 
     - ``session``: another session is open, or none: every view of the open session.
     - ``branch``: the leaf moved to another branch: the chat shows another path.
-    - ``tree``: the session tree must be redrawn as a whole.
-    - ``appended``: entries appended to the open session, in order: a tree view appends
+    - ``map``: the branch map must be redrawn as a whole.
+    - ``appended``: entries appended to the open session, in order: the map appends
       their rows (leaf and label entries included; views skip what they do not show).
     - ``saved_items``: messages of this sitting that now have their entry, with their
       place among their siblings (the chat gives their cards Edit and ``‹ n/m ›``).
@@ -29,7 +29,7 @@ class Changes:
 
     session: bool = False
     branch: bool = False
-    tree: bool = False
+    map: bool = False
     appended: tuple[str, ...] = ()
     saved_items: tuple[BranchItem, ...] = ()
     sessions: bool = False
@@ -61,7 +61,7 @@ class Changes:
         return Changes(
             session=True,
             branch=True,
-            tree=True,
+            map=True,
             sessions=True,
             usage=True,
             save_state=True,

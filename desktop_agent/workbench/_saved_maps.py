@@ -5,7 +5,7 @@ session had not changed since the last one. The layout of the open session is wr
 when it is closed (`BranchMap.saved`) and taken at the next open when it still fits the
 session (`BranchMap.restore_saved` checks a checksum of the entries it was made for);
 entries appended since are laid out as usual. Only big sessions' layouts are kept, the
-`KEEP` most recently written.
+``keep`` most recently written (`WorkbenchLimits.maps_kept`).
 """
 
 from __future__ import annotations
@@ -19,16 +19,13 @@ from desktop_agent.utils.atomic import atomic_write
 
 log = logging.getLogger(__name__)
 
-MIN_ROWS = 5_000
-"""Smaller maps are laid out in a few milliseconds: nothing is kept for them."""
-KEEP = 32
-
 
 class SavedMaps:
     """One file per session under ``folder`` (named by a hash of its reference)."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, *, keep: int = 32) -> None:
         self.folder = folder
+        self.keep = keep
 
     def _file(self, ref: str) -> Path:
         name = hashlib.sha256(ref.encode("utf-8", "surrogatepass")).hexdigest()[:32]
@@ -48,7 +45,7 @@ class SavedMaps:
             atomic_write(mine, data, durable=False)
             others = [p for p in self.folder.glob("*.map") if p != mine]
             others.sort(key=lambda p: p.stat().st_mtime_ns)  # the oldest go first
-            for old in others[: max(0, len(others) - (KEEP - 1))]:
+            for old in others[: max(0, len(others) - (self.keep - 1))]:
                 old.unlink(missing_ok=True)
         except OSError as exc:
             log.info("the map layout was not kept: %s", os.strerror(exc.errno or 0) or exc)

@@ -151,7 +151,7 @@ class JsonlStore:
     """Pi-compatible JSONL files under the repo's folder, listed through the index.
 
     ``source`` names the list its rows belong to (`SidebarRow.source`): ours, or
-    ``"pi"`` for the Pi CLI's folder (`Workbench.pi`)."""
+    ``"pi"`` for the Pi CLI's folder (`Workbench.pi_store`)."""
 
     kind = "jsonl"
 

@@ -625,6 +625,11 @@ class SidebarRow:
     source: str = "sessions"
     message_count: int = -1
     """Messages in the session (-1: unknown); 0 marks an empty "New session"."""
+    activity: str = ""
+    """Its agent's run: "running", "waiting" (for an approval), "failed" or "finished"
+    (both until the session is shown), "" (none)."""
+    run_started: float | None = None
+    """When the running run started (``time.time()``): the sidebar paints the time since."""
 
 
 def newest_first(rows: list[SidebarRow]) -> list[SidebarRow]:

@@ -38,6 +38,7 @@ from desktop_agent.workbench import (
     SessionStore,
     SqliteStore,
     Workbench,
+    WorkbenchLimits,
 )
 from tests.helpers import STORES as STORES  # the stores every store-parametrized test runs on
 from tests.helpers.keyring import MemoryKeyring
@@ -81,12 +82,13 @@ def make_workbench(
     sandbox: Sandbox | None = None,
     database_url: str | None = None,
     mcp: McpServers | None = None,
+    limits: WorkbenchLimits | None = None,
 ) -> Workbench:
     """A workbench over ``data`` whose registry holds ``models`` (default model: the
     first); ``pi_folder``: the Pi CLI's sessions folder beside ours; ``prompt_dirs``:
     the global folders of context files, skills and templates (default: the app's config
     folder in ``data``, as app.py has it; never the real ~/.pi); ``mcp``: its MCP
-    servers (none by default)."""
+    servers (none by default); ``limits``: its sizes and waits (default: the app's)."""
     data.mkdir(parents=True, exist_ok=True)
     listed = models if isinstance(models, list) else [models]
     settings_file = data / "config" / "settings.json"
@@ -105,6 +107,7 @@ def make_workbench(
         use_file=settings.keys_in_file,
     )
     return Workbench(
+        limits=limits,
         store=make_store(data, store, database_url),
         models=Models(ModelRegistry(catalogue=listed), keystore, settings),
         settings=settings,
@@ -115,7 +118,7 @@ def make_workbench(
         tool_output_dir=data / "tool-output",
         recovery_dir=data.parent / f"{data.name}-recovery",
         harness_settings=HarnessSettings(base_delay_ms=10, max_delay_ms=50),
-        pi=make_pi_store(data, pi_folder) if pi_folder is not None else None,
+        pi_store=make_pi_store(data, pi_folder) if pi_folder is not None else None,
         make_pi=lambda setting: _pi_from_setting(data, setting, pi_folder),
         pi_default_folder=str(pi_folder or ""),
         map_dir=data / "cache" / "maps",

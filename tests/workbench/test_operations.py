@@ -487,9 +487,9 @@ async def test_a_big_sessions_map_is_laid_out_once_across_launches(
 ) -> None:
     """Closing a big session keeps its map's layout; the next launch takes it instead of
     laying the map out again, and the map is the one a layout makes."""
-    from desktop_agent.workbench import _map, _saved_maps, _workbench
+    from desktop_agent.workbench import WorkbenchLimits, _map
 
-    monkeypatch.setattr(_workbench, "MIN_ROWS", 6)
+    limits = WorkbenchLimits(map_min_rows=6)
     data = tmp_path / "data"
 
     async def build(s: Session) -> None:
@@ -508,7 +508,7 @@ async def test_a_big_sessions_map_is_laid_out_once_across_launches(
     monkeypatch.setattr(_map, "_emit_steps", counting)
     rows: list[list[tuple[str, int]]] = []
     for _launch in range(2):
-        wb = make_workbench(data, provider.model("anthropic-messages"))
+        wb = make_workbench(data, provider.model("anthropic-messages"), limits=limits)
         await wb.start()
         await wb.restore(path)
         assert (await wb.update_map()).reset
@@ -518,17 +518,15 @@ async def test_a_big_sessions_map_is_laid_out_once_across_launches(
     assert len(layouts) == 1  # the second launch took the kept layout
     assert rows[0] == rows[1] and len(rows[0]) == 10
     assert len(list((data / "cache" / "maps").glob("*.map"))) == 1
-    assert _saved_maps.MIN_ROWS > 6  # (small sessions keep nothing by default)
+    assert WorkbenchLimits().map_min_rows > 6  # (small sessions keep nothing by default)
 
 
 async def test_kept_map_layouts_are_a_bounded_cache_that_never_fails(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
-    from desktop_agent.workbench import _saved_maps
     from desktop_agent.workbench._saved_maps import SavedMaps
 
-    monkeypatch.setattr(_saved_maps, "KEEP", 3)
-    maps = SavedMaps(tmp_path / "maps")
+    maps = SavedMaps(tmp_path / "maps", keep=3)
     for i in range(5):
         maps.write(f"/s/{i}.jsonl", b"layout %d" % i)
         for kept in (tmp_path / "maps").glob("*.map"):  # (clock ticks may be coarse)
@@ -554,10 +552,10 @@ async def test_a_slow_first_index_of_our_folder_does_not_hold_up_the_window(
 ) -> None:
     """The index of our own folder built from scratch (a new install with sessions copied
     in, a deleted or damaged index: 10,000 sessions took 6 s with no window): start-up
-    waits for it `INDEX_WAIT_S` at most, the session remembered from last time is
+    waits for it `WorkbenchLimits.index_wait_s` at most, the session remembered from last time is
     restored meanwhile and the list fills when it is done. With no session remembered,
     the newest of the whole list is restored (its choice waits for the list)."""
-    from desktop_agent.workbench import _workbench as module
+    from desktop_agent.workbench import WorkbenchLimits
 
     data = tmp_path / "data"
 
@@ -579,8 +577,9 @@ async def test_a_slow_first_index_of_our_folder_does_not_hold_up_the_window(
         state["last_session_path"] = None
         (data / "state.json").write_text(json.dumps(state))
 
-    monkeypatch.setattr(module, "INDEX_WAIT_S", 0.05)
-    wb = make_workbench(data, provider.model("anthropic-messages"))
+    wb = make_workbench(
+        data, provider.model("anthropic-messages"), limits=WorkbenchLimits(index_wait_s=0.05)
+    )
     gate = asyncio.Event()  # a first index of thousands of files: it takes its time
     real_start = wb.store.start
 

@@ -257,22 +257,21 @@ async def test_a_slow_first_index_of_pi_folder_does_not_hold_up_the_start(
 ) -> None:
     import asyncio
 
-    from desktop_agent.workbench import Changes
-    from desktop_agent.workbench import _workbench as module
+    from desktop_agent.workbench import Changes, WorkbenchLimits
 
     pi_path = await pi_session(pi_folder, workspace, "listed later")
-    monkeypatch.setattr(module, "INDEX_WAIT_S", 0.05)
     model = provider.model("anthropic-messages")
-    wb = make_workbench(tmp_path / "data", model, pi_folder=pi_folder)
-    assert wb.pi is not None
+    limits = WorkbenchLimits(index_wait_s=0.05)
+    wb = make_workbench(tmp_path / "data", model, pi_folder=pi_folder, limits=limits)
+    assert wb.pi_store is not None
     gate = asyncio.Event()  # a first index of thousands of files: it takes its time
-    real_start = wb.pi.start
+    real_start = wb.pi_store.start
 
     async def slow_start() -> None:
         await gate.wait()
         await real_start()
 
-    monkeypatch.setattr(wb.pi, "start", slow_start)
+    monkeypatch.setattr(wb.pi_store, "start", slow_start)
     seen: list[Changes] = []
     wb.subscribe(lambda e: seen.append(e) if isinstance(e, Changes) else None)
     try:
@@ -306,7 +305,7 @@ async def test_an_empty_pi_session_is_never_deleted_even_after_the_source_is_off
     form = wb.settings_form()
     assert form.pi_sessions and form.pi_default_folder == str(pi_folder)
     await wb.apply_settings(SettingsForm(**{**form.__dict__, "pi_sessions": False}))
-    assert wb.pi is None and wb.pi_count == 0 and wb.ref == empty
+    assert wb.pi_store is None and wb.pi_count == 0 and wb.ref == empty
     await wb.close()
     assert Path(empty).exists()
     assert wb.settings.pi_sessions.enabled is False

@@ -1,0 +1,406 @@
+"""`OpenSessions`: the sessions open at once, the one shown, and their lifecycle.
+
+Several sessions can be open, each with its own harness and run (`OpenSession`): one
+is shown; switching to another (the list, Ctrl+N, a search hit, a restore) never stops a
+run: the session left stays open while its run goes on (or waits for an approval), and
+is released when the run ends (its writer lock and memory go). Its row says how it is
+doing: running (since when), waiting for an approval, failed or finished and not yet
+seen; a run that ends, and an approval asked, in a session not shown is told to the
+window (`RunEndedEvent`: a desktop notification) and waits for the person (approvals
+are answered when the session is shown, never by themselves). Two runs in one folder:
+the second start warns once; putting files back there waits until the other run ends.
+A big file never seen before opens progressively (`opening`: the end of its branch is
+shown while the rest is read off the loop).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from desktop_agent.session import Session, SessionError, SessionOpening
+from desktop_agent.tools import ApprovalDecision, ApprovalRequest
+from desktop_agent.workbench._changes import NOTHING, Changes
+from desktop_agent.workbench._open import OpenSession, WorkbenchError, is_dir
+from desktop_agent.workbench._views import SidebarRow
+
+if TYPE_CHECKING:
+    from desktop_agent.workbench._workbench import Workbench
+
+log = logging.getLogger("desktop_agent.workbench")
+
+SESSION_NOTICES = ("model", "workspace", "save", "read_only", "run", "error", "project_files")
+"""Notices about the session shown: they go when another session is shown."""
+
+
+@dataclass(frozen=True)
+class RunEndedEvent:
+    """A run ended (``failed`` or finished) in a session that is not shown, or one
+    there waits for an approval (``waiting``): the window tells the person (a desktop
+    notification); ``ref`` and ``title`` name the session."""
+
+    ref: str
+    title: str
+    failed: bool = False
+    waiting: bool = False
+    type: str = "run_ended"
+
+
+class OpenSessions:
+    """The open sessions of a workbench (see the module doc)."""
+
+    def __init__(self, wb: Workbench) -> None:
+        self.wb = wb
+        self.open_sessions: dict[str, OpenSession] = {}
+        """Every open session by reference: the one shown, and those running elsewhere."""
+        self.shown: OpenSession | None = None
+        self.unseen: dict[str, str] = {}
+        """Sessions whose run ended while not shown ("finished", "failed"), until shown."""
+        self._warned_folders: set[str] = set()
+        self._shown_again: dict[str, asyncio.Event] = {}
+        self.opening: SessionOpening | None = None
+        """A big session never seen before, being read (its branch's end is shown)."""
+        self.opening_ref: str | None = None
+        self._opening_task: asyncio.Task[None] | None = None
+        self.opening_progress = ""
+        self.opening_args: tuple[tuple[str, str], ...] = ()
+
+    def find_open(self, ref: str | None) -> OpenSession | None:
+        """The open session ``ref`` (shown or running elsewhere), None when closed."""
+        return self.open_sessions.get(ref) if ref is not None else None
+
+    def rows(self, rows: list[SidebarRow]) -> list[SidebarRow]:
+        """``rows`` with their sessions' runs (running, waiting, failed, finished)."""
+        if not self.open_sessions and not self.unseen:
+            return rows
+        return [self.with_activity(r) for r in rows]
+
+    def with_activity(self, row: SidebarRow) -> SidebarRow:
+        opened = self.open_sessions.get(row.path)
+        activity: str = opened.activity if opened is not None else ""
+        activity = activity or self.unseen.get(row.path, "")
+        if not activity:
+            return row
+        started = opened.run_started if opened is not None else None
+        return replace(row, activity=activity, run_started=started)
+
+    async def shutdown(self, *, stop: bool) -> int:
+        """Settle every run, save everything; returns how many entries could not be saved
+        (then the session stays open, for Retry / Save a copy / quitting without them)."""
+        for opened in list(self.open_sessions.values()):
+            if opened.harness is not None and not opened.harness.is_idle:
+                if stop:
+                    await opened.harness.abort()
+                else:
+                    await opened.harness.wait_for_idle()
+        for opened in list(self.open_sessions.values()):
+            if opened.run is not None:
+                await asyncio.wait([opened.run])
+        self.wb._remember()
+        pending = 0
+        for opened in list(self.open_sessions.values()):
+            try:
+                if opened is self.shown:
+                    await self.leave()
+                else:
+                    await self.release(opened)
+            except WorkbenchError:
+                pending += opened.session.pending_count
+        return pending
+
+    def abandon(self) -> None:
+        """Quit without the entries that could not be saved (the user chose so)."""
+        for opened in self.open_sessions.values():
+            opened.session.get_storage().force_close()
+            opened.detach()
+        self.open_sessions.clear()
+        self.shown = None
+
+    async def restore(
+        self, target: str | None = None, *, new: bool = False, workspace: str | None = None
+    ) -> Changes:
+        """At launch: ``target``, else a new session when asked, else the last session
+        (of the last workspace), else a new session in that workspace when it exists,
+        else nothing (the start page). ``workspace`` (given on the command line) becomes
+        the folder of new sessions."""
+        changes = await self._restore(target, new=new, workspace=workspace)
+        self.wb.listing.restored = True
+        if self.wb.listing.index_after_open and self.opening is None:  # another one, or none
+            await self.wb.listing.index_later()
+            changes |= await self.wb.refresh_sessions()
+        return changes
+
+    async def _restore(self, target: str | None, *, new: bool, workspace: str | None) -> Changes:
+        if workspace:
+            self.wb.state.last_workspace = workspace
+        if target is not None:
+            ref = await self.wb.listing.find(target)
+            if ref is None:
+                return self.wb._changed(
+                    self.wb.notify("open", "No session {target} was found.", target=target)
+                )
+            return await self.open(ref)
+        if new or (
+            self.wb.settings.restore == "new" and (workspace or self.wb.state.last_workspace)
+        ):
+            return await self.new_session(workspace)
+        last = self.wb.state.last_session_path
+        if (
+            last
+            and not self._in_other_workspace(last, workspace)
+            and await self.wb.listing.find(last)
+        ):
+            return await self.open(last)
+        if self.wb.listing.first_index is not None:  # the newest is chosen from the whole list
+            await self.wb.listing.wait_for_first_index()
+            await self.wb.refresh_sessions()
+        wanted = workspace or self.wb.state.last_workspace
+        rows = [r for r in self.wb.listing.rows if r.cwd == wanted] or self.wb.listing.rows
+        if rows:
+            return await self.open(rows[0].path)
+        exists = bool(wanted) and await asyncio.to_thread(is_dir, wanted or "")
+        if wanted and exists:
+            # Nothing to restore but a folder to work in: a new session there, so a
+            # prompt typed at once goes to the composer (not to the session search).
+            return await self.new_session(wanted)
+        return self.wb._changed(Changes.everything())
+
+    def _in_other_workspace(self, ref: str, workspace: str | None) -> bool:
+        """Whether the listed session ``ref`` belongs to another folder than the
+        ``--workspace`` given (then the last session is not the one to restore: m19)."""
+        row = self.wb.listing.row_for(ref)
+        if not workspace or row is None:
+            return False
+        return os.path.realpath(row.cwd) != os.path.realpath(workspace)
+
+    async def open(self, ref: str) -> Changes:
+        """Show the session ``ref`` (a run elsewhere goes on: its session stays open)."""
+        if ref == self.wb.ref or (self.opening is not None and ref == self.opening_ref):
+            return NOTHING
+        running = self.open_sessions.get(ref)
+        if running is not None:  # open already: its run went on while another was shown
+            self.cancel_opening()
+            await self.leave()
+            return self.show(running)
+        store = self.wb.listing.store_for(ref)
+        opening = await store.open_progressive(ref)
+        if opening is None:
+            session = await store.open(ref)
+        elif opening.tail.complete:  # it has an entry index: it is open already
+            session = await opening.session()
+        else:
+            return await self._open_progressively(ref, opening)
+        self.cancel_opening()
+        await self.leave()
+        return await self.adopt(session)
+
+    async def _open_progressively(self, ref: str, opening: SessionOpening) -> Changes:
+        """A big file never seen before: the chat shows the end of its current branch
+        now (`TailReader`), the status bar how much is read, and the session is adopted
+        when the whole file is read off the loop."""
+        self.cancel_opening()
+        await self.leave()
+        self.opening, self.opening_ref = opening, ref
+        self.opening_progress, self.opening_args = "Reading the session…", ()
+        self._opening_task = self.wb.spawn(self._finish_opening(ref, opening))
+        return self.wb._changed(Changes.everything())
+
+    async def _finish_opening(self, ref: str, opening: SessionOpening) -> None:
+        try:
+            while True:
+                try:
+                    session = await asyncio.wait_for(opening.session(), 0.25)
+                    break
+                except TimeoutError:
+                    if self.opening is not opening:
+                        return
+                    self.opening_progress = "Reading the session… {percent}"
+                    self.opening_args = (("percent", f"{opening.progress:.0%}"),)
+                    self.wb._changed(Changes(running=True))
+        except SessionError as exc:
+            if self.wb.listing.index_after_open:
+                await self.wb.listing.index_later()
+            if self.opening is opening:
+                self.opening, self.opening_ref = None, None
+                notice = self.wb.notify(
+                    "open", "Could not open {ref}: {error}", ref=ref, error=exc.message
+                )
+                self.wb._changed(Changes.everything() | notice)
+            return
+        if self.opening is not opening:  # another session was opened meanwhile
+            opening.cancel()
+            return
+        self.opening, self.opening_ref = None, None
+        await self.adopt(session)
+
+    def cancel_opening(self) -> None:
+        if self.opening is not None:
+            self.opening.cancel()
+            self.opening, self.opening_ref = None, None
+
+    async def opened(self) -> None:
+        """Wait until a session being opened progressively is open (or failed)."""
+        task = self._opening_task
+        if task is not None and not task.done():
+            await asyncio.wait([task])
+
+    async def new_session(self, cwd: str | None = None) -> Changes:
+        """The one way a session starts: it records its model, thinking level and tools.
+        A run in the session shown goes on (its session stays open)."""
+        workspace = cwd or self.wb.default_workspace()
+        if not workspace:
+            raise WorkbenchError("Choose the project folder for the new session first.")
+        await self.leave()
+        session = await self.wb.store.create(str(workspace))
+        changes = await self.adopt(session)
+        harness = self.wb.harness
+        if harness is not None and self.shown is not None:
+            if harness.model is not None:
+                await session.append_model_change(harness.model.provider, harness.model.id)
+            await session.append_thinking_level_change(harness.thinking_level)
+            if harness.active_tool_names:
+                await session.append_active_tools_change(harness.active_tool_names)
+            await self.shown.sync()
+        await self.wb.store.changed(self.wb.ref or "")
+        return self.wb._changed(changes | await self.wb.refresh_sessions())
+
+    async def adopt(self, session: Session) -> Changes:
+        """Make ``session`` the shown one: its harness, views, and what to remember."""
+        path = session.metadata.path
+        ref = path if path and self.wb.is_pi(path) else self.wb.store.ref_of(session)
+        opened = OpenSession(self.wb, session, ref)
+        self.open_sessions[ref] = opened
+        self.shown = opened
+        self.unseen.pop(ref, None)
+        maps = self.wb._maps
+        opened.kept_layout = await asyncio.to_thread(maps.read, ref) if maps else None
+        await opened.start_harness()
+        self.wb._notify_read_only(session)
+        self.wb.state.last_session_path = ref
+        self.wb.state.last_workspace = session.metadata.cwd or self.wb.state.last_workspace
+        self.wb._remember()
+        if self.wb.listing.index_after_open:
+            await self.wb.listing.index_later(session, ref)
+        self.wb._follow_files()
+        return self.wb._changed(Changes.everything() | await self.wb.refresh_sessions())
+
+    def show(self, opened: OpenSession) -> Changes:
+        """Show a session that is open already (its run went on meanwhile)."""
+        self.shown = opened
+        self.unseen.pop(opened.ref, None)
+        opened.ended = ""
+        opened.entries_told = opened.session.entry_count  # the views read it whole
+        for key, (text, action, args) in opened.notes.items():
+            self.wb.notify(key, text, action, **args)
+        self.wb.state.last_session_path = opened.ref
+        self.wb._remember()
+        if opened.ref in self._shown_again:
+            self._shown_again.pop(opened.ref).set()  # its approvals are asked now
+        self.wb._follow_files()
+        return self.wb._changed(Changes.everything())
+
+    async def leave(self) -> None:
+        """Stop showing the shown session: closed (an empty "New session" discarded),
+        unless it runs or waits for an approval (it stays open until its run ends)."""
+        shown = self.shown
+        if shown is None:
+            return
+        self.wb._remember()
+        await self.wb._keep_map(shown)
+        if not shown.idle:
+            self.shown = None
+            for key in SESSION_NOTICES:
+                self.wb.notify(key, None)
+            return
+        await self.release(shown)
+        for key in SESSION_NOTICES:
+            self.wb.notify(key, None)
+
+    async def release(self, opened: OpenSession) -> None:
+        """Close an open session (its writer lock and memory go)."""
+        ref = opened.ref
+        empty = opened.is_empty()
+        draft = self.wb.state.drafts.get(opened.draft_key(), "")
+        await opened.close()  # WorkbenchError: entries not saved (the session stays)
+        self.open_sessions.pop(ref, None)
+        if self.shown is opened:
+            self.shown = None
+        store = self.wb.listing.store_for(ref)
+        if empty and not draft and not opened.session.read_only and self.wb.store.holds(ref):
+            await store.discard(ref)  # never another program's file
+        else:
+            await store.changed(ref)
+
+    async def close(self) -> Changes:
+        """Stop showing the session (the start page shows)."""
+        await self.leave()
+        return self.wb._changed(Changes.everything() | await self.wb.refresh_sessions())
+
+    # ------------------------------------------------------------ runs
+
+    def run_started(self, opened: OpenSession) -> None:
+        """A run starts: a second run in the same folder is warned of, once."""
+        folder = opened.folder
+        others = [
+            o
+            for o in self.open_sessions.values()
+            if o is not opened and o.running and o.folder == folder
+        ]
+        if others and folder and folder not in self._warned_folders:
+            self._warned_folders.add(folder)
+            self.wb.notify(
+                "same_folder",
+                "Another session's agent is working in {folder} too: their changes to the"
+                " same files may clash.",
+                folder=folder,
+            )
+        self.wb._activity_changed(opened)
+
+    async def run_ended(self, opened: OpenSession, failed: bool) -> None:
+        """A run ended: in a session not shown its row says so until it is seen, the
+        window is told (a desktop notification), and the session is released."""
+        if opened is self.shown:
+            return
+        self.unseen[opened.ref] = "failed" if failed else "finished"
+        title = self.wb.listing.title(opened.ref)
+        self.wb._emit(RunEndedEvent(opened.ref, title, failed=failed))
+        self.wb.spawn(self._release_when_idle(opened))
+
+    async def _release_when_idle(self, opened: OpenSession) -> None:
+        await asyncio.sleep(0)  # after the run's own last report
+        mine = self.open_sessions.get(opened.ref) is opened
+        if mine and opened is not self.shown and opened.idle and opened.run is None:
+            try:
+                await self.release(opened)
+            except WorkbenchError as exc:
+                log.warning("a session could not be closed: %s", exc)
+        self.wb._changed(Changes(sessions=True))
+
+    async def ask_approval(
+        self, opened: OpenSession, request: ApprovalRequest
+    ) -> ApprovalDecision | None:
+        """The person answers an approval in the window, when its session is shown; a
+        session not shown waits until it is (a badge on its row, a notification)."""
+        while opened is not self.shown:
+            title = self.wb.listing.title(opened.ref)
+            self.wb._emit(RunEndedEvent(opened.ref, title, waiting=True))
+            shown_again = self._shown_again.setdefault(opened.ref, asyncio.Event())
+            await shown_again.wait()
+        if self.wb.approver is None:
+            return ApprovalDecision.DENY
+        return await self.wb.approver(request)
+
+    def check_folder_free(self, what: str) -> None:
+        """Files of a folder are not put back while another session's run works in it."""
+        shown = self.shown
+        if shown is None:
+            return
+        for other in self.open_sessions.values():
+            if other is not shown and other.running and other.folder == shown.folder:
+                raise WorkbenchError(
+                    f"Another session's agent is working in this folder: wait for it (or stop"
+                    f" it) before {what}."
+                )
