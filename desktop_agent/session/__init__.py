@@ -24,10 +24,13 @@ from desktop_agent.session._errors import SessionError, SessionErrorCode, Sessio
 from desktop_agent.session._facts import BranchPage, BranchTail, EntryFacts
 from desktop_agent.session._ids import new_entry_id, uuidv7
 from desktop_agent.session._index import (
+    NEW_SESSION_TITLE,
     IndexedSession,
     ReconcileReport,
     SessionIndex,
+    first_prompt_of,
     session_facts,
+    session_title,
 )
 from desktop_agent.session._jsonl import ListProblem, SessionList, TrashItem, encode_cwd
 from desktop_agent.session._progressive import SessionOpening
@@ -71,6 +74,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "NEW_SESSION_TITLE",
     "UNSET",
     "ActiveToolsChangeEntry",
     "BranchPage",
@@ -120,9 +124,11 @@ __all__ = [
     "TreeShape",
     "UnknownEntry",
     "encode_cwd",
+    "first_prompt_of",
     "new_entry_id",
     "parse_entry",
     "session_facts",
+    "session_title",
     "timestamps_crc",
     "uuidv7",
 ]

@@ -17,6 +17,7 @@ from desktop_agent.agent import (
 from desktop_agent.config import normalize_server_url, server_url_problem
 from desktop_agent.harness import HarnessError, MessageSavedEvent, PersistenceErrorEvent
 from desktop_agent.mcp import McpConfigError
+from desktop_agent.utils.text import query_words, text_matches
 from desktop_agent.workbench._changes import NOTHING, Changes
 from desktop_agent.workbench._checkpoints import SHOW_CHANGES, FileDiff, TurnChanges
 from desktop_agent.workbench._copy import CopyReport, copy_sessions
@@ -37,9 +38,6 @@ from desktop_agent.workbench._map import (
     MapFilter,
     MapRow,
     MapUpdate,
-    age_text,
-    query_words,
-    text_matches,
 )
 from desktop_agent.workbench._mcp import NEW_MCP_ENTRY, McpRow, McpServers, parse_entry
 from desktop_agent.workbench._models import Models, label_of
@@ -57,6 +55,7 @@ from desktop_agent.workbench._store import (
     SessionStore,
     SqliteStore,
 )
+from desktop_agent.workbench._time import Age, exact_time, parse_time, relative_age, time_key
 from desktop_agent.workbench._views import (
     INLINE_ENTRIES,
     PAGE,
@@ -104,6 +103,7 @@ __all__ = [
     "NO_SESSION",
     "PAGE",
     "SHOW_CHANGES",
+    "Age",
     "ApprovalWaitEvent",
     "Attachment",
     "BranchItem",
@@ -148,7 +148,6 @@ __all__ = [
     "Usage",
     "Workbench",
     "WorkbenchError",
-    "age_text",
     "branch_items",
     "connect_shared",
     "copy_sessions",
@@ -156,6 +155,7 @@ __all__ = [
     "demote_headings",
     "entries_phrase",
     "error_attempt_text",
+    "exact_time",
     "export_file_name",
     "fence_for",
     "fill",
@@ -166,9 +166,12 @@ __all__ = [
     "normalize_server_url",
     "parse_app_command",
     "parse_entry",
+    "parse_time",
     "query_words",
+    "relative_age",
     "server_url_problem",
     "text_matches",
+    "time_key",
     "to_html",
     "to_markdown",
     "visible_siblings",

@@ -25,20 +25,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-import unicodedata
 import zlib
 from array import array
 from bisect import bisect_right
 from collections.abc import Generator, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from itertools import compress, pairwise
 from typing import Any, Literal, NamedTuple
 
 import msgspec
 
-from desktop_agent.session import Session, SessionError, TreeShape
-from desktop_agent.utils.text import content_text
+from desktop_agent.session import TreeShape
 from desktop_agent.workbench._slices import drain, sliced
 
 MapFilter = Literal["conversation", "user", "labeled", "all"]
@@ -892,138 +889,3 @@ def _saved_steps(shape: TreeShape, record: dict[str, Any]) -> Generator[None, No
     }
     tips = [_tip(shape, rows, row, i, bool(current)) for i, row, current in record["tips"]]
     return _Done(vis, vparent, None, rows, row_of, spans, tips)
-
-
-# ----------------------------------------------------------------------- text helpers
-
-
-def age_text(timestamp: str, now: datetime | None = None) -> str:
-    """A short relative age: "now", "5 min", "3 h", "2 d", "4 mo", "1 y" ("" if unknown)."""
-    try:
-        when = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
-    except ValueError:
-        return ""
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    seconds = ((now or datetime.now(UTC)) - when).total_seconds()
-    if seconds < 60:
-        return "now"
-    minutes = seconds / 60
-    if minutes < 60:
-        return f"{int(minutes)} min"
-    hours = minutes / 60
-    if hours < 24:
-        return f"{int(hours)} h"
-    days = hours / 24
-    if days < 30:
-        return f"{int(days)} d"
-    if days < 365:
-        return f"{int(days / 30)} mo"
-    return f"{int(days / 365)} y"
-
-
-def _fold(text: str) -> str:
-    """Case- and accent-insensitive form (as the session index's full-text search)."""
-    if text.isascii():
-        return text.lower()
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
-
-
-def query_words(query: str) -> list[str]:
-    return [w for w in _fold(query).split() if w]
-
-
-def text_matches(words: Sequence[str], text: str) -> bool:
-    """Every word of the query occurs in ``text`` (case and accents ignored)."""
-    if not words:
-        return False
-    folded = _fold(text)
-    return all(w in folded for w in words)
-
-
-# ----------------------------------------------------------------------- search
-
-_SEARCHED_TYPES = frozenset({"message", "compaction", "branch_summary", "custom_message"})
-
-
-def _entry_text(entry_type: str, obj: Any) -> str:
-    """The searchable text of an entry's JSON object: message text and tool output,
-    summaries, and tool-call arguments (what the chat shows)."""
-    if not isinstance(obj, dict):
-        return ""
-    if entry_type in ("compaction", "branch_summary"):
-        summary = obj.get("summary")
-        return summary if isinstance(summary, str) else ""
-    message = obj.get("message") if entry_type == "message" else obj
-    if not isinstance(message, dict):
-        return ""
-    parts = [content_text(message.get("content"))]
-    for key in ("summary", "command", "output"):
-        value = message.get(key)
-        if isinstance(value, str):
-            parts.append(value)
-    content = message.get("content")
-    if isinstance(content, list):
-        for block in content:
-            if isinstance(block, dict) and block.get("type") == "toolCall":
-                args = block.get("arguments")
-                shown = json.dumps(args, ensure_ascii=False) if args else ""
-                parts.append(f"→ {block.get('name')} {shown}".rstrip())
-    return "\n".join(p for p in parts if p)
-
-
-def _scan(lines: Sequence[tuple[str, str, bytes]], words: Sequence[str]) -> list[str]:
-    decode = msgspec.json.Decoder().decode
-    hits: list[str] = []
-    ascii_words = [w.encode() for w in words] if all(w.isascii() for w in words) else None
-    for entry_id, entry_type, raw in lines:
-        if ascii_words is not None and raw.isascii() and b"\\u" not in raw:
-            # A line of plain ASCII holds every word of a match as it is: skip the rest.
-            low = raw.lower()
-            if not all(w in low for w in ascii_words):
-                continue
-        try:
-            obj = decode(raw)
-        except (msgspec.DecodeError, RecursionError):
-            continue
-        if text_matches(words, _entry_text(entry_type, obj)):
-            hits.append(entry_id)
-    return hits
-
-
-async def find_entries(session: Session, query: str) -> list[str]:
-    """Entries of every branch whose text holds every word of ``query`` (case and
-    accents ignored), file order; the lines are decoded on a worker thread."""
-    words = query_words(query)
-    if not words:
-        return []
-
-    def scan() -> list[str]:
-        raw = session.raw_entries()  # lines read in runs of the file, off the loop
-        lines = [(e, kind, line) for e, _p, kind, _t, line in raw if kind in _SEARCHED_TYPES]
-        return _scan(lines, words)
-
-    try:
-        return await asyncio.to_thread(scan)
-    except ValueError:  # an entry was appended while the columns were read: again, here
-        return _scan(
-            [(e, k, line) for e, _p, k, _t, line in session.raw_entries() if k in _SEARCHED_TYPES],
-            words,
-        )
-
-
-def tooltip_text(session: Session, entry_id: str, limit: int = 1200) -> str:
-    """The whole message of an entry for a tooltip (cut at ``limit`` characters)."""
-    try:
-        kind, _role = session.entry_kind(entry_id)
-        raw = session.raw_entry(entry_id)[4]
-        obj = msgspec.json.decode(raw)
-    except (SessionError, msgspec.DecodeError, RecursionError):
-        return ""
-    if kind in _SEARCHED_TYPES:
-        text = _entry_text(kind, obj)
-    else:
-        text = session.entry_facts(entry_id).preview or kind
-    text = text.strip()
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

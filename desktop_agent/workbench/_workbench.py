@@ -99,8 +99,6 @@ from desktop_agent.workbench._map import (
     BranchMap,
     MapFilter,
     MapUpdate,
-    find_entries,
-    tooltip_text,
 )
 from desktop_agent.workbench._mcp import McpServers, mcp_changed
 from desktop_agent.workbench._models import Models
@@ -114,6 +112,7 @@ from desktop_agent.workbench._project import (
 )
 from desktop_agent.workbench._regenerate import regenerate_point
 from desktop_agent.workbench._saved_maps import MIN_ROWS, SavedMaps
+from desktop_agent.workbench._search import search_entries, tooltip_text
 from desktop_agent.workbench._store import JsonlStore, SessionStore
 from desktop_agent.workbench._views import (
     INLINE_ENTRIES,
@@ -599,7 +598,7 @@ class Workbench:
         self.map_query = query.strip()
         session = self.session
         try:
-            hits = await find_entries(session, self.map_query) if session is not None else []
+            hits = await search_entries(session, self.map_query) if session is not None else []
         except SessionError as exc:  # e.g. the file changed under us: no marks, a notice
             log.warning("could not search the session: %s", exc)
             hits = []

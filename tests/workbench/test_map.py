@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -19,14 +18,9 @@ from desktop_agent.ai import (
     UserMessage,
 )
 from desktop_agent.session import InMemorySessionRepo, Session
-from desktop_agent.workbench._map import (
-    MAP_FILTERS,
-    BranchMap,
-    MapFilter,
-    age_text,
-    query_words,
-    text_matches,
-)
+from desktop_agent.workbench import query_words, text_matches
+from desktop_agent.workbench._map import MAP_FILTERS, BranchMap, MapFilter
+from desktop_agent.workbench._search import search_entries, tooltip_text
 
 
 def user(text: str) -> UserMessage:
@@ -259,13 +253,7 @@ def test_search_hits_mark_rows_and_hidden_hits_mark_their_row() -> None:
     run(go())
 
 
-def test_text_helpers() -> None:
-    now = datetime(2026, 1, 10, 12, 0, tzinfo=UTC)
-    stamp = (now - timedelta(hours=3)).isoformat().replace("+00:00", "Z")
-    assert age_text(stamp, now) == "3 h"
-    assert age_text((now - timedelta(seconds=5)).isoformat(), now) == "now"
-    assert age_text((now - timedelta(days=40)).isoformat(), now) == "1 mo"
-    assert age_text("garbage", now) == ""
+def test_query_words() -> None:
     words = query_words("Café  TESTS")
     assert words == ["cafe", "tests"]
     assert text_matches(words, "the tests at the CAFÉ")
@@ -355,8 +343,7 @@ def test_a_big_relayout_gives_the_loop_turns_and_stays_on_its_thread() -> None:
     run(go())
 
 
-def test_find_entries_reads_every_branch_tool_output_and_ignores_accents() -> None:
-    from desktop_agent.workbench._map import find_entries, tooltip_text
+def test_search_entries_reads_every_branch_tool_output_and_ignores_accents() -> None:
 
     async def go() -> None:
         s, ids = await _forked()
@@ -370,11 +357,11 @@ def test_find_entries_reads_every_branch_tool_output_and_ignores_accents() -> No
                 content=[TextContent(text="walrus detected")],
             )
         )
-        assert await find_entries(s, "cafe zurich") == [cafe]
-        assert await find_entries(s, "CAFÉ") == [cafe]
-        assert await find_entries(s, "walrus") == [out]
-        assert await find_entries(s, "three") == [ids["a3"], ids["a3b"]]  # both branches
-        assert await find_entries(s, "   ") == [] and await find_entries(s, "nothing") == []
+        assert await search_entries(s, "cafe zurich") == [cafe]
+        assert await search_entries(s, "CAFÉ") == [cafe]
+        assert await search_entries(s, "walrus") == [out]
+        assert await search_entries(s, "three") == [ids["a3"], ids["a3b"]]  # both branches
+        assert await search_entries(s, "   ") == [] and await search_entries(s, "nothing") == []
         assert tooltip_text(s, cafe) == "Meet at the Café Zürich"
         assert tooltip_text(s, call) == "→ bash"  # the tool call (its arguments when any)
         assert tooltip_text(s, "no-such-entry") == ""
