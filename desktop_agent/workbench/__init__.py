@@ -30,14 +30,13 @@ from desktop_agent.workbench._export import (
     to_html,
     to_markdown,
 )
-from desktop_agent.workbench._map import (
+from desktop_agent.workbench._map import BranchMap, MapUpdate
+from desktop_agent.workbench._map_layout import (
     LANE_COLORS,
     MAP_FILTERS,
-    BranchMap,
     BranchTip,
     MapFilter,
     MapRow,
-    MapUpdate,
 )
 from desktop_agent.workbench._mcp import NEW_MCP_ENTRY, McpRow, McpServers, parse_entry
 from desktop_agent.workbench._models import Models, label_of

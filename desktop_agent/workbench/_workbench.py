@@ -94,12 +94,9 @@ from desktop_agent.workbench._checkpoints import (
     session_trees,
 )
 from desktop_agent.workbench._follow import continue_here, take_over
-from desktop_agent.workbench._map import (
-    MAP_FILTERS,
-    BranchMap,
-    MapFilter,
-    MapUpdate,
-)
+from desktop_agent.workbench._map import BranchMap, MapUpdate
+from desktop_agent.workbench._map_layout import MAP_FILTERS, MapFilter
+from desktop_agent.workbench._map_saved import MIN_ROWS, SavedMaps
 from desktop_agent.workbench._mcp import McpServers, mcp_changed
 from desktop_agent.workbench._models import Models
 from desktop_agent.workbench._pg_store import apply_store_form
@@ -111,7 +108,6 @@ from desktop_agent.workbench._project import (
     problems_notice,
 )
 from desktop_agent.workbench._regenerate import regenerate_point
-from desktop_agent.workbench._saved_maps import MIN_ROWS, SavedMaps
 from desktop_agent.workbench._search import search_entries, tooltip_text
 from desktop_agent.workbench._store import JsonlStore, SessionStore
 from desktop_agent.workbench._views import (

@@ -487,7 +487,7 @@ async def test_a_big_sessions_map_is_laid_out_once_across_launches(
 ) -> None:
     """Closing a big session keeps its map's layout; the next launch takes it instead of
     laying the map out again, and the map is the one a layout makes."""
-    from desktop_agent.workbench import _map, _saved_maps, _workbench
+    from desktop_agent.workbench import _map_layout, _map_saved, _workbench
 
     monkeypatch.setattr(_workbench, "MIN_ROWS", 6)
     data = tmp_path / "data"
@@ -499,13 +499,13 @@ async def test_a_big_sessions_map_is_laid_out_once_across_launches(
 
     path = await seed_async(data, workspace, build)
     layouts: list[int] = []
-    real = _map._emit_steps
+    real = _map_layout._emit_steps
 
     def counting(*args: Any) -> Any:
         layouts.append(1)
         return real(*args)
 
-    monkeypatch.setattr(_map, "_emit_steps", counting)
+    monkeypatch.setattr(_map_layout, "_emit_steps", counting)
     rows: list[list[tuple[str, int]]] = []
     for _launch in range(2):
         wb = make_workbench(data, provider.model("anthropic-messages"))
@@ -518,16 +518,16 @@ async def test_a_big_sessions_map_is_laid_out_once_across_launches(
     assert len(layouts) == 1  # the second launch took the kept layout
     assert rows[0] == rows[1] and len(rows[0]) == 10
     assert len(list((data / "cache" / "maps").glob("*.map"))) == 1
-    assert _saved_maps.MIN_ROWS > 6  # (small sessions keep nothing by default)
+    assert _map_saved.MIN_ROWS > 6  # (small sessions keep nothing by default)
 
 
 async def test_kept_map_layouts_are_a_bounded_cache_that_never_fails(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from desktop_agent.workbench import _saved_maps
-    from desktop_agent.workbench._saved_maps import SavedMaps
+    from desktop_agent.workbench import _map_saved
+    from desktop_agent.workbench._map_saved import SavedMaps
 
-    monkeypatch.setattr(_saved_maps, "KEEP", 3)
+    monkeypatch.setattr(_map_saved, "KEEP", 3)
     maps = SavedMaps(tmp_path / "maps")
     for i in range(5):
         maps.write(f"/s/{i}.jsonl", b"layout %d" % i)
