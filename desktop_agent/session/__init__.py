@@ -2,6 +2,7 @@
 
 from typing import TYPE_CHECKING, Any
 
+from desktop_agent.session._columns import timestamps_crc
 from desktop_agent.session._entries import (
     ActiveToolsChangeEntry,
     BranchSummaryEntry,
@@ -57,7 +58,6 @@ from desktop_agent.session._storage import (
     SessionMetadata,
     Storage,
 )
-from desktop_agent.session._tree import timestamps_crc
 
 if TYPE_CHECKING:
     from desktop_agent.session._postgres import ListedSession, PostgresSessionRepo

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from desktop_agent.session._codec import LineError, entry_from_obj, loads_js, serialize
 from desktop_agent.session._entryindex import EntryIndex
 from desktop_agent.session._errors import SessionError, SessionWriteError
 from desktop_agent.session._ids import iso_to_ms, new_entry_id, now_iso, uuidv7
@@ -57,7 +58,7 @@ from desktop_agent.session._storage import (
     Storage,
     describe_os_error,
 )
-from desktop_agent.session._tree import LineError, Tree, entry_from_obj, loads_js, serialize
+from desktop_agent.session._tree import Tree
 from desktop_agent.utils.atomic import atomic_write
 from desktop_agent.utils.versions import header_stamp, is_newer, newer_reason, written_by
 

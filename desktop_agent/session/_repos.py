@@ -8,6 +8,7 @@ import os
 from collections.abc import Callable
 from typing import Any, Literal, Protocol
 
+from desktop_agent.session._codec import Entry, serialize
 from desktop_agent.session._entryindex import EntryIndex
 from desktop_agent.session._errors import SessionError
 from desktop_agent.session._ids import now_iso, uuidv7
@@ -30,7 +31,7 @@ from desktop_agent.session._platform import OS_FILE_OPS, FileOps
 from desktop_agent.session._progressive import SessionOpening, open_progressive
 from desktop_agent.session._session import Session
 from desktop_agent.session._storage import SessionMetadata, Storage
-from desktop_agent.session._tree import Entry, Row, Tree, lines_of, serialize
+from desktop_agent.session._tree import Row, Tree, lines_of
 from desktop_agent.utils.atomic import atomic_write
 from desktop_agent.utils.versions import header_stamp
 
