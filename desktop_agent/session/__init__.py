@@ -3,6 +3,7 @@
 from typing import TYPE_CHECKING, Any
 
 from desktop_agent.session._columns import timestamps_crc
+from desktop_agent.session._dirlist import ListProblem, SessionList
 from desktop_agent.session._entries import (
     ActiveToolsChangeEntry,
     BranchSummaryEntry,
@@ -23,6 +24,7 @@ from desktop_agent.session._entries import (
 )
 from desktop_agent.session._errors import SessionError, SessionErrorCode, SessionWriteError
 from desktop_agent.session._facts import BranchPage, BranchTail, EntryFacts
+from desktop_agent.session._header import encode_cwd
 from desktop_agent.session._ids import new_entry_id, uuidv7
 from desktop_agent.session._index import (
     NEW_SESSION_TITLE,
@@ -33,7 +35,6 @@ from desktop_agent.session._index import (
     session_facts,
     session_title,
 )
-from desktop_agent.session._jsonl import ListProblem, SessionList, TrashItem, encode_cwd
 from desktop_agent.session._progressive import SessionOpening
 from desktop_agent.session._reload import ReloadLeaf, ReloadReport
 from desktop_agent.session._repos import (
@@ -58,6 +59,7 @@ from desktop_agent.session._storage import (
     SessionMetadata,
     Storage,
 )
+from desktop_agent.session._trash import TrashItem
 
 if TYPE_CHECKING:
     from desktop_agent.session._postgres import ListedSession, PostgresSessionRepo

@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import msgspec
 
 from desktop_agent.session._errors import SessionError
-from desktop_agent.session._jsonl import JsonlStorage, header_metadata, open_error, parse_header
+from desktop_agent.session._header import header_metadata, open_error, parse_header
+from desktop_agent.session._jsonl import JsonlStorage
 from desktop_agent.session._migrate import first_line, is_legacy_header, migrated_if_legacy
 from desktop_agent.session._platform import OS_FILE_OPS
 from desktop_agent.session._repos import JsonlSessionRepo

@@ -46,7 +46,7 @@ def invalid(path: str, reason: str) -> SessionError:
 
 
 HeaderParser = Callable[[bytes, str], dict[str, Any]]
-"""Validates a header line (``_jsonl.parse_header``)."""
+"""Validates a header line (``_header.parse_header``)."""
 
 
 @dataclass
