@@ -2,7 +2,7 @@
 
 The lines are written directly (no `Session` round trip, for speed) in exactly the shape
 `desktop_agent.session.Session` writes them: key order ``type, id, parentId, timestamp``
-then the type's fields, compact JSON with raw non-ASCII (``_tree.serialize``), message
+then the type's fields, compact JSON with raw non-ASCII (``_codec.serialize``), message
 objects as ``AgentMessage.to_json_dict()`` produces them for models built by the harness,
 8-hex-char entry ids, ``leaf`` entries for every branch switch (``Session.move_to``).
 
@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from typing import IO, Any, Final
 
 from desktop_agent.session import encode_cwd
-from desktop_agent.session._tree import serialize
+from desktop_agent.session._codec import serialize
 
 GENERATOR_VERSION: Final = 3
 DEFAULT_SEED: Final = 20261129

@@ -33,8 +33,8 @@ from desktop_agent.session import (
     SessionMetadata,
     SqliteSessionRepo,
 )
+from desktop_agent.session._codec import serialize
 from desktop_agent.session._ids import now_iso
-from desktop_agent.session._tree import serialize
 from desktop_agent.utils.versions import header_stamp
 from desktop_agent.workbench import PostgresStore, SqliteStore
 
@@ -219,7 +219,7 @@ async def _measure(tmp: Path, url: str, report: Any) -> None:
     jsonl = JsonlSessionRepo(tmp / "jsonl", entry_index_dir=tmp / "entries")
     created = await jsonl.create(cwd=CWD)
     storage = created.get_storage()
-    from desktop_agent.session._tree import parse_line
+    from desktop_agent.session._codec import parse_line
 
     for raw in big:
         storage.pending.append(storage.tree.add(parse_line(raw), raw))

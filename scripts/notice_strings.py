@@ -5,7 +5,8 @@ labels, the save state, progress), and the GUI translates them where it shows th
 the context ``notices`` (`gui/_panels.py`, `gui/_presenter.py`). pyside6-lupdate cannot see
 them in the workbench's code, so `scripts/translations` feeds it this module's output:
 every string literal given to ``notify(...)`` or ``notify_choices(...)`` (text and action
-label, and the labels of a ``more`` list of buttons), ``Notice(...)``,
+label, and the labels of a ``more`` list of buttons), ``Notice(...)``, a relative age's
+``_age(...)`` (`workbench/_time.py`),
 as ``action_label=``, set as ``progress`` or as a ``text`` variable, or returned by
 ``SaveState.label``; and the harness's restore notices (`harness/_restore.py`).
 Values go in ``{name}`` placeholders (``notify(key, "Exported to {path}.", path=dest)``),
@@ -49,6 +50,8 @@ def notice_texts(folder: Path = WORKBENCH) -> list[str]:
                         found.add(_text(node.args[2].elts[0]) or "")  # the action's label
                 if name == "Notice":
                     found.update(_text(a) or "" for a in node.args)
+                if name == "_age" and node.args:
+                    found.add(_text(node.args[0]) or "")
                 for kw in node.keywords:
                     if kw.arg in ("text", "action_label"):
                         found.add(_text(kw.value) or "")

@@ -2,6 +2,8 @@
 
 from typing import TYPE_CHECKING, Any
 
+from desktop_agent.session._columns import timestamps_crc
+from desktop_agent.session._dirlist import ListProblem, SessionList
 from desktop_agent.session._entries import (
     ActiveToolsChangeEntry,
     BranchSummaryEntry,
@@ -22,14 +24,17 @@ from desktop_agent.session._entries import (
 )
 from desktop_agent.session._errors import SessionError, SessionErrorCode, SessionWriteError
 from desktop_agent.session._facts import BranchPage, BranchTail, EntryFacts
+from desktop_agent.session._header import encode_cwd
 from desktop_agent.session._ids import new_entry_id, uuidv7
 from desktop_agent.session._index import (
+    NEW_SESSION_TITLE,
     IndexedSession,
     ReconcileReport,
     SessionIndex,
+    first_prompt_of,
     session_facts,
+    session_title,
 )
-from desktop_agent.session._jsonl import ListProblem, SessionList, TrashItem, encode_cwd
 from desktop_agent.session._progressive import SessionOpening
 from desktop_agent.session._reload import ReloadLeaf, ReloadReport
 from desktop_agent.session._repos import (
@@ -54,7 +59,7 @@ from desktop_agent.session._storage import (
     SessionMetadata,
     Storage,
 )
-from desktop_agent.session._tree import timestamps_crc
+from desktop_agent.session._trash import TrashItem
 
 if TYPE_CHECKING:
     from desktop_agent.session._postgres import ListedSession, PostgresSessionRepo
@@ -71,6 +76,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "NEW_SESSION_TITLE",
     "UNSET",
     "ActiveToolsChangeEntry",
     "BranchPage",
@@ -120,9 +126,11 @@ __all__ = [
     "TreeShape",
     "UnknownEntry",
     "encode_cwd",
+    "first_prompt_of",
     "new_entry_id",
     "parse_entry",
     "session_facts",
+    "session_title",
     "timestamps_crc",
     "uuidv7",
 ]

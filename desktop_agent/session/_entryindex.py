@@ -33,10 +33,11 @@ from typing import Any
 
 import msgspec
 
+from desktop_agent.session._columns import PackedStrings, intern_text
 from desktop_agent.session._errors import SessionError
 from desktop_agent.session._platform import FileOps, FileStat
 from desktop_agent.session._storage import DamagedLine
-from desktop_agent.session._tree import PackedStrings, Tree, intern_text
+from desktop_agent.session._tree import Tree
 from desktop_agent.utils.atomic import atomic_write
 
 FORMAT = 1

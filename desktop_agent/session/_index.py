@@ -31,12 +31,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import msgspec
 
 from desktop_agent.session._errors import SessionError
-from desktop_agent.session._jsonl import JsonlStorage, header_metadata, open_error, parse_header
+from desktop_agent.session._header import header_metadata, open_error, parse_header
+from desktop_agent.session._jsonl import JsonlStorage
 from desktop_agent.session._migrate import first_line, is_legacy_header, migrated_if_legacy
 from desktop_agent.session._platform import OS_FILE_OPS
 from desktop_agent.session._repos import JsonlSessionRepo
 from desktop_agent.session._storage import SessionMetadata, describe_os_error
-from desktop_agent.utils.text import content_text
+from desktop_agent.utils.text import content_text, fold, query_words
 
 if TYPE_CHECKING:
     from desktop_agent.session._session import Session
@@ -45,6 +46,7 @@ log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 2
 FIRST_PROMPT_CHARS = 200
+NEW_SESSION_TITLE = "New session"
 TEXT_CAP_CHARS = 200_000
 """Searchable text kept per session (the start of the conversation)."""
 TAIL_CHECK = 4096
@@ -87,6 +89,23 @@ PRAGMA user_version = {SCHEMA_VERSION};
 """
 
 
+def _collapse(text: str, limit: int) -> str:
+    text = _SPACES.sub(" ", text).strip()
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def session_title(name: str | None, first_prompt: str | None) -> str:
+    """A session's title, wherever it is listed: its name, else its first prompt (see
+    `first_prompt_of`), else "New session"."""
+    return name or first_prompt or NEW_SESSION_TITLE
+
+
+def first_prompt_of(text: str) -> str | None:
+    """The first prompt as a title shows it, from the text of the first user message
+    (whitespace runs collapsed, cut at `FIRST_PROMPT_CHARS`); None when it has no text."""
+    return _collapse(text, FIRST_PROMPT_CHARS) or None
+
+
 @dataclass(frozen=True)
 class IndexedSession:
     """One session file as the index knows it."""
@@ -107,8 +126,8 @@ class IndexedSession:
 
     @property
     def title(self) -> str:
-        """The session name, else its first prompt, else "New session"."""
-        return self.name or self.first_prompt or "New session"
+        """The session name, else its first prompt, else "New session" (`session_title`)."""
+        return session_title(self.name, self.first_prompt)
 
     def metadata(self) -> SessionMetadata:
         """What ``JsonlSessionRepo.open`` needs."""
@@ -172,11 +191,6 @@ def _message_text(message: Any) -> str:
     if getattr(message, "role", None) in ("user", "toolResult", "assistant"):
         return content_text(getattr(message, "content", None))
     return ""
-
-
-def _collapse(text: str, limit: int) -> str:
-    text = _SPACES.sub(" ", text).strip()
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 @dataclass
@@ -485,8 +499,8 @@ class _Scanner:
             facts.message_count += 1
             if isinstance(entry, _Line) and entry.message is not None:
                 text = _message_text(entry.message)
-                if facts.first_prompt is None and entry.message.role == "user" and text.strip():
-                    facts.first_prompt = _collapse(text, FIRST_PROMPT_CHARS)
+                if facts.first_prompt is None and entry.message.role == "user":
+                    facts.first_prompt = first_prompt_of(text)
                 if text and self.budget > 0:
                     self.texts.append(text[: self.budget])
                     self.budget -= len(self.texts[-1])
@@ -597,8 +611,8 @@ class SessionIndex:
         """Indexed sessions, most recent activity first.
 
         ``cwd`` limits to one workspace. ``query`` matches words in the content (prefix,
-        all words, case- and accent-insensitive) or a substring of the name or first
-        prompt (case-insensitive).
+        all words, case- and accent-insensitive) or all its words in the name or first
+        prompt (`text_matches`: case and accents ignored).
         """
         return await self._run(lambda: self._sessions(cwd, query))
 
@@ -644,6 +658,7 @@ class SessionIndex:
     def _db(self) -> sqlite3.Connection:
         if self._conn is None:
             self._conn = self._connect()
+            self._conn.create_function("fold", 1, fold, deterministic=True)
         return self._conn
 
     def _connect(self) -> sqlite3.Connection:
@@ -862,18 +877,20 @@ class SessionIndex:
         if cwd is not None:
             where.append("cwd = ?")
             params.append(cwd)
-        if query is not None and query.strip():
-            needle = query.strip().casefold()
-            match = _fts_query(query)
+        words = query_words(query or "")
+        if words:
+            # Every word in the name or first prompt (the one rule, `text_matches`), or
+            # every word as a prefix of a word of the content (full-text search).
+            title = " AND ".join("instr(fold(title_fold), ?) > 0" for _ in words)
+            match = _fts_query(query or "")
             if match is None:
-                where.append("instr(title_fold, ?) > 0")
-                params.append(needle)
+                where.append(f"({title})")
+                params.extend(words)
             else:
                 where.append(
-                    "(instr(title_fold, ?) > 0"
-                    " OR doc IN (SELECT rowid FROM content WHERE content MATCH ?))"
+                    f"(({title}) OR doc IN (SELECT rowid FROM content WHERE content MATCH ?))"
                 )
-                params.extend((needle, match))
+                params.extend((*words, match))
         sql = f"SELECT {_COLUMNS} FROM sessions"
         if where:
             sql += " WHERE " + " AND ".join(where)

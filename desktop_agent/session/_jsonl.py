@@ -12,40 +12,43 @@ Guarantees:
   first) and cut; damage anywhere else opens the session read-only, never rewrites it;
 - every disk operation goes through a `FileOps` (tests inject faults and power cuts);
 - ``delete()`` moves the file into a trash folder it can be restored from.
+
+The header and naming rules are in `_header.py`, the torn-tail quarantine in
+`_quarantine.py`, folder listing in `_dirlist.py`, the trash in `_trash.py`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import os
-import re
-import shutil
-import stat
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
+from desktop_agent.session._codec import LineError, entry_from_obj, serialize
 from desktop_agent.session._entryindex import EntryIndex
 from desktop_agent.session._errors import SessionError, SessionWriteError
-from desktop_agent.session._ids import iso_to_ms, new_entry_id, now_iso, uuidv7
-from desktop_agent.session._migrate import legacy_version, migrate_legacy
+from desktop_agent.session._header import (
+    LegacyFile,
+    header_metadata,
+    newer_writer,
+    open_error,
+    parse_header,
+    v3_header,
+)
+from desktop_agent.session._ids import new_entry_id, now_iso
+from desktop_agent.session._migrate import migrate_legacy
 from desktop_agent.session._platform import (
     APPEND_FLAGS,
-    CREATE_FLAGS,
     O_BINARY,
     O_CLOEXEC,
     OS_FILE_OPS,
     FileOps,
     FileStat,
-    NotRegularFileError,
-    fsync_dir,
-    kind_of,
 )
+from desktop_agent.session._quarantine import QuarantineError, quarantine_tail
 from desktop_agent.session._reload import ReloadLeaf, ReloadReport, entries_to_keep
 from desktop_agent.session._scan import ScanResult, scan
 from desktop_agent.session._storage import (
@@ -57,83 +60,9 @@ from desktop_agent.session._storage import (
     Storage,
     describe_os_error,
 )
-from desktop_agent.session._tree import LineError, Tree, entry_from_obj, loads_js, serialize
+from desktop_agent.session._tree import Tree
 from desktop_agent.utils.atomic import atomic_write
-from desktop_agent.utils.versions import header_stamp, is_newer, newer_reason, written_by
-
-_SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-_WINDOWS_RESERVED = re.compile(r"^(con|prn|aux|nul|com\d|lpt\d)(\..*)?$", re.IGNORECASE)
-
-
-def encode_cwd(cwd: str) -> str:
-    """Pi's directory name for a cwd: drop one leading slash, ``/\\:`` -> ``-``, wrap."""
-    stripped = cwd[1:] if cwd[:1] in ("/", "\\") else cwd
-    return "--" + re.sub(r"[/\\:]", "-", stripped) + "--"
-
-
-def check_session_id(session_id: str) -> None:
-    """Refuse ids that could escape the sessions folder or are not portable file names."""
-    if not _SAFE_ID.match(session_id) or _WINDOWS_RESERVED.match(session_id):
-        raise SessionError(
-            "invalid_argument",
-            f"Invalid session id {session_id!r}: use letters, digits, '.', '_' or '-'"
-            " (at most 128 characters, not starting with '.')",
-        )
-
-
-def _invalid(path: str, reason: str) -> SessionError:
-    return SessionError("invalid_session", f"Invalid JSONL session file {path}: {reason}")
-
-
-def parse_header(line: bytes, path: str, *, allow_legacy: bool = False) -> dict[str, Any]:
-    """Validate a header line with Pi's checks and messages.
-
-    ``allow_legacy``: accept the v1/v2 headers the Pi CLI migrates (`legacy_version`).
-    """
-    try:
-        obj = loads_js(line)
-    except (ValueError, RecursionError) as exc:
-        raise _invalid(path, "first line is not a valid session header") from exc
-    if not isinstance(obj, dict) or obj.get("type") != "session":
-        raise _invalid(path, "first line is not a valid session header")
-    version = obj.get("version")
-    v3 = version == 3 and not isinstance(version, bool) and isinstance(version, int | float)
-    if not v3 and (not allow_legacy or legacy_version(obj) is None):
-        raise _invalid(path, "unsupported session version")
-    for key, what in (("id", "id"), ("timestamp", "timestamp"), ("cwd", "cwd")):
-        value = obj.get(key)
-        if not isinstance(value, str) or not value:
-            raise _invalid(path, f"session header is missing {what}")
-    if "parentSession" in obj and not isinstance(obj["parentSession"], str):
-        raise _invalid(path, "session header parentSession must be a string")
-    return obj
-
-
-def header_metadata(
-    obj: dict[str, Any], path: str, format_version: int | None = None
-) -> SessionMetadata:
-    meta = obj.get("metadata")
-    return SessionMetadata(
-        id=obj["id"],
-        created_at=obj["timestamp"],
-        cwd=obj["cwd"],
-        path=path,
-        parent_session_path=obj.get("parentSession"),
-        metadata=meta if isinstance(meta, dict) else None,
-        format_version=format_version or legacy_version(obj) or 3,
-    )
-
-
-class _LegacyFile(Exception):
-    """The header is a v1/v2 one: the file is read through Pi's migration instead."""
-
-
-def _v3_header(line: bytes, path: str) -> dict[str, Any]:
-    """The header parser of a scan: a v1/v2 header raises `_LegacyFile`."""
-    obj = parse_header(line, path, allow_legacy=True)
-    if legacy_version(obj) is not None:
-        raise _LegacyFile()
-    return obj
+from desktop_agent.utils.versions import newer_reason
 
 
 def _read_all(ops: FileOps, fd: int, size: int) -> bytes:
@@ -147,57 +76,6 @@ def _read_all(ops: FileOps, fd: int, size: int) -> bytes:
         parts.append(chunk)
         offset += len(chunk)
     return b"".join(parts)
-
-
-def _read_first_line(ops: FileOps, fd: int, limit: int = 1 << 20) -> bytes:
-    """The first physical line (without its newline), reading at most ``limit`` bytes."""
-    data = b""
-    offset = 0
-    while len(data) < limit:
-        chunk = ops.pread(fd, 1 << 16, offset)
-        if not chunk:
-            break
-        cut = chunk.find(b"\n")
-        if cut >= 0:
-            return data + chunk[:cut]
-        data += chunk
-        offset += len(chunk)
-    return data
-
-
-def open_error(path: str, exc: OSError) -> SessionError:
-    """The documented `SessionError` for a session file that cannot be opened for reading."""
-    if isinstance(exc, NotRegularFileError):
-        if stat.S_ISDIR(exc.mode):
-            return SessionError("not_found", f"Session not found: {path} is a folder")
-        return _invalid(path, f"it is {kind_of(exc.mode)}, not a regular file")
-    if isinstance(exc, FileNotFoundError):
-        return SessionError("not_found", f"Session not found: {path}")
-    if exc.errno == errno.ELOOP:
-        return _invalid(path, "it is a symbolic link that loops")
-    return SessionError("storage", f"Failed to read session {path}: {describe_os_error(exc)}")
-
-
-def read_header(path: str, ops: FileOps = OS_FILE_OPS) -> SessionMetadata:
-    """Read only the first line (as Pi's listing does: a blank first line is no header).
-
-    v1/v2 files (which the Pi CLI migrates) are listed too, with their `format_version`.
-    Only a regular file is read, opened without blocking (a FIFO or device named
-    ``*.jsonl`` is refused, never waited on). Raises `SessionError` only.
-    """
-    try:
-        fd = ops.open_regular(path)
-    except OSError as exc:
-        raise open_error(path, exc) from exc
-    try:
-        first = _read_first_line(ops, fd)
-    except OSError as exc:
-        raise open_error(path, exc) from exc
-    finally:
-        ops.close(fd)
-    if not first.strip():
-        raise _invalid(path, "missing session header")
-    return header_metadata(parse_header(first.rstrip(b"\r"), path, allow_legacy=True), path)
 
 
 class JsonlStorage(Storage):
@@ -349,7 +227,7 @@ class JsonlStorage(Storage):
                 st = ops.fstat(rfd)
                 try:
                     tree, scanned, fresh = _read_tree(ops, rfd, path, st, index, progress)
-                except _LegacyFile:
+                except LegacyFile:
                     return cls._open_legacy(path, ops, rfd, st, locked)
                 torn = (
                     ops.pread(rfd, st.size - scanned.torn_offset, scanned.torn_offset)
@@ -379,8 +257,8 @@ class JsonlStorage(Storage):
             quarantine_error: str | None = None
             if scanned.torn_offset is not None and fd is not None:
                 try:
-                    quarantine_path = _quarantine_tail(ops, path, fd, torn, scanned.torn_offset)
-                except _QuarantineError as exc:
+                    quarantine_path = quarantine_tail(ops, path, fd, torn, scanned.torn_offset)
+                except QuarantineError as exc:
                     quarantine_error = exc.reason
                     quarantine_path = exc.kept
                     ops.close(fd)
@@ -588,8 +466,8 @@ class JsonlStorage(Storage):
         except OSError:
             return False
         try:
-            sidecar = _quarantine_tail(ops, self.path, fd, data, self._good_size)
-        except _QuarantineError as exc:
+            sidecar = quarantine_tail(ops, self.path, fd, data, self._good_size)
+        except QuarantineError as exc:
             ops.close(fd)
             self.read_only_reason = f"an incomplete last line could not be set aside ({exc.reason})"
             return False
@@ -741,8 +619,8 @@ class JsonlStorage(Storage):
             st = ops.fstat(rfd)
             disk = Tree()
             try:
-                found = scan(ops, rfd, path, disk, size=st.size, header=_v3_header)
-            except _LegacyFile:
+                found = scan(ops, rfd, path, disk, size=st.size, header=v3_header)
+            except LegacyFile:
                 raise SessionError(
                     "changed_on_disk",
                     f"{where}{path} is now in an older Pi format; save a copy elsewhere",
@@ -772,8 +650,8 @@ class JsonlStorage(Storage):
             if found.torn_offset is not None:
                 torn = ops.pread(rfd, st.size - found.torn_offset, found.torn_offset)
                 try:
-                    _quarantine_tail(ops, path, fd, torn, found.torn_offset)
-                except _QuarantineError as exc:
+                    quarantine_tail(ops, path, fd, torn, found.torn_offset)
+                except QuarantineError as exc:
                     raise SessionError(
                         "storage", f"{where}an incomplete last line of {path}: {exc.reason}"
                     ) from None
@@ -941,7 +819,7 @@ def _read_tree(
     cached = index.load(path, fd, st) if index is not None else None
     if cached is None:
         tree = Tree()
-        found = scan(ops, fd, path, tree, size=st.size, header=_v3_header, progress=progress)
+        found = scan(ops, fd, path, tree, size=st.size, header=v3_header, progress=progress)
         return tree, found, True
     header = parse_header(cached.header, path)
     if cached.complete:
@@ -1002,226 +880,3 @@ def is_locked_elsewhere(path: str, ops: FileOps = OS_FILE_OPS) -> bool:
         return True
     finally:
         ops.close(fd)
-
-
-class _QuarantineError(Exception):
-    def __init__(self, reason: str, kept: str | None = None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.kept = kept  # a sidecar that holds the tail all the same
-
-
-def _quarantine(ops: FileOps, path: str, fd: int, data: bytes, offset: int) -> str:
-    return _quarantine_tail(ops, path, fd, data[offset:], offset)
-
-
-def _quarantine_tail(ops: FileOps, path: str, fd: int, tail: bytes, offset: int) -> str:
-    """Move the torn tail to a synced sidecar, then cut the file back to ``offset``.
-
-    All or nothing as far as the user can tell: when the sidecar cannot be written and
-    synced (full disk, read-only or failing disk), or the file cannot be cut, the sidecar
-    is removed again, the file is left exactly as it was, and `_QuarantineError` says why.
-    """
-    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-    sidecar = f"{path}.corrupt-{stamp}"
-    n = 1
-    while ops.exists(sidecar):
-        n += 1
-        sidecar = f"{path}.corrupt-{stamp}-{n}"
-    created = False
-    try:
-        side_fd = ops.open(sidecar, CREATE_FLAGS)
-        created = True
-        try:
-            ops.write_all(side_fd, tail)
-            ops.fsync(side_fd)
-        finally:
-            ops.close(side_fd)
-        ops.fsync_dir(os.path.dirname(path) or ".")
-        ops.ftruncate(fd, offset)
-    except OSError as exc:
-        if created:
-            with contextlib.suppress(OSError):
-                ops.unlink(sidecar)
-        raise _QuarantineError(describe_os_error(exc)) from exc
-    try:
-        ops.fsync(fd)
-    except OSError as exc:
-        # The tail is safe in the synced sidecar; the cut may not be durable yet.
-        raise _QuarantineError(
-            f"{describe_os_error(exc)}; the incomplete line is kept in {sidecar}", sidecar
-        ) from exc
-    return sidecar
-
-
-def session_file_name(created_at: str, session_id: str) -> str:
-    return f"{created_at.replace(':', '-').replace('.', '-')}_{session_id}.jsonl"
-
-
-@dataclass(frozen=True)
-class TrashItem:
-    """A deleted session waiting in the trash."""
-
-    trash_path: str
-    original_path: str
-    deleted_at: str
-    session_id: str
-
-
-@dataclass(frozen=True)
-class ListProblem:
-    """A file ``list()`` could not read; it is reported, never hidden or deleted."""
-
-    path: str
-    reason: str
-
-
-class SessionList(list[SessionMetadata]):
-    """``list()``'s result: the sessions, plus the files that could not be read."""
-
-    problems: list[ListProblem]
-
-    def __init__(self, items: list[SessionMetadata], problems: list[ListProblem]) -> None:
-        super().__init__(items)
-        self.problems = problems
-
-
-def list_dir_sessions(root: str, cwd: str | None) -> SessionList:
-    """Headers of every session file under ``root`` (Pi's rules), newest first."""
-    items: list[SessionMetadata] = []
-    problems: list[ListProblem] = []
-    try:
-        if cwd is not None:
-            dirs = [os.path.join(root, encode_cwd(cwd))]
-        else:
-            with os.scandir(root) as it:
-                dirs = [e.path for e in it if e.is_dir(follow_symlinks=False)]
-    except FileNotFoundError:
-        return SessionList([], [])
-    except OSError as exc:
-        return SessionList([], [ListProblem(root, describe_os_error(exc))])
-    for directory in dirs:
-        try:
-            with os.scandir(directory) as it:
-                # Real folders named *.jsonl are skipped as Pi does; anything else with
-                # the name (symlinks too) is opened by `read_header`, which reads only
-                # regular files and never blocks.
-                files = [
-                    e.path
-                    for e in it
-                    if e.name.endswith(".jsonl") and not e.is_dir(follow_symlinks=False)
-                ]
-        except FileNotFoundError:
-            continue
-        except OSError as exc:
-            problems.append(ListProblem(directory, describe_os_error(exc)))
-            continue
-        for path in files:
-            try:
-                items.append(read_header(path))
-            except SessionError as exc:
-                # not_found: vanished meanwhile, or a symlink to a folder (as in Pi).
-                if exc.code != "not_found":
-                    problems.append(ListProblem(path, exc.message))
-    keyed = [(iso_to_ms(m.created_at), i, m) for i, m in enumerate(items)]
-    keyed.sort(key=lambda k: (k[0] is not None, k[0] or 0, -k[1]), reverse=True)
-    return SessionList([m for _, _, m in keyed], problems)
-
-
-def new_header(
-    *,
-    cwd: str,
-    session_id: str | None,
-    parent_session_path: str | None,
-    metadata: dict[str, Any] | None,
-) -> dict[str, Any]:
-    header: dict[str, Any] = {
-        "type": "session",
-        "version": 3,
-        "id": session_id or uuidv7(),
-        "timestamp": now_iso(),
-        "cwd": cwd,
-    }
-    if parent_session_path is not None:
-        header["parentSession"] = parent_session_path
-    # Which app wrote it (Pi ignores header keys it does not know, `metadata` included).
-    header["metadata"] = {**(metadata or {}), **header_stamp()}
-    return header
-
-
-def newer_writer(header: dict[str, Any]) -> str | None:
-    """The version of a newer Desktop Agent that wrote this session header, if one did."""
-    meta = header.get("metadata")
-    version = written_by(meta if isinstance(meta, dict) else None)
-    return version if version is not None and is_newer(version) else None
-
-
-def move_to_trash(path: str, trash_root: str) -> TrashItem | None:
-    """Move a session file (and its sidecars) into the trash; None if it is missing."""
-    if not os.path.exists(path):
-        return None
-    deleted_at = now_iso()
-    folder = os.path.join(trash_root, deleted_at.replace(":", "-").replace(".", "-"))
-    n = 1
-    while os.path.exists(folder):
-        n += 1
-        folder = os.path.join(trash_root, f"{deleted_at.replace(':', '-')}-{n}")
-    os.makedirs(folder)
-    dest = os.path.join(folder, os.path.basename(path))
-    try:
-        session_id = read_header(path).id
-    except (SessionError, OSError):
-        session_id = ""
-    manifest = {"originalPath": path, "deletedAt": deleted_at, "sessionId": session_id}
-    atomic_write(os.path.join(folder, "trash.json"), json.dumps(manifest).encode(), mode=0o644)
-    shutil.move(path, dest)
-    fsync_dir(folder)
-    fsync_dir(os.path.dirname(path))
-    _remove_legacy_lock(path)
-    return TrashItem(dest, path, deleted_at, session_id)
-
-
-def _remove_legacy_lock(path: str) -> None:
-    """Delete the empty ``<file>.lock`` sidecar that older versions left beside a file."""
-    legacy = path + ".lock"
-    with contextlib.suppress(OSError):
-        st = os.lstat(legacy)
-        if stat.S_ISREG(st.st_mode) and st.st_size == 0:
-            os.unlink(legacy)
-
-
-def list_trash(trash_root: str) -> list[TrashItem]:
-    items: list[TrashItem] = []
-    root = Path(trash_root)
-    if not root.is_dir():
-        return items
-    for manifest in sorted(root.glob("*/trash.json"), reverse=True):
-        try:
-            info = json.loads(manifest.read_bytes())
-            files = [p for p in manifest.parent.iterdir() if p.name.endswith(".jsonl")]
-        except (OSError, ValueError):
-            continue
-        for f in files:
-            items.append(
-                TrashItem(
-                    str(f),
-                    str(info.get("originalPath", "")),
-                    str(info.get("deletedAt", "")),
-                    str(info.get("sessionId", "")),
-                )
-            )
-    return items
-
-
-def restore_from_trash(item: TrashItem) -> str:
-    """Put a trashed session back where it was (refuses to overwrite anything)."""
-    dest = item.original_path
-    if os.path.exists(dest):
-        raise SessionError("storage", f"Cannot restore: {dest} already exists")
-    os.makedirs(os.path.dirname(dest), exist_ok=True)
-    shutil.move(item.trash_path, dest)
-    fsync_dir(os.path.dirname(dest))
-    folder = os.path.dirname(item.trash_path)
-    if not any(p.endswith(".jsonl") for p in os.listdir(folder)):
-        shutil.rmtree(folder, ignore_errors=True)
-    return dest

@@ -21,9 +21,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from desktop_agent.session._codec import loads_js, serialize
 from desktop_agent.session._errors import SessionError
 from desktop_agent.session._storage import DamagedLine
-from desktop_agent.session._tree import loads_js, serialize
 
 CURRENT_VERSION = 3
 

@@ -45,6 +45,14 @@ import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from desktop_agent.session import _entryindex
+from desktop_agent.session._codec import (
+    BOOKKEEPING,
+    Entry,
+    LineError,
+    loads_js,
+    parse_line,
+    serialize,
+)
 from desktop_agent.session._errors import SessionError
 from desktop_agent.session._ids import now_iso, uuidv7
 from desktop_agent.session._platform import FileStat
@@ -58,15 +66,7 @@ from desktop_agent.session._storage import (
     SessionMetadata,
     Storage,
 )
-from desktop_agent.session._tree import (
-    BOOKKEEPING,
-    Entry,
-    LineError,
-    Tree,
-    loads_js,
-    parse_line,
-    serialize,
-)
+from desktop_agent.session._tree import Tree
 from desktop_agent.utils.atomic import atomic_write
 from desktop_agent.utils.versions import header_stamp, is_newer, newer_reason, written_by
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from desktop_agent.session._codec import Entry, decode_entry, entry_from_obj, serialize
 from desktop_agent.session._errors import SessionWriteError
 from desktop_agent.session._ids import new_entry_id
-from desktop_agent.session._tree import Entry, Tree, decode_entry, entry_from_obj, serialize
+from desktop_agent.session._tree import Tree
 
 ReloadLeaf: TypeAlias = Literal["theirs", "ours"]
 """Where the leaf is after a reload: where the other program left it, or on our branch."""

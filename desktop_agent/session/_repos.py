@@ -8,29 +8,25 @@ import os
 from collections.abc import Callable
 from typing import Any, Literal, Protocol
 
+from desktop_agent.session._codec import Entry, serialize
+from desktop_agent.session._dirlist import SessionList, list_dir_sessions
 from desktop_agent.session._entryindex import EntryIndex
 from desktop_agent.session._errors import SessionError
-from desktop_agent.session._ids import now_iso, uuidv7
-from desktop_agent.session._jsonl import (
-    JsonlStorage,
-    SessionList,
-    TrashItem,
+from desktop_agent.session._header import (
     check_session_id,
     encode_cwd,
-    is_locked_elsewhere,
-    list_dir_sessions,
-    list_trash,
-    move_to_trash,
     new_header,
     read_header,
-    restore_from_trash,
     session_file_name,
 )
+from desktop_agent.session._ids import now_iso, uuidv7
+from desktop_agent.session._jsonl import JsonlStorage, is_locked_elsewhere
 from desktop_agent.session._platform import OS_FILE_OPS, FileOps
 from desktop_agent.session._progressive import SessionOpening, open_progressive
 from desktop_agent.session._session import Session
 from desktop_agent.session._storage import SessionMetadata, Storage
-from desktop_agent.session._tree import Entry, Row, Tree, lines_of, serialize
+from desktop_agent.session._trash import TrashItem, list_trash, move_to_trash, restore_from_trash
+from desktop_agent.session._tree import Row, Tree, lines_of
 from desktop_agent.utils.atomic import atomic_write
 from desktop_agent.utils.versions import header_stamp
 

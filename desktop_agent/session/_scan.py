@@ -2,7 +2,7 @@
 
 `scan` reads the file in chunks of a few MB (memory stays bounded whatever the file's
 size, and no line is copied into the tree: it keeps offsets), validates every line with
-Pi's rules (`_tree.parse_line`), appends the entries to a `Tree` column by column, and
+Pi's rules (`_codec.parse_line`), appends the entries to a `Tree` column by column, and
 classifies what is not an entry:
 
 - the torn tail: the last line when it has no newline or is not a valid entry, or, after
@@ -24,18 +24,18 @@ from typing import Any
 
 import msgspec
 
+from desktop_agent.session._codec import (
+    BOOKKEEPING,
+    LineError,
+    decode_envelope,
+    envelope_extra,
+    parse_line,
+)
+from desktop_agent.session._columns import intern_text
 from desktop_agent.session._errors import SessionError
 from desktop_agent.session._platform import FileOps
 from desktop_agent.session._storage import DamagedLine
-from desktop_agent.session._tree import (
-    _ENVELOPE,
-    BOOKKEEPING,
-    LineError,
-    Tree,
-    _envelope_extra,
-    intern_text,
-    parse_line,
-)
+from desktop_agent.session._tree import Tree
 
 CHUNK = 8 << 20
 PAGE = 4096
@@ -46,7 +46,7 @@ def invalid(path: str, reason: str) -> SessionError:
 
 
 HeaderParser = Callable[[bytes, str], dict[str, Any]]
-"""Validates a header line (``_jsonl.parse_header``)."""
+"""Validates a header line (``_header.parse_header``)."""
 
 
 @dataclass
@@ -209,7 +209,7 @@ def _scan_lines(data: bytes, stop: int, base: int, tree: Tree, state: _State) ->
     """Parse the whole lines of ``data[:stop + 1]`` (``base``: file offset of data[0])."""
     view = memoryview(data)
     find = data.find
-    decode = _ENVELOPE
+    decode = decode_envelope
     ids, parents, types, stamps, roles = (
         tree.ids,
         tree.growing("parents"),
@@ -254,7 +254,7 @@ def _scan_lines(data: bytes, stop: int, base: int, tree: Tree, state: _State) ->
                 if kind == "leaf" and not (env.targetId is None or type(env.targetId) is str):
                     env = None
                 else:
-                    value = _envelope_extra(env)
+                    value = envelope_extra(env)
             if env is not None:
                 i = len(ids)
                 ids.append(env.id)

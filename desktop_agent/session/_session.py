@@ -19,6 +19,7 @@ from desktop_agent.ai import (
     UnknownMessage,
     parse_message,
 )
+from desktop_agent.session._codec import decode_entry, entry_from_obj, serialize
 from desktop_agent.session._entries import SessionEntry, parse_entry
 from desktop_agent.session._errors import SessionError
 from desktop_agent.session._facts import BranchPage, EntryFacts, preview_of
@@ -30,7 +31,7 @@ from desktop_agent.session._storage import (
     SessionMetadata,
     Storage,
 )
-from desktop_agent.session._tree import Row, Tree, decode_entry, entry_from_obj, serialize
+from desktop_agent.session._tree import Row, Tree
 
 
 class _Unset:

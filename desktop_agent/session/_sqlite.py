@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from desktop_agent.session._codec import Entry, LineError, serialize
 from desktop_agent.session._errors import SessionError
 from desktop_agent.session._ids import now_iso, uuidv7
 from desktop_agent.session._repos import ForkPosition, rows_to_fork
@@ -31,7 +32,7 @@ from desktop_agent.session._storage import (
     Storage,
     describe_os_error,
 )
-from desktop_agent.session._tree import Entry, LineError, Row, Tree, serialize
+from desktop_agent.session._tree import Row, Tree
 from desktop_agent.utils.atomic import atomic_write
 from desktop_agent.utils.versions import header_stamp, is_newer, newer_reason, written_by
 

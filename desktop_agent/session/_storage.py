@@ -13,8 +13,9 @@ import errno
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from desktop_agent.session._codec import Entry
 from desktop_agent.session._errors import SessionError, SessionErrorCode, SessionWriteError
-from desktop_agent.session._tree import Entry, Tree
+from desktop_agent.session._tree import Tree
 
 if TYPE_CHECKING:
     from desktop_agent.session._reload import ReloadLeaf, ReloadReport

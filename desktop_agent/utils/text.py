@@ -1,4 +1,6 @@
-"""The text of a message: one rule for Copy, export, edit, search and tree previews.
+"""The text of a message: one rule for Copy, export, edit, search and tree previews;
+and one rule for matching the words of a query (`query_words`, `text_matches`: the
+sidebar, the stores' title search, the branch map's search and filter).
 
 Works on anything shaped like a Pi message or content block, typed or not: pydantic
 messages, msgspec structs and plain JSON dicts. The text of a content is the string
@@ -8,7 +10,8 @@ are not text); a summary message's text is its summary.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 BLOCK_SEPARATOR = "\n\n"
@@ -63,3 +66,25 @@ def short_title(prompt: str) -> str:
     if space >= TITLE_CHARS * 2 // 3:  # at a word, unless that loses too much
         cut = cut[:space]
     return cut.rstrip(" ,.;:") + "…"
+
+
+def fold(text: str) -> str:
+    """The case- and accent-insensitive form of ``text`` (as the session index's
+    full-text search, ``remove_diacritics``)."""
+    if text.isascii():
+        return text.lower()
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def query_words(query: str) -> list[str]:
+    """The words of a query, folded (none: the query matches nothing)."""
+    return [w for w in fold(query).split() if w]
+
+
+def text_matches(words: Sequence[str], text: str) -> bool:
+    """Every word of the query occurs in ``text`` (case and accents ignored)."""
+    if not words:
+        return False
+    folded = fold(text)
+    return all(w in folded for w in words)

@@ -17,6 +17,7 @@ from desktop_agent.agent import (
 from desktop_agent.config import normalize_server_url, server_url_problem
 from desktop_agent.harness import HarnessError, MessageSavedEvent, PersistenceErrorEvent
 from desktop_agent.mcp import McpConfigError
+from desktop_agent.utils.text import query_words, text_matches
 from desktop_agent.workbench._changes import NOTHING, Changes
 from desktop_agent.workbench._checkpoints import SHOW_CHANGES, FileDiff, TurnChanges
 from desktop_agent.workbench._copy import CopyReport, copy_sessions
@@ -31,17 +32,13 @@ from desktop_agent.workbench._export import (
 )
 from desktop_agent.workbench._limits import WorkbenchLimits
 from desktop_agent.workbench._listing import SessionList
-from desktop_agent.workbench._map import (
+from desktop_agent.workbench._map import BranchMap, MapUpdate
+from desktop_agent.workbench._map_layout import (
     LANE_COLORS,
     MAP_FILTERS,
-    BranchMap,
     BranchTip,
     MapFilter,
     MapRow,
-    MapUpdate,
-    age_text,
-    query_words,
-    text_matches,
 )
 from desktop_agent.workbench._mcp import NEW_MCP_ENTRY, McpRow, McpServers, parse_entry
 from desktop_agent.workbench._models import Models, label_of
@@ -63,6 +60,7 @@ from desktop_agent.workbench._store import (
     SessionStore,
     SqliteStore,
 )
+from desktop_agent.workbench._time import Age, exact_time, parse_time, relative_age, time_key
 from desktop_agent.workbench._views import (
     INLINE_ENTRIES,
     PAGE,
@@ -107,6 +105,7 @@ __all__ = [
     "PAGE",
     "SHOW_CHANGES",
     "Activity",
+    "Age",
     "ApprovalWaitEvent",
     "Attachment",
     "BranchItem",
@@ -157,7 +156,6 @@ __all__ = [
     "Workbench",
     "WorkbenchError",
     "WorkbenchLimits",
-    "age_text",
     "branch_items",
     "connect_shared",
     "copy_sessions",
@@ -165,6 +163,7 @@ __all__ = [
     "demote_headings",
     "entries_phrase",
     "error_attempt_text",
+    "exact_time",
     "export_file_name",
     "fence_for",
     "fill",
@@ -175,9 +174,12 @@ __all__ = [
     "normalize_server_url",
     "parse_app_command",
     "parse_entry",
+    "parse_time",
     "query_words",
+    "relative_age",
     "server_url_problem",
     "text_matches",
+    "time_key",
     "to_html",
     "to_markdown",
     "visible_siblings",

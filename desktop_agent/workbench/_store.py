@@ -23,7 +23,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
+from desktop_agent.session import NEW_SESSION_TITLE as NEW_SESSION_TITLE  # (for _pg_store)
 from desktop_agent.session import (
+    IndexedSession,
     JsonlSessionRepo,
     Session,
     SessionError,
@@ -31,15 +33,16 @@ from desktop_agent.session import (
     SessionMetadata,
     SessionOpening,
     SqliteSessionRepo,
+    first_prompt_of,
     session_facts,
+    session_title,
 )
 from desktop_agent.utils.atomic import atomic_file, atomic_write
-from desktop_agent.utils.text import message_text
-from desktop_agent.workbench._views import PAGE, SidebarRow
+from desktop_agent.utils.text import message_text, query_words, text_matches
+from desktop_agent.workbench._views import PAGE, SidebarRow, newest_first
 
 log = logging.getLogger("desktop_agent.workbench")
 
-NEW_SESSION_TITLE = "New session"
 PROGRESSIVE_BYTES = 8 << 20
 """Files from this size on, never seen before, open showing their end first."""
 
@@ -144,6 +147,26 @@ def _meta(path: str) -> SessionMetadata:
     return SessionMetadata(id="", created_at="", path=path)
 
 
+def _row(s: IndexedSession, source: str) -> SidebarRow:
+    return SidebarRow(
+        path=s.path,
+        id=s.id,
+        cwd=s.cwd or "",
+        title=s.title,
+        last_activity=s.last_activity or s.created_at,
+        problem=s.problem,
+        source=source,
+        message_count=s.message_count,
+    )
+
+
+def titles_matching(rows: list[SidebarRow], query: str | None) -> list[SidebarRow]:
+    """The rows whose title holds every word of ``query`` (`text_matches`: case and
+    accents ignored); all of them when it has no words."""
+    words = query_words(query or "")
+    return [r for r in rows if text_matches(words, r.title)] if words else rows
+
+
 # --------------------------------------------------------------------------- JSONL
 
 
@@ -162,6 +185,7 @@ class JsonlStore:
         self.index = index
         self.source = source
         self._trash: list[SidebarRow] | None = None  # read again after a move in or out
+        self._read: dict[str, tuple[tuple[int, int], IndexedSession]] = {}  # (no index)
 
     async def start(self, later: Collection[str] = (), *, glance: bool = False) -> list[str]:
         if self.index is None:
@@ -179,36 +203,34 @@ class JsonlStore:
         if self.index is not None:
             try:
                 return [
-                    SidebarRow(
-                        path=s.path,
-                        id=s.id,
-                        cwd=s.cwd or "",
-                        title=s.title,
-                        last_activity=s.last_activity or s.created_at,
-                        problem=s.problem,
-                        source=self.source,
-                        message_count=s.message_count,
-                    )
-                    for s in await self.index.sessions(query=query or None)
+                    _row(s, self.source) for s in await self.index.sessions(query=query or None)
                 ]
             except Exception:
                 log.exception("the session index failed; listing files instead")
                 self.index = None
-        rows = [
-            SidebarRow(
-                path=m.path or "",
-                id=m.id,
-                cwd=m.cwd or "",
-                title=Path(m.cwd or "").name or NEW_SESSION_TITLE,
-                last_activity=m.created_at,
-                source=self.source,
-            )
-            for m in await self.repo.list()
-        ]
-        if query:
-            words = query.casefold().split()
-            rows = [r for r in rows if all(w in r.title.casefold() for w in words)]
-        return rows
+        rows = newest_first([_row(s, self.source) for s in await self._read_files()])
+        return titles_matching(rows, query)
+
+    async def _read_files(self) -> list[IndexedSession]:
+        """Without the index: every session's facts read from its file (the same reading
+        as the index's), a file read again only when its size or mtime changed."""
+        paths = [m.path for m in await self.repo.list() if m.path]
+
+        def read() -> list[IndexedSession]:
+            out: list[IndexedSession] = []
+            for path in paths:
+                try:
+                    st = os.stat(path)
+                except OSError:
+                    continue
+                stamp = (st.st_size, st.st_mtime_ns)
+                known = self._read.get(path)
+                if known is None or known[0] != stamp:
+                    known = self._read[path] = (stamp, session_facts(path))
+                out.append(known[1])
+            return out
+
+        return await asyncio.to_thread(read)
 
     async def trash(self) -> list[SidebarRow]:
         if self._trash is not None:
@@ -477,11 +499,10 @@ async def _facts_of(session: Session) -> _Facts:
         if kind == "message":
             messages += 1
             if first is None and session.entry_kind(entry_id)[1] == "user":
-                text = " ".join(message_text(session.get_message(entry_id)).split())
-                first = text[:200] or None
+                first = first_prompt_of(message_text(session.get_message(entry_id)))
     name = await session.get_session_name()
     last = raw[-1][3] if raw else session.metadata.created_at
-    return _Facts(len(raw), name or first or NEW_SESSION_TITLE, last, messages)
+    return _Facts(len(raw), session_title(name, first), last, messages)
 
 
 class SqliteStore(OneDatabase[SqliteSessionRepo]):
@@ -569,11 +590,7 @@ class SqliteStore(OneDatabase[SqliteSessionRepo]):
     async def sessions(self, query: str | None = None) -> list[SidebarRow]:
         trashed = await self._trash_entries()
         metas = [m for m in await self.repo.list() if m.id not in trashed]
-        rows = await self._rows(metas, trash=False)
-        if query:
-            words = query.casefold().split()
-            rows = [r for r in rows if all(w in r.title.casefold() for w in words)]
-        return rows
+        return titles_matching(await self._rows(metas, trash=False), query)
 
     async def trash(self) -> list[SidebarRow]:
         trashed = await self._trash_entries()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any, Literal
 
 import msgspec
@@ -25,6 +24,7 @@ from desktop_agent.ai import (
 )
 from desktop_agent.session import BranchTail, CompactionEntry, Session, SessionError
 from desktop_agent.workbench._slices import drain, sliced
+from desktop_agent.workbench._time import time_key
 
 _VISIBLE_ROLES = (
     "user",
@@ -634,15 +634,7 @@ class SidebarRow:
 
 def newest_first(rows: list[SidebarRow]) -> list[SidebarRow]:
     """Rows of several lists as one, most recent activity first (ISO times of any zone)."""
-
-    def key(row: SidebarRow) -> float:
-        try:
-            when = datetime.fromisoformat(row.last_activity.strip())
-        except (ValueError, AttributeError):
-            return float("-inf")
-        return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
-
-    return sorted(rows, key=key, reverse=True)
+    return sorted(rows, key=lambda row: time_key(row.last_activity), reverse=True)
 
 
 @dataclass(frozen=True)

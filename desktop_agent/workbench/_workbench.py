@@ -39,14 +39,9 @@ from desktop_agent.workbench._checkpoints import BranchFiles, FilesNotices, Turn
 from desktop_agent.workbench._follow import take_over
 from desktop_agent.workbench._limits import WorkbenchLimits
 from desktop_agent.workbench._listing import SessionList
-from desktop_agent.workbench._map import (
-    MAP_FILTERS,
-    BranchMap,
-    MapFilter,
-    MapUpdate,
-    find_entries,
-    tooltip_text,
-)
+from desktop_agent.workbench._map import BranchMap, MapUpdate
+from desktop_agent.workbench._map_layout import MAP_FILTERS, MapFilter
+from desktop_agent.workbench._map_saved import SavedMaps
 from desktop_agent.workbench._mcp import McpServers, mcp_changed
 from desktop_agent.workbench._models import Models
 from desktop_agent.workbench._notices import Action, Notices
@@ -59,7 +54,7 @@ from desktop_agent.workbench._project import (
     problems_notice,
 )
 from desktop_agent.workbench._regenerate import regenerate_point
-from desktop_agent.workbench._saved_maps import SavedMaps
+from desktop_agent.workbench._search import search_entries, tooltip_text
 from desktop_agent.workbench._sessions import OpenSessions, RunEndedEvent
 from desktop_agent.workbench._settings_form import SettingsForm as SettingsForm
 from desktop_agent.workbench._store import JsonlStore, SessionStore
@@ -568,7 +563,7 @@ class Workbench:
         self.map_query = query.strip()
         session = self.session
         try:
-            hits = await find_entries(session, self.map_query) if session is not None else []
+            hits = await search_entries(session, self.map_query) if session is not None else []
         except SessionError as exc:  # e.g. the file changed under us: no marks, a notice
             log.warning("could not search the session: %s", exc)
             hits = []

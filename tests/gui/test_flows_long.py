@@ -19,7 +19,7 @@ from pytestqt.qtbot import QtBot
 
 from desktop_agent.gui import MainWindow
 from desktop_agent.session import _jsonl as jsonl_module
-from desktop_agent.session._jsonl import encode_cwd
+from desktop_agent.session._header import encode_cwd
 from desktop_agent.utils.text import message_text
 from desktop_agent.workbench import INLINE_ENTRIES, PAGE
 from desktop_agent.workbench import _store as store_module

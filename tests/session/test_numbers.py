@@ -10,7 +10,7 @@ import subprocess
 from hypothesis import given
 from hypothesis import strategies as st
 
-from desktop_agent.session._tree import js_number, serialize
+from desktop_agent.session._codec import js_number, serialize
 from tests.helpers.pi import node_executable
 
 

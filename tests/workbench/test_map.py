@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -19,14 +18,8 @@ from desktop_agent.ai import (
     UserMessage,
 )
 from desktop_agent.session import InMemorySessionRepo, Session
-from desktop_agent.workbench._map import (
-    MAP_FILTERS,
-    BranchMap,
-    MapFilter,
-    age_text,
-    query_words,
-    text_matches,
-)
+from desktop_agent.workbench import MAP_FILTERS, BranchMap, MapFilter, query_words, text_matches
+from desktop_agent.workbench._search import search_entries, tooltip_text
 
 
 def user(text: str) -> UserMessage:
@@ -259,13 +252,7 @@ def test_search_hits_mark_rows_and_hidden_hits_mark_their_row() -> None:
     run(go())
 
 
-def test_text_helpers() -> None:
-    now = datetime(2026, 1, 10, 12, 0, tzinfo=UTC)
-    stamp = (now - timedelta(hours=3)).isoformat().replace("+00:00", "Z")
-    assert age_text(stamp, now) == "3 h"
-    assert age_text((now - timedelta(seconds=5)).isoformat(), now) == "now"
-    assert age_text((now - timedelta(days=40)).isoformat(), now) == "1 mo"
-    assert age_text("garbage", now) == ""
+def test_query_words() -> None:
     words = query_words("Café  TESTS")
     assert words == ["cafe", "tests"]
     assert text_matches(words, "the tests at the CAFÉ")
@@ -302,7 +289,7 @@ def test_a_big_relayout_gives_the_loop_turns_and_stays_on_its_thread() -> None:
     between them, and the same rows as `sync`."""
     import threading
 
-    from desktop_agent.workbench import _map, _slices
+    from desktop_agent.workbench import _map_layout, _slices
 
     async def go() -> None:
         s = await _session()
@@ -317,7 +304,7 @@ def test_a_big_relayout_gives_the_loop_turns_and_stays_on_its_thread() -> None:
         await s.move_to(answers[len(answers) // 2])
         direct.sync(s.shape())
         threads: set[int] = set()
-        real = _map._emit_steps
+        real = _map_layout._emit_steps
 
         def watched(*args: Any) -> Any:
             threads.add(threading.get_ident())
@@ -332,7 +319,7 @@ def test_a_big_relayout_gives_the_loop_turns_and_stays_on_its_thread() -> None:
                 turns += 1
                 await asyncio.sleep(0)
 
-        _map._emit_steps = watched  # type: ignore[assignment]
+        _map_layout._emit_steps = watched  # type: ignore[assignment]
         old_slice, _slices.SLICE_S = _slices.SLICE_S, 0.0  # a turn after every step
         task = asyncio.ensure_future(ticker())
         try:
@@ -340,10 +327,10 @@ def test_a_big_relayout_gives_the_loop_turns_and_stays_on_its_thread() -> None:
         finally:
             stop.set()
             await task
-            _map._emit_steps = real
+            _map_layout._emit_steps = real
             _slices.SLICE_S = old_slice
         assert threads == {threading.get_ident()}
-        assert turns >= len(bmap) // _map.STEP  # the loop ran between the steps
+        assert turns >= len(bmap) // _map_layout.STEP  # the loop ran between the steps
         assert [(r.entry_id, r.lane, r.color) for r in bmap.rows] == [
             (r.entry_id, r.lane, r.color) for r in direct.rows
         ]
@@ -355,8 +342,7 @@ def test_a_big_relayout_gives_the_loop_turns_and_stays_on_its_thread() -> None:
     run(go())
 
 
-def test_find_entries_reads_every_branch_tool_output_and_ignores_accents() -> None:
-    from desktop_agent.workbench._map import find_entries, tooltip_text
+def test_search_entries_reads_every_branch_tool_output_and_ignores_accents() -> None:
 
     async def go() -> None:
         s, ids = await _forked()
@@ -370,11 +356,11 @@ def test_find_entries_reads_every_branch_tool_output_and_ignores_accents() -> No
                 content=[TextContent(text="walrus detected")],
             )
         )
-        assert await find_entries(s, "cafe zurich") == [cafe]
-        assert await find_entries(s, "CAFÉ") == [cafe]
-        assert await find_entries(s, "walrus") == [out]
-        assert await find_entries(s, "three") == [ids["a3"], ids["a3b"]]  # both branches
-        assert await find_entries(s, "   ") == [] and await find_entries(s, "nothing") == []
+        assert await search_entries(s, "cafe zurich") == [cafe]
+        assert await search_entries(s, "CAFÉ") == [cafe]
+        assert await search_entries(s, "walrus") == [out]
+        assert await search_entries(s, "three") == [ids["a3"], ids["a3b"]]  # both branches
+        assert await search_entries(s, "   ") == [] and await search_entries(s, "nothing") == []
         assert tooltip_text(s, cafe) == "Meet at the Café Zürich"
         assert tooltip_text(s, call) == "→ bash"  # the tool call (its arguments when any)
         assert tooltip_text(s, "no-such-entry") == ""
@@ -478,16 +464,16 @@ def test_a_sync_that_changes_nothing_keeps_the_tips(monkeypatch: pytest.MonkeyPa
     """The launch syncs the map once more after taking its saved layout: with nothing
     new, the Branches list found (or taken from the saved layout) is not made again
     (40 ms for 100,000 entries); a new entry or another leaf makes it again."""
-    import desktop_agent.workbench._map as map_module
+    import desktop_agent.workbench._map_layout as layout_module
 
     made: list[int] = []
-    real = map_module._tips_steps
+    real = layout_module.tips_steps
 
     def counted(*args: Any) -> Any:
         made.append(1)
         return real(*args)
 
-    monkeypatch.setattr(map_module, "_tips_steps", counted)
+    monkeypatch.setattr(layout_module, "tips_steps", counted)
 
     async def go() -> None:
         s, ids = await _forked()

@@ -487,7 +487,7 @@ async def test_a_big_sessions_map_is_laid_out_once_across_launches(
 ) -> None:
     """Closing a big session keeps its map's layout; the next launch takes it instead of
     laying the map out again, and the map is the one a layout makes."""
-    from desktop_agent.workbench import WorkbenchLimits, _map
+    from desktop_agent.workbench import WorkbenchLimits, _map_layout
 
     limits = WorkbenchLimits(map_min_rows=6)
     data = tmp_path / "data"
@@ -499,13 +499,13 @@ async def test_a_big_sessions_map_is_laid_out_once_across_launches(
 
     path = await seed_async(data, workspace, build)
     layouts: list[int] = []
-    real = _map._emit_steps
+    real = _map_layout._emit_steps
 
     def counting(*args: Any) -> Any:
         layouts.append(1)
         return real(*args)
 
-    monkeypatch.setattr(_map, "_emit_steps", counting)
+    monkeypatch.setattr(_map_layout, "_emit_steps", counting)
     rows: list[list[tuple[str, int]]] = []
     for _launch in range(2):
         wb = make_workbench(data, provider.model("anthropic-messages"), limits=limits)
@@ -524,7 +524,7 @@ async def test_a_big_sessions_map_is_laid_out_once_across_launches(
 async def test_kept_map_layouts_are_a_bounded_cache_that_never_fails(
     tmp_path: Path,
 ) -> None:
-    from desktop_agent.workbench._saved_maps import SavedMaps
+    from desktop_agent.workbench._map_saved import SavedMaps
 
     maps = SavedMaps(tmp_path / "maps", keep=3)
     for i in range(5):

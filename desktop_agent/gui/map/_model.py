@@ -10,7 +10,6 @@ painted (`Previews.want`), in one batch per event-loop turn.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from datetime import datetime
 from enum import IntEnum
 from typing import Any
 
@@ -25,7 +24,15 @@ from PySide6.QtCore import (
     Signal,
 )
 
-from desktop_agent.workbench import BranchMap, BranchTip, MapRow, MapUpdate, age_text
+from desktop_agent.workbench import (
+    BranchMap,
+    BranchTip,
+    MapRow,
+    MapUpdate,
+    exact_time,
+    fill,
+    relative_age,
+)
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -64,12 +71,11 @@ def kind_name(kind: str) -> str:
     return names.get(kind, kind)
 
 
-def exact_time(timestamp: str) -> str:
-    try:
-        when = datetime.fromisoformat(timestamp.replace("Z", "+00:00")).astimezone()
-    except ValueError:
-        return timestamp
-    return when.strftime("%Y-%m-%d %H:%M")
+def age_text(timestamp: str, *, short: bool = True) -> str:
+    """How long ago ``timestamp`` was, translated: "5 min" for the map's narrow column,
+    "5 min ago" with ``short=False`` (what a screen reader says); "" if unknown."""
+    age = relative_age(timestamp, short=short)
+    return fill(QCoreApplication.translate("notices", age.text), age.args) if age else ""
 
 
 class Previews(QObject):
@@ -194,9 +200,9 @@ class MapModel(QAbstractListModel):
     def accessible(self, r: int) -> str:
         row = self.bmap.rows[r]
         parts = [kind_name(row.kind), self.previews.get(row.entry_id) or ""]
-        age = age_text(self.bmap.timestamp(r))
+        age = age_text(self.bmap.timestamp(r), short=False)
         if age:
-            parts.append(_tr("{age} ago").format(age=age) if age != "now" else _tr("just now"))
+            parts.append(age)
         label = self.bmap.label(r)
         if label:
             parts.append(_tr("label {label}").format(label=label))
@@ -306,9 +312,9 @@ class BranchesModel(QAbstractListModel):
             return f"{exact_time(tip.timestamp)}\n{text}".strip()
         if role == Qt.ItemDataRole.AccessibleTextRole:
             parts = [tip.label or self.previews.get(tip.entry_id) or ""]
-            age = age_text(tip.timestamp)
+            age = age_text(tip.timestamp, short=False)
             if age:
-                parts.append(_tr("{age} ago").format(age=age) if age != "now" else _tr("just now"))
+                parts.append(age)
             if tip.current:
                 parts.append(_tr("current"))
             return ", ".join(p for p in parts if p)

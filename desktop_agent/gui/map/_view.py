@@ -49,8 +49,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_agent.gui.map._model import MapModel, MapRole
-from desktop_agent.workbench import MapRow, age_text
+from desktop_agent.gui.map._model import MapModel, MapRole, age_text
+from desktop_agent.workbench import MapRow
 
 ExactMatch = QKeySequence.SequenceMatch.ExactMatch
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from enum import IntEnum
 from typing import Any
 
@@ -22,7 +22,14 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QBrush, QColor, QFont, QPalette
 from PySide6.QtWidgets import QApplication
 
-from desktop_agent.workbench import SidebarRow
+from desktop_agent.workbench import (
+    SidebarRow,
+    fill,
+    parse_time,
+    query_words,
+    relative_age,
+    text_matches,
+)
 
 Index = QModelIndex | QPersistentModelIndex
 Clock = Callable[[], datetime]
@@ -52,15 +59,6 @@ def group_key(source: str, cwd: str) -> str:
     return cwd if source != PI_SOURCE else f"{PI_SOURCE}:{cwd}"
 
 
-def parse_time(value: str) -> datetime | None:
-    """An aware datetime from an ISO-8601 string (naive means UTC), or None."""
-    try:
-        parsed = datetime.fromisoformat(value.strip())
-    except (ValueError, AttributeError):
-        return None
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
-
-
 def local_now() -> datetime:
     return datetime.now().astimezone()
 
@@ -70,37 +68,10 @@ def _tr(text: str) -> str:
 
 
 def relative_time(value: str, now: datetime) -> str:
-    """ "just now", "5 min ago", "3 h ago", "yesterday", "3 days ago", or the date.
-
-    Calendar days are counted in ``now``'s time zone.
-    """
-    when = parse_time(value)
-    if when is None:
-        return ""
-    if now.tzinfo is None:
-        now = now.replace(tzinfo=UTC)
-    when = when.astimezone(now.tzinfo)
-    delta = now - when
-    if delta < timedelta(seconds=-60):
-        return when.date().isoformat()  # in the future: clock skew; show the date
-    if delta < timedelta(minutes=1):
-        return _tr("just now")
-    if delta < timedelta(hours=1):
-        return _tr("{n} min ago").format(n=int(delta.total_seconds() // 60))
-    days = (now.date() - when.date()).days
-    if days == 0:
-        return _tr("{n} h ago").format(n=int(delta.total_seconds() // 3600))
-    if days == 1:
-        return _tr("yesterday")
-    if days < 7:
-        return _tr("{n} days ago").format(n=days)
-    return when.date().isoformat()
-
-
-def matches(title: str, query: str) -> bool:
-    """Every word of ``query`` occurs in ``title`` (case-insensitive)."""
-    folded = title.casefold()
-    return all(word in folded for word in query.casefold().split())
+    """ "just now", "5 min ago", "3 h ago", "yesterday", "3 days ago", or the date,
+    translated (`relative_age`: calendar days are counted in ``now``'s time zone)."""
+    age = relative_age(value, now)
+    return fill(QCoreApplication.translate("notices", age.text), age.args) if age else ""
 
 
 @dataclass
@@ -247,8 +218,9 @@ class SessionListModel(QAbstractItemModel):
     def _build(self) -> None:
         by_cwd: dict[str, _Group] = {}
         keyed: list[tuple[datetime, SidebarRow]] = []
+        words = query_words(self._query)  # (the rule of the stores' search: accents too)
         for row in self._rows:
-            if self._query and not matches(row.title, self._query):
+            if words and not text_matches(words, row.title):
                 continue
             keyed.append((parse_time(row.last_activity) or _OLDEST, row))
         keyed.sort(key=lambda kr: (kr[0], kr[1].last_activity), reverse=True)

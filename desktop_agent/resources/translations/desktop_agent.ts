@@ -672,10 +672,6 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>just now</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>label {label}</source>
         <translation type="unfinished"></translation>
     </message>
@@ -701,10 +697,6 @@
     </message>
     <message>
         <source>you</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>{age} ago</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -1646,18 +1638,6 @@
         <source>Sessions without a workspace</source>
         <translation type="unfinished"></translation>
     </message>
-    <message>
-        <source>just now</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>{n} days ago</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>{n} h ago</source>
-        <translation type="unfinished"></translation>
-    </message>
 </context>
 <context>
     <name>SessionSidebar</name>
@@ -2344,7 +2324,23 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>just now</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>mcp.json: {problem}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>now</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>yesterday</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{date}</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -2352,7 +2348,39 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>{n} d</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{n} days ago</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{n} h</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{n} h ago</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{n} min</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{n} min ago</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{n} mo</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>{n} sessions backed up to {path}.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{n} y</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
