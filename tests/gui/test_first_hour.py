@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QPoint, Qt, QTimer
-from PySide6.QtGui import QAction, QContextMenuEvent, QGuiApplication
+from PySide6.QtGui import QAction, QContextMenuEvent, QFontMetrics, QGuiApplication
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import (
     QApplication,
@@ -31,7 +31,7 @@ from pytestqt.qtbot import QtBot
 from desktop_agent.config import ProviderSettings, Settings, load_settings
 from desktop_agent.gui import MainWindow
 from desktop_agent.gui._dialogs import SettingsDialog
-from desktop_agent.gui.chat._parts import DocPart
+from desktop_agent.gui.chat._parts import BoxPart, DocPart
 from tests._workbench import make_workbench
 from tests.ai.provider_server import HttpError, ProviderServer, Reply, ToolCallSpec
 from tests.gui._window import (
@@ -909,4 +909,56 @@ def test_p11_export_suggests_the_session_title_in_its_project_folder(
     assert files and files[0].endswith("Calculator project tour.md")
     assert name_filter == "Markdown (*.md)"
     idle(qtbot, window)
+    close(qtbot, window)
+
+
+HAIKU = (
+    "Tall keeper of light\nwaves fold on the granite shore\nships find their way home\n\n"
+    "A second paragraph.\n\n1. one\n2. two\n3. three\n\n> a quote after the list\n> goes on"
+)
+
+
+def test_m3_a_reply_keeps_its_line_breaks_spaces_its_paragraphs_and_marks_its_quotes(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(Reply(text=HAIKU))
+    type_and_send(qtbot, window, "write a haiku")
+    idle(qtbot, window)
+    layout = painted(window, 1)
+    assert layout is not None
+    part = next(
+        p for p in layout.parts if isinstance(p, DocPart) and "keeper" in p.doc.toPlainText()
+    )
+    doc = part.doc
+    haiku = doc.findBlock(0)
+    assert haiku.layout().lineCount() == 3  # "light / waves … / ships …", not one line
+    assert "light\nwaves" in doc.toPlainText()
+    geometry = doc.documentLayout().blockBoundingRect
+    second = haiku.next()
+    gap = geometry(second).top() - (geometry(haiku).top() + haiku.layout().boundingRect().height())
+    line = QFontMetrics(doc.defaultFont()).height()
+    assert gap >= line // 2, (gap, line)  # paragraphs apart, as in other chat apps
+    quote = doc.findBlock(doc.toPlainText().index("a quote"))
+    three = doc.findBlock(doc.toPlainText().index("three"))
+    assert quote.textList() is None and three.textList() is not None
+    quote_x = geometry(quote).left() + quote.blockFormat().leftMargin()
+    item_x = (
+        geometry(three).left()
+        + three.blockFormat().leftMargin()
+        + three.textList().format().indent() * doc.indentWidth()
+    )
+    assert quote_x < item_x, "the quote is not indented as the list's items"
+    top = part.y + int(geometry(quote).top())
+    bars = [
+        p
+        for p in layout.parts
+        if isinstance(p, BoxPart) and p.rect.width() <= 4 and p.rect.top() <= top < p.rect.bottom()
+    ]
+    assert bars and bars[0].rect.right() < part.x + quote_x, "a bar left of the quote"
     close(qtbot, window)

@@ -45,6 +45,7 @@ from desktop_agent.gui.chat._parts import (
     Part,
     TextPart,
     Theme,
+    quote_bars,
 )
 from desktop_agent.utils.text import content_text, message_text
 from desktop_agent.workbench import error_attempt_text
@@ -286,7 +287,15 @@ class _Builder:
             first = False
             self.grow = growing and n == len(segments) - 1  # only the end still grows
             if seg.kind == "md":
+                top = self.y
                 self.doc("md", seg.text, color)
+                if ">" in seg.text:
+                    doc = self.out.parts[-1]
+                    assert isinstance(doc, DocPart)
+                    for bar in quote_bars(doc.doc):
+                        self.out.parts.append(
+                            BoxPart(bar.translated(self.left, top), self.t.border, None, 1)
+                        )
             else:
                 # A fence inside list items or quotes is indented as deep as they are.
                 indent = min(seg.depth, 4) * CODE_INDENT
