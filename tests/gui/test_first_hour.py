@@ -962,3 +962,36 @@ def test_m3_a_reply_keeps_its_line_breaks_spaces_its_paragraphs_and_marks_its_qu
     ]
     assert bars and bars[0].rect.right() < part.x + quote_x, "a bar left of the quote"
     close(qtbot, window)
+
+
+def test_m4_l6_failed_attempts_keep_their_partial_text_and_say_failed_on_the_map(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    cut = ["This is a long answer ", "that will be cut ", "in the middle"]
+    provider.script(Reply(text=cut, disconnect_after=4), *[HttpError(500, "scripted 500")] * 4)
+    type_and_send(qtbot, window, "a long answer please")
+    idle(qtbot, window)
+    last = window.chat.model.last_row()
+    card = painted_text(painted(window, last))
+    assert "attempts" in card and "Retry" in card
+    assert "This is a long answer" in card, card  # not lost on screen
+    assert "attempt 1 wrote before it failed" in card
+    model = window.tree.model()
+    qtbot.waitUntil(lambda: "…" not in [model.text(r) for r in range(model.rowCount())])
+    texts = [model.text(r) for r in range(model.rowCount())]
+    assert not any("(empty reply)" in t for t in texts), texts
+    assert any(t.startswith("Error: ") and "500" in t for t in texts), texts
+    assert any(t.startswith("Failed: This is a long answer") for t in texts), texts
+    # an empty answer that did not fail says so, not a blank card
+    provider.script(Reply(text=""))
+    window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
+    type_and_send(qtbot, window, "say nothing")
+    idle(qtbot, window)
+    assert "(empty reply)" in painted_text(painted(window, window.chat.model.last_row()))
+    close(qtbot, window)

@@ -730,6 +730,18 @@ def _user_blocks(b: _Builder, blocks: list[Any]) -> None:
             b.doc("small", _content_of(block), b.t.muted)
 
 
+def _shows(block: object) -> bool:
+    """A block of an answer that its card shows something of."""
+    return not isinstance(block, TextContent) or bool(block.text.strip())
+
+
+def _written(message: AssistantMessage) -> str:
+    """The text an answer wrote (its text blocks)."""
+    return "\n\n".join(
+        b.text for b in message.content if isinstance(b, TextContent) and b.text.strip()
+    )
+
+
 def _assistant_blocks(b: _Builder, state: RowState, msg: AssistantMessage) -> None:
     item = state.item
     for i, block in enumerate(msg.content):
@@ -762,7 +774,21 @@ def _assistant_blocks(b: _Builder, state: RowState, msg: AssistantMessage) -> No
         b.doc("small", "…", b.t.muted)
         b.y += GAP
     attempts = state.item.attempts
-    if msg.stop_reason in ("error", "aborted"):
+    failed = msg.stop_reason in ("error", "aborted")
+    if not state.streaming and not any(_shows(block) for block in msg.content):
+        partial = next((a for a in reversed(attempts) if _written(a)), None)
+        if failed and partial is not None:
+            # The retries came back empty: what an earlier attempt wrote stays on
+            # screen, said to be partial (it was not sent back to the model; m4).
+            n = attempts.index(partial) + 1
+            b.doc("small", _tr("What attempt {n} wrote before it failed:").format(n=n), b.t.muted)
+            b.y += 2
+            b.markdown(_written(partial), b.t.muted)
+            b.y += GAP
+        elif not failed:
+            b.doc("small", _tr("(empty reply)"), b.t.muted)  # not a blank card (L6)
+            b.y += GAP
+    if failed:
         b.error_box(msg, state.is_last and not state.streaming, attempts)
         b.y += GAP
     elif attempts:
