@@ -284,6 +284,17 @@ def test_m4_a_server_started_after_the_app_is_listed_by_itself_and_refresh_lists
     settle(qtbot, window)
     assert window.wb.model_key() is None
     qtbot.waitUntil(lambda: any("127.0.0.1" in t for t in window.notices.texts()))
+    # the notice says the set-up server did not answer, not "add a local server"
+    qtbot.waitUntil(lambda: any("cannot be used now" in t for t in window.notices.texts()))
+    texts = window.notices.texts()
+    assert not any("No model is available" in t for t in texts), texts
+    assert any(
+        b.text() == "Try again" and b.isVisible() for b in window.notices.findChildren(QPushButton)
+    )
+    window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
+    type_and_send(qtbot, window, "hello")
+    idle(qtbot, window)
+    assert window.status.currentMessage().startswith("Not sent: The default model local/")
     with ProviderServer(port=port) as server:  # LM Studio started after the app
         qtbot.waitUntil(lambda: window.wb.model_key() == "local/local-model", timeout=10_000)
         idle(qtbot, window)
