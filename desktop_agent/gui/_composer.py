@@ -211,13 +211,24 @@ class Composer(QWidget):
         self.model_picker.blockSignals(False)
 
     def set_thinking_levels(self, levels: list[str], current: str) -> None:
-        self.thinking_picker.blockSignals(True)
-        self.thinking_picker.clear()
+        """``levels`` empty: the model reasons as its server decides (no level is sent)."""
+        picker = self.thinking_picker
+        picker.blockSignals(True)
+        picker.clear()
         for level in levels:
-            self.thinking_picker.addItem(self.tr("Thinking: %s") % level, level)
-        self.thinking_picker.setCurrentIndex(max(self.thinking_picker.findData(current), 0))
-        self.thinking_picker.setEnabled(len(levels) > 1)
-        self.thinking_picker.blockSignals(False)
+            picker.addItem(self.tr("Thinking: %s") % level, level)
+        if not levels:
+            picker.addItem(self.tr("Thinking: set by the server"), current)
+            picker.setToolTip(
+                self.tr("This server takes no thinking level: the model thinks as it decides")
+            )
+        elif len(levels) == 1:
+            picker.setToolTip(self.tr("This model takes no thinking level"))
+        else:
+            picker.setToolTip(self.tr("How much the model thinks before it answers"))
+        picker.setCurrentIndex(max(picker.findData(current), 0))
+        picker.setEnabled(len(levels) > 1)
+        picker.blockSignals(False)
 
     # ---------------------------------------------------------------- actions
 

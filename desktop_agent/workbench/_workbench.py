@@ -29,6 +29,7 @@ from desktop_agent.ai import (
     Model,
     clamp_thinking_level,
     supported_thinking_levels,
+    takes_thinking_level,
     warm_up,
 )
 from desktop_agent.checkpoints import CheckpointError, CheckpointStore, FolderCheckpoints
@@ -622,6 +623,8 @@ class Workbench:
             if self._restoring_model:
                 pending = current
         levels = tuple(str(x) for x in supported_thinking_levels(model))
+        if model is not None and model.reasoning and not takes_thinking_level(model):
+            levels = ()  # its server decides how much it thinks (m7)
         return ModelChoices(
             models=tuple(self.models.choices()),
             current=current,

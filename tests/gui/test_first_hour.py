@@ -1006,3 +1006,30 @@ def test_m4_l6_failed_attempts_keep_their_partial_text_and_say_failed_on_the_map
     idle(qtbot, window)
     assert "(empty reply)" in painted_text(painted(window, window.chat.model.last_row()))
     close(qtbot, window)
+
+
+def test_m7_the_thinking_picker_of_a_server_that_takes_no_level_says_so_and_sends_none(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    from desktop_agent.ai._registry import LOCAL_COMPAT
+
+    reasoner = provider.model(
+        "openai-completions", "fake-reasoner", reasoning=True, compat=LOCAL_COMPAT
+    )
+    window = open_window(qtbot, tmp_path / "data", reasoner)
+    run(qtbot, window.new_session(str(workspace)))
+    idle(qtbot, window)
+    picker = window.composer.thinking_picker
+    assert not picker.isEnabled() and picker.count() == 1
+    assert picker.currentText() == "Thinking: set by the server"
+    assert "takes no thinking level" in picker.toolTip()
+    provider.script(Reply(text="hm", thinking="let me think"))
+    window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
+    type_and_send(qtbot, window, "think hard")
+    idle(qtbot, window)
+    assert "reasoning_effort" not in provider.requests[-1].body
+    close(qtbot, window)
