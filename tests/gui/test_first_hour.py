@@ -1033,3 +1033,34 @@ def test_m7_the_thinking_picker_of_a_server_that_takes_no_level_says_so_and_send
     idle(qtbot, window)
     assert "reasoning_effort" not in provider.requests[-1].body
     close(qtbot, window)
+
+
+def test_p12_the_model_picker_shows_its_placeholder_whole_and_elides_a_long_name(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = first_run_window(qtbot, tmp_path, provider)
+    run(qtbot, window.new_session(str(workspace)))
+    settle(qtbot, window)
+    picker = window.composer.model_picker
+    window.resize(1000, 700)  # m16's size
+    idle(qtbot, window)
+    picker.repaint()
+    assert picker.shown_text == "No model: set one up in Settings (Ctrl+,)"
+    close(qtbot, window)
+    long_name = provider.model("anthropic-messages", name="Fake Reasoner with a long name (local)")
+    window = open_window(qtbot, tmp_path / "data2", long_name)
+    run(qtbot, window.new_session(str(workspace)))
+    idle(qtbot, window)
+    picker = window.composer.model_picker
+    picker.repaint()
+    assert picker.shown_text == picker.currentText() != ""  # whole when there is room
+    window.resize(620, 700)
+    idle(qtbot, window)
+    picker.repaint()
+    shown = picker.shown_text
+    assert shown.endswith("…") and picker.currentText().startswith(shown[:-1]), shown
+    close(qtbot, window)
