@@ -69,6 +69,7 @@ from desktop_agent.ai._stream import AssistantMessageEventStream, complete, stre
 from desktop_agent.ai._thinking import (
     clamp_thinking_level,
     supported_thinking_levels,
+    takes_thinking_level,
     thinking_value,
 )
 from desktop_agent.ai._tools import (
@@ -151,6 +152,7 @@ __all__ = [
     "remember_key_order",
     "stream",
     "supported_thinking_levels",
+    "takes_thinking_level",
     "thinking_value",
     "transform_messages",
     "validate_tool_arguments",

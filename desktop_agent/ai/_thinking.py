@@ -35,6 +35,17 @@ def supported_thinking_levels(model: Model | None) -> list[ThinkingLevel]:
     return levels
 
 
+def takes_thinking_level(model: Model) -> bool:
+    """Whether a request to ``model`` can carry a thinking level: a reasoning model of an
+    OpenAI-compatible server without ``reasoning_effort`` (LM Studio, Ollama…) thinks as
+    its server decides, whatever the level (FIRST_HOUR.md m7)."""
+    if not model.reasoning:
+        return False
+    if model.api == "openai-completions":
+        return model.compat is None or model.compat.supports_reasoning_effort
+    return True
+
+
 def clamp_thinking_level(model: Model | None, level: ThinkingLevel | str) -> ThinkingLevel:
     """The level to use for ``model`` when ``level`` is requested.
 

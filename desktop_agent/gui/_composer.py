@@ -5,8 +5,8 @@ from __future__ import annotations
 import mimetypes
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
-from PySide6.QtGui import QDragEnterEvent, QDropEvent, QKeyEvent
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QKeyEvent, QPaintEvent, QPalette
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -14,6 +14,9 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QSizePolicy,
+    QStyle,
+    QStyleOptionComboBox,
+    QStylePainter,
     QVBoxLayout,
     QWidget,
 )
@@ -64,6 +67,63 @@ class _Input(QPlainTextEdit):
         super().keyPressEvent(event)
 
 
+class ElidingCombo(QComboBox):
+    """A combo box as wide as its longest entry or its placeholder (up to ``max_chars``
+    characters), narrower only when the window is; text that does not fit ends in "…",
+    never cut mid-letter (FIRST_HOUR.md p12, the cut first-run placeholder)."""
+
+    def __init__(self, parent: QWidget | None = None, max_chars: int = 40) -> None:
+        super().__init__(parent)
+        self.max_chars = max_chars
+        self.shown_text = ""
+        """The text last painted (what a person sees; tests read it)."""
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+
+    def _hint(self, chars: int) -> QSize:
+        fm = self.fontMetrics()
+        texts = [self.itemText(i) for i in range(self.count())]
+        widest = max((fm.horizontalAdvance(t) for t in texts), default=0)
+        width = min(widest, fm.averageCharWidth() * chars) + 2
+        if self.currentIndex() < 0:  # the placeholder is a sentence: whole, if it can be
+            width = max(width, fm.horizontalAdvance(self.placeholderText()) + 2)
+        opt = QStyleOptionComboBox()
+        self.initStyleOption(opt)
+        size = QSize(width, fm.height())
+        return self.style().sizeFromContents(QStyle.ContentsType.CT_ComboBox, opt, size, self)
+
+    def sizeHint(self) -> QSize:
+        return self._hint(self.max_chars)
+
+    def minimumSizeHint(self) -> QSize:
+        return self._hint(min(12, self.max_chars))
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        painter = QStylePainter(self)
+        opt = QStyleOptionComboBox()
+        self.initStyleOption(opt)
+        if self.currentIndex() < 0 and self.placeholderText():
+            opt.currentText = self.placeholderText()
+            color = self.palette().color(QPalette.ColorRole.PlaceholderText)
+            opt.palette.setColor(QPalette.ColorRole.ButtonText, color)
+            opt.palette.setColor(QPalette.ColorRole.Text, color)
+        painter.drawComplexControl(QStyle.ComplexControl.CC_ComboBox, opt)
+        field = self.style().subControlRect(
+            QStyle.ComplexControl.CC_ComboBox,
+            opt,
+            QStyle.SubControl.SC_ComboBoxEditField,
+            self,
+        )
+        opt.currentText = self.fontMetrics().elidedText(
+            opt.currentText, Qt.TextElideMode.ElideRight, field.width()
+        )
+        self.shown_text = opt.currentText
+        painter.drawControl(QStyle.ControlElement.CE_ComboBoxLabel, opt)
+
+    def setPlaceholderText(self, text: str) -> None:
+        super().setPlaceholderText(text)
+        self.updateGeometry()
+
+
 class Composer(QWidget):
     """objectName ``composer``; children ``sendButton``, ``stopButton``, ``modelPicker``,
     ``thinkingPicker``. While the agent runs, Send steers (Enter) and the follow-up button
@@ -106,14 +166,10 @@ class Composer(QWidget):
         self.stop_button.setToolTip(self.tr("Stop the agent (Esc)"))
         self.stop_button.clicked.connect(self.stop_requested.emit)
         self.stop_button.setEnabled(False)
-        self.model_picker = QComboBox(self)
+        self.model_picker = ElidingCombo(self, max_chars=56)
         self.model_picker.setObjectName("modelPicker")
-        self.model_picker.setMinimumContentsLength(12)
-        self.model_picker.setSizeAdjustPolicy(
-            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
-        )
         self.model_picker.activated.connect(self._model_activated)
-        self.thinking_picker = QComboBox(self)
+        self.thinking_picker = ElidingCombo(self, max_chars=30)
         self.thinking_picker.setObjectName("thinkingPicker")
         self.thinking_picker.activated.connect(self._thinking_activated)
         self.attachments_label = QLabel(self)
@@ -123,7 +179,7 @@ class Composer(QWidget):
         self._read_only: str | None = None
 
         controls = QHBoxLayout()
-        controls.addWidget(self.model_picker, 1)
+        controls.addWidget(self.model_picker)
         controls.addWidget(self.thinking_picker)
         controls.addWidget(self.attachments_label, 1)
         controls.addStretch(1)
@@ -208,16 +264,28 @@ class Composer(QWidget):
             index = self.model_picker.count() - 1
         self.model_picker.setCurrentIndex(max(index, 0) if self.model_picker.count() else -1)
         self.model_picker.setPlaceholderText(self.tr("No model: set one up in Settings (Ctrl+,)"))
+        self.model_picker.updateGeometry()  # as wide as its entries now
         self.model_picker.blockSignals(False)
 
     def set_thinking_levels(self, levels: list[str], current: str) -> None:
-        self.thinking_picker.blockSignals(True)
-        self.thinking_picker.clear()
+        """``levels`` empty: the model reasons as its server decides (no level is sent)."""
+        picker = self.thinking_picker
+        picker.blockSignals(True)
+        picker.clear()
         for level in levels:
-            self.thinking_picker.addItem(self.tr("Thinking: %s") % level, level)
-        self.thinking_picker.setCurrentIndex(max(self.thinking_picker.findData(current), 0))
-        self.thinking_picker.setEnabled(len(levels) > 1)
-        self.thinking_picker.blockSignals(False)
+            picker.addItem(self.tr("Thinking: %s") % level, level)
+        if not levels:
+            picker.addItem(self.tr("Thinking: set by the server"), current)
+            picker.setToolTip(
+                self.tr("This server takes no thinking level: the model thinks as it decides")
+            )
+        elif len(levels) == 1:
+            picker.setToolTip(self.tr("This model takes no thinking level"))
+        else:
+            picker.setToolTip(self.tr("How much the model thinks before it answers"))
+        picker.setCurrentIndex(max(picker.findData(current), 0))
+        picker.setEnabled(len(levels) > 1)
+        picker.blockSignals(False)
 
     # ---------------------------------------------------------------- actions
 

@@ -51,6 +51,10 @@ _NOTICES = {
         "Model {saved} cannot be used now: {problem} The session keeps it and sends nothing"
         " until its server answers (Try again) or you choose another model."
     ),
+    ("default_unreachable", False): (
+        "The default model {saved} cannot be used now: {problem} Nothing is sent until its"
+        " server answers (Try again) or you choose another model."
+    ),
 }
 """Whole sentences (a translator sees each as it is shown), by (why, another model used);
 `scripts/notice_strings.py` puts them in the translation template. "Using {model}
@@ -116,6 +120,12 @@ def restore_settings(
             args["model"] = f"{model.provider}/{model.id}"
     elif model is None:
         template = NO_MODEL
+        provider = default_model.split("/", 1)[0] if default_model else None
+        problem = server_problem(provider) if provider and server_problem is not None else None
+        if problem and default_model:
+            # A server is set up but did not answer: say that, not "add a server" (M4, L3).
+            template = _NOTICES["default_unreachable", False]
+            args = {"saved": default_model, "problem": problem}
 
     level = context.thinking_level if has_thinking_entry else default_thinking_level
     thinking = clamp_thinking_level(model, level) if model is not None else "off"

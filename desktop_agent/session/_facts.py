@@ -103,6 +103,12 @@ def _message_preview(message: Any) -> str:
         return "→ " + ", ".join(tools)
     if not text and images:
         return f"[{images} image{'s' if images > 1 else ''}]"
+    if role == "assistant" and message.get("stopReason") in ("error", "aborted"):
+        # A failed or stopped request says so: never an "(empty reply)" (L6).
+        if message.get("stopReason") == "aborted":
+            return f"Stopped: {text}" if text else "Stopped"
+        reason = _collapse(str(message.get("errorMessage") or "")) or "the request failed"
+        return f"Failed: {text}" if text else f"Error: {reason}"
     if not text and role == "assistant":
         return "(thinking)" if message.get("content") else "(empty reply)"
     return text

@@ -644,6 +644,7 @@ class ModelChoices:
     models: tuple[tuple[str, str], ...] = ()
     current: str | None = None
     levels: tuple[str, ...] = ("off",)
+    """Thinking levels to offer; none: a reasoning model whose server takes no level."""
     level: str = "off"
     pending: str | None = None
     """A model that is still being looked for (its server has not answered yet)."""

@@ -24,7 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeAlias
 
-from desktop_agent.ai import ImageContent, supported_thinking_levels, warm_up
+from desktop_agent.ai import (
+    ImageContent,
+    supported_thinking_levels,
+    takes_thinking_level,
+    warm_up,
+)
 from desktop_agent.checkpoints import CheckpointStore
 from desktop_agent.config import AppState, PiSessionsSettings, Settings, settings_from_newer
 from desktop_agent.harness import NO_MODEL, AgentHarness, HarnessEvent, HarnessSettings
@@ -491,6 +496,8 @@ class Workbench:
             if shown.waiting_for_model:
                 pending = current
         levels = tuple(str(x) for x in supported_thinking_levels(model))
+        if model is not None and model.reasoning and not takes_thinking_level(model):
+            levels = ()  # its server decides how much it thinks (m7)
         return ModelChoices(
             models=tuple(self.models.choices()),
             current=current,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QPoint, Qt, QTimer
-from PySide6.QtGui import QAction, QContextMenuEvent, QGuiApplication
+from PySide6.QtGui import QAction, QContextMenuEvent, QFontMetrics, QGuiApplication
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import (
     QApplication,
@@ -31,9 +31,10 @@ from pytestqt.qtbot import QtBot
 from desktop_agent.config import ProviderSettings, Settings, load_settings
 from desktop_agent.gui import MainWindow
 from desktop_agent.gui._dialogs import SettingsDialog
-from desktop_agent.gui.chat._parts import DocPart
+from desktop_agent.gui.chat._parts import BoxPart, DocPart
 from tests.gui.test_map_flows import open_three, row_of
 from tests.helpers.provider_server import HttpError, ProviderServer, Reply, ToolCallSpec
+from tests.helpers.workbench import make_workbench
 from tests.helpers.window import (
     click_button,
     close,
@@ -287,6 +288,17 @@ def test_m4_a_server_started_after_the_app_is_listed_by_itself_and_refresh_lists
     settle(qtbot, window)
     assert window.wb.model_key() is None
     qtbot.waitUntil(lambda: any("127.0.0.1" in t for t in window.notices.texts()))
+    # the notice says the set-up server did not answer, not "add a local server"
+    qtbot.waitUntil(lambda: any("cannot be used now" in t for t in window.notices.texts()))
+    texts = window.notices.texts()
+    assert not any("No model is available" in t for t in texts), texts
+    assert any(
+        b.text() == "Try again" and b.isVisible() for b in window.notices.findChildren(QPushButton)
+    )
+    window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
+    type_and_send(qtbot, window, "hello")
+    idle(qtbot, window)
+    assert window.status.currentMessage().startswith("Not sent: The default model local/")
     with ProviderServer(port=port) as server:  # LM Studio started after the app
         qtbot.waitUntil(lambda: window.wb.model_key() == "local/local-model", timeout=10_000)
         idle(qtbot, window)
@@ -912,4 +924,147 @@ def test_p11_export_suggests_the_session_title_in_its_project_folder(
     assert files and files[0].endswith("Calculator project tour.md")
     assert name_filter == "Markdown (*.md)"
     idle(qtbot, window)
+    close(qtbot, window)
+
+
+HAIKU = (
+    "Tall keeper of light\nwaves fold on the granite shore\nships find their way home\n\n"
+    "A second paragraph.\n\n1. one\n2. two\n3. three\n\n> a quote after the list\n> goes on"
+)
+
+
+def test_m3_a_reply_keeps_its_line_breaks_spaces_its_paragraphs_and_marks_its_quotes(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(Reply(text=HAIKU))
+    type_and_send(qtbot, window, "write a haiku")
+    idle(qtbot, window)
+    layout = painted(window, 1)
+    assert layout is not None
+    part = next(
+        p for p in layout.parts if isinstance(p, DocPart) and "keeper" in p.doc.toPlainText()
+    )
+    doc = part.doc
+    haiku = doc.findBlock(0)
+    assert haiku.layout().lineCount() == 3  # "light / waves … / ships …", not one line
+    assert "light\nwaves" in doc.toPlainText()
+    geometry = doc.documentLayout().blockBoundingRect
+    second = haiku.next()
+    gap = geometry(second).top() - (geometry(haiku).top() + haiku.layout().boundingRect().height())
+    line = QFontMetrics(doc.defaultFont()).height()
+    assert gap >= line // 2, (gap, line)  # paragraphs apart, as in other chat apps
+    quote = doc.findBlock(doc.toPlainText().index("a quote"))
+    three = doc.findBlock(doc.toPlainText().index("three"))
+    assert quote.textList() is None and three.textList() is not None
+    quote_x = geometry(quote).left() + quote.blockFormat().leftMargin()
+    item_x = (
+        geometry(three).left()
+        + three.blockFormat().leftMargin()
+        + three.textList().format().indent() * doc.indentWidth()
+    )
+    assert quote_x < item_x, "the quote is not indented as the list's items"
+    top = part.y + int(geometry(quote).top())
+    bars = [
+        p
+        for p in layout.parts
+        if isinstance(p, BoxPart) and p.rect.width() <= 4 and p.rect.top() <= top < p.rect.bottom()
+    ]
+    assert bars and bars[0].rect.right() < part.x + quote_x, "a bar left of the quote"
+    close(qtbot, window)
+
+
+def test_m4_l6_failed_attempts_keep_their_partial_text_and_say_failed_on_the_map(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    cut = ["This is a long answer ", "that will be cut ", "in the middle"]
+    provider.script(Reply(text=cut, disconnect_after=4), *[HttpError(500, "scripted 500")] * 4)
+    type_and_send(qtbot, window, "a long answer please")
+    idle(qtbot, window)
+    last = window.chat.model.last_row()
+    card = painted_text(painted(window, last))
+    assert "attempts" in card and "Retry" in card
+    assert "This is a long answer" in card, card  # not lost on screen
+    assert "attempt 1 wrote before it failed" in card
+    model = window.tree.model()
+    qtbot.waitUntil(lambda: "…" not in [model.text(r) for r in range(model.rowCount())])
+    texts = [model.text(r) for r in range(model.rowCount())]
+    assert not any("(empty reply)" in t for t in texts), texts
+    assert any(t.startswith("Error: ") and "500" in t for t in texts), texts
+    assert any(t.startswith("Failed: This is a long answer") for t in texts), texts
+    # an empty answer that did not fail says so, not a blank card
+    provider.script(Reply(text=""))
+    window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
+    type_and_send(qtbot, window, "say nothing")
+    idle(qtbot, window)
+    assert "(empty reply)" in painted_text(painted(window, window.chat.model.last_row()))
+    close(qtbot, window)
+
+
+def test_m7_the_thinking_picker_of_a_server_that_takes_no_level_says_so_and_sends_none(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    from desktop_agent.ai._registry import LOCAL_COMPAT
+
+    reasoner = provider.model(
+        "openai-completions", "fake-reasoner", reasoning=True, compat=LOCAL_COMPAT
+    )
+    window = open_window(qtbot, tmp_path / "data", reasoner)
+    run(qtbot, window.new_session(str(workspace)))
+    idle(qtbot, window)
+    picker = window.composer.thinking_picker
+    assert not picker.isEnabled() and picker.count() == 1
+    assert picker.currentText() == "Thinking: set by the server"
+    assert "takes no thinking level" in picker.toolTip()
+    provider.script(Reply(text="hm", thinking="let me think"))
+    window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
+    type_and_send(qtbot, window, "think hard")
+    idle(qtbot, window)
+    assert "reasoning_effort" not in provider.requests[-1].body
+    close(qtbot, window)
+
+
+def test_p12_the_model_picker_shows_its_placeholder_whole_and_elides_a_long_name(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = first_run_window(qtbot, tmp_path, provider)
+    run(qtbot, window.new_session(str(workspace)))
+    settle(qtbot, window)
+    picker = window.composer.model_picker
+    window.resize(1000, 700)  # m16's size
+    idle(qtbot, window)
+    picker.repaint()
+    assert picker.shown_text == "No model: set one up in Settings (Ctrl+,)"
+    close(qtbot, window)
+    long_name = provider.model("anthropic-messages", name="Fake Reasoner with a long name (local)")
+    window = open_window(qtbot, tmp_path / "data2", long_name)
+    run(qtbot, window.new_session(str(workspace)))
+    idle(qtbot, window)
+    picker = window.composer.model_picker
+    picker.repaint()
+    assert picker.shown_text == picker.currentText() != ""  # whole when there is room
+    window.resize(620, 700)
+    idle(qtbot, window)
+    picker.repaint()
+    shown = picker.shown_text
+    assert shown.endswith("…") and picker.currentText().startswith(shown[:-1]), shown
     close(qtbot, window)

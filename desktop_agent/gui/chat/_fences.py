@@ -15,6 +15,7 @@ kept from the previous split.
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -159,10 +160,41 @@ def _prose(out: list[Segment], lines: list[str], dedent: int) -> None:
 
 _DEFAULT = MarkdownSplitter()
 
+_BREAKS_MD: list[MarkdownIt] = []
+_MARKUP = re.compile(r"^[ \t>]*")
+_SOFT_BREAK = re.compile(r"[^\n]\n[^\n]")
+
+
+def keep_line_breaks(text: str) -> str:
+    """``text`` with the single line ends inside its paragraphs made line breaks (U+2028),
+    as chat apps show a reply (a haiku keeps its three lines; FIRST_HOUR.md m3): CommonMark
+    joins them with a space. Only paragraph lines are touched (markdown-it finds them), so
+    lists, quotes' markers, headings and tables stay as they are; a continuation line's
+    own indent and quote markers go, as the line now goes on the one before it."""
+    if _SOFT_BREAK.search(text) is None:
+        return text
+    if not _BREAKS_MD:
+        _BREAKS_MD.append(_parser().enable("table"))
+    lines = text.split("\n")
+    joined: set[int] = set()  # lines that go on the line before them
+    for tok in _BREAKS_MD[0].parse(text):
+        if tok.type == "paragraph_open" and tok.map is not None and tok.map[1] - tok.map[0] > 1:
+            joined.update(range(tok.map[0] + 1, tok.map[1]))
+    if not joined:
+        return text
+    out = [lines[0]]
+    for i in range(1, len(lines)):
+        if i in joined:
+            before = out[-1][:-1] if out[-1].endswith("\\") else out[-1]  # a hard break
+            out[-1] = before + "\u2028" + _MARKUP.sub("", lines[i], count=1)
+        else:
+            out.append(lines[i])
+    return "\n".join(out)
+
 
 def split_markdown(text: str) -> list[Segment]:
     """Prose and fenced code segments of Markdown ``text``, in order (shared cache)."""
     return _DEFAULT.split(text)
 
 
-__all__ = ["MarkdownSplitter", "Segment", "split_markdown"]
+__all__ = ["MarkdownSplitter", "Segment", "keep_line_breaks", "split_markdown"]

@@ -28,11 +28,13 @@ from PySide6.QtGui import (
     QTextCharFormat,
     QTextCursor,
     QTextDocument,
+    QTextFormat,
     QTextOption,
 )
 
 from desktop_agent.ai import ImageContent
 from desktop_agent.gui._icons import render as render_icon
+from desktop_agent.gui.chat._fences import keep_line_breaks
 from desktop_agent.gui.chat._highlight import CodeColorizer, CodeColors, Colors, DiffHighlighter
 
 # --------------------------------------------------------------------------- theme
@@ -202,7 +204,8 @@ class DocCache:
         highlighter: Colors | None = None
         if kind == "md":
             doc.setDefaultFont(theme.font)
-            doc.setMarkdown(text)
+            doc.setMarkdown(keep_line_breaks(text))
+            _space_blocks(doc, theme)
             if "](" in text or "://" in text:
                 _recolor_links(doc, theme.link)
         elif kind == "plain":
@@ -254,6 +257,52 @@ class DocCache:
         self._docs[key] = (doc, colors)
         self._tails[tail] = key
         return doc
+
+
+QUOTE_INDENT = 14
+"""A quote's text is this far in; its bar (`quote_bars`) is painted in that margin."""
+
+
+def _space_blocks(doc: QTextDocument, theme: Theme) -> None:
+    """Paragraphs apart by about half a line, list items closer, quotes in by
+    `QUOTE_INDENT` (Qt's importer gives every block 6 px and a quote 40 px, so a quote
+    after a list read as the list's last item: FIRST_HOUR.md m3). Qt keeps the larger of
+    two neighbours' margins, not their sum."""
+    para = max(6, theme.line // 2)
+    first, last = doc.begin(), doc.lastBlock()
+    block = first
+    while block.isValid():
+        fmt = block.blockFormat()
+        quote = fmt.intProperty(QTextFormat.Property.BlockQuoteLevel)
+        gap = 3 if block.textList() is not None else para
+        top = 0 if block == first else gap
+        bottom = 0 if block == last else gap
+        left = QUOTE_INDENT * quote if quote else fmt.leftMargin()
+        if (fmt.topMargin(), fmt.bottomMargin(), fmt.leftMargin()) != (top, bottom, left):
+            fmt.setTopMargin(top)
+            fmt.setBottomMargin(bottom)
+            fmt.setLeftMargin(left)
+            QTextCursor(block).setBlockFormat(fmt)
+        block = block.next()
+
+
+def quote_bars(doc: QTextDocument) -> list[QRect]:
+    """Where the bars left of a Markdown document's quotes go (document coordinates)."""
+    bars: list[QRect] = []
+    layout = doc.documentLayout()
+    block = doc.begin()
+    while block.isValid():
+        level = block.blockFormat().intProperty(QTextFormat.Property.BlockQuoteLevel)
+        if level:
+            r = layout.blockBoundingRect(block)
+            x = QUOTE_INDENT * (level - 1) + 2
+            top, bottom = int(r.top()), int(r.bottom() - block.blockFormat().bottomMargin())
+            if bars and bars[-1].x() == x and bars[-1].bottom() >= top - 8:
+                bars[-1].setBottom(bottom)
+            else:
+                bars.append(QRect(x, top, 3, bottom - top))
+        block = block.next()
+    return bars
 
 
 def _recolor_links(doc: QTextDocument, color: QColor) -> None:

@@ -45,6 +45,7 @@ from desktop_agent.gui.chat._parts import (
     Part,
     TextPart,
     Theme,
+    quote_bars,
 )
 from desktop_agent.utils.text import content_text, message_text
 from desktop_agent.workbench import error_attempt_text
@@ -286,7 +287,15 @@ class _Builder:
             first = False
             self.grow = growing and n == len(segments) - 1  # only the end still grows
             if seg.kind == "md":
+                top = self.y
                 self.doc("md", seg.text, color)
+                if ">" in seg.text:
+                    doc = self.out.parts[-1]
+                    assert isinstance(doc, DocPart)
+                    for bar in quote_bars(doc.doc):
+                        self.out.parts.append(
+                            BoxPart(bar.translated(self.left, top), self.t.border, None, 1)
+                        )
             else:
                 # A fence inside list items or quotes is indented as deep as they are.
                 indent = min(seg.depth, 4) * CODE_INDENT
@@ -721,6 +730,18 @@ def _user_blocks(b: _Builder, blocks: list[Any]) -> None:
             b.doc("small", _content_of(block), b.t.muted)
 
 
+def _shows(block: object) -> bool:
+    """A block of an answer that its card shows something of."""
+    return not isinstance(block, TextContent) or bool(block.text.strip())
+
+
+def _written(message: AssistantMessage) -> str:
+    """The text an answer wrote (its text blocks)."""
+    return "\n\n".join(
+        b.text for b in message.content if isinstance(b, TextContent) and b.text.strip()
+    )
+
+
 def _assistant_blocks(b: _Builder, state: RowState, msg: AssistantMessage) -> None:
     item = state.item
     for i, block in enumerate(msg.content):
@@ -753,7 +774,21 @@ def _assistant_blocks(b: _Builder, state: RowState, msg: AssistantMessage) -> No
         b.doc("small", "…", b.t.muted)
         b.y += GAP
     attempts = state.item.attempts
-    if msg.stop_reason in ("error", "aborted"):
+    failed = msg.stop_reason in ("error", "aborted")
+    if not state.streaming and not any(_shows(block) for block in msg.content):
+        partial = next((a for a in reversed(attempts) if _written(a)), None)
+        if failed and partial is not None:
+            # The retries came back empty: what an earlier attempt wrote stays on
+            # screen, said to be partial (it was not sent back to the model; m4).
+            n = attempts.index(partial) + 1
+            b.doc("small", _tr("What attempt {n} wrote before it failed:").format(n=n), b.t.muted)
+            b.y += 2
+            b.markdown(_written(partial), b.t.muted)
+            b.y += GAP
+        elif not failed:
+            b.doc("small", _tr("(empty reply)"), b.t.muted)  # not a blank card (L6)
+            b.y += GAP
+    if failed:
         b.error_box(msg, state.is_last and not state.streaming, attempts)
         b.y += GAP
     elif attempts:
