@@ -100,6 +100,14 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--smoke", action="store_true", help="restore, print one JSON line after first paint, exit"
     )
+    parser.add_argument(
+        "--script",
+        metavar="FILE",
+        help="once the window is shown, carry out FILE's commands (- reads standard input),"
+        " one a line, each answered with a JSON line on stdout: send TEXT, wait TEXT"
+        " [SECONDS], writable [SECONDS], open REF, new [FOLDER], state, quit (see"
+        " desktop_agent/gui/_script.py)",
+    )
     return parser.parse_args(argv)
 
 
@@ -265,6 +273,7 @@ def run(argv: list[str]) -> int:
         new=args.new,
         workspace=workspace,
         smoke=args.smoke,
+        script=args.script,
         no_err_windows=args.no_err_windows or args.smoke,
         started=started,
         logs_dir=str(dirs.logs),

@@ -156,8 +156,10 @@ def run_gui(
     no_err_windows: bool,
     started: float,
     logs_dir: str | None = None,
+    script: str | None = None,
 ) -> int:
-    """Show the window on a qasync loop until it closes; returns the exit code."""
+    """Show the window on a qasync loop until it closes; returns the exit code.
+    ``script``: a file of commands to carry out once it is shown (`run_script`)."""
     qInstallMessageHandler(_qt_message)
     app = QApplication.instance() or QApplication(["desktop-agent"])
     assert isinstance(app, QApplication)
@@ -172,6 +174,7 @@ def run_gui(
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     holder: dict[str, MainWindow] = {}
+    scripts: list[asyncio.Task[None]] = []
 
     async def report_smoke(window: MainWindow, painted_ms: int) -> None:
         await window.restored()
@@ -198,6 +201,16 @@ def run_gui(
             )
         else:  # (--smoke quits once painted; its report does not wait for the SDK import)
             window.shown.connect(lambda: window.spawn(freeze_when_started(window)))
+        if script is not None:
+            from desktop_agent.gui._script import run_script
+
+            def start_script() -> None:
+                # Not one of the window's tasks: it waits for them (`settle_tasks`).
+                task = asyncio.ensure_future(run_script(window, script))
+                scripts.append(task)
+                window.closed.connect(task.cancel)  # (it waits for lines until then)
+
+            window.shown.connect(start_script)
         await window.restore(session, new=new, workspace=workspace)
         # The imports and the restored session live as long as the app; the collector
         # stays off until the start-up work is done (`freeze_when_started`).

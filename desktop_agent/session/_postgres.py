@@ -16,6 +16,10 @@ Every write sends a NOTIFY on channel ``desktop_agent`` with ``"<kind> <session 
 
 A lost server is a failed save (`OSError` ``ENOTCONN`` inside the `SessionWriteError`),
 like a full disk: the entries stay queued and a retry writes exactly the missing ones.
+A server that stops answering but keeps its connections open (a frozen host, a stopped
+process: the kernel still acknowledges, so neither TCP keepalives nor
+``tcp_user_timeout`` notice) is the same failed save once `Deadline` ends the exchange
+(``ETIMEDOUT``, after ``answer_timeout_s``): every statement on the server runs under one.
 Rows are numbered (``seq``) by the writer; a retry after a commit whose answer was lost
 finds its rows already there, checks they are the same entry ids and lines, and does not
 write them again.
@@ -35,6 +39,7 @@ import hashlib
 import json
 import logging
 import os
+import socket
 import sys
 import threading
 from collections.abc import Callable, Iterable
@@ -82,6 +87,10 @@ KEEPALIVE_IDLE_S = 10
 KEEPALIVE_INTERVAL_S = 3
 KEEPALIVE_COUNT = 3
 TCP_USER_TIMEOUT_MS = 20_000
+ANSWER_TIMEOUT_S = 15.0
+"""How long a statement (or a transaction of appends) may wait for the server's answer
+before the exchange is ended and the save fails (`Deadline`); a copy of a whole session
+gets one more second per 2 MB it sends."""
 REF_PREFIX = "postgres:"
 
 
@@ -148,6 +157,52 @@ def server_error(exc: BaseException) -> ServerError:
     return ServerError(errno.EIO, f"the database server refused it ({text})")
 
 
+class Deadline:
+    """Ends ``conn``'s exchange with the server when it is not over within ``seconds``:
+    its socket is shut down from a timer thread, so the thread blocked in libpq gets
+    "connection lost" at once and the statement fails (a server that is stopped or frozen
+    keeps TCP open, so libpq would wait forever). Used as a context manager around every
+    exchange; `expired` says it was the deadline (the error is then ``ETIMEDOUT``)."""
+
+    def __init__(self, conn: psycopg.Connection[Any], seconds: float) -> None:
+        self._conn = conn
+        self.seconds = seconds
+        self.expired = False
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+
+    def _expire(self) -> None:
+        self.expired = True
+        try:
+            fd = self._conn.pgconn.socket
+            with socket.socket(fileno=os.dup(fd)) as sock:
+                sock.shutdown(socket.SHUT_RDWR)
+        except (OSError, psycopg.Error) as exc:  # already closed: nothing is waiting
+            log.debug("ending a silent connection: %s", exc)
+
+    def __enter__(self) -> Deadline:
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._timer.cancel()
+
+    def error(self, exc: BaseException) -> ServerError:
+        """The `ServerError` for ``exc`` raised inside: a silent server says so."""
+        if self.expired:
+            return ServerError(
+                errno.ETIMEDOUT,
+                f"the database server did not answer within {max(1, round(self.seconds))} s",
+            )
+        return server_error(exc)
+
+
+def _check_connection(conn: psycopg.Connection[Any]) -> None:
+    """The pool's check of a connection it lends (bounded: a silent server fails it)."""
+    with Deadline(conn, CONNECT_TIMEOUT_S):
+        ConnectionPool.check_connection(conn)
+
+
 def searchable_text(raw: bytes) -> str | None:
     """The words of a message entry (its text blocks), for full-text search."""
     if b'"type":"message"' not in raw and b'"type":"custom_message"' not in raw:
@@ -191,8 +246,9 @@ class _Server:
     """The pool of connections for everything but writing (listing, opening, creating),
     used from worker threads, and the facts of the database (its schema version)."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, answer_timeout_s: float = ANSWER_TIMEOUT_S) -> None:
         self.url = url
+        self.answer_timeout_s = answer_timeout_s
         self.read_only_reason: str | None = None
         try:
             _connect(url).close()  # the real reason at once (the pool retries quietly)
@@ -205,7 +261,7 @@ class _Server:
             min_size=1,
             max_size=4,
             kwargs=_defaults(url),
-            check=ConnectionPool.check_connection,
+            check=_check_connection,
             open=False,
             name="desktop-agent",
         )
@@ -230,7 +286,7 @@ class _Server:
     def _version(self) -> int:
         """The schema version (0: none yet), read without writing anything (a login
         that may only read sessions gets this far)."""
-        with self.pool.connection() as conn:
+        with self.pool.connection() as conn, Deadline(conn, self.answer_timeout_s):
             found = conn.execute("SELECT to_regclass(%s)", (f"{SCHEMA}.meta",)).fetchone()
             if not found or found[0] is None:
                 return 0
@@ -246,7 +302,12 @@ class _Server:
             return
         if version == SCHEMA_VERSION:
             return
-        with self.pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
+        with (
+            self.pool.connection() as conn,
+            Deadline(conn, self.answer_timeout_s),
+            conn.transaction(),
+            conn.cursor() as cur,
+        ):
             cur.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
             cur.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
             cur.execute(
@@ -299,6 +360,14 @@ def _connect(url: str) -> psycopg.Connection[Any]:
     return psycopg.connect(url, autocommit=True, **_defaults(url))
 
 
+def _connect_or_raise(url: str) -> psycopg.Connection[Any]:
+    """`_connect`, its failure a `ServerError`."""
+    try:
+        return _connect(url)
+    except psycopg.Error as exc:
+        raise server_error(exc) from exc
+
+
 def _notify(cur: psycopg.Cursor[Any], kind: str, session_id: str) -> None:
     cur.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"{kind} {session_id}"))
 
@@ -335,6 +404,8 @@ class PostgresStorage(Storage):
         self._written = written
         self._writer = writer
         self._io = threading.Lock()  # the writer connection: loop thread and workers
+        self._lost_pid: int | None = None  # the server process of a writer connection lost
+        self._silent: ServerError | None = None  # the server stopped answering: until Retry
         types = tree.types
         self._messages = (
             types.count("message")
@@ -356,25 +427,72 @@ class PostgresStorage(Storage):
         if conn is not None and not conn.closed and not conn.broken:
             return conn
         if conn is not None:
-            conn.close()
-            self._writer = None
+            self._lose(conn)
+        conn = _connect_or_raise(self._server.url)
         try:
-            conn = _connect(self._server.url)
-            row = conn.execute(
-                "SELECT pg_try_advisory_lock(%s::int4, %s::int4)", (LOCK_CLASS, self.sid)
-            ).fetchone()
+            with Deadline(conn, self._server.answer_timeout_s) as deadline:
+                got = self._lock_again(conn)
         except psycopg.Error as exc:
-            raise server_error(exc) from exc
-        if not row or not row[0]:
+            conn.close()
+            raise deadline.error(exc) from exc
+        if not got:
             conn.close()
             raise ServerError(
                 errno.EBUSY,
                 "another Desktop Agent took this session over while the server was away",
             )
         self._writer = conn
+        self._lost_pid = None
         return conn
 
+    def _lose(self, conn: psycopg.Connection[Any]) -> None:
+        """Close a writer connection that failed, noting its server process: it may still
+        hold the session's lock for a while (a frozen server resumes it later)."""
+        if self._lost_pid is None:
+            try:
+                self._lost_pid = conn.info.backend_pid or None
+            except psycopg.Error:
+                self._lost_pid = None
+        conn.close()
+        if self._writer is conn:
+            self._writer = None
+
+    def _lock_again(self, conn: psycopg.Connection[Any]) -> bool:
+        """Take the session's lock on a new writer connection. When the process of our
+        lost connection still holds it (the server was frozen, not gone), that process
+        is ended (a login may end its own) and the lock taken once it is free: its
+        transaction either committed or not, and the retry's rows say which."""
+        lock = "SELECT pg_try_advisory_lock(%s::int4, %s::int4)"
+        row = conn.execute(lock, (LOCK_CLASS, self.sid)).fetchone()
+        if row and row[0]:
+            return True
+        if self._lost_pid is None:
+            return False
+        holder = conn.execute(
+            "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted"
+            " AND classid = %s AND objid = %s AND objsubid = 2",
+            (LOCK_CLASS, self.sid),
+        ).fetchone()
+        if holder is None or int(holder[0]) != self._lost_pid:
+            return False
+        conn.execute("SELECT pg_terminate_backend(%s)", (self._lost_pid,))
+        for _ in range(50):
+            row = conn.execute(lock, (LOCK_CLASS, self.sid)).fetchone()
+            if row and row[0]:
+                return True
+            threading.Event().wait(0.05)
+        return False
+
+    def retry(self) -> int:
+        """The user's Retry: the server is tried again even after it stopped answering."""
+        self._silent = None
+        return super().retry()
+
     def _write(self, indices: list[int]) -> None:
+        if self._silent is not None:
+            # A silent server would make every append of the run wait for the connect
+            # timeout again: they queue at once, and Retry tries the server again.
+            raise ServerError(self._silent.errno, self._silent.strerror)
         tree = self.tree
         start = self._written
         lines = list(tree.lines(indices))
@@ -394,10 +512,12 @@ class PostgresStorage(Storage):
         texts = [(self.sid, start + n, raw, searchable_text(raw)) for n, raw in enumerate(lines)]
         messages = self._messages + sum(1 for i in indices if tree.types[i] == "message")
         first = self._first_prompt or _first_prompt(tree, indices)
+        size = sum(len(raw) for raw in lines)
         with self._io:
             conn = self._connection()
+            deadline = Deadline(conn, self._server.answer_timeout_s + size / 2_000_000)
             try:
-                with conn.transaction(), conn.cursor() as cur:
+                with deadline, conn.transaction(), conn.cursor() as cur:
                     cur.executemany(
                         f"INSERT INTO {SCHEMA}.entries (sid, seq, entry_id, parent_id, type, ts,"
                         " role, len) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
@@ -427,8 +547,11 @@ class PostgresStorage(Storage):
             except ServerError:
                 raise
             except psycopg.Error as exc:
-                conn.close()  # connected again (and locked again) on retry
-                raise server_error(exc) from exc
+                self._lose(conn)  # connected again (and locked again) on retry
+                error = deadline.error(exc)
+                if deadline.expired:
+                    self._silent = error
+                raise error from exc
         self._written += len(rows)
         self._messages = messages
         self._first_prompt = first
@@ -472,15 +595,16 @@ class PostgresStorage(Storage):
             except psycopg.Error:
                 return False
             try:
-                got = conn.execute(
-                    "SELECT pg_try_advisory_lock(%s::int4, %s::int4)", (LOCK_CLASS, self.sid)
-                ).fetchone()
-                if not got or not got[0]:
-                    conn.close()
-                    return False
-                row = conn.execute(
-                    f"SELECT count(*) FROM {SCHEMA}.entries WHERE sid = %s", (self.sid,)
-                ).fetchone()
+                with Deadline(conn, self._server.answer_timeout_s):
+                    got = conn.execute(
+                        "SELECT pg_try_advisory_lock(%s::int4, %s::int4)", (LOCK_CLASS, self.sid)
+                    ).fetchone()
+                    if not got or not got[0]:
+                        conn.close()
+                        return False
+                    row = conn.execute(
+                        f"SELECT count(*) FROM {SCHEMA}.entries WHERE sid = %s", (self.sid,)
+                    ).fetchone()
             except psycopg.Error:
                 conn.close()
                 return False
@@ -497,8 +621,13 @@ class PostgresStorage(Storage):
         session following a writer); returns their indices in the tree."""
         if not self.read_only or self.pending:
             return []
+        server = self._server
+        deadline: Deadline | None = None
         try:
-            with self._server.pool.connection() as conn:
+            with (
+                server.pool.connection(timeout=CONNECT_TIMEOUT_S + 1) as conn,
+                Deadline(conn, server.answer_timeout_s) as deadline,
+            ):
                 rows = conn.execute(
                     f"SELECT seq, line FROM {SCHEMA}.lines WHERE sid = %s AND seq >= %s"
                     " ORDER BY seq",
@@ -506,7 +635,7 @@ class PostgresStorage(Storage):
                     binary=True,
                 ).fetchall()
         except (psycopg.Error, PoolTimeout) as exc:
-            raise server_error(exc) from exc
+            raise (deadline.error(exc) if deadline else server_error(exc)) from exc
         added: list[int] = []
         for seq, line in rows:
             if int(seq) != self._written:
@@ -532,7 +661,7 @@ class PostgresStorage(Storage):
                 return
             try:
                 if not conn.closed and not conn.broken:
-                    with conn.cursor() as cur:
+                    with Deadline(conn, CONNECT_TIMEOUT_S), conn.cursor() as cur:
                         cur.execute(
                             "SELECT pg_advisory_unlock(%s::int4, %s::int4)", (LOCK_CLASS, self.sid)
                         )
@@ -709,9 +838,12 @@ class PostgresSessionRepo:
         *,
         password: str | None = None,
         cache_dir: str | os.PathLike[str] | None = None,
+        answer_timeout_s: float = ANSWER_TIMEOUT_S,
     ) -> None:
         """``cache_dir``: where the tree columns of opened sessions are kept on this
-        computer (`ColumnCache`); None: every open reads them from the server."""
+        computer (`ColumnCache`); None: every open reads them from the server.
+        ``answer_timeout_s``: how long the server may leave a statement unanswered
+        before the operation fails (`Deadline`)."""
         if password and "password" not in psycopg.conninfo.conninfo_to_dict(url):
             url = psycopg.conninfo.make_conninfo(url, password=password)
         self._url = url
@@ -719,10 +851,22 @@ class PostgresSessionRepo:
         self._server: _Server | None = None
         self._closed = False
         self._connect_lock = threading.Lock()
+        self._answer_timeout_s = answer_timeout_s
 
     @property
     def url(self) -> str:
         return self._url
+
+    @property
+    def answer_timeout_s(self) -> float:
+        """How long a statement may wait for the server (`Deadline`)."""
+        return self._answer_timeout_s
+
+    @answer_timeout_s.setter
+    def answer_timeout_s(self, seconds: float) -> None:
+        self._answer_timeout_s = seconds
+        if self._server is not None:
+            self._server.answer_timeout_s = seconds
 
     @property
     def read_only_reason(self) -> str | None:
@@ -734,7 +878,7 @@ class PostgresSessionRepo:
             if self._closed:
                 raise SessionError("storage", "The session database is closed")
             if self._server is None:
-                self._server = _Server(self._url)
+                self._server = _Server(self._url, self._answer_timeout_s)
             return self._server
 
     async def connect(self) -> None:
@@ -749,12 +893,18 @@ class PostgresSessionRepo:
             await asyncio.to_thread(server.close)
 
     def _run(self, fn: Callable[[psycopg.Connection[Any]], Any], what: str) -> Any:
+        """``fn`` on a connection of the pool, within the server's answer time."""
         server = self._db()
+        deadline: Deadline | None = None
         try:
-            with server.pool.connection(timeout=CONNECT_TIMEOUT_S + 1) as conn:
+            with (
+                server.pool.connection(timeout=CONNECT_TIMEOUT_S + 1) as conn,
+                Deadline(conn, server.answer_timeout_s) as deadline,
+            ):
                 return fn(conn)
         except (psycopg.Error, PoolTimeout) as exc:
-            raise SessionError("storage", f"Cannot {what}: {server_error(exc).strerror}") from exc
+            error = deadline.error(exc) if deadline is not None else server_error(exc)
+            raise SessionError("storage", f"Cannot {what}: {error.strerror}") from exc
 
     # ------------------------------------------------------------- creating
 
@@ -791,8 +941,9 @@ class PostgresSessionRepo:
             raise SessionError(
                 "storage", f"Cannot create a session: {server_error(exc).strerror}"
             ) from exc
+        deadline = Deadline(writer, server.answer_timeout_s)
         try:
-            with writer.transaction(), writer.cursor() as cur:
+            with deadline, writer.transaction(), writer.cursor() as cur:
                 cur.execute(
                     f"INSERT INTO {SCHEMA}.sessions (id, created_at, cwd, parent_session_path,"
                     " metadata, last_activity) VALUES (%s, %s, %s, %s, %s, %s)"
@@ -808,7 +959,7 @@ class PostgresSessionRepo:
         except psycopg.Error as exc:
             writer.close()
             raise SessionError(
-                "storage", f"Cannot create a session: {server_error(exc).strerror}"
+                "storage", f"Cannot create a session: {deadline.error(exc).strerror}"
             ) from exc
         except SessionError:
             writer.close()
@@ -985,9 +1136,10 @@ class PostgresSessionRepo:
         elif write:
             try:
                 writer = _connect(server.url)
-                got = writer.execute(
-                    "SELECT pg_try_advisory_lock(%s::int4, %s::int4)", (LOCK_CLASS, sid)
-                ).fetchone()
+                with Deadline(writer, server.answer_timeout_s):
+                    got = writer.execute(
+                        "SELECT pg_try_advisory_lock(%s::int4, %s::int4)", (LOCK_CLASS, sid)
+                    ).fetchone()
             except psycopg.Error as exc:
                 if writer is not None:
                     writer.close()
@@ -1014,8 +1166,7 @@ class PostgresSessionRepo:
         if version is not None and is_newer(version):
             reason, code = newer_reason("it", version), NEWER_VERSION
         if reason is not None and writer is not None:
-            writer.execute("SELECT pg_advisory_unlock(%s::int4, %s::int4)", (LOCK_CLASS, sid))
-            writer.close()
+            writer.close()  # (the lock goes with its connection)
             writer = None
         storage = PostgresStorage(
             server,

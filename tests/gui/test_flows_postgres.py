@@ -195,15 +195,7 @@ def test_server_stopped_hard_during_a_reply_then_back_nothing_lost_nothing_twice
     window = computer(qtbot, tmp_path / "data", provider, database_url)
     run(qtbot, window.new_session(str(workspace)))
     idle(qtbot, window)
-    opened: list[PersistenceErrorDialog] = []
-    real_keep = window.dialogs._keep
-
-    def keep(dialog: object) -> None:
-        if isinstance(dialog, PersistenceErrorDialog):
-            opened.append(dialog)
-        real_keep(dialog)  # type: ignore[arg-type]
-
-    window.dialogs._keep = keep  # type: ignore[method-assign]
+    opened = capture_save_dialogs(window)
     words = ["The", "answer", "that", "was", "streaming", "when", "the", "server", "went", "away."]
     provider.script(Reply(text=[w + " " for w in words[:-1]] + words[-1:], delay_s=0.15))
     session = window.wb.session
@@ -242,6 +234,76 @@ def test_server_stopped_hard_during_a_reply_then_back_nothing_lost_nothing_twice
     assert [r[0] for r in again.wb.session.raw_entries()] == ids  # every entry once
     texts = shown_texts(again)
     assert sum("The answer that was streaming when the server went away." in t for t in texts) == 1
+    close(qtbot, again)
+
+
+def capture_save_dialogs(window: MainWindow) -> list[PersistenceErrorDialog]:
+    """The failed-save dialogs ``window`` opens, as it opens them."""
+    opened: list[PersistenceErrorDialog] = []
+    real_keep = window.dialogs._keep
+
+    def keep(dialog: object) -> None:
+        if isinstance(dialog, PersistenceErrorDialog):
+            opened.append(dialog)
+        real_keep(dialog)  # type: ignore[arg-type]
+
+    window.dialogs._keep = keep  # type: ignore[method-assign]
+    return opened
+
+
+def test_a_server_that_stops_answering_is_a_failed_save_in_bounded_time_then_retry_writes_the_rest(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+    database_url: str,
+    postgres_cluster: Cluster,
+) -> None:
+    """SIGSTOP of every server process keeps TCP open (the kernel acknowledges what is
+    sent), so only the client's own limit (`Deadline`) ends the wait: the save fails with
+    the Retry dialog, the entries stay in memory, and Retry after SIGCONT writes exactly
+    the missing ones."""
+    window = computer(qtbot, tmp_path / "data", provider, database_url)
+    run(qtbot, window.new_session(str(workspace)))
+    idle(qtbot, window)
+    assert isinstance(window.wb.store, PostgresStore)
+    window.wb.store.repo.answer_timeout_s = 2.0
+    opened = capture_save_dialogs(window)
+    session = window.wb.session
+    assert session is not None
+    provider.script(Reply(text="An answer while the server is frozen."))
+    postgres_cluster.pause()
+    try:
+        started = time.monotonic()
+        send_in(qtbot, window, "A question to a frozen server")
+        qtbot.waitUntil(lambda: len(opened) == 1, timeout=15_000)
+        assert time.monotonic() - started < 2.0 * 3  # the answer time, not forever
+        idle(qtbot, window)
+        assert len(opened) == 1
+        shown = opened[0].findChild(QLabel, "persistenceErrorText")
+        assert shown is not None and "did not answer within 2 s" in shown.text()
+        assert "kept in memory" in shown.text()
+        assert opened[0].findChild(QPushButton, "saveCopyButton") is not None
+        assert window.wb.save.pending == 2 and window.wb.save.status != "saved"
+        texts = shown_texts(window)
+        assert sum("An answer while the server is frozen." in t for t in texts) == 1
+    finally:
+        postgres_cluster.resume()
+    retry = opened[0].findChild(QPushButton, "retryButton")
+    assert retry is not None
+    QTest.mouseClick(retry, Qt.MouseButton.LeftButton)
+    idle(qtbot, window)
+    qtbot.waitUntil(lambda: window.wb.save.pending == 0 and window.wb.save.status == "saved")
+    ids = [r[0] for r in session.raw_entries()]
+    close(qtbot, window)
+    assert stored_texts(database_url, session.metadata.id) == [
+        "A question to a frozen server",
+        "An answer while the server is frozen.",
+    ]
+    again = computer(qtbot, tmp_path / "data", provider, database_url)
+    assert again.wb.session is not None
+    assert [r[0] for r in again.wb.session.raw_entries()] == ids  # every entry once
     close(qtbot, again)
 
 

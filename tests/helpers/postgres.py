@@ -10,6 +10,7 @@ import os
 import pwd
 import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -117,6 +118,29 @@ class Cluster:
 
     def stop(self, mode: str = "fast") -> None:
         self._run("pg_ctl", "-D", str(self.data), "-m", mode, "-w", "stop")
+
+    def processes(self) -> list[int]:
+        """The server's processes: the postmaster (first), then its children."""
+        postmaster = int((self.data / "postmaster.pid").read_text().split()[0])
+        children = []
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue  # (gone meanwhile)
+            if int(fields[1]) == postmaster:
+                children.append(int(stat.parent.name))
+        return [postmaster, *children]
+
+    def pause(self) -> None:
+        """Freeze the server (SIGSTOP to every process of it): its connections stay open
+        and the kernel still acknowledges what is sent, but nothing answers."""
+        for pid in self.processes():
+            os.kill(pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        for pid in reversed(self.processes()):
+            os.kill(pid, signal.SIGCONT)
 
     def url(self, database: str = "postgres", *, password: bool = True) -> str:
         secret = f":{self.password}" if password else ""
