@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.ai.provider_server import ProviderServer, Reply
+from tests.helpers.provider_server import ProviderServer, Reply
 
 
 def test_a_script_file_sends_through_the_window_reports_each_step_and_quits(

@@ -20,9 +20,9 @@ from typing import Any
 
 from desktop_agent.session import PostgresSessionRepo, SessionMetadata
 from desktop_agent.utils.text import message_text
-from tests import _figures
-from tests._postgres import Cluster
-from tests.ai.provider_server import ProviderServer, Reply
+from tests.helpers import figures
+from tests.helpers.postgres import Cluster
+from tests.helpers.provider_server import ProviderServer, Reply
 
 
 def _settings(data: Path, provider: ProviderServer) -> None:
@@ -174,7 +174,7 @@ def test_two_app_processes_share_a_session_one_writes_the_other_follows_within_1
                 assert seen["event"] == "seen", seen
                 latencies.append(seen["at"] - seen["entry_at"])
             print(f"follow latency, entry written -> shown elsewhere: {latencies}")
-            _figures.add("two computers: slowest follow (ms)", round(max(latencies) * 1000))
+            figures.add("two computers: slowest follow (ms)", round(max(latencies) * 1000))
             assert max(latencies) < 1.0
             state = second.ask("state")
             assert state["read_only"] is True and state["messages_shown"] == 8

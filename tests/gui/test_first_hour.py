@@ -34,7 +34,6 @@ from desktop_agent.gui._dialogs import SettingsDialog
 from desktop_agent.gui.chat._parts import BoxPart, DocPart
 from tests.gui.test_map_flows import open_three, row_of
 from tests.helpers.provider_server import HttpError, ProviderServer, Reply, ToolCallSpec
-from tests.helpers.workbench import make_workbench
 from tests.helpers.window import (
     click_button,
     close,
@@ -997,7 +996,7 @@ def test_m4_l6_failed_attempts_keep_their_partial_text_and_say_failed_on_the_map
     assert "attempts" in card and "Retry" in card
     assert "This is a long answer" in card, card  # not lost on screen
     assert "attempt 1 wrote before it failed" in card
-    model = window.tree.model()
+    model = window.map_pane.model()
     qtbot.waitUntil(lambda: "…" not in [model.text(r) for r in range(model.rowCount())])
     texts = [model.text(r) for r in range(model.rowCount())]
     assert not any("(empty reply)" in t for t in texts), texts
