@@ -279,7 +279,8 @@ def test_a_local_server_in_settings_is_used_at_every_start_without_delaying_the_
     close(qtbot, window)
     # A server that accepts and never answers: the session is shown at once, its model
     # is "connecting", and the notice says what went wrong once the listing gives up.
-    monkeypatch.setattr(models_module, "DISCOVERY_TIMEOUT_S", 1.0)
+    # (long enough that a loaded machine paints before it: under load 1 s was not)
+    monkeypatch.setattr(models_module, "DISCOVERY_TIMEOUT_S", 4.0)
     save_settings(
         settings_file,
         Settings(
@@ -291,7 +292,7 @@ def test_a_local_server_in_settings_is_used_at_every_start_without_delaying_the_
     assert slow.wb.ref == ref and slow.chat.item_count() == 2  # painted, not waiting
     assert slow.wb.models.pending("local")
     assert "connecting" in slow.composer.model_picker.currentText()
-    qtbot.waitUntil(lambda: not slow.wb.models.pending("local"), timeout=10_000)
+    qtbot.waitUntil(lambda: not slow.wb.models.pending("local"), timeout=15_000)
     settle(qtbot, slow)
     assert any("did not answer" in t for t in slow.notices.texts())
     close(qtbot, slow)

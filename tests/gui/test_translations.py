@@ -93,6 +93,7 @@ NOT_SHOWN = {
     "tr", "translate", "_tr", "QT_TRANSLATE_NOOP",  # translated (or marked)
     "debug", "info", "warning", "error", "exception", "critical",  # log lines
     "write",  # stderr lines of the command-line entry points
+    "_say",  # --script's JSON lines on stdout (a protocol for programs, not prose)
     "setObjectName", "getLogger", "setStyleSheet",
 }  # fmt: skip
 ALLOWED_PROSE = {"Desktop Agent"}
@@ -216,7 +217,7 @@ def test_the_harness_restore_notices_are_in_the_template() -> None:
 
     ts = (ROOT / "desktop_agent/resources/translations/desktop_agent.ts").read_text("utf-8")
     templates = [_restore.NO_MODEL, *_restore._NOTICES.values()]
-    assert len(templates) == 7
+    assert len(templates) == 8
     for template in templates:
         assert f"<source>{template}</source>" in ts, template
     assert "<source>Connecting to {url} for {saved}…</source>" in ts
