@@ -3,6 +3,7 @@
 from typing import TYPE_CHECKING, Any
 
 from desktop_agent.session._columns import timestamps_crc
+from desktop_agent.session._context import ModelRef, SessionContext
 from desktop_agent.session._dirlist import ListProblem, SessionList
 from desktop_agent.session._entries import (
     ActiveToolsChangeEntry,
@@ -43,15 +44,7 @@ from desktop_agent.session._repos import (
     JsonlSessionRepo,
     SessionRepo,
 )
-from desktop_agent.session._session import (
-    UNSET,
-    BranchSummary,
-    ModelRef,
-    Session,
-    SessionContext,
-    TreeNode,
-    TreeShape,
-)
+from desktop_agent.session._session import UNSET, BranchSummary, Session, TreeNode, TreeShape
 from desktop_agent.session._sqlite import SqliteSessionRepo
 from desktop_agent.session._storage import (
     DamagedLine,
