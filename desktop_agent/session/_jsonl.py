@@ -35,6 +35,7 @@ from desktop_agent.session._header import (
     header_metadata,
     newer_writer,
     open_error,
+    open_for_read,
     parse_header,
 )
 from desktop_agent.session._ids import new_entry_id, now_iso
@@ -203,10 +204,7 @@ class JsonlStorage(Storage):
         writes, a torn tail is left in place). With an `EntryIndex`, an unchanged file is
         not read again and a grown one only from where it grew.
         """
-        try:
-            rfd = ops.open_regular(path)
-        except OSError as exc:
-            raise open_error(path, exc) from exc
+        rfd = open_for_read(path, ops)
         fd: int | None = None
         try:
             locked = lock and ops.try_lock(rfd)

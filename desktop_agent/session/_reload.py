@@ -19,7 +19,7 @@ from typing import Any, Literal, TypeAlias
 
 from desktop_agent.session._codec import Entry, decode_entry, entry_from_obj, serialize
 from desktop_agent.session._errors import SessionError, SessionWriteError
-from desktop_agent.session._header import LegacyFile, newer_writer, open_error, v3_header
+from desktop_agent.session._header import LegacyFile, newer_writer, open_for_read, v3_header
 from desktop_agent.session._ids import new_entry_id
 from desktop_agent.session._jsonl_read import FdLines, open_for_append
 from desktop_agent.session._platform import FileOps
@@ -124,10 +124,7 @@ def read_for_reload(
     or a newer app's writes, or that another writer holds; a torn last line is moved aside
     first. On success the caller owns both descriptors."""
     where = "Cannot reload the session: "
-    try:
-        rfd = ops.open_regular(path)
-    except OSError as exc:
-        raise open_error(path, exc) from exc
+    rfd = open_for_read(path, ops)
     fd: int | None = None
     try:
         st = ops.fstat(rfd)
