@@ -495,7 +495,7 @@ class AgentHarness:
         return TurnSetup(
             model=model,
             # A tool call cut off by a crash gets an "interrupted" result (context only).
-            messages=with_interrupted_results(await _read_all(context.messages)),
+            messages=with_interrupted_results(await _decoded(context.messages)),
             system_prompt=await self.system_prompt(),
             tools=self.turn_tools(),
             options=StreamOptions(
@@ -708,7 +708,7 @@ class AgentHarness:
             path = await self.session.get_branch()
             context = await self.session.build_context()
             preparation = prepare_compaction(
-                path, await _read_all(context.messages), self.settings.keep_recent_tokens
+                path, await _decoded(context.messages), self.settings.keep_recent_tokens
             )
             if preparation is None:
                 raise CompactionError("nothing_to_compact", "Nothing to compact")
@@ -850,7 +850,7 @@ class AgentHarness:
 _DECODE_IN_THREAD = 2_000
 
 
-async def _read_all(messages: Sequence[AgentMessage]) -> list[AgentMessage]:
+async def _decoded(messages: Sequence[AgentMessage]) -> list[AgentMessage]:
     """Every message of a context (a session decodes them when read): a long branch is
     decoded in a worker thread, so the first turn after restoring a huge session does
     not stall the event loop."""

@@ -119,7 +119,7 @@ _DECODE_FULL = msgspec.json.Decoder(_Line)
 _DECODE_BARE = msgspec.json.Decoder(_Bare)
 
 
-def _message_text(message: Any) -> str:
+def _searchable_text(message: Any) -> str:
     """Searchable text: what Copy copies of user, assistant and tool-result messages."""
     if getattr(message, "role", None) in ("user", "toolResult", "assistant"):
         return content_text(getattr(message, "content", None))
@@ -427,7 +427,7 @@ class _Scanner:
         elif entry.type == "message":
             facts.message_count += 1
             if isinstance(entry, _Line) and entry.message is not None:
-                text = _message_text(entry.message)
+                text = _searchable_text(entry.message)
                 if facts.first_prompt is None and entry.message.role == "user":
                     facts.first_prompt = first_prompt_of(text)
                 if text and self.budget > 0:
