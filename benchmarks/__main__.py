@@ -1,7 +1,7 @@
 """``python -m benchmarks``: generate realistic sessions; measure the session layer and the GUI.
 
-Options: ``--only session|pi|gui|app|map|pi-sessions|safety|highlight|prompt|checkpoints|
-postgres|mcp`` runs one part;
+Options: ``--only NAME`` runs one part (`_run.PARTS`: session, pi, gui, app, map,
+pi-sessions, safety, highlight, prompt, checkpoints, postgres, mcp);
 ``--check`` exits 1 when a target of issue 2 or 5 fails; ``--regenerate`` rebuilds the
 cached data under ``benchmarks/out/``; ``--profile`` adds cProfile listings of open +
 build_context and of appends; ``--seed`` picks another deterministic data set;
@@ -14,8 +14,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from benchmarks._generate import DEFAULT_SEED
-from benchmarks._run import Options, run
+from benchmarks._dataset import DEFAULT_SEED
+from benchmarks._report import Options
+from benchmarks._run import PARTS, run
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,26 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--only",
-        choices=(
-            "session",
-            "pi",
-            "gui",
-            "app",
-            "map",
-            "pi-sessions",
-            "safety",
-            "highlight",
-            "prompt",
-            "checkpoints",
-            "postgres",
-            "mcp",
-        ),
-        help="run only the session layer (with Pi), only the comparison with Pi, only the GUI,"
-        " only the whole app against Pi, only the branch map, only the Pi sessions source"
-        " (thousands of Pi files), only the safety benchmarks (redaction, contained writes),"
-        " only code highlighting, only the system prompt of a turn, only workspace"
-        " checkpoints (20,000 files / 1 GB), only the PostgreSQL store against SQLite and"
-        " JSONL, or only the launch with MCP servers",
+        choices=[p.name for p in PARTS],
+        help="run one part only: " + "; ".join(f"{p.name}: {p.help}" for p in PARTS),
     )
     parser.add_argument(
         "--huge",

@@ -32,7 +32,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks._generate import DataSet
+from benchmarks._dataset import DataSet
 from benchmarks._gui import child_env, warm_bytecode
 from benchmarks._vs_pi import APPENDED, ProbeError, huge, ours_append, pi, pi_written
 
@@ -102,14 +102,14 @@ def _mb(n: float) -> str:
 def bench_app_vs_pi(
     data: DataSet, report: Any, *, out_dir: str, seed: int, with_huge: bool
 ) -> None:
-    from benchmarks._vs_pi import _node
+    from benchmarks._vs_pi import pi_node
 
     report.section(
         "whole app against Pi 0.74.2: spawn to the `--smoke` line (offscreen), restoring a "
         "Pi-format session, beside Pi's open + buildContext of the same file"
     )
     try:
-        node = _node()
+        node = pi_node()
     except Exception as exc:  # noqa: BLE001 - reported as a failed figure, not a crash
         report.note(f"Pi could not be run: {exc}")
         report.failures.append("Pi 0.74.2 available")

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from desktop_agent.checkpoints import CheckpointStore
 
 if TYPE_CHECKING:
-    from benchmarks._run import Report
+    from benchmarks._report import Report
 
 FILES = 20_000
 TOTAL_BYTES = 1_000_000_000
@@ -216,7 +216,7 @@ def bench_checkpoints(report: Report, scale: float = 1.0) -> None:
 
 
 if __name__ == "__main__":
-    from benchmarks._run import Report
+    from benchmarks._report import Report
 
     parser = argparse.ArgumentParser(prog="python -m benchmarks._checkpoints")
     parser.add_argument(

@@ -20,11 +20,11 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from benchmarks._generate import DataSet
+from benchmarks._dataset import DataSet
 from benchmarks._streamprobe import BIG_RUN
 
 if TYPE_CHECKING:
-    from benchmarks._run import Report
+    from benchmarks._report import Report
 
 STARTUP_TARGET_MS = 1500.0
 STALL_TARGET_MS = 50.0
@@ -74,7 +74,7 @@ def _timed(cmd: list[str], env: dict[str, str]) -> tuple[float, str]:
     return wall, proc.stdout
 
 
-def _smoke(data_dir: str, env: dict[str, str]) -> tuple[float, dict[str, Any]]:
+def smoke(data_dir: str, env: dict[str, str]) -> tuple[float, dict[str, Any]]:
     cmd = [sys.executable, "-m", "desktop_agent", "--data-dir", data_dir, "--smoke"]
     wall, out = _timed(cmd, env)
     lines = [line for line in out.splitlines() if line.startswith("{")]
@@ -112,17 +112,17 @@ def bench_startup(data: DataSet, report: Report) -> None:
 
         # Baseline 2: first launch on an empty data dir (a fresh one each run).
         def empty_run(i: int) -> tuple[float, dict[str, Any]]:
-            return _smoke(os.path.join(tmp, f"empty-{i}"), env)
+            return smoke(os.path.join(tmp, f"empty-{i}"), env)
 
         empty_run(-1)
         empty = [empty_run(i) for i in range(STARTUP_RUNS)]
 
         # The figure: the restored 10,000-entry session (the warm-up also builds the index).
-        _smoke(data_dir, env)
-        restored = [_smoke(data_dir, env) for _ in range(STARTUP_RUNS)]
+        smoke(data_dir, env)
+        restored = [smoke(data_dir, env) for _ in range(STARTUP_RUNS)]
 
         # Diagnostic: no bytecode cache, as with PYTHONDONTWRITEBYTECODE in a dev shell.
-        cold = [_smoke(data_dir, child_env(bytecode=False)) for _ in range(3)]
+        cold = [smoke(data_dir, child_env(bytecode=False)) for _ in range(3)]
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -30,7 +30,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from benchmarks._run import Report
+    from benchmarks._report import Report
 
 TARGET_MS = 50.0
 LINES = 1_000

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from benchmarks._gui import run_probe
-from benchmarks._run import Report
+from benchmarks._report import Report
 
 GAP_TARGET_MS = 50.0
 

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks._streamprobe import Probe, _settle
+from benchmarks._streamprobe import Probe, settle
 
 ENTRIES = 10_000
 BRANCHES = 500
@@ -192,11 +192,11 @@ def _run_window(data: Path, path: str) -> dict[str, Any]:
         window = MainWindow(workbench, no_err_windows=True)
         window.resize(1280, 800)
         window.show()
-        await _settle(0.3)
+        await settle(0.3)
         await window.open_session(path)
         await window.settle_tasks()  # the SDK warm-up included
         freeze_heap()  # as the app does after the restore and the warm-up (`gui.run_gui`)
-        await _settle(0.5)
+        await settle(0.5)
         pane, view = window.map_pane, window.map_pane.view
         probe = _CpuProbe()
         profile = _Profile()
@@ -227,11 +227,11 @@ def _run_window(data: Path, path: str) -> dict[str, Any]:
         gc.collect()
         probe.start()
         started = t0 = time.perf_counter()
-        await _settle(1.0)
+        await settle(1.0)
         out["idle"] = gaps(t0, time.perf_counter())
 
         # Layout built and painted from scratch, in the window.
-        await _settle(0.1)
+        await settle(0.1)
         pane.previews.forget()
         painted_before = view.map_delegate.painted
         profile.start()
@@ -251,13 +251,13 @@ def _run_window(data: Path, path: str) -> dict[str, Any]:
         t1 = time.perf_counter()
         out["previews_ms"] = (t1 - t0) * 1e3
         profile.stop("build")
-        await _settle(0.1)
+        await settle(0.1)
         out["build"] = gaps(t0, time.perf_counter())
 
         # Scrolling top to bottom a page at a time (previews load as it goes).
         bar = view.verticalScrollBar()
         bar.setValue(0)
-        await _settle(0.2)
+        await settle(0.2)
         profile.start()
         t0 = time.perf_counter()
         pages = 0
@@ -299,7 +299,7 @@ def _run_window(data: Path, path: str) -> dict[str, Any]:
             target = others[rng.randrange(len(others))]
             view.scrollTo(pane.model().index(target, 0))
             view.viewport().repaint()
-            await _settle(0.05)
+            await settle(0.05)
             before = session.leaf_id()
             c0 = time.perf_counter()
             rect = view.visualRect(pane.model().index(target, 0))
@@ -308,14 +308,14 @@ def _run_window(data: Path, path: str) -> dict[str, Any]:
             await window.settle_tasks()
             view.viewport().repaint()
             clicks.append((time.perf_counter() - c0) * 1e3)
-            await _settle(0.1)
+            await settle(0.1)
         out["click"] = gaps(t0, time.perf_counter())
         profile.stop("click")
         # A live theme switch (dark, then light again): every pane repaints, the chat's
         # code re-coloured in place, the map's colours made again.
         colorizer = window.chat.delegate.docs.colorizer
         theme_ms: list[float] = []
-        await _settle(0.2)
+        await settle(0.2)
         profile.start()
         t0 = time.perf_counter()
         for mode in ("dark", "light", "dark", "light"):
@@ -326,7 +326,7 @@ def _run_window(data: Path, path: str) -> dict[str, Any]:
             await until(lambda: not colorizer.busy())
             window.repaint()
             theme_ms.append((time.perf_counter() - s0) * 1e3)
-            await _settle(0.2)
+            await settle(0.2)
         out["theme"] = gaps(t0, time.perf_counter())
         out["theme_ms"] = theme_ms
         profile.stop("theme")

@@ -22,10 +22,10 @@ import tempfile
 import time
 from typing import TYPE_CHECKING, Any
 
-from benchmarks._gui import REPO_ROOT, _smoke, child_env, warm_bytecode
+from benchmarks._gui import REPO_ROOT, child_env, smoke, warm_bytecode
 
 if TYPE_CHECKING:
-    from benchmarks._run import Report
+    from benchmarks._report import Report
 
 RUNS = 7
 RATIO_TARGET = 1.1
@@ -81,13 +81,13 @@ def bench_mcp_launch(report: Report) -> None:
         with_servers = os.path.join(tmp, "servers")
         _write_servers(with_servers)
         before_paint = _before_paint_ms(with_servers)
-        _smoke(bare, env)
-        _smoke(with_servers, env)
+        smoke(bare, env)
+        smoke(with_servers, env)
         plain: list[tuple[float, dict[str, Any]]] = []
         served: list[tuple[float, dict[str, Any]]] = []
         for _ in range(RUNS):
-            plain.append(_smoke(bare, env))
-            served.append(_smoke(with_servers, env))
+            plain.append(smoke(bare, env))
+            served.append(smoke(with_servers, env))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

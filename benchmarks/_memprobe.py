@@ -36,7 +36,7 @@ def rss_now() -> int:
         return peak_rss()
 
 
-def _status_kb(key: str) -> int | None:
+def status_kb(key: str) -> int | None:
     try:
         with open("/proc/self/status") as fh:
             for line in fh:
@@ -47,7 +47,7 @@ def _status_kb(key: str) -> int | None:
     return None
 
 
-def _reset_hwm() -> bool:
+def reset_hwm() -> bool:
     """Reset VmHWM to the current RSS (Linux >= 4.0); False where unsupported."""
     try:
         with open("/proc/self/clear_refs", "w") as fh:
@@ -67,7 +67,7 @@ async def _probe(mode: str, path: str) -> dict[str, Any]:
     file_bytes = await asyncio.to_thread(os.path.getsize, path)
     await asyncio.to_thread(lambda: None)  # start the worker thread before measuring
     gc.collect()
-    hwm_reset = _reset_hwm()
+    hwm_reset = reset_hwm()
     before = rss_now()
     peak_before = peak_rss()
     if mode == "tracemalloc":
@@ -92,7 +92,7 @@ async def _probe(mode: str, path: str) -> dict[str, Any]:
         result["traced_peak"] = peak
     else:
         result["peak_after"] = peak_rss()
-        hwm = _status_kb("VmHWM")
+        hwm = status_kb("VmHWM")
         result["hwm_after"] = hwm if hwm_reset else None
         result["rss_retained"] = rss_now() - before
     await session.close()

@@ -162,6 +162,6 @@ def bench_pi_sessions(report: Any, count: int = PI_FILES) -> None:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    from benchmarks._run import Report
+    from benchmarks._report import Report
 
     bench_pi_sessions(Report())

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from desktop_agent.prompt import ProjectPrompt, ToolLine
 
 if TYPE_CHECKING:
-    from benchmarks._run import Report
+    from benchmarks._report import Report
 
 TARGET_MS = 5.0
 CONTEXT_FILES = 20

@@ -28,7 +28,7 @@ from desktop_agent.tools import Workspace
 from desktop_agent.utils import Redactor
 
 if TYPE_CHECKING:
-    from benchmarks._run import Report
+    from benchmarks._report import Report
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(_HERE)

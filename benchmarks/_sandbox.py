@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from desktop_agent.tools import BashTool, Sandbox, ToolContext, Workspace, detect_sandbox, run_tool
 
 if TYPE_CHECKING:
-    from benchmarks._run import Report
+    from benchmarks._report import Report
 
 REPO_FILES = 20_000
 OVERHEAD_MS_TARGET = 50.0
@@ -92,6 +92,6 @@ def bench_sandbox(report: Report, rounds: int = 15) -> None:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    from benchmarks._run import Report
+    from benchmarks._report import Report
 
     bench_sandbox(Report())

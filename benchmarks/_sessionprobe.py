@@ -19,7 +19,7 @@ import sys
 import time
 from typing import Any
 
-from benchmarks._memprobe import _reset_hwm, _status_kb, peak_rss, rss_now
+from benchmarks._memprobe import peak_rss, reset_hwm, rss_now, status_kb
 from desktop_agent.ai import parse_message
 from desktop_agent.session import JsonlSessionRepo
 from desktop_agent.session._platform import FileOps
@@ -47,7 +47,7 @@ async def _open(path: str, index_dir: str, progressive: bool) -> dict[str, Any]:
     repo = _repo(path, index_dir, ops)
     await asyncio.to_thread(lambda: None)  # start the worker thread before measuring
     gc.collect()
-    hwm_reset = _reset_hwm()
+    hwm_reset = reset_hwm()
     before = rss_now()
     result: dict[str, Any] = {"file_bytes": await asyncio.to_thread(os.path.getsize, path)}
     start = time.perf_counter()
@@ -61,7 +61,7 @@ async def _open(path: str, index_dir: str, progressive: bool) -> dict[str, Any]:
     opened = time.perf_counter()
     context = await session.build_context()
     done = time.perf_counter()
-    hwm = _status_kb("VmHWM") if hwm_reset else None
+    hwm = status_kb("VmHWM") if hwm_reset else None
     result.update(
         open_s=opened - start,
         build_s=done - opened,

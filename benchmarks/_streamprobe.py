@@ -90,7 +90,7 @@ def serve(replies: int) -> None:
 
 def session_messages(n: int, model: Any, seed: int = 5) -> list[dict[str, Any]]:
     """``n`` messages: user prompt, sometimes tool calls + results, then an answer."""
-    from benchmarks._generate import _FILES, _log_uniform, make_pools
+    from benchmarks._pools import FILES, log_uniform, make_pools
 
     rng = random.Random(seed)
     pools = make_pools(rng)
@@ -130,12 +130,12 @@ def session_messages(n: int, model: Any, seed: int = 5) -> list[dict[str, Any]]:
 
     while len(out) < n:
         ts += rng.randint(5_000, 120_000)
-        text = cut(pools.prose, _log_uniform(rng, 20, 900))
+        text = cut(pools.prose, log_uniform(rng, 20, 900))
         if rng.random() < 0.05:
-            text += "\n\n```\n" + cut(pools.code, _log_uniform(rng, 200, 3_000)) + "\n```"
+            text += "\n\n```\n" + cut(pools.code, log_uniform(rng, 200, 3_000)) + "\n```"
         out.append({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": ts})
         if rng.random() < 0.3 and len(out) + 3 < n:  # a tool step
-            path = rng.choice(_FILES)
+            path = rng.choice(FILES)
             tool, args = rng.choice(
                 (
                     ("read", {"path": path}),
@@ -146,12 +146,12 @@ def session_messages(n: int, model: Any, seed: int = 5) -> list[dict[str, Any]]:
             cid = call_id()
             ts += rng.randint(1_000, 20_000)
             content: list[dict[str, Any]] = [
-                {"type": "text", "text": cut(pools.prose, _log_uniform(rng, 20, 300))},
+                {"type": "text", "text": cut(pools.prose, log_uniform(rng, 20, 300))},
                 {"type": "toolCall", "id": cid, "name": tool, "arguments": args},
             ]
             out.append(assistant(content, "toolUse"))
             ts += rng.randint(20, 5_000)
-            output = cut(pools.code, _log_uniform(rng, 40, 4_000))
+            output = cut(pools.code, log_uniform(rng, 40, 4_000))
             out.append(
                 {
                     "role": "toolResult",
@@ -163,10 +163,10 @@ def session_messages(n: int, model: Any, seed: int = 5) -> list[dict[str, Any]]:
                 }
             )
         ts += rng.randint(1_500, 60_000)
-        answer = cut(pools.prose, _log_uniform(rng, 60, 2_000))
+        answer = cut(pools.prose, log_uniform(rng, 60, 2_000))
         if rng.random() < 0.3:
             answer += (
-                "\n\n```python\n" + cut(pools.code, _log_uniform(rng, 100, 1_500)) + "\n```\n\n"
+                "\n\n```python\n" + cut(pools.code, log_uniform(rng, 100, 1_500)) + "\n```\n\n"
             )
             answer += "- " + cut(pools.prose, 80) + "\n- " + cut(pools.prose, 80)
         out.append(assistant([{"type": "text", "text": answer}], "stop"))
@@ -354,7 +354,7 @@ def _distinct(stacks: list[str], limit: int = 4) -> list[str]:
     return seen[:limit]
 
 
-async def _settle(seconds: float) -> None:
+async def settle(seconds: float) -> None:
     await asyncio.sleep(seconds)
 
 
@@ -434,9 +434,9 @@ async def measure_reply(window: Any, probe: Probe, label: str, freeze: bool) -> 
     marks = _Marks()
     marks.window = window
     unsubscribe = window.wb.harness.subscribe(marks)
-    await _settle(0.2)
+    await settle(0.2)
     probe.start()
-    await _settle(0.05)
+    await settle(0.05)
     t0 = time.perf_counter()
     cpu0 = time.thread_time()  # the GUI thread's CPU: a figure the machine's load leaves
     profile = _profile_start()
@@ -445,7 +445,7 @@ async def measure_reply(window: Any, probe: Probe, label: str, freeze: bool) -> 
     t_done = time.perf_counter()
     cpu_s = time.thread_time() - cpu0
     painted_s = await _painted_end(window, marks.text)
-    await _settle(0.05)
+    await settle(0.05)
     probe.stop()
     unsubscribe()
     _check_reply(label, marks)
@@ -470,11 +470,11 @@ async def measure_reply(window: Any, probe: Probe, label: str, freeze: bool) -> 
         "stalls": probe.stalls(t0, t_done),
     }
     # Baseline: the same probe while idle, for the same duration.
-    await _settle(0.2)
+    await settle(0.2)
     probe.start()
     i0 = time.perf_counter()
     cpu_idle = time.thread_time()
-    await _settle(end - t0)
+    await settle(end - t0)
     i1 = time.perf_counter()
     result["idle_gui_cpu_s"] = time.thread_time() - cpu_idle
     probe.stop()
@@ -615,7 +615,7 @@ def _run_window(data: Path, model: Any, path: str) -> dict[str, Any]:
         out["items"] = window.chat.item_count()
         out["messages_shown"] = window.messages_shown
         window.chat.view.scrollToBottom()
-        await _settle(0.5)
+        await settle(0.5)
         # As the app does (gui/_app.py): once the SDK import after the first paint
         # (`Workbench.warm_up`) is done, the start-up heap is frozen (gui/_heap.py). The
         # runs measure streaming, not a start-up import competing for the GIL.

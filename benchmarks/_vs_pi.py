@@ -30,7 +30,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks._generate import GENERATOR_VERSION, DataSet, make_pools, session_path, write_session
+from benchmarks._dataset import GENERATOR_VERSION, DataSet
+from benchmarks._pools import make_pools
+from benchmarks._writer import session_path, write_session
 
 FIRST_TARGET = 0.4
 RESTART_TARGET = 0.1
@@ -52,7 +54,7 @@ class ProbeError(RuntimeError):
     pass
 
 
-def _node() -> str:
+def pi_node() -> str:
     from tests.helpers.pi import ensure_pi_installed
 
     return ensure_pi_installed()
@@ -193,7 +195,7 @@ def huge(out_dir: str, seed: int, log: Any = print) -> str:
 
 def bench_vs_pi(data: DataSet, report: Any, *, out_dir: str, seed: int, runs: int = 3) -> None:
     try:
-        node = _node()
+        node = pi_node()
     except Exception as exc:  # noqa: BLE001 - reported as a failed figure, not a crash
         report.section("session layer against Pi 0.74.2")
         report.note(f"Pi could not be run: {exc}")

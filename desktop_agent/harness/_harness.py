@@ -11,7 +11,6 @@ emitted once per failure burst, and `retry_persistence` writes exactly what is m
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import inspect
 import logging
 import time
@@ -23,7 +22,6 @@ from typing import Any, Literal, Protocol
 from desktop_agent.agent import (
     AgentEvent,
     AgentTool,
-    AgentToolResult,
     LoopConfig,
     MessageEndEvent,
     MessageStartEvent,
@@ -43,10 +41,8 @@ from desktop_agent.ai import (
     Model,
     StreamOptions,
     TextContent,
-    ToolResultMessage,
     UserMessage,
     classify_error,
-    parse_content_block,
     stream,
 )
 from desktop_agent.checkpoints import CHECKPOINT_CUSTOM_TYPE, FolderCheckpoints
@@ -55,9 +51,7 @@ from desktop_agent.harness._compaction import (
     DEFAULT_KEEP_RECENT_TOKENS,
     DEFAULT_RESERVE_TOKENS,
     CompactionError,
-    collect_branch_entries,
     estimate_context_tokens,
-    generate_branch_summary,
     prepare_compaction,
     run_compaction,
     should_compact,
@@ -73,8 +67,6 @@ from desktop_agent.harness._events import (
     MessageSavedEvent,
     ModelSelectEvent,
     NoticeEvent,
-    PersistenceErrorEvent,
-    PersistenceRestoredEvent,
     QueueUpdateEvent,
     SavePointEvent,
     SessionCompactEvent,
@@ -83,13 +75,14 @@ from desktop_agent.harness._events import (
     ThinkingLevelSelectEvent,
 )
 from desktop_agent.harness._interrupted import with_interrupted_results
+from desktop_agent.harness._navigation import landing, summarize_abandoned
+from desktop_agent.harness._persistence import Persister
 from desktop_agent.harness._redaction import REDACTION_CUSTOM_TYPE, SessionRedaction
 from desktop_agent.harness._restore import NO_MODEL
+from desktop_agent.harness._retry import RetryPolicy
 from desktop_agent.harness._tools import WorkspaceTool
 from desktop_agent.prompt import PromptSource, ToolLine
 from desktop_agent.session import (
-    CustomMessageEntry,
-    MessageEntry,
     ReloadLeaf,
     ReloadReport,
     Session,
@@ -157,6 +150,12 @@ class HarnessSettings:
     keep_recent_tokens: int = DEFAULT_KEEP_RECENT_TOKENS
     steering_mode: Literal["one-at-a-time", "all"] = "one-at-a-time"
     follow_up_mode: Literal["one-at-a-time", "all"] = "one-at-a-time"
+
+    @property
+    def retry(self) -> RetryPolicy:
+        return RetryPolicy(
+            self.retry_enabled, self.max_retries, self.base_delay_ms, self.max_delay_ms
+        )
 
 
 @dataclass
@@ -258,10 +257,9 @@ class AgentHarness:
         self._steer: list[AgentMessage] = []
         self._follow_up: list[AgentMessage] = []
         self._next_turn: list[AgentMessage] = []
-        self._pending_writes: list[Callable[[], Awaitable[Any]]] = []
+        self._writes = Persister(session, self._emit)
         self._abort = asyncio.Event()
         self._run_task: asyncio.Task[AssistantMessage | None] | None = None
-        self._persistence_failing = False
         self._overflow_recovered = False
 
     def _wrap(self, tool: Tool[Any], workspace: Workspace) -> AgentTool:
@@ -358,47 +356,9 @@ class AgentHarness:
 
     # ------------------------------------------------------------- persistence
 
-    async def _persist(self, write: Callable[[], Awaitable[Any]]) -> None:
-        """Run one session write; failures become events, entries stay in memory."""
-        try:
-            await write()
-        except SessionWriteError as exc:
-            await self._persistence_failed(exc)
-            return
-        if self._persistence_failing and self.session.pending_count == 0:
-            self._persistence_failing = False
-            await self._emit(PersistenceRestoredEvent(written=0))
-
-    async def _persistence_failed(self, exc: SessionWriteError) -> None:
-        if self._persistence_failing:
-            return  # one event per failure burst
-        self._persistence_failing = True
-        os_error = exc.os_error
-        await self._emit(
-            PersistenceErrorEvent(
-                operation=exc.operation,
-                path=exc.path,
-                os_error=str(os_error) if os_error is not None else None,
-                errno=os_error.errno if os_error is not None else None,
-                code=exc.code,
-                pending_count=exc.pending_count,
-                message=exc.message,
-            )
-        )
-
     async def retry_persistence(self) -> int:
         """Write exactly the entries that are not on disk yet; returns how many."""
-        try:
-            written = await self.session.retry_persistence()
-        except SessionWriteError as exc:
-            self._persistence_failing = False  # a new burst: report it
-            await self._persistence_failed(exc)
-            raise
-        was_failing = self._persistence_failing
-        self._persistence_failing = False
-        if was_failing or written:
-            await self._emit(PersistenceRestoredEvent(written=written))
-        return written
+        return await self._writes.retry()
 
     async def reload_from_disk(self, leaf: ReloadLeaf = "theirs") -> ReloadReport:
         """Another program wrote to the session file (``persistence_error`` with code
@@ -407,35 +367,23 @@ class AgentHarness:
         if self.phase != "idle":
             raise HarnessError("busy", "Stop the agent before reloading the session")
         report = await self.session.reload_from_disk(leaf)
-        self._persistence_failing = False
-        if report.error is not None:
-            await self._persistence_failed(report.error)
-        else:
-            await self._emit(PersistenceRestoredEvent(written=len(report.kept)))
+        await self._writes.reloaded(report)
         return report
-
-    async def _flush_pending_writes(self) -> bool:
-        had = bool(self._pending_writes)
-        while self._pending_writes:
-            write = self._pending_writes.pop(0)
-            await self._persist(write)
-        return had
 
     async def _save_point(self) -> None:
         if self.checkpoints is not None:
             await self.checkpoints.turn_end()
-        had = await self._flush_pending_writes()
-        await self._persist(self.session.sync)
+        had = await self._writes.flush()
+        await self._writes.persist(self.session.sync)
         await self._emit(
             SavePointEvent(had_pending_mutations=had, saved=self.session.pending_count == 0)
         )
 
     async def _write_or_queue(self, write: Callable[[], Awaitable[Any]]) -> None:
         if self.phase == "idle":
-            await self._persist(write)
-            await self._persist(self.session.sync)
+            await self._writes.persist_and_sync(write)
         else:
-            self._pending_writes.append(write)
+            self._writes.queue(write)
 
     # ------------------------------------------------------------- settings
 
@@ -482,7 +430,9 @@ class AgentHarness:
     async def _append_checkpoint(self, data: dict[str, Any]) -> None:
         """A checkpoint is written where it happens (after the answer that called the
         tools, or after the turn's tool results), not queued to the turn's end."""
-        await self._persist(lambda: self.session.append_custom_entry(CHECKPOINT_CUSTOM_TYPE, data))
+        await self._writes.persist(
+            lambda: self.session.append_custom_entry(CHECKPOINT_CUSTOM_TYPE, data)
+        )
 
     async def _checkpoint_notice(self, message: str) -> None:
         await self._emit(NoticeEvent(message=message))
@@ -545,7 +495,7 @@ class AgentHarness:
         return TurnSetup(
             model=model,
             # A tool call cut off by a crash gets an "interrupted" result (context only).
-            messages=with_interrupted_results(await _read_all(context.messages)),
+            messages=with_interrupted_results(await _decoded(context.messages)),
             system_prompt=await self.system_prompt(),
             tools=self.turn_tools(),
             options=StreamOptions(
@@ -559,7 +509,7 @@ class AgentHarness:
         if isinstance(event, _CARRIES_CONTENT):
             # Off the loop: a big tool result or file content takes tens of ms to scan.
             _ = self.redaction.enabled  # the session's choice is read here, on the loop
-            event = await asyncio.to_thread(self._redacted_event, event)
+            event = await asyncio.to_thread(self.redaction.event, event)
         if isinstance(event, MessageEndEvent):
             message = event.message
             entry_id: str | None = None
@@ -572,57 +522,12 @@ class AgentHarness:
                     entry_id = self.session.leaf_id()  # in memory, queued for writing
                     raise
 
-            await self._persist(append)
+            await self._writes.persist(append)
             if isinstance(message, UserMessage):
                 # The prompt is durable before the provider is called.
-                await self._persist(self.session.sync)
+                await self._writes.persist(self.session.sync)
             event = MessageSavedEvent(message=message, entry_id=entry_id)
         await self._emit(event)
-
-    def _redacted_event(self, event: AgentEvent) -> AgentEvent:
-        """The event as listeners see it: secrets redacted the way the session keeps them
-        (the loop itself goes on with the original: tools run with the real arguments).
-        Streaming deltas are shown as they come; their ``message_end`` is redacted."""
-        redact = self.redaction
-        if isinstance(event, MessageEndEvent):
-            message = redact.message(event.message)
-            return event if message is event.message else MessageEndEvent(message=message)
-        if isinstance(event, MessageStartEvent) and not isinstance(event.message, AssistantMessage):
-            message = redact.message(event.message)
-            return event if message is event.message else MessageStartEvent(message=message)
-        if isinstance(event, ToolExecutionStartEvent):
-            args = redact.data(event.args)
-            return event if args is event.args else dataclasses.replace(event, args=args)
-        if isinstance(event, ToolExecutionUpdateEvent):
-            partial = self._redacted_result(event.partial_result)
-            args = redact.data(event.args)
-            if partial is event.partial_result and args is event.args:
-                return event
-            return dataclasses.replace(event, args=args, partial_result=partial)
-        if isinstance(event, ToolExecutionEndEvent):
-            result = self._redacted_result(event.result)
-            return event if result is event.result else dataclasses.replace(event, result=result)
-        if isinstance(event, TurnEndEvent):
-            assistant = redact.message(event.message)
-            results = [redact.message(r) for r in event.tool_results]
-            if assistant is event.message and all(
-                a is b for a, b in zip(results, event.tool_results, strict=True)
-            ):
-                return event
-            assert isinstance(assistant, AssistantMessage)
-            return TurnEndEvent(
-                message=assistant,
-                tool_results=[r for r in results if isinstance(r, ToolResultMessage)],
-            )
-        return event
-
-    def _redacted_result(self, result: AgentToolResult) -> AgentToolResult:
-        blocks = [b.to_json_dict() for b in result.content]
-        content = self.redaction.data(blocks)
-        details = self.redaction.data(result.details)
-        if content is blocks and details is result.details:
-            return result
-        return AgentToolResult([parse_content_block(b) for b in content], details, result.is_error)
 
     def _loop_config(self) -> LoopConfig:
         return LoopConfig(
@@ -699,20 +604,9 @@ class AgentHarness:
                             messages = await run_agent_loop([], self._loop_config())
                             continue
                         break
-                    if (
-                        info.retryable
-                        and self.settings.retry_enabled
-                        and attempt < self.settings.max_retries
-                    ):
+                    delay_ms = self.settings.retry.delay_ms(info, attempt + 1)
+                    if delay_ms is not None:
                         attempt += 1
-                        delay_ms = min(
-                            self.settings.base_delay_ms * 2 ** (attempt - 1),
-                            self.settings.max_delay_ms,
-                        )
-                        if info.retry_after_ms is not None:
-                            delay_ms = min(
-                                max(delay_ms, info.retry_after_ms), self.settings.max_delay_ms
-                            )
                         self.phase = "retry"
                         await self._emit(
                             AutoRetryStartEvent(
@@ -760,8 +654,8 @@ class AgentHarness:
                     await self.checkpoints.turn_end()
                 finally:
                     self.checkpoints.folder.run_ended()
-            await self._flush_pending_writes()
-            await self._persist(self.session.sync)
+            await self._writes.flush()
+            await self._writes.persist(self.session.sync)
             self.phase = "idle"
             self._run_task = None
             await self._emit(SettledEvent(next_turn_count=len(self._next_turn)))
@@ -814,7 +708,7 @@ class AgentHarness:
             path = await self.session.get_branch()
             context = await self.session.build_context()
             preparation = prepare_compaction(
-                path, await _read_all(context.messages), self.settings.keep_recent_tokens
+                path, await _decoded(context.messages), self.settings.keep_recent_tokens
             )
             if preparation is None:
                 raise CompactionError("nothing_to_compact", "Nothing to compact")
@@ -844,8 +738,8 @@ class AgentHarness:
                     False,
                 )
 
-            await self._persist(write)
-            await self._persist(self.session.sync)
+            await self._writes.persist(write)
+            await self._writes.persist(self.session.sync)
         except CompactionError as exc:
             await self._emit(
                 CompactionEndEvent(reason=reason, success=False, error_message=str(exc))
@@ -902,16 +796,7 @@ class AgentHarness:
         target = await self.session.get_entry(target_id) if target_id is not None else None
         if target_id is not None and target is None:
             raise HarnessError("invalid_argument", f"Entry {target_id} not found")
-        editor_text: str | None = None
-        new_leaf = target_id
-        if exact:
-            pass
-        elif isinstance(target, MessageEntry) and isinstance(target.message, UserMessage):
-            new_leaf = target.parent_id
-            editor_text = _content_text(target.message.content)
-        elif isinstance(target, CustomMessageEntry):
-            new_leaf = target.parent_id
-            editor_text = _content_text(target.content)
+        new_leaf, editor_text = landing(target, target_id, exact=exact)
         if new_leaf == old_leaf:
             # Already there (a prompt that is the leaf still goes back to the editor).
             return NavigateResult(cancelled=False, editor_text=editor_text)
@@ -920,22 +805,17 @@ class AgentHarness:
             self.phase = "branch_summary"
             self._abort = asyncio.Event()
             try:
-                old_path = await self.session.get_branch(old_leaf)
-                target_path = await self.session.get_branch(new_leaf) if new_leaf else []
-                entries = collect_branch_entries(old_path, target_path)
-                if entries:
-                    text, details = await generate_branch_summary(
-                        entries,
-                        model=model,
-                        options=StreamOptions(api_key=self._get_api_key(model), abort=self._abort),
-                        complete=self._complete,
-                        reserve_tokens=self.settings.reserve_tokens,
-                        custom_instructions=custom_instructions,
-                    )
-                    summary = {
-                        "summary": self.redaction.text(text),
-                        "details": self.redaction.data(details),
-                    }
+                summary = await summarize_abandoned(
+                    self.session,
+                    old_leaf,
+                    new_leaf,
+                    model=model,
+                    options=StreamOptions(api_key=self._get_api_key(model), abort=self._abort),
+                    complete=self._complete,
+                    reserve_tokens=self.settings.reserve_tokens,
+                    custom_instructions=custom_instructions,
+                    redaction=self.redaction,
+                )
             except CompactionError as exc:
                 if exc.code == "aborted":
                     return NavigateResult(cancelled=True)
@@ -949,10 +829,10 @@ class AgentHarness:
             summary_id = await self.session.move_to(new_leaf, summary)
 
         try:
-            await self._persist(move)
+            await self._writes.persist(move)
         except SessionError as exc:
             raise HarnessError("invalid_argument", exc.message) from exc
-        await self._persist(self.session.sync)
+        await self._writes.persist(self.session.sync)
         await self._emit(
             SessionTreeEvent(
                 new_leaf_id=await self.session.get_leaf_id(),
@@ -970,7 +850,7 @@ class AgentHarness:
 _DECODE_IN_THREAD = 2_000
 
 
-async def _read_all(messages: Sequence[AgentMessage]) -> list[AgentMessage]:
+async def _decoded(messages: Sequence[AgentMessage]) -> list[AgentMessage]:
     """Every message of a context (a session decodes them when read): a long branch is
     decoded in a worker thread, so the first turn after restoring a huge session does
     not stall the event loop."""

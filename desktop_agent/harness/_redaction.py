@@ -13,11 +13,28 @@ keys (registered in the shared `Redactor`) are still removed.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping
 from typing import Any
 
-from desktop_agent.ai import AgentMessage, parse_message
+from desktop_agent.agent import (
+    AgentEvent,
+    AgentToolResult,
+    MessageEndEvent,
+    MessageStartEvent,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
+    ToolExecutionUpdateEvent,
+    TurnEndEvent,
+)
+from desktop_agent.ai import (
+    AgentMessage,
+    AssistantMessage,
+    ToolResultMessage,
+    parse_content_block,
+    parse_message,
+)
 from desktop_agent.session import Session
 from desktop_agent.utils import Redactor
 
@@ -98,6 +115,52 @@ class SessionRedaction:
         if redacted is obj:
             return message
         return parse_message(redacted)
+
+    def event(self, event: AgentEvent) -> AgentEvent:
+        """The event as listeners see it: secrets redacted the way the session keeps them
+        (the loop itself goes on with the original: tools run with the real arguments).
+        Streaming deltas are shown as they come; their ``message_end`` is redacted."""
+        redact = self
+        if isinstance(event, MessageEndEvent):
+            message = redact.message(event.message)
+            return event if message is event.message else MessageEndEvent(message=message)
+        if isinstance(event, MessageStartEvent) and not isinstance(event.message, AssistantMessage):
+            message = redact.message(event.message)
+            return event if message is event.message else MessageStartEvent(message=message)
+        if isinstance(event, ToolExecutionStartEvent):
+            args = redact.data(event.args)
+            return event if args is event.args else dataclasses.replace(event, args=args)
+        if isinstance(event, ToolExecutionUpdateEvent):
+            partial = self.tool_result(event.partial_result)
+            args = redact.data(event.args)
+            if partial is event.partial_result and args is event.args:
+                return event
+            return dataclasses.replace(event, args=args, partial_result=partial)
+        if isinstance(event, ToolExecutionEndEvent):
+            result = self.tool_result(event.result)
+            return event if result is event.result else dataclasses.replace(event, result=result)
+        if isinstance(event, TurnEndEvent):
+            assistant = redact.message(event.message)
+            results = [redact.message(r) for r in event.tool_results]
+            if assistant is event.message and all(
+                a is b for a, b in zip(results, event.tool_results, strict=True)
+            ):
+                return event
+            assert isinstance(assistant, AssistantMessage)
+            return TurnEndEvent(
+                message=assistant,
+                tool_results=[r for r in results if isinstance(r, ToolResultMessage)],
+            )
+        return event
+
+    def tool_result(self, result: AgentToolResult) -> AgentToolResult:
+        """A tool's result with its content and details redacted (itself if clean)."""
+        blocks = [b.to_json_dict() for b in result.content]
+        content = self.data(blocks)
+        details = self.data(result.details)
+        if content is blocks and details is result.details:
+            return result
+        return AgentToolResult([parse_content_block(b) for b in content], details, result.is_error)
 
 
 def _recorded_choice(session: Session) -> bool:

@@ -3,6 +3,7 @@
 from typing import TYPE_CHECKING, Any
 
 from desktop_agent.session._columns import timestamps_crc
+from desktop_agent.session._context import ModelRef, SessionContext
 from desktop_agent.session._dirlist import ListProblem, SessionList
 from desktop_agent.session._entries import (
     ActiveToolsChangeEntry,
@@ -24,17 +25,16 @@ from desktop_agent.session._entries import (
 )
 from desktop_agent.session._errors import SessionError, SessionErrorCode, SessionWriteError
 from desktop_agent.session._facts import BranchPage, BranchTail, EntryFacts
-from desktop_agent.session._header import encode_cwd
-from desktop_agent.session._ids import new_entry_id, uuidv7
-from desktop_agent.session._index import (
+from desktop_agent.session._facts_scan import (
     NEW_SESSION_TITLE,
     IndexedSession,
-    ReconcileReport,
-    SessionIndex,
     first_prompt_of,
     session_facts,
     session_title,
 )
+from desktop_agent.session._header import encode_cwd
+from desktop_agent.session._ids import new_entry_id, uuidv7
+from desktop_agent.session._index import ReconcileReport, SessionIndex
 from desktop_agent.session._progressive import SessionOpening
 from desktop_agent.session._reload import ReloadLeaf, ReloadReport
 from desktop_agent.session._repos import (
@@ -43,15 +43,7 @@ from desktop_agent.session._repos import (
     JsonlSessionRepo,
     SessionRepo,
 )
-from desktop_agent.session._session import (
-    UNSET,
-    BranchSummary,
-    ModelRef,
-    Session,
-    SessionContext,
-    TreeNode,
-    TreeShape,
-)
+from desktop_agent.session._session import UNSET, BranchSummary, Session, TreeNode, TreeShape
 from desktop_agent.session._sqlite import SqliteSessionRepo
 from desktop_agent.session._storage import (
     DamagedLine,

@@ -122,6 +122,15 @@ def open_error(path: str, exc: OSError) -> SessionError:
     return SessionError("storage", f"Failed to read session {path}: {describe_os_error(exc)}")
 
 
+def open_for_read(path: str, ops: FileOps = OS_FILE_OPS) -> int:
+    """A read descriptor of the session file at ``path``: only a regular file, opened
+    without blocking; the documented `SessionError` (`open_error`) when it cannot be."""
+    try:
+        return ops.open_regular(path)
+    except OSError as exc:
+        raise open_error(path, exc) from exc
+
+
 def read_header(path: str, ops: FileOps = OS_FILE_OPS) -> SessionMetadata:
     """Read only the first line (as Pi's listing does: a blank first line is no header).
 
@@ -129,10 +138,7 @@ def read_header(path: str, ops: FileOps = OS_FILE_OPS) -> SessionMetadata:
     Only a regular file is read, opened without blocking (a FIFO or device named
     ``*.jsonl`` is refused, never waited on). Raises `SessionError` only.
     """
-    try:
-        fd = ops.open_regular(path)
-    except OSError as exc:
-        raise open_error(path, exc) from exc
+    fd = open_for_read(path, ops)
     try:
         first = _read_first_line(ops, fd)
     except OSError as exc:

@@ -35,10 +35,11 @@ from desktop_agent.session._header import (
     header_metadata,
     newer_writer,
     open_error,
+    open_for_read,
     parse_header,
-    v3_header,
 )
 from desktop_agent.session._ids import new_entry_id, now_iso
+from desktop_agent.session._jsonl_read import open_for_append, read_all, read_tree
 from desktop_agent.session._migrate import migrate_legacy
 from desktop_agent.session._platform import (
     APPEND_FLAGS,
@@ -49,8 +50,8 @@ from desktop_agent.session._platform import (
     FileStat,
 )
 from desktop_agent.session._quarantine import QuarantineError, quarantine_tail
-from desktop_agent.session._reload import ReloadLeaf, ReloadReport, entries_to_keep
-from desktop_agent.session._scan import ScanResult, scan
+from desktop_agent.session._reload import ReloadLeaf, ReloadReport, read_for_reload
+from desktop_agent.session._scan import ScanResult
 from desktop_agent.session._storage import (
     NEWER_VERSION,
     ChangedOnDiskError,
@@ -63,19 +64,6 @@ from desktop_agent.session._storage import (
 from desktop_agent.session._tree import Tree
 from desktop_agent.utils.atomic import atomic_write
 from desktop_agent.utils.versions import newer_reason
-
-
-def _read_all(ops: FileOps, fd: int, size: int) -> bytes:
-    """The first ``size`` bytes of the file (fewer if it is shorter)."""
-    parts: list[bytes] = []
-    offset = 0
-    while offset < size:
-        chunk = ops.pread(fd, min(8 << 20, size - offset), offset)
-        if not chunk:
-            break
-        parts.append(chunk)
-        offset += len(chunk)
-    return b"".join(parts)
 
 
 class JsonlStorage(Storage):
@@ -216,17 +204,14 @@ class JsonlStorage(Storage):
         writes, a torn tail is left in place). With an `EntryIndex`, an unchanged file is
         not read again and a grown one only from where it grew.
         """
-        try:
-            rfd = ops.open_regular(path)
-        except OSError as exc:
-            raise open_error(path, exc) from exc
+        rfd = open_for_read(path, ops)
         fd: int | None = None
         try:
             locked = lock and ops.try_lock(rfd)
             try:
                 st = ops.fstat(rfd)
                 try:
-                    tree, scanned, fresh = _read_tree(ops, rfd, path, st, index, progress)
+                    tree, scanned, fresh = read_tree(ops, rfd, path, st, index, progress)
                 except LegacyFile:
                     return cls._open_legacy(path, ops, rfd, st, locked)
                 torn = (
@@ -250,7 +235,7 @@ class JsonlStorage(Storage):
             elif scanned.damaged:
                 read_only_reason = "parts of the file are damaged"
             else:
-                fd, read_only_reason = _open_for_append(ops, path, st)
+                fd, read_only_reason = open_for_append(ops, path, st)
             size = scanned.clean_end  # the whole lines; a torn tail is not ours to write
             quarantined = len(torn)
             quarantine_path: str | None = None
@@ -321,7 +306,7 @@ class JsonlStorage(Storage):
         migrated lines stay in memory, and it gets no entry index;
         `JsonlSessionRepo.convert` writes a v3 copy beside it.
         """
-        data = _read_all(ops, rfd, st.size)
+        data = read_all(ops, rfd, st.size)
         migrated = migrate_legacy(path, data)
         pieces = migrated.data.split(b"\n")
         header_raw = pieces[0]
@@ -436,7 +421,7 @@ class JsonlStorage(Storage):
                 self.read_only_reason = "another process changed it while it was open here"
                 self.read_only_code = "changed_on_disk"
                 return False
-            fd, reason = _open_for_append(ops, self.path, st)
+            fd, reason = open_for_append(ops, self.path, st)
         except OSError:
             ops.unlock(self._rfd)
             return False
@@ -458,7 +443,7 @@ class JsonlStorage(Storage):
             st = ops.fstat(self._rfd)
             if st.size != self._torn_size:
                 return False
-            fd, reason = _open_for_append(ops, self.path, st)
+            fd, reason = open_for_append(ops, self.path, st)
             if fd is None:
                 self.read_only_reason = reason
                 return False
@@ -608,72 +593,14 @@ class JsonlStorage(Storage):
         (`desktop_agent.session._reload`). Our kept entries are queued and written; a
         failed write is reported in the result, the entries staying queued."""
         self.check_open()
-        ops, path = self._ops, self.path
-        where = "Cannot reload the session: "
-        try:
-            rfd = ops.open_regular(path)
-        except OSError as exc:
-            raise open_error(path, exc) from exc
-        fd: int | None = None
-        try:
-            st = ops.fstat(rfd)
-            disk = Tree()
-            try:
-                found = scan(ops, rfd, path, disk, size=st.size, header=v3_header)
-            except LegacyFile:
-                raise SessionError(
-                    "changed_on_disk",
-                    f"{where}{path} is now in an older Pi format; save a copy elsewhere",
-                ) from None
-            assert found.header is not None
-            if found.header.get("id") != self.metadata.id:
-                raise SessionError(
-                    "changed_on_disk",
-                    f"{where}{path} now holds another session ({found.header.get('id')});"
-                    " save a copy elsewhere to keep this one",
-                )
-            if found.damaged:
-                raise SessionError(
-                    "changed_on_disk",
-                    f"{where}{path} now has lines this app cannot read; save a copy elsewhere",
-                )
-            if (newer := newer_writer(found.header)) is not None:
-                raise SessionError("read_only", f"{where}{newer_reason(path, newer)}")
-            same_file = self._rfd is not None and ops.fstat(self._rfd).identity == st.identity
-            if not (self._locked and same_file) and not ops.try_lock(rfd):
-                raise SessionError(
-                    "locked", f"{where}{path} is open in another Desktop Agent window or process"
-                )
-            fd, reason = _open_for_append(ops, path, st)
-            if fd is None:
-                raise SessionError("storage", f"{where}{path} {reason}")
-            if found.torn_offset is not None:
-                torn = ops.pread(rfd, st.size - found.torn_offset, found.torn_offset)
-                try:
-                    quarantine_tail(ops, path, fd, torn, found.torn_offset)
-                except QuarantineError as exc:
-                    raise SessionError(
-                        "storage", f"{where}an incomplete last line of {path}: {exc.reason}"
-                    ) from None
-            disk.source = _FdLines(ops, rfd, path)
-            old = self.tree
-            our_leaf = old.leaf_id
-            their_leaf = disk.leaf_id
-            kept, renamed = entries_to_keep(disk, old)
-            taken_in = tuple(
-                disk.ids[j]
-                for j, raw in enumerate(disk.lines(range(len(disk))))
-                if (i := old.by_id.get(disk.ids[j])) is None or old.line(i) != raw
-            )
-            needs_newline = found.clean_end > 0 and ops.pread(rfd, 1, found.clean_end - 1) != b"\n"
-        except BaseException:
-            if fd is not None:
-                ops.close(fd)
-            with contextlib.suppress(OSError):
-                ops.close(rfd)
-            raise
+        ops = self._ops
+        took = read_for_reload(
+            ops, self.path, self.metadata.id, self.tree, our_rfd=self._rfd, locked=self._locked
+        )
+        rfd, fd, disk, found, kept = took.rfd, took.fd, took.disk, took.found, took.kept
+        our_leaf, their_leaf = self.tree.leaf_id, disk.leaf_id
         # The file as it is now becomes this session's; then ours go after it.
-        if self._locked and same_file:
+        if took.same_locked_file:
             # Our read descriptor holds the writer lock on this very file: keep it.
             ops.close(rfd)
             if self._fd is not None:
@@ -689,7 +616,7 @@ class JsonlStorage(Storage):
         self.tree = disk
         self._good_size = found.clean_end
         self._lines = found.lines
-        self._needs_newline = needs_newline
+        self._needs_newline = took.needs_newline
         self._dirty = self._rewrite = self._torn_unrecovered = False
         self._torn_size = None
         assert found.header is not None
@@ -703,7 +630,7 @@ class JsonlStorage(Storage):
         for entry, raw in kept:
             self.pending.append(disk.add(entry, raw))
         if our_leaf is not None:
-            our_leaf = renamed.get(our_leaf, our_leaf)
+            our_leaf = took.renamed.get(our_leaf, our_leaf)
         want = their_leaf if leaf == "theirs" or not kept else our_leaf
         if disk.leaf_id != want:
             obj = {
@@ -722,9 +649,9 @@ class JsonlStorage(Storage):
             error = exc
         first_parent = kept[0][0].parent_id if kept else None
         return ReloadReport(
-            taken_in=taken_in,
+            taken_in=took.taken_in,
             kept=tuple(e.id for e, _ in kept),
-            renamed=renamed,
+            renamed=took.renamed,
             branch_point=first_parent or None,
             our_leaf=our_leaf,
             their_leaf=their_leaf,
@@ -783,100 +710,3 @@ class JsonlStorage(Storage):
                     ops.close(self._rfd)
                 self._rfd = None
         self._locked = False
-
-
-class _FdLines:
-    """Reads a tree's lines from a descriptor (a reload's new file, before it is ours)."""
-
-    def __init__(self, ops: FileOps, fd: int, path: str) -> None:
-        self._ops, self._fd, self._path = ops, fd, path
-
-    def read_span(self, offset: int, length: int) -> bytes:
-        try:
-            return self._ops.pread(self._fd, length, offset)
-        except OSError as exc:
-            raise SessionError(
-                "storage", f"Failed to read session {self._path}: {describe_os_error(exc)}"
-            ) from exc
-
-    def changed_error(self, detail: str) -> SessionError:
-        return SessionError(
-            "changed_on_disk", f"The session file {self._path} changed again ({detail})"
-        )
-
-
-def _read_tree(
-    ops: FileOps,
-    fd: int,
-    path: str,
-    st: FileStat,
-    index: EntryIndex | None,
-    progress: Callable[[int, int], None] | None = None,
-) -> tuple[Tree, ScanResult, bool]:
-    """The file's tree: from its entry index when valid (scanning only what grew), else
-    from a full scan. Returns (tree, what was found, whether the index is to be written
-    again: something was scanned, or it lacks what this version keeps in it)."""
-    cached = index.load(path, fd, st) if index is not None else None
-    if cached is None:
-        tree = Tree()
-        found = scan(ops, fd, path, tree, size=st.size, header=v3_header, progress=progress)
-        return tree, found, True
-    header = parse_header(cached.header, path)
-    if cached.complete:
-        damaged = [
-            DamagedLine(number, offset, reason, ops.pread(fd, length, offset))
-            for number, offset, length, reason in cached.damaged
-        ]
-        cached.tree.damaged = bool(damaged)
-        result = ScanResult(
-            size=st.size,
-            clean_end=cached.clean_end,
-            lines=cached.lines,
-            torn_offset=cached.clean_end if st.size > cached.clean_end else None,
-            damaged=damaged,
-        )
-    else:
-        result = scan(
-            ops,
-            fd,
-            path,
-            cached.tree,
-            size=st.size,
-            start=cached.clean_end,
-            lines=cached.lines,
-            progress=progress,
-        )
-    result.header, result.header_raw = header, cached.header
-    return cached.tree, result, not (cached.complete and cached.current)
-
-
-def _open_for_append(ops: FileOps, path: str, st: FileStat) -> tuple[int | None, str | None]:
-    """The append descriptor of the file ``st`` describes, or None and why not."""
-    try:
-        fd = ops.open(path, APPEND_FLAGS)
-    except OSError as exc:
-        return None, f"it cannot be written: {describe_os_error(exc)}"
-    try:
-        same = ops.fstat(fd).identity == st.identity
-    except OSError as exc:
-        ops.close(fd)
-        return None, f"it cannot be written: {describe_os_error(exc)}"
-    if not same:
-        ops.close(fd)
-        return None, "the file was replaced while it was being opened"
-    return fd, None
-
-
-def is_locked_elsewhere(path: str, ops: FileOps = OS_FILE_OPS) -> bool:
-    """Whether another open session (this process or another) holds the file's lock."""
-    try:
-        fd = ops.open_regular(path)
-    except OSError:
-        return False
-    try:
-        if ops.try_lock(fd):
-            ops.unlock(fd)
-            return False
-        return True
-    finally:
-        ops.close(fd)

@@ -18,11 +18,12 @@ from dataclasses import dataclass
 
 from desktop_agent.ai import AgentMessage
 from desktop_agent.session._codec import Entry, LineError, parse_line
+from desktop_agent.session._context import project_line
 from desktop_agent.session._facts import BranchTail, EntryFacts
-from desktop_agent.session._header import open_error
+from desktop_agent.session._header import open_error, open_for_read
 from desktop_agent.session._jsonl import JsonlStorage
 from desktop_agent.session._platform import FileOps
-from desktop_agent.session._session import Session, project_line
+from desktop_agent.session._session import Session
 
 FIRST_WINDOW = 1 << 20
 LAST_WINDOW = 64 << 20
@@ -42,10 +43,7 @@ def read_tail(ops: FileOps, path: str, limit: int) -> BranchTail:
     full open reports it). Raises `SessionError` (``not_found``, ``invalid_session``,
     ``storage``) as opening does.
     """
-    try:
-        fd = ops.open_regular(path)
-    except OSError as exc:
-        raise open_error(path, exc) from exc
+    fd = open_for_read(path, ops)
     try:
         size = ops.fstat(fd).size
         window = FIRST_WINDOW

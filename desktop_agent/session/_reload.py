@@ -6,17 +6,27 @@ written ones a rewrite dropped) are appended after them as one block, in our ord
 their parents as they were, so they form a branch from the point where the two
 histories diverged: nothing lost, nothing interleaved. An entry of ours whose id the
 other program also used gets a new id (and references to it follow).
+
+`read_for_reload` reads the file as it is now and works out what to keep; the JSONL
+storage then takes the file's tree as its own (`JsonlStorage.reload_from_disk`).
 """
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from desktop_agent.session._codec import Entry, decode_entry, entry_from_obj, serialize
-from desktop_agent.session._errors import SessionWriteError
+from desktop_agent.session._errors import SessionError, SessionWriteError
+from desktop_agent.session._header import LegacyFile, newer_writer, open_for_read, v3_header
 from desktop_agent.session._ids import new_entry_id
+from desktop_agent.session._jsonl_read import FdLines, open_for_append
+from desktop_agent.session._platform import FileOps
+from desktop_agent.session._quarantine import QuarantineError, quarantine_tail
+from desktop_agent.session._scan import ScanResult, scan
 from desktop_agent.session._tree import Tree
+from desktop_agent.utils.versions import newer_reason
 
 ReloadLeaf: TypeAlias = Literal["theirs", "ours"]
 """Where the leaf is after a reload: where the other program left it, or on our branch."""
@@ -85,3 +95,91 @@ def entries_to_keep(disk: Tree, ours: Tree) -> tuple[list[tuple[Entry, bytes]], 
     if not renamed:
         return missing, renamed
     return [_rewrite(e, raw, renamed) for e, raw in missing], renamed
+
+
+@dataclass
+class ReloadRead:
+    """The file as `read_for_reload` found it: its descriptors (read, append), its tree,
+    and what a reload takes in and keeps."""
+
+    rfd: int
+    fd: int
+    disk: Tree
+    found: ScanResult
+    same_locked_file: bool
+    """``rfd`` is the file whose writer lock this session holds already (on its ``rfd``)."""
+    kept: list[tuple[Entry, bytes]]
+    renamed: dict[str, str]
+    taken_in: tuple[str, ...]
+    needs_newline: bool
+    """The file's last entry line has no newline yet."""
+
+
+def read_for_reload(
+    ops: FileOps, path: str, session_id: str, ours: Tree, *, our_rfd: int | None, locked: bool
+) -> ReloadRead:
+    """Read the session file at ``path`` to reload it into ``ours`` (this session's tree:
+    ``our_rfd`` its read descriptor, ``locked``: it holds the writer lock on it). Refuses
+    (`SessionError`) a file that now holds another session, an older format, damaged lines
+    or a newer app's writes, or that another writer holds; a torn last line is moved aside
+    first. On success the caller owns both descriptors."""
+    where = "Cannot reload the session: "
+    rfd = open_for_read(path, ops)
+    fd: int | None = None
+    try:
+        st = ops.fstat(rfd)
+        disk = Tree()
+        try:
+            found = scan(ops, rfd, path, disk, size=st.size, header=v3_header)
+        except LegacyFile:
+            raise SessionError(
+                "changed_on_disk",
+                f"{where}{path} is now in an older Pi format; save a copy elsewhere",
+            ) from None
+        assert found.header is not None
+        if found.header.get("id") != session_id:
+            raise SessionError(
+                "changed_on_disk",
+                f"{where}{path} now holds another session ({found.header.get('id')});"
+                " save a copy elsewhere to keep this one",
+            )
+        if found.damaged:
+            raise SessionError(
+                "changed_on_disk",
+                f"{where}{path} now has lines this app cannot read; save a copy elsewhere",
+            )
+        if (newer := newer_writer(found.header)) is not None:
+            raise SessionError("read_only", f"{where}{newer_reason(path, newer)}")
+        same_file = our_rfd is not None and ops.fstat(our_rfd).identity == st.identity
+        if not (locked and same_file) and not ops.try_lock(rfd):
+            raise SessionError(
+                "locked", f"{where}{path} is open in another Desktop Agent window or process"
+            )
+        fd, reason = open_for_append(ops, path, st)
+        if fd is None:
+            raise SessionError("storage", f"{where}{path} {reason}")
+        if found.torn_offset is not None:
+            torn = ops.pread(rfd, st.size - found.torn_offset, found.torn_offset)
+            try:
+                quarantine_tail(ops, path, fd, torn, found.torn_offset)
+            except QuarantineError as exc:
+                raise SessionError(
+                    "storage", f"{where}an incomplete last line of {path}: {exc.reason}"
+                ) from None
+        disk.source = FdLines(ops, rfd, path)
+        kept, renamed = entries_to_keep(disk, ours)
+        taken_in = tuple(
+            disk.ids[j]
+            for j, raw in enumerate(disk.lines(range(len(disk))))
+            if (i := ours.by_id.get(disk.ids[j])) is None or ours.line(i) != raw
+        )
+        needs_newline = found.clean_end > 0 and ops.pread(rfd, 1, found.clean_end - 1) != b"\n"
+    except BaseException:
+        if fd is not None:
+            ops.close(fd)
+        with contextlib.suppress(OSError):
+            ops.close(rfd)
+        raise
+    return ReloadRead(
+        rfd, fd, disk, found, locked and same_file, kept, renamed, taken_in, needs_newline
+    )

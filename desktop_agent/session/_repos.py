@@ -20,7 +20,8 @@ from desktop_agent.session._header import (
     session_file_name,
 )
 from desktop_agent.session._ids import now_iso, uuidv7
-from desktop_agent.session._jsonl import JsonlStorage, is_locked_elsewhere
+from desktop_agent.session._jsonl import JsonlStorage
+from desktop_agent.session._jsonl_read import is_locked_elsewhere
 from desktop_agent.session._platform import OS_FILE_OPS, FileOps
 from desktop_agent.session._progressive import SessionOpening, open_progressive
 from desktop_agent.session._session import Session

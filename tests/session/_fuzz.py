@@ -25,7 +25,7 @@ from typing import Any
 from desktop_agent.session import Session, SessionError
 from desktop_agent.session._dirlist import list_dir_sessions
 from desktop_agent.session._entryindex import EntryIndex
-from desktop_agent.session._index import read_facts
+from desktop_agent.session._facts_scan import read_facts
 from desktop_agent.session._jsonl import JsonlStorage
 from tests.session._faults import NO_SYNC
 from tests.session._workload import LONG

@@ -28,6 +28,7 @@ from desktop_agent.session import (
     SessionIndex,
     encode_cwd,
 )
+from desktop_agent.session import _facts_scan as scan_module
 from desktop_agent.session import _index as index_module
 from tests.session._faults import CountingOps
 
@@ -108,9 +109,9 @@ async def new_session(repo: JsonlSessionRepo, cwd: str, *texts: str) -> Session:
 
 
 def counted_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The paths `read_facts` reads from now on (in the index's module)."""
+    """The paths the index has `read_facts` read from now on."""
     reads: list[str] = []
-    real = index_module.read_facts
+    real = scan_module.read_facts
 
     def counting(path: str, *known: Any, **glance: Any) -> Any:
         reads.append(path)
@@ -297,10 +298,10 @@ def test_facts_are_the_same_whatever_the_read_chunk(
     for name, data in cases.items():
         file_name = f"2026-01-01T00-00-00-000Z_{name.replace(' ', '-')}.jsonl"
         path = str(write_raw(repo, file_name, data))
-        whole = index_module.read_facts(path)
+        whole = scan_module.read_facts(path)
         for chunk in (1, 7, 64, 1000):
-            monkeypatch.setattr(index_module, "READ_CHUNK", chunk)
-            assert index_module.read_facts(path) == whole, (name, chunk)
+            monkeypatch.setattr(scan_module, "READ_CHUNK", chunk)
+            assert scan_module.read_facts(path) == whole, (name, chunk)
         monkeypatch.undo()
         assert whole.entry_count >= 8 or name == "damaged", name
 
@@ -311,13 +312,13 @@ def test_an_appended_file_is_indexed_from_where_the_last_read_stopped(
     """Another program (Pi) appended entries: only the new bytes are read (and a check of
     the bytes before them), and the facts are those of a read from the start."""
     ops = CountingOps()
-    monkeypatch.setattr(index_module, "OS_FILE_OPS", ops)
+    monkeypatch.setattr(scan_module, "OS_FILE_OPS", ops)
     body = b"".join(
         line(message_entry(i, "user" if i % 2 else "assistant", f"text {i}", f"2027-01-{i:02d}"))
         for i in range(1, 200)
     )
     path = write_raw(repo, "2026-01-01T00-00-00-000Z_grown.jsonl", body)
-    known = index_module.read_facts(str(path))
+    known = scan_module.read_facts(str(path))
     assert known.problem is None and known.tail_crc is not None
     more = line(message_entry(300, "user", "the appended prompt", "2028-01-01")) + line(
         {"type": "session_info", "id": "n1", "parentId": "e300", "name": "Grown"}
@@ -325,9 +326,9 @@ def test_an_appended_file_is_indexed_from_where_the_last_read_stopped(
     with path.open("ab") as fh:
         fh.write(more)
     ops.read = 0
-    grown = index_module.read_facts(str(path), known)
-    assert ops.read <= len(more) + 2 * index_module.TAIL_CHECK + 1  # + the CRCs before, after
-    assert grown == index_module.read_facts(str(path))
+    grown = scan_module.read_facts(str(path), known)
+    assert ops.read <= len(more) + 2 * scan_module.TAIL_CHECK + 1  # + the CRCs before, after
+    assert grown == scan_module.read_facts(str(path))
     assert grown.name == "Grown" and grown.message_count == 200
     assert "the appended prompt" in grown.body
 
@@ -336,11 +337,11 @@ def test_an_appended_file_is_indexed_from_where_the_last_read_stopped(
         data = path.read_bytes()
         edited = data[:-2] + damage + b"\n" if damage == b"X" else data + damage
         path.write_bytes(edited)
-        before = index_module.read_facts(str(path))
+        before = scan_module.read_facts(str(path))
         path.write_bytes(edited + b"\n" + more)
         ops.read = 0
-        again = index_module.read_facts(str(path), known if damage == b"X" else before)
-        assert again == index_module.read_facts(str(path))
+        again = scan_module.read_facts(str(path), known if damage == b"X" else before)
+        assert again == scan_module.read_facts(str(path))
         assert ops.read >= len(edited), damage
 
 
@@ -422,7 +423,7 @@ async def test_unreadable_files_are_listed_with_a_problem(
 async def test_text_is_capped_but_counts_are_not(
     repo: JsonlSessionRepo, index: SessionIndex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(index_module, "TEXT_CAP_CHARS", 50)
+    monkeypatch.setattr(scan_module, "TEXT_CAP_CHARS", 50)
     body = b"".join(
         line(message_entry(i, "user" if i % 2 else "assistant", f"word{i} " * 5, f"t{i:03}"))
         for i in range(1, 40)
@@ -485,7 +486,7 @@ async def test_an_opened_session_is_indexed_from_what_opening_read(
     await session.append_message(user("last words"))
     await session.sync()
     path = session.metadata.path or ""
-    want = index_module.read_facts(path)
+    want = scan_module.read_facts(path)
     reads = counted_reads(monkeypatch)
     row = await index.update_file(path, session)
     assert reads == [] and row is not None
@@ -524,13 +525,13 @@ async def test_a_launch_glances_at_a_big_new_file_and_indexes_it_once_opened(
     """A big file never seen is listed at once (its start and end read), and indexed
     whole from the opened session; until then (or after a launch that stopped) it is
     glanced at again, never left half-indexed by a plain reconcile."""
-    monkeypatch.setattr(index_module, "GLANCE_BYTES", 2_000)
-    monkeypatch.setattr(index_module, "READ_CHUNK", 1_024)
+    monkeypatch.setattr(scan_module, "GLANCE_BYTES", 2_000)
+    monkeypatch.setattr(scan_module, "READ_CHUNK", 1_024)
     texts = [f"prompt {i} " + "x" * 300 for i in range(12)]
     session = await new_session(repo, CWD, *texts)
     await session.close()
     path = session.metadata.path or ""
-    whole = index_module.read_facts(path)
+    whole = scan_module.read_facts(path)
     report = await index.reconcile(glance=True)
     assert report.glanced == (path,) and report.added == (path,)
     [row] = await index.sessions()
@@ -569,7 +570,7 @@ async def test_a_long_first_index_lets_other_work_through_between_its_slices(
         for i in range(12)
     ]  # fmt: skip
     monkeypatch.setattr(index_module, "RECONCILE_SLICE_S", 0.0, raising=False)  # a file a slice
-    real = index_module.read_facts
+    real = scan_module.read_facts
     started = threading.Event()
 
     def slow(path: str, *known: Any, **glance: Any) -> Any:

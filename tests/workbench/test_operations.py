@@ -442,9 +442,10 @@ async def test_a_launch_reads_the_session_it_restores_once(
     it again (0.5 s of a first launch with 120 MB): now the list glances at a big file
     never seen, or leaves the one to restore to the restore, and takes its facts from
     the opened session. The list ends up as a read of the file would make it."""
+    from desktop_agent.session import _facts_scan as scan_module
     from desktop_agent.session import _index as index_module
 
-    monkeypatch.setattr(index_module, "GLANCE_BYTES", 2_000)
+    monkeypatch.setattr(scan_module, "GLANCE_BYTES", 2_000)
     data = tmp_path / "data"
 
     async def build(s: Session) -> None:
@@ -456,13 +457,13 @@ async def test_a_launch_reads_the_session_it_restores_once(
     if seen == "restored before":  # the app restored it, then another program wrote it
         state = {"last_session_path": path}
         (data / "state.json").write_text(json.dumps(state), encoding="utf-8")
-    whole = index_module.read_facts(path)
+    whole = scan_module.read_facts(path)
     reads: list[tuple[str, bool]] = []
-    real = index_module.read_facts
+    real = scan_module.read_facts
 
     def counting(p: str, *known: Any, glance: bool = False) -> Any:
         facts = real(p, *known, glance=glance)
-        reads.append((p, index_module.is_glance(facts)))
+        reads.append((p, scan_module.is_glance(facts)))
         return facts
 
     monkeypatch.setattr(index_module, "read_facts", counting)

@@ -30,6 +30,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, 
 from dataclasses import dataclass
 from typing import Any
 
+from desktop_agent.ai._providers._base import load_sdk
 from desktop_agent.ai._providers._common import as_dict
 
 StartStream = Callable[[], Awaitable[tuple[Any, AsyncIterator[Any]]]]
@@ -82,6 +83,21 @@ def client_stream(
             raise
 
     return start
+
+
+async def start_sdk_stream(
+    sdk_name: str,
+    build_params: Callable[[], dict[str, Any]],
+    make_client: Callable[[Any], Any],
+    request: Callable[[Any, dict[str, Any]], Awaitable[AsyncIterator[Any]]],
+) -> StartStream:
+    """Every provider's prologue: the request's parameters built off the caller's loop
+    (converting a long history takes tens of ms, like the SDK work), the SDK ``sdk_name``
+    imported, and a `client_stream` that makes its client (``make_client(sdk)``) and
+    starts ``request(client, params)``."""
+    params = await asyncio.to_thread(build_params)
+    sdk = await load_sdk(sdk_name)
+    return client_stream(lambda: make_client(sdk), lambda client: request(client, params))
 
 
 class ErrorAnswer(Exception):

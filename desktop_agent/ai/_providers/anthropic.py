@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncGenerator
 from typing import Any
@@ -20,10 +19,10 @@ from desktop_agent.ai._messages import (
     UserMessage,
 )
 from desktop_agent.ai._models import Model
-from desktop_agent.ai._providers._base import FinalReason, MessageBuilder, load_sdk, settle
+from desktop_agent.ai._providers._base import FinalReason, MessageBuilder, settle
 from desktop_agent.ai._providers._common import client_kwargs, int_or_none
 from desktop_agent.ai._providers._merge import ANTHROPIC
-from desktop_agent.ai._providers._worker import client_stream, sdk_events
+from desktop_agent.ai._providers._worker import sdk_events, start_sdk_stream
 from desktop_agent.ai._thinking import thinking_value
 from desktop_agent.ai._transform import transform_messages
 
@@ -183,15 +182,13 @@ def build_params(model: Model, context: LlmContext, options: StreamOptions) -> d
 async def stream_anthropic(
     model: Model, context: LlmContext, options: StreamOptions, builder: MessageBuilder
 ) -> AsyncGenerator[AssistantMessageEvent, None]:
-    # Converting a long history takes tens of ms: off the caller's loop, like the SDK work.
-    params = await asyncio.to_thread(build_params, model, context, options)
-    sdk = await load_sdk("anthropic")
-
-    start = client_stream(
-        lambda: sdk.AsyncAnthropic(
+    start = await start_sdk_stream(
+        "anthropic",
+        lambda: build_params(model, context, options),
+        lambda sdk: sdk.AsyncAnthropic(
             base_url=anthropic_base_url(model.base_url), **client_kwargs(model, options, sdk)
         ),
-        lambda c: c.messages.create(**params),
+        lambda client, params: client.messages.create(**params),
     )
 
     events: Any = None

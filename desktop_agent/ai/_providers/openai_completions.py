@@ -8,7 +8,6 @@ calls interleaved), usage may be missing, and reasoning may come as ``reasoning_
 
 from __future__ import annotations
 
-import asyncio
 import json
 import uuid
 from collections.abc import AsyncGenerator
@@ -26,7 +25,7 @@ from desktop_agent.ai._messages import (
     UserMessage,
 )
 from desktop_agent.ai._models import Model, ModelCompat
-from desktop_agent.ai._providers._base import FinalReason, MessageBuilder, load_sdk, settle
+from desktop_agent.ai._providers._base import FinalReason, MessageBuilder, settle
 from desktop_agent.ai._providers._common import (
     client_kwargs,
     images_of,
@@ -34,7 +33,7 @@ from desktop_agent.ai._providers._common import (
     text_of,
 )
 from desktop_agent.ai._providers._merge import COMPLETIONS
-from desktop_agent.ai._providers._worker import client_stream, sdk_events
+from desktop_agent.ai._providers._worker import sdk_events, start_sdk_stream
 from desktop_agent.ai._thinking import thinking_value
 from desktop_agent.ai._transform import transform_messages
 
@@ -179,13 +178,11 @@ class _State:
 async def stream_openai_completions(
     model: Model, context: LlmContext, options: StreamOptions, builder: MessageBuilder
 ) -> AsyncGenerator[AssistantMessageEvent, None]:
-    # Converting a long history takes tens of ms: off the caller's loop, like the SDK work.
-    params = await asyncio.to_thread(build_params, model, context, options)
-    sdk = await load_sdk("openai")
-
-    start = client_stream(
-        lambda: sdk.AsyncOpenAI(base_url=model.base_url, **client_kwargs(model, options, sdk)),
-        lambda c: c.chat.completions.create(**params),
+    start = await start_sdk_stream(
+        "openai",
+        lambda: build_params(model, context, options),
+        lambda sdk: sdk.AsyncOpenAI(base_url=model.base_url, **client_kwargs(model, options, sdk)),
+        lambda client, params: client.chat.completions.create(**params),
     )
 
     events: Any = None

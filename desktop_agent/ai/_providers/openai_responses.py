@@ -8,7 +8,6 @@ block's ``thinkingSignature`` so the same model gets them back. Tool-call ids ar
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncGenerator
 from typing import Any
@@ -26,7 +25,7 @@ from desktop_agent.ai._messages import (
     UserMessage,
 )
 from desktop_agent.ai._models import Model
-from desktop_agent.ai._providers._base import MessageBuilder, load_sdk, settle
+from desktop_agent.ai._providers._base import MessageBuilder, settle
 from desktop_agent.ai._providers._common import (
     client_kwargs,
     images_of,
@@ -34,7 +33,7 @@ from desktop_agent.ai._providers._common import (
     text_of,
 )
 from desktop_agent.ai._providers._merge import RESPONSES
-from desktop_agent.ai._providers._worker import client_stream, sdk_events
+from desktop_agent.ai._providers._worker import sdk_events, start_sdk_stream
 from desktop_agent.ai._thinking import thinking_value
 from desktop_agent.ai._transform import is_same_model, transform_messages
 
@@ -170,13 +169,11 @@ def build_params(model: Model, context: LlmContext, options: StreamOptions) -> d
 async def stream_openai_responses(
     model: Model, context: LlmContext, options: StreamOptions, builder: MessageBuilder
 ) -> AsyncGenerator[AssistantMessageEvent, None]:
-    # Converting a long history takes tens of ms: off the caller's loop, like the SDK work.
-    params = await asyncio.to_thread(build_params, model, context, options)
-    sdk = await load_sdk("openai")
-
-    start = client_stream(
-        lambda: sdk.AsyncOpenAI(base_url=model.base_url, **client_kwargs(model, options, sdk)),
-        lambda c: c.responses.create(**params),
+    start = await start_sdk_stream(
+        "openai",
+        lambda: build_params(model, context, options),
+        lambda sdk: sdk.AsyncOpenAI(base_url=model.base_url, **client_kwargs(model, options, sdk)),
+        lambda client, params: client.responses.create(**params),
     )
 
     events: Any = None

@@ -1,4 +1,4 @@
-"""Deterministic generator of realistic Pi-v3 session files.
+"""Deterministic writer of realistic Pi-v3 session files (`write_session`, `SessionWriter`).
 
 The lines are written directly (no `Session` round trip, for speed) in exactly the shape
 `desktop_agent.session.Session` writes them: key order ``type, id, parentId, timestamp``
@@ -14,350 +14,16 @@ few bytes to 200 KB, thinking blocks with provider signatures, realistic usage a
 
 from __future__ import annotations
 
-import base64
 import json
-import math
 import os
 import random
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import IO, Any, Final
+from typing import IO, Any
 
+from benchmarks._pools import FILES, IDENTS, LABELS, MODELS, TOOL_WEIGHTS, TOOLS, Pools, log_uniform
 from desktop_agent.session import encode_cwd
 from desktop_agent.session._codec import serialize
-
-GENERATOR_VERSION: Final = 3
-DEFAULT_SEED: Final = 20261129
-
-# --------------------------------------------------------------------------- pools
-
-_WORDS = [
-    "the",
-    "a",
-    "to",
-    "of",
-    "and",
-    "in",
-    "is",
-    "it",
-    "that",
-    "for",
-    "on",
-    "with",
-    "as",
-    "this",
-    "be",
-    "are",
-    "by",
-    "not",
-    "or",
-    "file",
-    "function",
-    "test",
-    "value",
-    "error",
-    "return",
-    "import",
-    "module",
-    "class",
-    "session",
-    "entry",
-    "branch",
-    "context",
-    "tool",
-    "output",
-    "line",
-    "path",
-    "config",
-    "cache",
-    "build",
-    "run",
-    "check",
-    "update",
-    "change",
-    "fix",
-    "add",
-    "remove",
-    "handle",
-    "parse",
-    "read",
-    "write",
-    "open",
-    "close",
-    "list",
-    "model",
-    "token",
-    "message",
-    "user",
-    "assistant",
-    "result",
-    "thinking",
-    "summary",
-    "label",
-    "compaction",
-    "leaf",
-    "parent",
-    "child",
-    "tree",
-    "index",
-    "lock",
-    "append",
-    "sync",
-    "data",
-    "memory",
-    "time",
-    "size",
-    "count",
-    "first",
-    "last",
-    "next",
-    "previous",
-    "new",
-    "old",
-    "current",
-    "default",
-    "option",
-    "setting",
-    "window",
-    "widget",
-    "signal",
-    "slot",
-    "event",
-    "loop",
-    "task",
-    "thread",
-    "process",
-    "worker",
-    "queue",
-    "request",
-    "response",
-    "stream",
-    "chunk",
-    "buffer",
-    "offset",
-    "length",
-    "header",
-    "body",
-    "field",
-    "key",
-    "type",
-    "schema",
-    "version",
-    "migration",
-    "database",
-    "table",
-    "row",
-    "column",
-    "query",
-    "commit",
-    "rollback",
-    "retry",
-    "timeout",
-    "failure",
-    "success",
-    "warning",
-    "debug",
-    "info",
-    "trace",
-    "because",
-    "should",
-    "would",
-    "could",
-    "might",
-    "probably",
-    "actually",
-    "instead",
-    "however",
-    "therefore",
-    "then",
-    "now",
-    "let",
-    "me",
-    "look",
-    "at",
-    "where",
-    "why",
-    "how",
-    "what",
-    "when",
-    "which",
-    "seems",
-    "looks",
-    "like",
-    "need",
-    "want",
-    "try",
-    "again",
-    "so",
-    "we",
-    "can",
-    "see",
-    "here",
-    "there",
-    "this",
-    "that",
-    "those",
-    "these",
-    "it's",
-    "doesn't",
-    "isn't",
-    "can't",
-    "won't",
-    "I'll",
-]
-_UNICODE = ("café", "naïve", "→", "—", "✓", "日本語", "Grüße", "🎉", "π", "µs", "…", "≤", "Ünïcödé")
-_IDENTS = [
-    "session",
-    "entry",
-    "tree",
-    "row",
-    "leaf",
-    "parent_id",
-    "raw",
-    "obj",
-    "data",
-    "path",
-    "repo",
-    "storage",
-    "ctx",
-    "msg",
-    "line",
-    "result",
-    "items",
-    "count",
-    "offset",
-    "size",
-    "fd",
-    "lock",
-    "tmp",
-    "cfg",
-    "model",
-    "provider",
-    "usage",
-    "cost",
-    "text",
-    "block",
-    "tool_call",
-    "args",
-    "kwargs",
-    "value",
-    "key",
-    "node",
-    "children",
-    "labels",
-    "by_id",
-    "pending",
-    "loop",
-    "task",
-]
-_TYPES = ("str", "int", "bytes", "bool", "float", "None", "list[str]", "dict[str, Any]", "Row")
-_FILES = [
-    "desktop_agent/session/_jsonl.py",
-    "desktop_agent/session/_tree.py",
-    "desktop_agent/ai/_messages.py",
-    "desktop_agent/harness/_harness.py",
-    "desktop_agent/gui/main_window.py",
-    "src/index.ts",
-    "src/server/routes.ts",
-    "README.md",
-    "pyproject.toml",
-    "tests/session/test_contract.py",
-    "package.json",
-    "docs/architecture.md",
-    "scripts/build.sh",
-    "src/lib/utils.rs",
-    "Cargo.toml",
-]
-_TOOLS = ("read", "bash", "edit", "write", "grep", "find", "ls")
-_TOOL_WEIGHTS = (30, 30, 15, 5, 10, 5, 5)
-_MODELS: tuple[tuple[str, str, str, tuple[float, float, float, float]], ...] = (
-    # (api, provider, model, $ per 1M tokens: input, output, cacheRead, cacheWrite)
-    ("anthropic-messages", "anthropic", "claude-sonnet-4-5", (3.0, 15.0, 0.3, 3.75)),
-    ("openai-responses", "openai", "gpt-5", (1.25, 10.0, 0.125, 0.0)),
-    ("openai-completions", "local", "qwen3-coder-30b", (0.0, 0.0, 0.0, 0.0)),
-)
-_LABELS = ("checkpoint", "good state", "before refactor", "tests green", "try B", "  ", "")
-
-
-@dataclass(frozen=True)
-class Pools:
-    code: str
-    prose: str
-    b64: str
-
-
-def make_pools(rng: random.Random) -> Pools:
-    """Text pools the sessions are sliced from (about 2.5 MB, generated in ~0.5 s)."""
-
-    def words(n: int) -> str:
-        out = rng.choices(_WORDS, k=n)
-        if rng.random() < 0.08:
-            out[rng.randrange(n)] = rng.choice(_UNICODE)
-        return " ".join(out)
-
-    def ident() -> str:
-        return rng.choice(_IDENTS)
-
-    code_lines: list[str] = []
-    for _ in range(36_000):
-        r = rng.random()
-        if r < 0.12:
-            line = (
-                f"def {ident()}_{ident()}({ident()}: {rng.choice(_TYPES)}) -> {rng.choice(_TYPES)}:"
-            )
-        elif r < 0.35:
-            line = f"    {ident()} = {ident()}.{ident()}({ident()}, {rng.randint(0, 4096)})"
-        elif r < 0.42:
-            line = f'        raise SessionError("{ident()}", f"{words(6)} {{{ident()}!r}}")'
-        elif r < 0.50:
-            line = f"    return {ident()}"
-        elif r < 0.58:
-            line = (
-                f"{rng.choice(_FILES)}:{rng.randint(1, 900)}:{rng.randint(1, 80)}: "
-                f"error: {words(rng.randint(4, 12))}  [{ident()}]"
-            )
-        elif r < 0.68:
-            line = (
-                f"2026-11-{rng.randint(1, 29):02d}T{rng.randint(0, 23):02d}:"
-                f"{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d}Z "
-                f"{rng.choice(('INFO', 'DEBUG', 'WARN', 'ERROR'))} {ident()}: {words(8)}"
-            )
-        elif r < 0.76:
-            line = (
-                f"tests/{ident()}/test_{ident()}.py::test_{ident()}_{ident()} "
-                f"{rng.choice(('PASSED', 'PASSED', 'PASSED', 'FAILED', 'SKIPPED'))} "
-                f"[{rng.randint(0, 100):3d}%]"
-            )
-        elif r < 0.82:
-            line = (
-                f"-rw-r--r-- 1 dev dev {rng.randint(0, 99999):6d} Nov 29 18:04 "
-                f"{ident()}_{ident()}.py"
-            )
-        elif r < 0.88:
-            line = f'  "{ident()}": "{words(2)}",\t"path": "C:\\\\Users\\\\dev\\\\{ident()}"'
-        elif r < 0.94:
-            line = f"    # {words(rng.randint(5, 14))}"
-        else:
-            line = ""
-        code_lines.append(line)
-    code = "\n".join(code_lines)
-
-    sentences: list[str] = []
-    for _ in range(20_000):
-        s = words(rng.randint(5, 18))
-        s = s[0].upper() + s[1:] + rng.choice((".", ".", ".", "?", ":"))
-        if rng.random() < 0.1:
-            s += f" `{rng.choice(_FILES)}`"
-        if rng.random() < 0.08:
-            s += "\n\n- " + words(6) + "\n- " + words(5) + "\n"
-        sentences.append(s)
-    prose = " ".join(sentences)
-
-    b64 = base64.b64encode(rng.randbytes(600_000)).decode("ascii")
-    return Pools(code, prose, b64)
-
-
-# --------------------------------------------------------------------------- helpers
 
 
 def iso(ms: int) -> str:
@@ -375,10 +41,6 @@ def uuidv7_from(rng: random.Random, ms: int) -> str:
     h = f"{ms:012x}" + f"{rng.getrandbits(80):020x}"
     h = h[:12] + "7" + h[13:16] + "8" + h[17:]
     return f"{h[0:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
-
-
-def _log_uniform(rng: random.Random, lo: float, hi: float) -> int:
-    return int(math.exp(rng.uniform(math.log(lo), math.log(hi))))
 
 
 class _Full(Exception):
@@ -445,7 +107,7 @@ class SessionWriter:
         self.cum: list[int] = [0]  # cumulative message bytes along the path
         self.kept_from: list[tuple[int, int]] = []  # (compaction index, first kept index)
         self.stats = SessionStats()
-        self.model = _MODELS[0]
+        self.model = MODELS[0]
         self.read_files: list[str] = []
         self.modified_files: list[str] = []
 
@@ -585,7 +247,7 @@ class SessionWriter:
         rng = self.rng
         block: dict[str, Any] = {
             "type": "thinking",
-            "thinking": self.prose(_log_uniform(rng, 20, 700)),
+            "thinking": self.prose(log_uniform(rng, 20, 700)),
         }
         api = self.model[0]
         if api == "anthropic-messages":
@@ -601,7 +263,7 @@ class SessionWriter:
 
     def tool_args(self, tool: str) -> dict[str, Any]:
         rng = self.rng
-        path = rng.choice(_FILES)
+        path = rng.choice(FILES)
         if tool == "read":
             args: dict[str, Any] = {"path": path}
             if rng.random() < 0.3:
@@ -625,14 +287,14 @@ class SessionWriter:
             self.modified_files.append(path)
             return {
                 "path": path,
-                "oldText": self.code(_log_uniform(rng, 30, 500)),
-                "newText": self.code(_log_uniform(rng, 30, 700)),
+                "oldText": self.code(log_uniform(rng, 30, 500)),
+                "newText": self.code(log_uniform(rng, 30, 700)),
             }
         if tool == "write":
             self.modified_files.append(path)
-            return {"path": path, "content": self.code(_log_uniform(rng, 200, 4_000))}
+            return {"path": path, "content": self.code(log_uniform(rng, 200, 4_000))}
         if tool == "grep":
-            return {"pattern": rng.choice(_IDENTS), "path": "desktop_agent", "ignoreCase": False}
+            return {"pattern": rng.choice(IDENTS), "path": "desktop_agent", "ignoreCase": False}
         if tool == "find":
             return {"pattern": "*.py", "path": "."}
         return {"path": "."}
@@ -643,24 +305,24 @@ class SessionWriter:
         p = self.profile
         if r < p.long_output_p:
             self.stats.long_outputs += 1
-            return self.code(_log_uniform(rng, 10_000, 200_000))
+            return self.code(log_uniform(rng, 10_000, 200_000))
         if r < p.long_output_p + p.medium_output_p:
-            return self.code(_log_uniform(rng, 2_000, 6_000))
-        return self.code(_log_uniform(rng, 20, 1_000))
+            return self.code(log_uniform(rng, 2_000, 6_000))
+        return self.code(log_uniform(rng, 20, 1_000))
 
     # ------------------------------------------------------------------ messages
 
     def user(self) -> str:
         rng = self.rng
-        text = self.prose(_log_uniform(rng, 20, 900))
+        text = self.prose(log_uniform(rng, 20, 900))
         if rng.random() < 0.03:
-            text += "\n\n```\n" + self.code(_log_uniform(rng, 500, 12_000)) + "\n```"
+            text += "\n\n```\n" + self.code(log_uniform(rng, 500, 12_000)) + "\n```"
         content: list[dict[str, Any]] = [{"type": "text", "text": text}]
         if rng.random() < self.profile.image_p:
             content.append(
                 {
                     "type": "image",
-                    "data": self.b64(_log_uniform(rng, 20_000, 150_000)),
+                    "data": self.b64(log_uniform(rng, 20_000, 150_000)),
                     "mimeType": "image/png",
                 }
             )
@@ -675,9 +337,9 @@ class SessionWriter:
         if rng.random() < (0.9 if final else 0.6) * (0.5 if provider == "local" else 1.0):
             content.append(self.thinking_block())
         if final:
-            content.append({"type": "text", "text": self.prose(_log_uniform(rng, 60, 2_000))})
+            content.append({"type": "text", "text": self.prose(log_uniform(rng, 60, 2_000))})
         elif rng.random() < 0.4:
-            content.append({"type": "text", "text": self.prose(_log_uniform(rng, 20, 300))})
+            content.append({"type": "text", "text": self.prose(log_uniform(rng, 20, 300))})
         content.extend(tool_calls)
         out_chars = sum(len(json.dumps(b)) for b in content)
         stop = "toolUse" if tool_calls else "stop"
@@ -732,7 +394,7 @@ class SessionWriter:
         return self.append("message", {"message": message}, "toolResult")
 
     def tool_call(self) -> dict[str, Any]:
-        tool = self.rng.choices(_TOOLS, _TOOL_WEIGHTS)[0]
+        tool = self.rng.choices(TOOLS, TOOL_WEIGHTS)[0]
         call_id = (
             "toolu_" + self.b64(22).replace("/", "A").replace("+", "B")
             if self.model[1] == "anthropic"
@@ -812,20 +474,20 @@ class SessionWriter:
             lo = max(len(self.path) - 50, 0)
             if lo < len(self.path):
                 target = self.path[rng.randrange(lo, len(self.path))].id
-                label = rng.choice(_LABELS)
+                label = rng.choice(LABELS)
                 fields: dict[str, Any] = {"targetId": target}
                 if label.strip():
                     fields["label"] = label
                 self.append("label", fields)
                 self.stats.labels += 1
         elif r < 0.075:
-            self.model = rng.choice(_MODELS)
+            self.model = rng.choice(MODELS)
             self.append("model_change", {"provider": self.model[1], "modelId": self.model[2]})
         elif r < 0.085:
             level = rng.choice(("off", "low", "medium", "high"))
             self.append("thinking_level_change", {"thinkingLevel": level})
         elif r < 0.09:
-            names = rng.sample(_TOOLS, rng.randint(2, len(_TOOLS)))
+            names = rng.sample(TOOLS, rng.randint(2, len(TOOLS)))
             self.append("active_tools_change", {"activeToolNames": names})
         elif r < 0.10:
             self.append(
@@ -912,204 +574,3 @@ def session_path(root: str, cwd: str, created_ms: int, session_id: str) -> str:
     """Pi's layout: ``<root>/--<cwd>--/<createdAt, ':' '.' -> '-'>_<id>.jsonl``."""
     stamp = iso(created_ms).replace(":", "-").replace(".", "-")
     return os.path.join(root, encode_cwd(cwd), f"{stamp}_{session_id}.jsonl")
-
-
-# --------------------------------------------------------------------------- data set
-
-BIG_ENTRIES: Final = 100_000
-MEDIUM_ENTRIES: Final = 10_000
-MANY_SESSIONS: Final = 1_000
-MANY_FOLDERS: Final = 20
-_PROJECTS = [
-    "desktop-agent",
-    "pi-mono",
-    "website",
-    "api-server",
-    "data-pipeline",
-    "infra",
-    "mobile-app",
-    "cli-tools",
-    "ml-experiments",
-    "docs",
-    "game-engine",
-    "compiler",
-    "blog",
-    "home-automation",
-    "scraper",
-    "notebook",
-    "billing",
-    "auth-service",
-    "design-system",
-    "thesis",
-]
-
-
-@dataclass
-class SessionFile:
-    """One generated session and what the generator knows about it."""
-
-    path: str
-    entries: int
-    bytes: int
-    leaf: str | None
-    path_length: int
-    stats: dict[str, Any]
-
-
-@dataclass
-class DataSet:
-    """Everything the benchmarks read, cached under ``out/data-v<version>-s<seed>/``."""
-
-    root: str
-    big: SessionFile  # 100,000 entries, ~106 MB, with compactions
-    medium: SessionFile  # 10,000 entries, no compaction (every path message in context)
-    many_root: str  # sessions root holding 1,000 small sessions in 20 cwd folders
-    many_count: int
-    many_bytes: int
-    append_messages: list[dict[str, Any]]  # realistic messages to append, in order
-
-
-def _session_file(path: str, stats: SessionStats) -> SessionFile:
-    info = {k: v for k, v in stats.__dict__.items() if k not in ("leaf", "types")}
-    info["types"] = dict(stats.types)
-    return SessionFile(path, stats.entries, stats.bytes, stats.leaf, stats.path_length, info)
-
-
-def _append_messages(rng: random.Random, pools: Pools, count: int) -> list[dict[str, Any]]:
-    """Messages as a harness appends them: user, assistant (thinking/text/toolCalls), results."""
-    import io
-
-    buf = io.BytesIO()
-    writer = SessionWriter(
-        buf, rng, pools, start_ms=1_790_000_000_000, limit=count * 2, profile=Profile()
-    )
-    writer.run()
-    out: list[dict[str, Any]] = []
-    for line in buf.getvalue().splitlines():
-        obj = json.loads(line)
-        if obj["type"] == "message":
-            out.append(obj["message"])
-            if len(out) == count:
-                break
-    return out
-
-
-def generate(root: str, seed: int, log: Any = print) -> DataSet:
-    """Write the whole data set under ``root`` (which must not exist yet)."""
-    rng = random.Random(seed)
-    pools = make_pools(rng)
-    base_ms = 1_767_225_600_000  # 2026-01-01T00:00:00Z
-
-    cwd = "/home/dev/projects/desktop-agent"
-    created = base_ms + 300 * 86_400_000
-    sid = uuidv7_from(rng, created)
-    big_path = session_path(os.path.join(root, "big", "sessions"), cwd, created, sid)
-    log(f"  generating {BIG_ENTRIES:,}-entry session ...")
-    big = write_session(
-        big_path,
-        rng=rng,
-        pools=pools,
-        cwd=cwd,
-        entries=BIG_ENTRIES,
-        created_ms=created,
-        session_id=sid,
-        metadata={"title": "Session layer", "app": "desktop-agent"},
-    )
-
-    created = base_ms + 310 * 86_400_000
-    sid = uuidv7_from(rng, created)
-    medium_path = session_path(os.path.join(root, "medium", "sessions"), cwd, created, sid)
-    log(f"  generating {MEDIUM_ENTRIES:,}-entry session ...")
-    medium = write_session(
-        medium_path,
-        rng=rng,
-        pools=pools,
-        cwd=cwd,
-        entries=MEDIUM_ENTRIES,
-        created_ms=created,
-        session_id=sid,
-        profile=Profile(compaction=False),
-    )
-
-    log(f"  generating {MANY_SESSIONS:,} small sessions in {MANY_FOLDERS} folders ...")
-    many_root = os.path.join(root, "many", "sessions")
-    small_profile = Profile(long_output_p=0.002, image_p=0.0)
-    many_bytes = 0
-    for i in range(MANY_SESSIONS):
-        project = _PROJECTS[i % MANY_FOLDERS]
-        session_cwd = f"/home/dev/projects/{project}"
-        created = base_ms + rng.randrange(330 * 86_400_000)
-        sid = uuidv7_from(rng, created)
-        path = session_path(many_root, session_cwd, created, sid)
-        metadata = {"title": f"{project} #{i}"} if rng.random() < 0.05 else None
-        stats = write_session(
-            path,
-            rng=rng,
-            pools=pools,
-            cwd=session_cwd,
-            entries=_log_uniform(rng, 4, 120),
-            created_ms=created,
-            session_id=sid,
-            profile=small_profile,
-            metadata=metadata,
-        )
-        many_bytes += stats.bytes
-        # Every session our app has opened has its advisory-lock file beside it.
-        with open(path + ".lock", "wb"):
-            pass
-
-    log("  generating messages to append ...")
-    messages = _append_messages(rng, pools, 6_000)
-    return DataSet(
-        root,
-        _session_file(big_path, big),
-        _session_file(medium_path, medium),
-        many_root,
-        MANY_SESSIONS,
-        many_bytes,
-        messages,
-    )
-
-
-def save_manifest(data: DataSet, path: str) -> None:
-    """Write the manifest last: its presence marks a complete data set (paths relative)."""
-    root = data.root
-
-    def rel(f: SessionFile) -> dict[str, Any]:
-        return {**f.__dict__, "path": os.path.relpath(f.path, root)}
-
-    obj = {
-        "generator_version": GENERATOR_VERSION,
-        "big": rel(data.big),
-        "medium": rel(data.medium),
-        "many_root": os.path.relpath(data.many_root, root),
-        "many_count": data.many_count,
-        "many_bytes": data.many_bytes,
-    }
-    with open(os.path.join(root, "append-messages.json"), "w", encoding="utf-8") as fh:
-        json.dump(data.append_messages, fh, ensure_ascii=False)
-    with open(path, "w", encoding="utf-8") as fh:
-        json.dump(obj, fh, indent=1)
-
-
-def load_manifest(path: str) -> DataSet:
-    root = os.path.dirname(os.path.abspath(path))
-    with open(path, encoding="utf-8") as fh:
-        obj = json.load(fh)
-    if obj.get("generator_version") != GENERATOR_VERSION:
-        raise ValueError("data set of another generator version")
-    with open(os.path.join(root, "append-messages.json"), encoding="utf-8") as fh:
-        messages = json.load(fh)
-
-    def load(f: dict[str, Any]) -> SessionFile:
-        return SessionFile(**{**f, "path": os.path.join(root, f["path"])})
-
-    return DataSet(
-        root,
-        load(obj["big"]),
-        load(obj["medium"]),
-        os.path.join(root, obj["many_root"]),
-        obj["many_count"],
-        obj["many_bytes"],
-        messages,
-    )
