@@ -27,7 +27,7 @@ from PySide6.QtCore import (
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
 from PySide6.QtWidgets import QApplication
 
-from desktop_agent.gui._heap import freeze_heap, freeze_when_started
+from desktop_agent.gui._heap import freeze_heap, freeze_when_started, lexers_warmed
 from desktop_agent.gui._identity import apply_identity, install_help_menu
 from desktop_agent.gui._main_window import MainWindow
 from desktop_agent.resources import resource
@@ -200,7 +200,9 @@ def run_gui(
                 )
             )
         else:  # (--smoke quits once painted; its report does not wait for the SDK import)
-            window.shown.connect(lambda: window.spawn(freeze_when_started(window)))
+            window.shown.connect(
+                lambda: window.spawn(freeze_when_started(*start_up_work(window)))
+            )
         if script is not None:
             from desktop_agent.gui._script import run_script
 
@@ -248,6 +250,18 @@ def run_gui(
     if server is not None:
         server.close()
     return code
+
+
+def start_up_work(window: MainWindow) -> tuple[Callable[[], Awaitable[object]], ...]:
+    """What the app waits for, in order, before it freezes its heap again
+    (`freeze_when_started`): the SDK import (it starts once the restored session is
+    settled), the common code lexers, the session open, the window's first redraws."""
+    return (
+        window.warmed_up,
+        lexers_warmed,
+        window.wb.opened,
+        lambda: window.settle_tasks(but_warm_up=True),
+    )
 
 
 def _quit_on_signals(loop: asyncio.AbstractEventLoop, window: MainWindow) -> None:

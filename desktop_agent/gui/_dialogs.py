@@ -37,8 +37,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_agent.gui._actions import shortcut_rows
-from desktop_agent.gui._mcp import add_settings_row
+from desktop_agent.gui._action_table import shortcut_rows
 from desktop_agent.gui._tr import QT_TRANSLATE_NOOP
 from desktop_agent.session import RecoveryReport
 from desktop_agent.tools import ApprovalDecision, ApprovalRequest
@@ -705,6 +704,8 @@ class Dialogs:
         self._open: list[QDialog] = []
         self.test_server: ServerTest | None = None
         """Settings' "Test connection" (the workbench's `test_server`)."""
+        self.settings_rows: Callable[[QDialog], None] | None = None
+        """Adds the window's own rows to Settings (the MCP servers' statuses, `gui._mcp`)."""
 
     def keep(self, dialog: QDialog) -> None:
         """Show a non-modal dialog, kept alive until it is closed."""
@@ -813,6 +814,22 @@ class Dialogs:
         finally:
             dialog.close()
 
+    def ask_switch_branch(self, query: str) -> bool:
+        """A search hit is on another branch only: move the leaf to that branch?"""
+        if self.no_windows:
+            return False
+        answer = QMessageBox.question(
+            self.parent,
+            QCoreApplication.translate("MainWindow", "Switch branch?"),
+            QCoreApplication.translate(
+                "MainWindow",
+                "“{query}” is found on another branch of this conversation. Switch to that branch?",
+            ).format(query=query),
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+            QMessageBox.StandardButton.Yes,
+        )
+        return answer == QMessageBox.StandardButton.Yes
+
     def error(self, title: str, text: str) -> None:
         if self.no_windows:
             sys.stderr.write(f"desktop-agent: {title}: {text}\n")
@@ -845,7 +862,8 @@ class Dialogs:
 
     async def settings(self, form: SettingsForm) -> SettingsForm | None:
         dialog = SettingsDialog(self.parent, form, self.test_server)
-        add_settings_row(dialog, self.parent)  # the MCP servers' statuses
+        if self.settings_rows is not None:
+            self.settings_rows(dialog)
         done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         dialog.finished.connect(lambda r: done.set_result(r) if not done.done() else None)
         self._keep(dialog)

@@ -1309,6 +1309,14 @@
 <context>
     <name>MainWindow</name>
     <message>
+        <source>Switch branch?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>“{query}” is found on another branch of this conversation. Switch to that branch?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Desktop Agent</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1342,14 +1350,6 @@
     </message>
     <message>
         <source>{title} — {app}</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Switch branch?</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>“{query}” is found on another branch of this conversation. Switch to that branch?</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
