@@ -1,14 +1,17 @@
 """The main window's panes, made and laid out: sidebar | notices over (start page or chat +
-composer) | branch map, and the status bar. `MainWindow` binds them; this only builds.
+composer) | branch map, and the status bar; and the geometry kept between runs.
+`MainWindow` binds them; this only builds.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
+from PySide6.QtCore import QByteArray
 from PySide6.QtWidgets import QMainWindow, QSplitter, QStackedWidget, QVBoxLayout, QWidget
 
 from desktop_agent.gui._composer import Composer
@@ -74,3 +77,32 @@ def build_panes(
     return Panes(
         sidebar, chat, composer, map_pane, start_page, notices, status, center, chat_box, splitter
     )
+
+
+def restore_geometry(
+    window: QWidget, splitter: QSplitter, sidebar: QWidget, map_pane: QWidget, wb: Workbench
+) -> None:
+    """The window's size and place, the splitter and which side panes were shown."""
+    state = wb.state
+    map_pane.setVisible(state.map_visible)
+    sidebar.setVisible(state.sidebar_visible)
+    if state.splitter_state:
+        splitter.restoreState(QByteArray(base64.b64decode(state.splitter_state)))
+    if state.window_geometry:
+        window.restoreGeometry(QByteArray(base64.b64decode(state.window_geometry)))
+
+
+def geometry(
+    window: QWidget, splitter: QSplitter, sidebar: QWidget, map_pane: QWidget
+) -> dict[str, Any]:
+    """What `restore_geometry` reads, for `Workbench.remember`."""
+
+    def b64(data: QByteArray) -> str:
+        return base64.b64encode(bytes(data.data())).decode("ascii")
+
+    return {
+        "window_geometry": b64(window.saveGeometry()),
+        "splitter_state": b64(splitter.saveState()),
+        "map_visible": not map_pane.isHidden(),
+        "sidebar_visible": not sidebar.isHidden(),
+    }

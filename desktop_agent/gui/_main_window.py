@@ -8,14 +8,12 @@ dialogs and the quit sequence.
 from __future__ import annotations
 
 import asyncio
-import base64
 import logging
 import os
-import sys
 from collections.abc import Coroutine
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QCloseEvent, QDesktopServices, QShowEvent
 from PySide6.QtWidgets import (
     QApplication,
@@ -33,10 +31,12 @@ from desktop_agent.gui._composer import Composer
 from desktop_agent.gui._dialogs import Dialogs
 from desktop_agent.gui._file_changes import show_branch_changes, show_turn_changes
 from desktop_agent.gui._keyboard import ChatActions, PaneCycler, set_tab_order, tab_chain
-from desktop_agent.gui._layout import build_panes
+from desktop_agent.gui._layout import build_panes, geometry, restore_geometry
 from desktop_agent.gui._mcp import add_settings_row, install_mcp_menu
 from desktop_agent.gui._panels import NoticeBar, StartPage, StatusBar, name_widgets
 from desktop_agent.gui._presenter import Presenter
+from desktop_agent.gui._quit import shut_down
+from desktop_agent.gui._save_as import back_up, export_session, save_copy
 from desktop_agent.gui._search import HitNavigator
 from desktop_agent.gui._theme import FocusRing, ThemeManager
 from desktop_agent.gui._warm_up import WarmUp
@@ -44,15 +44,7 @@ from desktop_agent.gui.chat import ChatPane
 from desktop_agent.gui.map import MapPane
 from desktop_agent.gui.sidebar import SessionSidebar
 from desktop_agent.session import SessionError
-from desktop_agent.workbench import (
-    EXPORT_FILTERS,
-    Attachment,
-    Changes,
-    HarnessError,
-    Workbench,
-    WorkbenchError,
-    export_file_name,
-)
+from desktop_agent.workbench import Attachment, Changes, HarnessError, Workbench, WorkbenchError
 
 log = logging.getLogger("desktop_agent.gui")
 
@@ -127,7 +119,7 @@ class MainWindow(QMainWindow):
         set_tab_order(tab_chain(self.composer, toolbar, self.sidebar, self.chat, self.map_pane))
         name_widgets(self)
         self.focus_ring = FocusRing(self)
-        self._restore_geometry()
+        restore_geometry(self, self.splitter, self.sidebar, self.map_pane, workbench)
         workbench.approver = self.dialogs.approve
         self.dialogs.test_server = workbench.test_server
         self._unsubscribe = workbench.subscribe(self.presenter.on_event)
@@ -240,25 +232,8 @@ class MainWindow(QMainWindow):
         if not self._setting_text:
             self.wb.set_draft(text)
 
-    def _restore_geometry(self) -> None:
-        state = self.wb.state
-        self.map_pane.setVisible(state.map_visible)
-        self.sidebar.setVisible(state.sidebar_visible)
-        if state.splitter_state:
-            self.splitter.restoreState(QByteArray(base64.b64decode(state.splitter_state)))
-        if state.window_geometry:
-            self.restoreGeometry(QByteArray(base64.b64decode(state.window_geometry)))
-
     def _remember_geometry(self) -> None:
-        def b64(data: QByteArray) -> str:
-            return base64.b64encode(bytes(data.data())).decode("ascii")
-
-        self.wb.remember(
-            window_geometry=b64(self.saveGeometry()),
-            splitter_state=b64(self.splitter.saveState()),
-            map_visible=not self.map_pane.isHidden(),
-            sidebar_visible=not self.sidebar.isHidden(),
-        )
+        self.wb.remember(**geometry(self, self.splitter, self.sidebar, self.map_pane))
 
     def changeEvent(self, event: QEvent) -> None:
         """A theme switch reaches every widget as a PaletteChange (after the application
@@ -349,29 +324,13 @@ class MainWindow(QMainWindow):
             await self.do(self.wb.apply_settings(form))
 
     async def export(self, ref: str, fmt: str) -> None:
-        row = self.wb.row_for(ref)  # named after the session, in its project folder (p11)
-        name = export_file_name(row.title if row else "", fmt)
-        there = row is not None and await asyncio.to_thread(os.path.isdir, row.cwd)
-        suggested = os.path.join(row.cwd, name) if row is not None and there else name
-        filters = EXPORT_FILTERS.get(fmt, "")
-        dest = await self.dialogs.ask_save_path(self.tr("Export session"), suggested, filters)
-        if dest:
-            await self.do(self.wb.export(ref, fmt, dest))
+        await export_session(self.wb, self, self.dialogs, ref, fmt)
 
     async def backup(self) -> None:
-        dest = await self.dialogs.ask_save_path(
-            self.tr("Back up all sessions"), "sessions-backup.zip", ""
-        )
-        if dest:
-            await self.do(self.wb.backup(dest))
+        await back_up(self.wb, self, self.dialogs)
 
     async def save_copy(self) -> bool:
-        dest = await self.dialogs.ask_save_path(
-            self.tr("Save a copy of the session"), "", self.tr("JSONL (*.jsonl)")
-        )
-        if dest:
-            await self.do(self.wb.save_copy(dest))
-        return bool(dest)
+        return await save_copy(self.wb, self, self.dialogs)
 
     def reveal(self, path: str) -> None:
         QDesktopServices.openUrl(QUrl.fromLocalFile(os.path.dirname(path)))
@@ -409,31 +368,11 @@ class MainWindow(QMainWindow):
         """Settle the run, write and sync everything, save the state, then close."""
         self._warm.cancel()
         self._remember_geometry()
-        unsaved = await self.wb.shutdown(stop=stop)
-        while unsaved:
-            if not ask or self.no_err_windows:
-                self._write_recovery(unsaved)
-                break
-            choice = await self.dialogs.quit_unsaved(unsaved)
-            if choice == "retry":
-                await self.do(self.wb.retry_saving())
-            elif (choice == "copy" and await self.save_copy()) or choice == "quit":
-                self.wb.abandon()
-                break
-            elif choice == "cancel":
-                self._quitting = False
-                return
-            unsaved = await self.wb.shutdown(stop=True)
+        ask = ask and not self.no_err_windows
+        code = await shut_down(self.wb, self, self.dialogs, self.save_copy, stop=stop, ask=ask)
+        if code is None:  # the person keeps the app open
+            self._quitting = False
+            return
+        self.exit_code = code
         self._closed_ok = True
         self.close()
-
-    def _write_recovery(self, unsaved: int) -> None:
-        try:
-            path = self.wb.write_recovery()
-        except OSError as exc:
-            path = None
-            sys.stderr.write(f"desktop-agent: the recovery file failed too: {exc}\n")
-        if path:
-            sys.stderr.write(f"desktop-agent: {unsaved} unsaved entries were written to {path}\n")
-        self.exit_code = 1
-        self.wb.abandon()

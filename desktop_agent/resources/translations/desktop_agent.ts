@@ -1333,7 +1333,7 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Export session</source>
+        <source>{title} — {app}</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1341,7 +1341,7 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Save a copy of the session</source>
+        <source>Export session</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1349,7 +1349,7 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>{title} — {app}</source>
+        <source>Save a copy of the session</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
