@@ -41,6 +41,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import IO, TYPE_CHECKING, Any
 
+from desktop_agent.gui._smoke import smoke_payload
 from desktop_agent.utils.text import message_text
 
 if TYPE_CHECKING:
@@ -137,10 +138,8 @@ async def _send(window: MainWindow, text: str) -> None:
 
 
 async def _state(window: MainWindow) -> None:
-    from desktop_agent.gui._app import smoke_payload
-
     wb = window.wb
-    payload = await smoke_payload(window, 0)
+    payload = await smoke_payload(wb, 0)
     del payload["startup_ms"]
     session = wb.session
     payload.update(
