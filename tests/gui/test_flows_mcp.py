@@ -26,8 +26,9 @@ from pytestqt.qtbot import QtBot
 from desktop_agent.ai import ToolResultMessage
 from desktop_agent.config import Settings
 from desktop_agent.gui import MainWindow
-from desktop_agent.gui._dialogs import ApprovalDialog, SettingsDialog
+from desktop_agent.gui._dialogs import ApprovalDialog
 from desktop_agent.gui._mcp import McpServersDialog
+from desktop_agent.gui._settings_dialog import SettingsDialog
 from desktop_agent.tools import ApprovalDecision, ApprovalRequest
 from desktop_agent.utils import Redactor
 from desktop_agent.workbench import McpServers

@@ -758,6 +758,10 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>(empty reply)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>(no output)</source>
         <translation type="unfinished"></translation>
     </message>
@@ -879,6 +883,10 @@
     </message>
     <message>
         <source>Version {n} of {count}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>What attempt {n} wrote before it failed:</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1033,6 +1041,22 @@
     </message>
     <message>
         <source>Thinking: %s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Thinking: set by the server</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>This server takes no thinking level: the model thinks as it decides</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>This model takes no thinking level</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>How much the model thinks before it answers</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -2092,6 +2116,10 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Another session&apos;s agent is working in {folder} too: their changes to the same files may clash.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Compacting the conversation…</source>
         <translation type="unfinished"></translation>
     </message>
@@ -2164,18 +2192,6 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Read-only: {reason}.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Reading the session…</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Reading the session… {percent}</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Reloaded: {theirs} written by another program came in.</source>
         <translation type="unfinished"></translation>
     </message>
@@ -2244,6 +2260,10 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>The default model {saved} cannot be used now: {problem} Nothing is sent until its server answers (Try again) or you choose another model.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>The files are back as they were before the restore.</source>
         <translation type="unfinished"></translation>
     </message>
@@ -2297,10 +2317,6 @@
     </message>
     <message>
         <source>This session is in an older Pi format (version {version}) and opens read-only. Convert it to continue it: a new file is written beside it, the original stays as it is.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>This session is read-only: {reason}.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
