@@ -87,7 +87,10 @@ def fill_mcp_menu(menu: QMenu, wb: Workbench, ops: Ops) -> None:
     menu.addSeparator()
     manage = menu.addAction(tr("&Manage MCP servers…"))
     manage.setObjectName("mcpManageAction")
-    manage.triggered.connect(lambda: open_mcp_dialog(menu.window(), wb, ops))
+    # on the window (the menu bar's), not on the menu: a popup is a window of its own
+    owner = menu.parentWidget()
+    window = owner.window() if owner is not None else menu
+    manage.triggered.connect(lambda: open_mcp_dialog(window, wb, ops))
 
 
 def open_mcp_dialog(parent: QWidget, wb: Workbench, ops: Ops) -> McpServersDialog:
