@@ -579,6 +579,7 @@ def _run_window(data: Path, model: Any, path: str) -> dict[str, Any]:
     from desktop_agent.ai import ModelRegistry
     from desktop_agent.config import AppState, KeyStore, Settings
     from desktop_agent.gui import MainWindow
+    from desktop_agent.gui._app import start_up_work
     from desktop_agent.gui._heap import freeze_when_started
     from desktop_agent.session import JsonlSessionRepo
     from desktop_agent.workbench import JsonlStore, Models, Workbench
@@ -622,7 +623,7 @@ def _run_window(data: Path, model: Any, path: str) -> dict[str, Any]:
         # STREAMPROBE_NO_FREEZE=1: the same without it (a diagnostic; see gui/_heap.py).
         freeze = not os.environ.get("STREAMPROBE_NO_FREEZE")
         if freeze:
-            await freeze_when_started(window)
+            await freeze_when_started(*start_up_work(window))
             out["gc_frozen_objects"] = gc.get_freeze_count()
         out["gc_objects"] = len(gc.get_objects())
         probe = Probe()

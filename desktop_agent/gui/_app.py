@@ -27,9 +27,10 @@ from PySide6.QtCore import (
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
 from PySide6.QtWidgets import QApplication
 
-from desktop_agent.gui._heap import freeze_heap, freeze_when_started
+from desktop_agent.gui._heap import freeze_heap, freeze_when_started, lexers_warmed
 from desktop_agent.gui._identity import apply_identity, install_help_menu
 from desktop_agent.gui._main_window import MainWindow
+from desktop_agent.gui._smoke import smoke_payload
 from desktop_agent.resources import resource
 from desktop_agent.workbench import Workbench
 
@@ -126,25 +127,6 @@ def _qt_message(mode: QtMsgType, context: QMessageLogContext, message: str) -> N
     logging.getLogger("qt").log(level, "%s", message)
 
 
-async def smoke_payload(window: MainWindow, startup_ms: int) -> dict[str, Any]:
-    """The one JSON line of ``--smoke``: what was restored (``messages_shown``: the
-    messages of its context), how fast it was drawn, its model, the notices, and how many
-    sessions the list shows (``pi_sessions``: those of the Pi CLI's folder)."""
-    wb = window.wb
-    session = wb.session
-    return {
-        "restored_session": session.metadata.id if session else None,
-        "leaf": session.leaf_id() if session else None,
-        "messages_shown": await wb.context_size(),
-        "startup_ms": startup_ms,
-        "model": wb.model_key(),
-        "notices": wb.notice_texts(),
-        "sessions": len(wb.rows) - wb.pi_count,
-        "pi_sessions": wb.pi_count,
-        "restored_source": ("pi" if wb.is_pi(wb.ref) else "ours") if session else None,
-    }
-
-
 def run_gui(
     *,
     make_workbench: Callable[[], Awaitable[Workbench]],
@@ -180,7 +162,7 @@ def run_gui(
         await window.restored()
         # The window's tasks too (the map's), not the SDK imports for the first request.
         await window.settle_tasks(but_warm_up=True)
-        payload = await smoke_payload(window, painted_ms)
+        payload = await smoke_payload(window.wb, painted_ms)
         payload["settled_ms"] = round((time.perf_counter() - started) * 1000)
         sys.stdout.write(json.dumps(payload) + "\n")
         sys.stdout.flush()
@@ -200,7 +182,7 @@ def run_gui(
                 )
             )
         else:  # (--smoke quits once painted; its report does not wait for the SDK import)
-            window.shown.connect(lambda: window.spawn(freeze_when_started(window)))
+            window.shown.connect(lambda: window.spawn(freeze_when_started(*start_up_work(window))))
         if script is not None:
             from desktop_agent.gui._script import run_script
 
@@ -248,6 +230,18 @@ def run_gui(
     if server is not None:
         server.close()
     return code
+
+
+def start_up_work(window: MainWindow) -> tuple[Callable[[], Awaitable[object]], ...]:
+    """What the app waits for, in order, before it freezes its heap again
+    (`freeze_when_started`): the SDK import (it starts once the restored session is
+    settled), the common code lexers, the session open, the window's first redraws."""
+    return (
+        window.warmed_up,
+        lexers_warmed,
+        window.wb.opened,
+        lambda: window.settle_tasks(but_warm_up=True),
+    )
 
 
 def _quit_on_signals(loop: asyncio.AbstractEventLoop, window: MainWindow) -> None:

@@ -6,26 +6,24 @@ one thing. Anything else typed is sent (templates and skills expand in the workb
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import QTimer
 
 from desktop_agent.gui._context_view import ContextDialog
+from desktop_agent.gui._window_api import WindowApi
 from desktop_agent.workbench import NO_SESSION, Changes, parse_app_command
-
-if TYPE_CHECKING:
-    from desktop_agent.gui._main_window import MainWindow
 
 EXPORT_NAMES = {"html": "html", "markdown": "markdown", "md": "markdown", "jsonl": "jsonl"}
 
 
-async def fill_completions(w: MainWindow) -> None:
+async def fill_completions(w: WindowApi) -> None:
     """Give the composer's ``/`` list its entries (commands, templates, skills)."""
     w.composer.commands.set_completions(await w.wb.completions())
 
 
 async def command_or(
-    w: MainWindow, text: str, send: Callable[[str], Coroutine[Any, Any, Changes]]
+    w: WindowApi, text: str, send: Callable[[str], Coroutine[Any, Any, Changes]]
 ) -> None:
     """An app command typed while the agent runs is run (``/compact`` then says to stop
     the agent first), never steered to the model as text; anything else goes to ``send``."""
@@ -33,7 +31,7 @@ async def command_or(
         await w.do(send(text))
 
 
-async def run_command(w: MainWindow, text: str) -> bool:
+async def run_command(w: WindowApi, text: str) -> bool:
     """Run ``text`` when it is one of the app's commands (True), else leave it (False)."""
     parsed = parse_app_command(text.strip())
     if parsed is None:
@@ -68,20 +66,20 @@ async def run_command(w: MainWindow, text: str) -> bool:
     return True
 
 
-async def show_context(w: MainWindow) -> None:
+async def show_context(w: WindowApi) -> None:
     """Open (or bring up to date) the Context view of the open session."""
     view = await w.wb.context_view()
     if view is None:
         w.presenter.apply(w.wb.notify("error", NO_SESSION))
         return
-    dialog = w.findChild(ContextDialog, "contextDialog")
+    dialog = w.window().findChild(ContextDialog, "contextDialog")
     if dialog is None:
 
         async def save(text: str) -> None:
             await w.do(w.wb.set_instructions(text))
             await show_context(w)
 
-        dialog = ContextDialog(w, view, lambda text: w.spawn(save(text)))
+        dialog = ContextDialog(w.window(), view, lambda text: w.spawn(save(text)))
     else:
         dialog.show_view(view)
     dialog.show()

@@ -22,8 +22,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_agent.gui._dialogs import fitting_size
-from desktop_agent.workbench import TurnChanges
+from desktop_agent.gui._dialogs import Dialogs, fitting_size
+from desktop_agent.gui._ports import Ops
+from desktop_agent.workbench import SHOW_CHANGES, TurnChanges, Workbench
 
 Revert = Callable[[Sequence[str] | None], object]
 
@@ -105,3 +106,27 @@ class FileChangesDialog(QDialog):
     def _done(self, paths: Sequence[str] | None) -> None:
         self._revert(paths)
         self.accept()
+
+
+async def show_turn_changes(
+    parent: QWidget, wb: Workbench, ops: Ops, dialogs: Dialogs, entry_id: str
+) -> None:
+    """The Changes view of the turn a map row stands for (non-modal)."""
+    changes = await wb.turn_changes(entry_id)
+    if changes is not None:
+        revert = wb.revert_changes
+        dialogs.keep(
+            FileChangesDialog(parent, changes, lambda p: ops.spawn(ops.do(revert(changes, p))))
+        )
+
+
+async def show_branch_changes(parent: QWidget, wb: Workbench, ops: Ops, dialogs: Dialogs) -> None:
+    """The files bar's "Show changes": the files that differ from the branch, with
+    their diffs (non-modal), besides the list in the bar."""
+    await ops.do(wb.notice_action(SHOW_CHANGES))
+    changes = await wb.branch_changes()
+    if changes is not None:
+        restore = wb.restore_branch_files
+        dialogs.keep(
+            FileChangesDialog(parent, changes, lambda p: ops.spawn(ops.do(restore(p))), branch=True)
+        )

@@ -27,12 +27,9 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
 
 from desktop_agent.gui.chat._highlight import warm_up_lexers
-
-if TYPE_CHECKING:
-    from desktop_agent.gui._main_window import MainWindow
 
 log = logging.getLogger("desktop_agent.gui")
 
@@ -75,11 +72,15 @@ def renew_heap() -> None:
     gc.freeze()
 
 
-async def freeze_when_started(window: MainWindow) -> None:
-    """After the start-up work of ``window`` (the SDK import, the common code lexers
-    compiled, the session open, the first redraws): `freeze_heap` again."""
-    await window.warmed_up()  # (it starts once the restored session is settled)
+async def lexers_warmed() -> None:
+    """Once the common code lexers are compiled (started now if they were not)."""
     await asyncio.wrap_future(warm_up_lexers())
-    await window.wb.opened()
-    await window.settle_tasks(but_warm_up=True)
+
+
+async def freeze_when_started(*waits: Callable[[], Awaitable[object]]) -> None:
+    """After the start-up work (``waits``, awaited one after the other: the window's
+    SDK import, `lexers_warmed`, the session open, the first redraws; see
+    `gui._app.start_up_work`): `freeze_heap` again."""
+    for wait in waits:
+        await wait()
     freeze_heap()

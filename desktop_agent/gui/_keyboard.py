@@ -7,16 +7,17 @@ on the card's hover button takes, so a key and a click do exactly the same thing
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import pairwise
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtWidgets import QAbstractScrollArea, QApplication, QToolBar, QWidget
 
 from desktop_agent.ai import AssistantMessage, UserMessage
-
-if TYPE_CHECKING:
-    from desktop_agent.gui._main_window import MainWindow
+from desktop_agent.gui._composer import Composer
+from desktop_agent.gui.chat import ChatPane
+from desktop_agent.gui.map import MapPane
+from desktop_agent.gui.sidebar import SessionSidebar
 
 
 def focus_target(pane: QWidget) -> QWidget | None:
@@ -37,16 +38,20 @@ def focus_target(pane: QWidget) -> QWidget | None:
     return usable[0] if usable else None
 
 
-def tab_chain(w: MainWindow) -> list[QWidget]:
+def tab_chain(
+    composer: Composer,
+    toolbar: QToolBar | None,
+    sidebar: SessionSidebar,
+    chat: ChatPane,
+    map_pane: MapPane,
+) -> list[QWidget]:
     """The window's Tab order: the message box and its buttons, the toolbar left to
     right, the session list, the conversation, the branch pane, back to the message box
     (hidden widgets are passed over)."""
-    composer, sidebar, map_pane = w.composer, w.sidebar, w.map_pane
-    bar = w.findChild(QToolBar, "mainToolBar")
     buttons: list[QWidget] = []
-    if bar is not None:
-        for action in bar.actions():
-            button = bar.widgetForAction(action)
+    if toolbar is not None:
+        for action in toolbar.actions():
+            button = toolbar.widgetForAction(action)
             if button.focusPolicy() & Qt.FocusPolicy.TabFocus:
                 buttons.append(button)
     return [
@@ -55,32 +60,26 @@ def tab_chain(w: MainWindow) -> list[QWidget]:
         *buttons,
         sidebar.search, sidebar.new_button, sidebar.view, sidebar.trash_view,
         sidebar.trash_toggle, sidebar.backup_button,
-        w.chat.view,
-        map_pane.tabs, map_pane.filter, map_pane.branch_filter, map_pane.view, map_pane.branch_list,
+        chat.view,
+        map_pane.tabs, map_pane.filter, map_pane.branch_filter, map_pane.view,
+        map_pane.branch_list,
     ]  # fmt: skip
 
 
-def set_tab_order(w: MainWindow) -> None:
-    chain = tab_chain(w)
+def set_tab_order(chain: list[QWidget]) -> None:
     for first, second in pairwise(chain):
         QWidget.setTabOrder(first, second)
 
 
 class PaneCycler:
-    """Sessions -> conversation -> message box -> branch map, skipping hidden panes."""
+    """Moves the focus through ``panes()`` (the window's: sessions -> conversation ->
+    message box -> branch map), skipping hidden panes."""
 
-    def __init__(self, window: MainWindow) -> None:
-        self.window = window
+    def __init__(self, panes: Callable[[], list[QWidget]]) -> None:
+        self._panes = panes
 
     def panes(self) -> list[QWidget]:
-        w = self.window
-        panes: list[QWidget] = [w.sidebar]
-        if w.center.currentWidget() is w.chat_box:
-            panes += [w.chat, w.composer]
-        else:
-            panes.append(w.start_page)
-        panes.append(w.map_pane)
-        return [p for p in panes if not p.isHidden()]
+        return [p for p in self._panes() if not p.isHidden()]
 
     def current(self) -> int:
         focus = QApplication.focusWidget()
@@ -107,14 +106,26 @@ QUEUED_FEEDBACK_MS = 8000
 
 
 class ChatActions:
-    """Edit, copy and switch versions of the focused message (or the last fitting one)."""
+    """Edit, copy and switch versions of the focused message (or the last fitting one).
 
-    def __init__(self, window: MainWindow) -> None:
-        self.window = window
+    ``say(text, ms)`` shows feedback in the status bar; ``switch_at_end(step)`` switches
+    the version of the last message when no card has the focus."""
+
+    def __init__(
+        self,
+        chat: ChatPane,
+        composer: Composer,
+        say: Callable[[str, int], None],
+        switch_at_end: Callable[[int], object],
+    ) -> None:
+        self.chat = chat
+        self.composer = composer
+        self.say = say
+        self.switch_at_end = switch_at_end
 
     def _rows(self) -> list[int]:
         """Rows to act on: the focused card first, then the others from the end."""
-        chat = self.window.chat
+        chat = self.chat
         n = chat.model.rowCount()
         order = list(range(n - 1, -1, -1))
         current = chat.view.currentIndex()
@@ -123,10 +134,10 @@ class ChatActions:
         return order
 
     def _emit(self, row: int, action: str, arg: object = None) -> None:
-        self.window.chat.delegate.action.emit(row, action, arg)
+        self.chat.delegate.action.emit(row, action, arg)
 
     def edit(self) -> None:
-        model = self.window.chat.model
+        model = self.chat.model
         for i in self._rows():
             item = model.row_at(i).item
             if isinstance(item.message, UserMessage) and item.entry_id is not None:
@@ -134,7 +145,7 @@ class ChatActions:
                 return
 
     def copy(self) -> None:
-        model = self.window.chat.model
+        model = self.chat.model
         rows = self._rows()
         if len(rows) == 1:
             self._emit(rows[0], "copy")
@@ -148,10 +159,10 @@ class ChatActions:
         """ "Quote in reply": ``text`` as a Markdown quote at the end of the message box."""
         lines = text.strip("\n").splitlines() or [""]
         quoted = "\n".join(f"> {line}" if line.strip() else ">" for line in lines)
-        composer = self.window.composer
+        composer = self.composer
         before = composer.text().rstrip("\n")
         composer.set_text(f"{before}\n\n{quoted}\n\n" if before else f"{quoted}\n\n")
-        self.window.focus_composer_now()
+        composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def queued(self, text: str, *, steer: bool) -> None:
         """A message typed while the agent works: say where it went (m8: it vanished)."""
@@ -166,24 +177,21 @@ class ChatActions:
                 "ChatActions", "Queued, sent when the agent has finished: %s"
             )
         )
-        self.window.status.showMessage(what % short, QUEUED_FEEDBACK_MS)
+        self.say(what % short, QUEUED_FEEDBACK_MS)
 
     def copied(self) -> None:
         """The feedback of every copy from the chat."""
-        self.window.status.showMessage(
-            QCoreApplication.translate("ChatActions", "Copied"), COPIED_FEEDBACK_MS
-        )
+        self.say(QCoreApplication.translate("ChatActions", "Copied"), COPIED_FEEDBACK_MS)
 
     def _version(self, step: int) -> None:
-        w = self.window
-        chat = w.chat
+        chat = self.chat
         current = chat.view.currentIndex()
         if chat.view.hasFocus() and current.isValid():
             item = chat.model.row_at(current.row()).item
             if item.sibling_count > 1:
                 self._emit(current.row(), "sibling", step)
             return
-        w.spawn(w.do(w.wb.switch_sibling_at_end(step)))
+        self.switch_at_end(step)
 
     def previous_version(self) -> None:
         self._version(-1)

@@ -8,23 +8,20 @@ dialogs and the quit sequence.
 from __future__ import annotations
 
 import asyncio
-import base64
-import linecache
 import logging
 import os
-import sys
 from collections.abc import Coroutine
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QCloseEvent, QDesktopServices, QShowEvent
 from PySide6.QtWidgets import (
     QApplication,
     QMainWindow,
     QSplitter,
     QStackedWidget,
+    QToolBar,
     QToolButton,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -32,34 +29,43 @@ from desktop_agent.gui._actions import install_actions, refresh_icons
 from desktop_agent.gui._commands import run_command
 from desktop_agent.gui._composer import Composer
 from desktop_agent.gui._dialogs import Dialogs
-from desktop_agent.gui._file_changes import FileChangesDialog
-from desktop_agent.gui._keyboard import ChatActions, PaneCycler, set_tab_order
-from desktop_agent.gui._mcp import install_mcp_menu
+from desktop_agent.gui._file_changes import show_branch_changes, show_turn_changes
+from desktop_agent.gui._keyboard import ChatActions, PaneCycler, set_tab_order, tab_chain
+from desktop_agent.gui._layout import build_panes, geometry, restore_geometry
+from desktop_agent.gui._mcp import add_settings_row, install_mcp_menu
 from desktop_agent.gui._panels import NoticeBar, StartPage, StatusBar, name_widgets
 from desktop_agent.gui._presenter import Presenter
+from desktop_agent.gui._quit import shut_down
+from desktop_agent.gui._save_as import back_up, export_session, save_copy
 from desktop_agent.gui._search import HitNavigator
 from desktop_agent.gui._theme import FocusRing, ThemeManager
+from desktop_agent.gui._warm_up import WarmUp
 from desktop_agent.gui.chat import ChatPane
 from desktop_agent.gui.map import MapPane
 from desktop_agent.gui.sidebar import SessionSidebar
 from desktop_agent.session import SessionError
-from desktop_agent.workbench import (
-    EXPORT_FILTERS,
-    SHOW_CHANGES,
-    Attachment,
-    Changes,
-    HarnessError,
-    Workbench,
-    WorkbenchError,
-    export_file_name,
-)
+from desktop_agent.workbench import Attachment, Changes, HarnessError, Workbench, WorkbenchError
 
 log = logging.getLogger("desktop_agent.gui")
 
 
 class MainWindow(QMainWindow):
-    """Sessions | chat + composer | branch map; menus, toolbar, status bar, notices."""
+    """Sessions | chat + composer | branch map; menus, toolbar, status bar, notices.
 
+    Its helpers see it through declared surfaces only: `gui._ports` (`Ops`,
+    `PresenterView`) and `gui._window_api.WindowApi` (the binding root's view)."""
+
+    sidebar: SessionSidebar
+    chat: ChatPane
+    composer: Composer
+    map_pane: MapPane
+    """The branch map pane (objectName ``branchPane``)."""
+    start_page: StartPage
+    notices: NoticeBar
+    status: StatusBar
+    center: QStackedWidget
+    chat_box: QWidget
+    splitter: QSplitter
     export_button: QToolButton
     """The toolbar's Export button (set by `install_actions`)."""
     shown = Signal()
@@ -80,57 +86,40 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(self.tr("Desktop Agent"))
         self.resize(1280, 800)
         self.dialogs = Dialogs(self, no_windows=no_err_windows)
-        self.sidebar = SessionSidebar(self)
-        self.chat = ChatPane(self)
-        self.composer = Composer(self)
-        self.composer.set_send_key(workbench.settings.send_key)
-        self.chat.delegate.send_key = workbench.settings.send_key
-        self.map_pane = MapPane(self)
-        self.start_page = StartPage(self)
-        self.notices = NoticeBar(self)
-        self.status = StatusBar(self)
-        self.status_save = self.status.save
-        self.center = QStackedWidget(self)
-        self.chat_box = QWidget(self)
-        chat_layout = QVBoxLayout(self.chat_box)
-        chat_layout.setContentsMargins(0, 0, 0, 0)
-        chat_layout.addWidget(self.chat, 1)
-        chat_layout.addWidget(self.composer)
-        self.center.addWidget(self.start_page)
-        self.center.addWidget(self.chat_box)
-        middle = QWidget(self)
-        middle_layout = QVBoxLayout(middle)
-        middle_layout.setContentsMargins(0, 0, 0, 0)
-        middle_layout.addWidget(self.notices)
-        middle_layout.addWidget(self.center, 1)
-        self.splitter = QSplitter(self)
-        self.splitter.setObjectName("mainSplitter")
-        self.splitter.addWidget(self.sidebar)
-        self.splitter.addWidget(middle)
-        self.splitter.addWidget(self.map_pane)
-        self.splitter.setSizes([260, 760, 260])
-        self.setCentralWidget(self.splitter)
-        self.setStatusBar(self.status)
         self._tasks: set[asyncio.Task[Any]] = set()
+        p = build_panes(self, workbench, self.spawn)
+        self.sidebar, self.chat, self.composer, self.map_pane = (
+            p.sidebar, p.chat, p.composer, p.map_pane
+        )  # fmt: skip
+        self.start_page, self.notices, self.status = p.start_page, p.notices, p.status
+        self.center, self.chat_box, self.splitter = p.center, p.chat_box, p.splitter
+        self.status_save = self.status.save
         self._shown_once = False
         self._quitting = False
         self._closed_ok = False
         self._setting_text = False
         self.last_refusal = ""
         """Why the last operation could not be done (what Send says when it cannot send)."""
-        self.warm_up: asyncio.Task[Any] | None = None
-        self._warm_up_waiter: asyncio.Task[None] | None = None
-        self._warm_up_enabled = warm_up
-        self.presenter = Presenter(self, workbench)
-        self.hits = HitNavigator(self)
-        self.panes = PaneCycler(self)
-        self.chat_actions = ChatActions(self)
+        self._warm = WarmUp(workbench.warm_up, self.restored, self.spawn, enabled=warm_up)
+        self.presenter = Presenter(self, workbench, self)
+        self.hits = HitNavigator(
+            workbench, self, self.chat, self.map_pane, self.dialogs.ask_switch_branch
+        )
+        self.panes = PaneCycler(self._pane_order)
+        self.chat_actions = ChatActions(
+            self.chat,
+            self.composer,
+            self.status.showMessage,
+            lambda step: self.spawn(self.do(workbench.switch_sibling_at_end(step))),
+        )
         self.actions_by_name = install_actions(self)
-        install_mcp_menu(self)
-        set_tab_order(self)
+        install_mcp_menu(self.menuBar(), workbench, self)
+        self.dialogs.settings_rows = lambda dialog: add_settings_row(dialog, workbench, self)
+        toolbar = self.findChild(QToolBar, "mainToolBar")
+        set_tab_order(tab_chain(self.composer, toolbar, self.sidebar, self.chat, self.map_pane))
         name_widgets(self)
         self.focus_ring = FocusRing(self)
-        self._restore_geometry()
+        restore_geometry(self, self.splitter, self.sidebar, self.map_pane, workbench)
         workbench.approver = self.dialogs.approve
         self.dialogs.test_server = workbench.test_server
         self._unsubscribe = workbench.subscribe(self.presenter.on_event)
@@ -164,11 +153,15 @@ class MainWindow(QMainWindow):
         await self.presenter.settled()
         return changes
 
+    async def drawn(self) -> None:
+        """Once every redraw the workbench asked for so far is painted."""
+        await self.presenter.settled()
+
     async def settle_tasks(self, *, but_warm_up: bool = False) -> None:
         """Wait for the window's other tasks and redraws (``but_warm_up``: not for the
         SDK imports after the first paint, which run on a thread)."""
         me = asyncio.current_task()
-        skip = {me, self.warm_up if but_warm_up else None}
+        skip = {me, self._warm.task if but_warm_up else None}
         while others := [t for t in self._tasks if t not in skip]:
             await asyncio.wait(others)
         await self.presenter.settled()
@@ -189,30 +182,13 @@ class MainWindow(QMainWindow):
         log.info("The window is shown")
         self.presenter.shown()
         self.wb.start_mcp()  # servers start in the background, after the first paint
-        linecache.clearcache()  # see _warm_up_when_settled
-        if self._warm_up_enabled:
-            # Not one of the window's tasks while it waits: `settle_tasks` does not wait
-            # for a big session's first read through it; `_quit` cancels it.
-            self._warm_up_waiter = asyncio.ensure_future(self._warm_up_when_settled())
-            self._warm_up_waiter.add_done_callback(self._waiter_done)
+        self._warm.start()  # the SDK imports, once the restored session is settled
         self.shown.emit()
 
-    def _waiter_done(self, task: asyncio.Task[Any]) -> None:
-        if not task.cancelled() and (exc := task.exception()) is not None:
-            log.error("the SDK warm-up could not start", exc_info=exc)
-
-    async def _warm_up_when_settled(self) -> None:
-        """The first request's one-off work (importing the SDKs: seconds of CPU on a
-        thread) once the restored session is settled, not during it: on the GIL it
-        stretched the settling of a 100 MB session by a second.
-
-        Sources read meanwhile (by tracebacks, warnings or an import hook; PySide6's own
-        read every module imported after Qt until `gui._pyside_hook` made it cheap) are
-        dropped from `linecache` once the SDKs are in: a traceback reads a file again when
-        it needs it."""
-        await self.restored()
-        if not self._quitting:
-            self.warm_up = self.spawn(self._warm_up())
+    @property
+    def warm_up(self) -> asyncio.Task[Any] | None:
+        """The SDK imports (`gui._warm_up`), once started."""
+        return self._warm.task
 
     async def restored(self) -> None:
         """Once the restored session is settled: the models listed (its model may come
@@ -225,18 +201,17 @@ class MainWindow(QMainWindow):
         await self.presenter.settled()
 
     async def warmed_up(self) -> None:
-        """Once the start-up warm-up is over: its wait for the settle, then the SDK
-        imports (at once when the window has none; a failure is logged, not raised)."""
-        if self._warm_up_waiter is not None:
-            await asyncio.wait([self._warm_up_waiter])
-        if self.warm_up is not None:
-            await asyncio.wait([self.warm_up])
+        """Once the start-up warm-up is over (`WarmUp.done`)."""
+        await self._warm.done()
 
-    async def _warm_up(self) -> None:
-        try:
-            await self.wb.warm_up()
-        finally:
-            linecache.clearcache()
+    def show_session(self, shown: bool) -> None:
+        self.center.setCurrentWidget(self.chat_box if shown else self.start_page)
+
+    def _pane_order(self) -> list[QWidget]:
+        """F6 / Ctrl+Tab: sessions -> conversation -> message box -> branch map."""
+        if self.center.currentWidget() is self.chat_box:
+            return [self.sidebar, self.chat, self.composer, self.map_pane]
+        return [self.sidebar, self.start_page, self.map_pane]
 
     def focus_composer(self) -> None:
         """Keyboard focus to the composer (unless the user is moving through the list)."""
@@ -257,25 +232,8 @@ class MainWindow(QMainWindow):
         if not self._setting_text:
             self.wb.set_draft(text)
 
-    def _restore_geometry(self) -> None:
-        state = self.wb.state
-        self.map_pane.setVisible(state.map_visible)
-        self.sidebar.setVisible(state.sidebar_visible)
-        if state.splitter_state:
-            self.splitter.restoreState(QByteArray(base64.b64decode(state.splitter_state)))
-        if state.window_geometry:
-            self.restoreGeometry(QByteArray(base64.b64decode(state.window_geometry)))
-
     def _remember_geometry(self) -> None:
-        def b64(data: QByteArray) -> str:
-            return base64.b64encode(bytes(data.data())).decode("ascii")
-
-        self.wb.remember(
-            window_geometry=b64(self.saveGeometry()),
-            splitter_state=b64(self.splitter.saveState()),
-            map_visible=not self.map_pane.isHidden(),
-            sidebar_visible=not self.sidebar.isHidden(),
-        )
+        self.wb.remember(**geometry(self, self.splitter, self.sidebar, self.map_pane))
 
     def changeEvent(self, event: QEvent) -> None:
         """A theme switch reaches every widget as a PaletteChange (after the application
@@ -352,26 +310,10 @@ class MainWindow(QMainWindow):
             self.set_composer_text(text)
 
     async def show_file_changes(self, entry_id: str) -> None:
-        """The Changes view of the turn a map row stands for (non-modal)."""
-        changes = await self.wb.turn_changes(entry_id)
-        if changes is not None:
-            revert = self.wb.revert_changes
-            self.dialogs.keep(
-                FileChangesDialog(self, changes, lambda p: self.spawn(self.do(revert(changes, p))))
-            )
+        await show_turn_changes(self, self.wb, self, self.dialogs, entry_id)
 
     async def show_branch_changes(self) -> None:
-        """The files bar's "Show changes": the files that differ from the branch, with
-        their diffs (non-modal), besides the list in the bar."""
-        await self.do(self.wb.notice_action(SHOW_CHANGES))
-        changes = await self.wb.branch_changes()
-        if changes is not None:
-            restore = self.wb.restore_branch_files
-            self.dialogs.keep(
-                FileChangesDialog(
-                    self, changes, lambda p: self.spawn(self.do(restore(p))), branch=True
-                )
-            )
+        await show_branch_changes(self, self.wb, self, self.dialogs)
 
     async def settings(self) -> None:
         form = await self.dialogs.settings(await self.wb.settings_form_sized())
@@ -382,29 +324,13 @@ class MainWindow(QMainWindow):
             await self.do(self.wb.apply_settings(form))
 
     async def export(self, ref: str, fmt: str) -> None:
-        row = self.wb.row_for(ref)  # named after the session, in its project folder (p11)
-        name = export_file_name(row.title if row else "", fmt)
-        there = row is not None and await asyncio.to_thread(os.path.isdir, row.cwd)
-        suggested = os.path.join(row.cwd, name) if row is not None and there else name
-        filters = EXPORT_FILTERS.get(fmt, "")
-        dest = await self.dialogs.ask_save_path(self.tr("Export session"), suggested, filters)
-        if dest:
-            await self.do(self.wb.export(ref, fmt, dest))
+        await export_session(self.wb, self, self.dialogs, ref, fmt)
 
     async def backup(self) -> None:
-        dest = await self.dialogs.ask_save_path(
-            self.tr("Back up all sessions"), "sessions-backup.zip", ""
-        )
-        if dest:
-            await self.do(self.wb.backup(dest))
+        await back_up(self.wb, self, self.dialogs)
 
     async def save_copy(self) -> bool:
-        dest = await self.dialogs.ask_save_path(
-            self.tr("Save a copy of the session"), "", self.tr("JSONL (*.jsonl)")
-        )
-        if dest:
-            await self.do(self.wb.save_copy(dest))
-        return bool(dest)
+        return await save_copy(self.wb, self, self.dialogs)
 
     def reveal(self, path: str) -> None:
         QDesktopServices.openUrl(QUrl.fromLocalFile(os.path.dirname(path)))
@@ -440,34 +366,13 @@ class MainWindow(QMainWindow):
 
     async def _quit(self, *, stop: bool, ask: bool) -> None:
         """Settle the run, write and sync everything, save the state, then close."""
-        if self._warm_up_waiter is not None:
-            self._warm_up_waiter.cancel()
+        self._warm.cancel()
         self._remember_geometry()
-        unsaved = await self.wb.shutdown(stop=stop)
-        while unsaved:
-            if not ask or self.no_err_windows:
-                self._write_recovery(unsaved)
-                break
-            choice = await self.dialogs.quit_unsaved(unsaved)
-            if choice == "retry":
-                await self.do(self.wb.retry_saving())
-            elif (choice == "copy" and await self.save_copy()) or choice == "quit":
-                self.wb.abandon()
-                break
-            elif choice == "cancel":
-                self._quitting = False
-                return
-            unsaved = await self.wb.shutdown(stop=True)
+        ask = ask and not self.no_err_windows
+        code = await shut_down(self.wb, self, self.dialogs, self.save_copy, stop=stop, ask=ask)
+        if code is None:  # the person keeps the app open
+            self._quitting = False
+            return
+        self.exit_code = code
         self._closed_ok = True
         self.close()
-
-    def _write_recovery(self, unsaved: int) -> None:
-        try:
-            path = self.wb.write_recovery()
-        except OSError as exc:
-            path = None
-            sys.stderr.write(f"desktop-agent: the recovery file failed too: {exc}\n")
-        if path:
-            sys.stderr.write(f"desktop-agent: {unsaved} unsaved entries were written to {path}\n")
-        self.exit_code = 1
-        self.wb.abandon()

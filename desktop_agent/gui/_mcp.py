@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtWidgets import (
@@ -19,18 +19,17 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QMenu,
+    QMenuBar,
     QPlainTextEdit,
     QPushButton,
     QVBoxLayout,
     QWidget,
 )
 
+from desktop_agent.gui._ports import Ops
 from desktop_agent.gui._tr import QT_TRANSLATE_NOOP
 from desktop_agent.workbench import NEW_MCP_ENTRY as NEW_ENTRY
-from desktop_agent.workbench import Changes, McpConfigError, McpRow, parse_entry
-
-if TYPE_CHECKING:
-    from desktop_agent.gui._main_window import MainWindow
+from desktop_agent.workbench import Changes, McpConfigError, McpRow, Workbench, parse_entry
 
 CONTEXT = "McpServers"
 _TEMPLATES = (  # the workbench's English templates, for the translation template
@@ -50,9 +49,8 @@ def row_text(row: McpRow) -> str:
     return tr(row.text).format(**dict(row.args))
 
 
-def install_mcp_menu(w: MainWindow) -> QMenu:
+def install_mcp_menu(bar: QMenuBar, wb: Workbench, ops: Ops) -> QMenu:
     """The menu bar's Servers menu (Alt+R), filled each time it opens."""
-    bar = w.menuBar()
     menu = QMenu(tr("Se&rvers"), bar)
     menu.setObjectName("mcpMenu")
     help_menu = bar.findChild(QMenu, "helpMenu")
@@ -60,14 +58,14 @@ def install_mcp_menu(w: MainWindow) -> QMenu:
         bar.insertMenu(help_menu.menuAction(), menu)
     else:
         bar.addMenu(menu)
-    menu.aboutToShow.connect(lambda: fill_mcp_menu(w, menu))
-    fill_mcp_menu(w, menu)
+    menu.aboutToShow.connect(lambda: fill_mcp_menu(menu, wb, ops))
+    fill_mcp_menu(menu, wb, ops)
     return menu
 
 
-def fill_mcp_menu(w: MainWindow, menu: QMenu) -> None:
+def fill_mcp_menu(menu: QMenu, wb: Workbench, ops: Ops) -> None:
     menu.clear()
-    rows = w.wb.mcp.rows()
+    rows = wb.mcp.rows()
     for row in rows:
         sub = menu.addMenu(row_text(row))
         sub.setObjectName(f"mcpServerMenu_{row.name}")
@@ -75,12 +73,12 @@ def fill_mcp_menu(w: MainWindow, menu: QMenu) -> None:
         restart = sub.addAction(tr("&Restart"))
         restart.setObjectName(f"mcpRestartAction_{row.name}")
         restart.setEnabled(row.enabled)
-        restart.triggered.connect(lambda _c=False, n=row.name: w.spawn(w.wb.mcp.restart(n)))
+        restart.triggered.connect(lambda _c=False, n=row.name: ops.spawn(wb.mcp.restart(n)))
         toggle = sub.addAction(tr("&Disable") if row.enabled else tr("&Enable"))
         toggle.setObjectName(f"mcpToggleAction_{row.name}")
         toggle.triggered.connect(
-            lambda _c=False, n=row.name, e=row.enabled: w.spawn(
-                w.do(w.wb.mcp.set_enabled(n, not e))
+            lambda _c=False, n=row.name, e=row.enabled: ops.spawn(
+                ops.do(wb.mcp.set_enabled(n, not e))
             )
         )
     if not rows:
@@ -89,11 +87,14 @@ def fill_mcp_menu(w: MainWindow, menu: QMenu) -> None:
     menu.addSeparator()
     manage = menu.addAction(tr("&Manage MCP servers…"))
     manage.setObjectName("mcpManageAction")
-    manage.triggered.connect(lambda: open_mcp_dialog(w))
+    # on the window (the menu bar's), not on the menu: a popup is a window of its own
+    owner = menu.parentWidget()
+    window = owner.window() if owner is not None else menu
+    manage.triggered.connect(lambda: open_mcp_dialog(window, wb, ops))
 
 
-def open_mcp_dialog(w: MainWindow) -> McpServersDialog:
-    dialog = McpServersDialog(w)
+def open_mcp_dialog(parent: QWidget, wb: Workbench, ops: Ops) -> McpServersDialog:
+    dialog = McpServersDialog(parent, wb, ops)
     dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     dialog.open()
     return dialog
@@ -147,9 +148,10 @@ class McpServerEditor(QDialog):
 class McpServersDialog(QDialog):
     """Every configured server with its status; add, edit, remove, enable, restart, import."""
 
-    def __init__(self, w: MainWindow) -> None:
-        super().__init__(w)
-        self.w = w
+    def __init__(self, parent: QWidget, wb: Workbench, ops: Ops) -> None:
+        super().__init__(parent)
+        self.wb = wb
+        self.ops = ops
         self.setObjectName("mcpServersDialog")
         self.setWindowTitle(tr("MCP servers"))
         self.list = QListWidget(self)
@@ -190,7 +192,7 @@ class McpServersDialog(QDialog):
         self._rows: list[McpRow] = []
         self._filling = False
         self._note = ""
-        self._unsubscribe = w.wb.subscribe(self._on_event)
+        self._unsubscribe = wb.subscribe(self._on_event)
         self.finished.connect(lambda _r: self._unsubscribe())
         self.refresh()
 
@@ -200,7 +202,7 @@ class McpServersDialog(QDialog):
 
     def refresh(self) -> None:
         current = self.current()
-        self._rows = self.w.wb.mcp.rows()
+        self._rows = self.wb.mcp.rows()
         self._filling = True
         try:
             self.list.clear()
@@ -244,14 +246,14 @@ class McpServersDialog(QDialog):
             self.error.setText(note)
             self.refresh()
 
-        self.w.spawn(guarded())
+        self.ops.spawn(guarded())
 
     def _item_changed(self, item: QListWidgetItem) -> None:
         if self._filling:
             return
         name = str(item.data(Qt.ItemDataRole.UserRole))
         enabled = item.checkState() == Qt.CheckState.Checked
-        self._run(self.w.wb.mcp.set_enabled(name, enabled))
+        self._run(self.wb.mcp.set_enabled(name, enabled))
 
     def _edit(self, name: str, entry: str, old: str | None) -> None:
         editor = McpServerEditor(self, name, entry)
@@ -260,7 +262,7 @@ class McpServersDialog(QDialog):
         def done(result: int) -> None:
             if result == QDialog.DialogCode.Accepted:
                 text, new = editor.entry.toPlainText(), editor.name.text()
-                self._run(self.w.wb.mcp.put(new, text, old=old))
+                self._run(self.wb.mcp.put(new, text, old=old))
             self.editor = None
 
         editor.finished.connect(done)
@@ -277,12 +279,12 @@ class McpServersDialog(QDialog):
     def remove(self) -> None:
         row = self.current()
         if row is not None:
-            self._run(self.w.wb.mcp.remove(row.name))
+            self._run(self.wb.mcp.remove(row.name))
 
     def restart(self) -> None:
         row = self.current()
         if row is not None:
-            self.w.spawn(self.w.wb.mcp.restart(row.name))
+            self.ops.spawn(self.wb.mcp.restart(row.name))
 
     def ask_import_path(self) -> str | None:
         """The Claude Desktop (or Cursor, Claude Code) file to import (tests replace it)."""
@@ -297,7 +299,7 @@ class McpServersDialog(QDialog):
             return
 
         async def imported() -> Changes:
-            added, changes = await self.w.wb.mcp.import_file(Path(path))
+            added, changes = await self.wb.mcp.import_file(Path(path))
             count = len(added)
             self._note = tr("Imported {count} MCP server(s) from {file}.").format(
                 count=count, file=Path(path).name
@@ -307,26 +309,24 @@ class McpServersDialog(QDialog):
         self._run(imported())
 
 
-def add_settings_row(dialog: QDialog, parent: QWidget | None) -> None:
-    """Settings shows each MCP server's status and opens the servers dialog (``parent``
-    is the main window; without one, as in dialog tests, nothing is added)."""
-    from desktop_agent.gui._main_window import MainWindow
-
+def add_settings_row(dialog: QDialog, wb: Workbench, ops: Ops) -> None:
+    """Settings shows each MCP server's status and opens the servers dialog (the
+    window's `Dialogs.settings_rows`)."""
     layout = dialog.layout()
-    if not isinstance(parent, MainWindow) or not isinstance(layout, QVBoxLayout):
+    if not isinstance(layout, QVBoxLayout):
         return
-    w = parent
     row = QWidget(dialog)
     row.setObjectName("settingsMcpRow")
     line = QHBoxLayout(row)
     line.setContentsMargins(0, 0, 0, 0)
-    texts = [row_text(r) for r in w.wb.mcp.rows()]
+    texts = [row_text(r) for r in wb.mcp.rows()]
     label = QLabel("\n".join(texts) if texts else tr("No MCP servers"), row)
     label.setObjectName("settingsMcpStatus")
     label.setWordWrap(True)
     button = QPushButton(tr("MCP &servers…"), row)
     button.setObjectName("settingsMcpButton")
-    button.clicked.connect(lambda: open_mcp_dialog(w))
+    # (beside Settings, on the window, as from the Servers menu)
+    button.clicked.connect(lambda: open_mcp_dialog(dialog.parentWidget() or dialog, wb, ops))
     line.addWidget(QLabel(tr("MCP servers"), row))
     line.addWidget(label, 1)
     line.addWidget(button)

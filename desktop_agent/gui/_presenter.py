@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import QCoreApplication
 
 from desktop_agent.ai import AssistantMessage, ToolResultMessage, UserMessage
 from desktop_agent.gui._heap import renew_heap
+from desktop_agent.gui._ports import Ops, PresenterView
 from desktop_agent.gui.chat import ChatItem
 from desktop_agent.utils.text import content_text, short_title
 from desktop_agent.workbench import (
@@ -36,9 +37,6 @@ from desktop_agent.workbench import (
     fill,
 )
 
-if TYPE_CHECKING:
-    from desktop_agent.gui._main_window import MainWindow
-
 log = logging.getLogger("desktop_agent.gui")
 
 
@@ -56,11 +54,12 @@ def chat_item(item: BranchItem) -> ChatItem:
 
 
 class Presenter:
-    """Applies workbench events to a `MainWindow` (see the module docstring)."""
+    """Applies workbench events to the window's panes (see the module docstring)."""
 
-    def __init__(self, window: MainWindow, workbench: Workbench) -> None:
-        self.window = window
+    def __init__(self, view: PresenterView, workbench: Workbench, ops: Ops) -> None:
+        self.view = view
         self.wb = workbench
+        self.ops = ops
         self.messages_shown = 0
         self._branch = False
         self._map_full = False
@@ -72,7 +71,7 @@ class Presenter:
         self._older = False  # the chat asked for older messages
         self._renew = False  # another session: renew the frozen heap once it is shown
         self._seen = False  # a session was shown (the first restore renews nothing)
-        window.chat.older_wanted.connect(self._on_older_wanted)
+        view.chat.older_wanted.connect(self._on_older_wanted)
 
     # ------------------------------------------------------------ entry points
 
@@ -80,7 +79,7 @@ class Presenter:
         if isinstance(event, Changes):
             self.apply(event)
         elif isinstance(event, ApprovalWaitEvent):
-            self.window.chat.tool_waiting(event.tool_call_id, event.waiting)
+            self.view.chat.tool_waiting(event.tool_call_id, event.waiting)
         else:
             self._stream(event)
 
@@ -102,11 +101,10 @@ class Presenter:
     # ------------------------------------------------------------ changes
 
     def apply(self, changes: Changes) -> None:
-        w, wb = self.window, self.wb
+        w, wb = self.view, self.wb
         if changes.session:
             self._renew = self._renew or self._seen
-            showing = wb.session is not None or wb.opening is not None
-            w.center.setCurrentWidget(w.chat_box if showing else w.start_page)
+            w.show_session(wb.session is not None or wb.opening is not None)
             w.composer.set_read_only(self._read_only_shown())
             w.map_pane.clear()
             self._report_recovery()
@@ -144,7 +142,7 @@ class Presenter:
         self._schedule()
 
     def _running_changed(self) -> None:
-        w, wb = self.window, self.wb
+        w, wb = self.view, self.wb
         w.composer.set_running(wb.running)
         progress = QCoreApplication.translate("notices", wb.progress)
         w.status.progress.setText(fill(progress, wb.progress_args))
@@ -174,8 +172,9 @@ class Presenter:
         report = self.wb.take_recovery()
         if report is None or ref is None:
             return
-        self.window.dialogs.damaged_session(
-            ref, report, lambda: self.window.spawn(self.window.do(self.wb.repair(ref)))
+        ops = self.ops
+        self.view.dialogs.damaged_session(
+            ref, report, lambda: ops.spawn(ops.do(self.wb.repair(ref)))
         )
 
     # ------------------------------------------------------------ redraws off the loop
@@ -193,7 +192,7 @@ class Presenter:
             self._task = asyncio.ensure_future(self._redraw())
 
     async def _redraw(self) -> None:
-        w, wb = self.window, self.wb
+        w, wb = self.view, self.wb
         while self._branch or self._older or self._map_due():
             if self._branch:
                 self._branch = False
@@ -233,7 +232,7 @@ class Presenter:
     # ------------------------------------------------------------ streaming
 
     def _stream(self, event: Any) -> None:
-        chat = self.window.chat
+        chat = self.view.chat
         if isinstance(event, MessageStartEvent):
             if isinstance(event.message, AssistantMessage):
                 chat.begin_stream(event.message)
@@ -252,9 +251,10 @@ class Presenter:
         elif isinstance(event, ToolExecutionUpdateEvent):
             chat.tool_output(event.tool_call_id, content_text(event.partial_result.content))
         elif isinstance(event, PersistenceErrorEvent):
-            self.window.dialogs.persistence_error(
+            ops = self.ops
+            self.view.dialogs.persistence_error(
                 event,
-                lambda: self.window.spawn(self.window.do(self.wb.retry_saving())),
-                lambda: self.window.spawn(self.window.save_copy()),
-                lambda: self.window.spawn(self.window.do(self.wb.reload_from_disk())),
+                lambda: ops.spawn(ops.do(self.wb.retry_saving())),
+                lambda: ops.spawn(self.view.save_copy()),
+                lambda: ops.spawn(ops.do(self.wb.reload_from_disk())),
             )

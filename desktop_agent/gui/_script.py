@@ -39,17 +39,24 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import datetime
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any, Protocol
 
+from desktop_agent.gui._smoke import smoke_payload
+from desktop_agent.gui._window_api import WindowApi
 from desktop_agent.utils.text import message_text
-
-if TYPE_CHECKING:
-    from desktop_agent.gui._main_window import MainWindow
 
 log = logging.getLogger("desktop_agent.gui.script")
 
 WAIT_S = 30.0
 POLL_S = 0.01
+
+
+class ScriptedWindow(WindowApi, Protocol):
+    """The window as a script drives it: its bindings, and the waits of its start-up."""
+
+    async def open_session(self, ref: str) -> None: ...
+    async def restored(self) -> None: ...
+    async def settle_tasks(self, *, but_warm_up: bool = False) -> None: ...
 
 
 def _say(event: str, **fields: Any) -> None:
@@ -76,7 +83,7 @@ def _open(path: str) -> IO[str]:
     return open(path, encoding="utf-8")  # (closed by the reading thread)
 
 
-def _shown(window: MainWindow, text: str) -> str | None:
+def _shown(window: ScriptedWindow, text: str) -> str | None:
     """The entry id (or "" for a card without one) of a settled transcript row whose
     message contains ``text``."""
     for row in window.chat.model.rows():
@@ -85,7 +92,7 @@ def _shown(window: MainWindow, text: str) -> str | None:
     return None
 
 
-def _entry_time(window: MainWindow, entry_id: str) -> float | None:
+def _entry_time(window: ScriptedWindow, entry_id: str) -> float | None:
     session = window.wb.session
     if not entry_id or session is None:
         return None
@@ -112,7 +119,7 @@ def _seconds(words: list[str], default: float) -> float:
         return default
 
 
-async def _send(window: MainWindow, text: str) -> None:
+async def _send(window: ScriptedWindow, text: str) -> None:
     wb = window.wb
     window.composer.set_text(text)
     window.composer.send_button.click()
@@ -136,11 +143,9 @@ async def _send(window: MainWindow, text: str) -> None:
     )
 
 
-async def _state(window: MainWindow) -> None:
-    from desktop_agent.gui._app import smoke_payload
-
+async def _state(window: ScriptedWindow) -> None:
     wb = window.wb
-    payload = await smoke_payload(window, 0)
+    payload = await smoke_payload(wb, 0)
     del payload["startup_ms"]
     session = wb.session
     payload.update(
@@ -151,7 +156,7 @@ async def _state(window: MainWindow) -> None:
     _say("state", **payload)
 
 
-async def command(window: MainWindow, line: str) -> bool:
+async def command(window: ScriptedWindow, line: str) -> bool:
     """Carry out one line; False once the window is closing (``quit``)."""
     name, _, rest = line.strip().partition(" ")
     words = rest.split()
@@ -198,7 +203,7 @@ async def command(window: MainWindow, line: str) -> bool:
     return True
 
 
-async def run_script(window: MainWindow, path: str) -> None:
+async def run_script(window: ScriptedWindow, path: str) -> None:
     """Read ``path`` (``-``: standard input) on a thread and carry out its lines in
     order, once the restored session is shown; ends when the window closes."""
     loop = asyncio.get_running_loop()

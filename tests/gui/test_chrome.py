@@ -20,7 +20,7 @@ from pytestqt.qtbot import QtBot
 
 from desktop_agent.config import load_settings
 from desktop_agent.gui import MainWindow
-from desktop_agent.gui._actions import ACTIONS, KEYS, shortcut_rows
+from desktop_agent.gui._action_table import ACTIONS, KEYS, shortcut_rows
 from desktop_agent.gui._icons import ICONS, icon
 from desktop_agent.gui._theme import ThemeManager
 from desktop_agent.gui.chat._parts import BoxPart, ButtonPart, TextPart

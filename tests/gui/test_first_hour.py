@@ -30,7 +30,7 @@ from pytestqt.qtbot import QtBot
 
 from desktop_agent.config import ProviderSettings, Settings, load_settings
 from desktop_agent.gui import MainWindow
-from desktop_agent.gui._dialogs import SettingsDialog
+from desktop_agent.gui._settings_dialog import SettingsDialog
 from desktop_agent.gui.chat._parts import BoxPart, DocPart
 from tests.gui.test_map_flows import open_three, row_of
 from tests.helpers.provider_server import HttpError, ProviderServer, Reply, ToolCallSpec

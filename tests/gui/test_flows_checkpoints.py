@@ -20,8 +20,8 @@ from pytestqt.qtbot import QtBot
 
 from desktop_agent.config import CheckpointSettings, Settings
 from desktop_agent.gui import MainWindow
-from desktop_agent.gui._dialogs import SettingsDialog
 from desktop_agent.gui._file_changes import FileChangesDialog
+from desktop_agent.gui._settings_dialog import SettingsDialog
 from desktop_agent.gui.map._model import MapRole
 from desktop_agent.workbench import SettingsForm
 from tests.gui.test_map_flows import click_row

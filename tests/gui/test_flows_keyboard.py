@@ -15,7 +15,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QWidget
 from pytestqt.qtbot import QtBot
 
-from desktop_agent.gui._actions import shortcut_rows
+from desktop_agent.gui._action_table import shortcut_rows
 from desktop_agent.gui.map import MapPane
 from desktop_agent.gui.sidebar import SessionSidebar
 from desktop_agent.session import Session

@@ -11,9 +11,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import (
+    QApplication,
     QDialogButtonBox,
     QLabel,
     QMenu,
@@ -26,8 +27,9 @@ from pytestqt.qtbot import QtBot
 from desktop_agent.ai import ToolResultMessage
 from desktop_agent.config import Settings
 from desktop_agent.gui import MainWindow
-from desktop_agent.gui._dialogs import ApprovalDialog, SettingsDialog
+from desktop_agent.gui._dialogs import ApprovalDialog
 from desktop_agent.gui._mcp import McpServersDialog
+from desktop_agent.gui._settings_dialog import SettingsDialog
 from desktop_agent.tools import ApprovalDecision, ApprovalRequest
 from desktop_agent.utils import Redactor
 from desktop_agent.workbench import McpServers
@@ -236,7 +238,13 @@ def test_the_servers_menu_and_dialog_add_edit_disable_restart_import_and_remove(
     menu.aboutToShow.emit()
     titles = [a.text() for a in menu.actions() if a.menu() is not None]
     assert titles == ["tests: ready (7 tools)"]
-    assert any(a.objectName() == "mcpManageAction" for a in menu.actions())
+    manage = next(a for a in menu.actions() if a.objectName() == "mcpManageAction")
+    manage.trigger()
+    opened = window.findChild(McpServersDialog, "mcpServersDialog")
+    assert opened is not None and opened.parentWidget() is window  # not on the popup menu
+    opened.close()  # (deleted on close)
+    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    assert window.findChild(McpServersDialog, "mcpServersDialog") is None
     # Settings (Ctrl+,) shows the statuses and opens the servers dialog.
     QTest.keyClick(window, Qt.Key.Key_Comma, Qt.KeyboardModifier.ControlModifier)
     qtbot.waitUntil(lambda: window.findChild(SettingsDialog, "settingsDialog") is not None)

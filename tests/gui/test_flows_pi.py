@@ -23,7 +23,8 @@ from PySide6.QtWidgets import QLabel, QMenu, QPushButton, QWidget
 from pytestqt.qtbot import QtBot
 
 from desktop_agent.gui import MainWindow
-from desktop_agent.gui._dialogs import PersistenceErrorDialog, SettingsDialog
+from desktop_agent.gui._dialogs import PersistenceErrorDialog
+from desktop_agent.gui._settings_dialog import SettingsDialog
 from desktop_agent.gui.sidebar import SidebarRole
 from desktop_agent.session import encode_cwd
 from desktop_agent.workbench import SettingsForm

@@ -27,7 +27,8 @@ from pytestqt.qtbot import QtBot
 
 from desktop_agent.ai import TextContent, UserMessage
 from desktop_agent.gui import MainWindow
-from desktop_agent.gui._dialogs import PersistenceErrorDialog, SettingsDialog
+from desktop_agent.gui._dialogs import PersistenceErrorDialog
+from desktop_agent.gui._settings_dialog import SettingsDialog
 from desktop_agent.session import PostgresSessionRepo, SessionMetadata
 from desktop_agent.utils.text import message_text
 from desktop_agent.workbench import PostgresStore, SettingsForm, Shared, connect_shared

@@ -19,7 +19,8 @@ from pytestqt.qtbot import QtBot
 
 from desktop_agent.config import ProviderSettings, Settings, save_settings
 from desktop_agent.gui import MainWindow
-from desktop_agent.gui._dialogs import PersistenceErrorDialog, SettingsDialog
+from desktop_agent.gui._dialogs import PersistenceErrorDialog
+from desktop_agent.gui._settings_dialog import SettingsDialog
 from desktop_agent.session import Session
 from desktop_agent.workbench import SettingsForm
 from desktop_agent.workbench import _models as models_module

@@ -16,6 +16,7 @@ from pytestqt.qtbot import QtBot
 
 import desktop_agent.gui._heap as gc_module
 from desktop_agent.gui import MainWindow
+from desktop_agent.gui._app import start_up_work
 from desktop_agent.gui.chat import _highlight as hl
 from tests.helpers.provider_server import ProviderServer, Reply
 from tests.helpers.window import close, idle, new_window, run, settle, type_and_send
@@ -71,7 +72,7 @@ def test_start_up_compiles_the_common_lexers_then_freezes(
             }
         ),
     )
-    run(qtbot, gc_module.freeze_when_started(window))
+    run(qtbot, gc_module.freeze_when_started(*start_up_work(window)))
     assert len(frozen) == 1
     assert frozen[0]["warm_up_done"]  # after the SDK import, not competing with it
     assert set(hl.COMMON_LANGUAGES) <= frozen[0]["lexers"]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 import pytest
 from PySide6.QtCore import QPoint, Qt
@@ -44,12 +46,25 @@ async def _big(turns: int, every: int) -> tuple[Session, list[str]]:
     return s, answers
 
 
-def shown(qtbot: QtBot, bmap: BranchMap) -> MapPane:
-    pane = MapPane()
+def at_once(coro: Coroutine[Any, Any, None]) -> None:
+    """The pane's task route for previews that come from memory: the read is done in
+    its first step (no loop runs in these tests)."""
+    try:
+        coro.send(None)
+    except StopIteration:
+        return
+    raise AssertionError("the previews read waited for something")
+
+
+async def texts_of(entry_ids: list[str]) -> dict[str, str]:
+    return {i: f"text of {i}" for i in entry_ids}
+
+
+def shown(qtbot: QtBot, bmap: BranchMap, tooltip: Callable[[str], str] | None = None) -> MapPane:
+    pane = MapPane(previews=texts_of, tooltip=tooltip, spawn=at_once)
     qtbot.addWidget(pane)
     pane.resize(320, 400)
     pane.apply(bmap, MapUpdate(reset=True))
-    pane.previews_needed.connect(lambda ids: pane.set_previews({i: f"text of {i}" for i in ids}))
     pane.show()
     qtbot.waitExposed(pane)
     return pane
@@ -80,9 +95,13 @@ def test_only_visible_rows_are_painted_and_previews_are_asked_for_them(qtbot: Qt
     bmap = BranchMap()
     bmap.sync(s.shape())
     asked: list[str] = []
-    pane = MapPane()
+
+    async def record(entry_ids: list[str]) -> dict[str, str]:
+        asked.extend(entry_ids)
+        return {}
+
+    pane = MapPane(previews=record, spawn=at_once)
     qtbot.addWidget(pane)
-    pane.previews_needed.connect(asked.extend)
     pane.resize(320, 400)
     pane.apply(bmap, MapUpdate(reset=True))
     pane.show()
@@ -114,8 +133,7 @@ def test_tooltip_text_is_the_whole_message_and_the_kind_and_time(qtbot: QtBot) -
     s, _answers = asyncio.run(_big(3, 10))
     bmap = BranchMap()
     bmap.sync(s.shape())
-    pane = shown(qtbot, bmap)
-    pane.model().tooltip_source = lambda entry_id: f"the whole message {entry_id}"
+    pane = shown(qtbot, bmap, tooltip=lambda entry_id: f"the whole message {entry_id}")
     # (the offscreen platform cannot raise a tooltip window: the view shows this text)
     text = pane.model().index(1, 0).data(Qt.ItemDataRole.ToolTipRole)
     assert f"the whole message {bmap.rows[1].entry_id}" in text

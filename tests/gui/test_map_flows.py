@@ -286,7 +286,7 @@ def test_search_hit_on_another_branch_asks_then_moves_the_leaf_and_marks_the_map
         asked.append(query)
         return answers.pop(0)
 
-    window.hits.ask_switch = ask  # type: ignore[method-assign]
+    window.hits.ask_switch = ask
     sidebar = window.sidebar
     QTest.keyClicks(sidebar.search, "zebras")
     qtbot.waitUntil(lambda: window.wb.query == "zebras", timeout=5000)
@@ -381,7 +381,7 @@ def test_a_hit_inside_a_compacted_part_of_the_current_branch_scrolls_the_map_to_
         asked.append(query)
         return True
 
-    window.hits.ask_switch = ask  # type: ignore[method-assign]
+    window.hits.ask_switch = ask
     view = window.map_pane.view
     assert view.rowAt(0) > 0  # the map shows its end: the early rows are scrolled away
     run(qtbot, window.hits.go_to("walruses"))

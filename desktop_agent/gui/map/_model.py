@@ -131,13 +131,20 @@ class Previews(QObject):
 class MapModel(QAbstractListModel):
     """The map's rows, for the lane view."""
 
-    def __init__(self, previews: Previews, parent: QObject | None = None) -> None:
+    def __init__(
+        self,
+        previews: Previews,
+        parent: QObject | None = None,
+        *,
+        tooltip: Callable[[str], str] | None = None,
+    ) -> None:
+        """``tooltip(entry_id)``: the whole message of a row, for its tooltip."""
         super().__init__(parent)
         self.bmap = BranchMap()
         self.previews = previews
         self._count = 0
         self._tips: dict[int, BranchTip] = {}
-        self.tooltip_source: Callable[[str], str] = lambda _entry_id: ""
+        self.tooltip_source: Callable[[str], str] = tooltip or (lambda _entry_id: "")
         previews.arrived.connect(self._on_previews)
 
     # ------------------------------------------------------------------ updates

@@ -3,10 +3,17 @@ Branches list in two tabs, a filter, and the context menu of a row.
 
 The pane only shows and asks: activating a row emits `node_activated` with the entry
 the leaf should move to, and the window binds it to the workbench's one route
-(`Workbench.navigate`); previews are asked for with `previews_needed`.
+(`Workbench.navigate`). Its two sources are given at construction: ``previews`` reads the
+one-line previews of the rows shown (off the loop; `Workbench.map_previews`) and
+``tooltip`` the whole message of a row (`Workbench.map_tooltip`).
 """
 
 from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QEvent, QModelIndex, QObject, QPoint, Qt, Signal
 from PySide6.QtGui import QAction, QKeyEvent
@@ -35,6 +42,8 @@ from desktop_agent.workbench import (
     text_matches,
 )
 
+log = logging.getLogger("desktop_agent.gui")
+
 
 class MapPane(QWidget):
     """The branch map pane (objectName ``branchPane``; see the module docstring)."""
@@ -48,16 +57,29 @@ class MapPane(QWidget):
     changes_requested = Signal(str)
     """"Show file changes…" of a row whose turns changed files."""
     filter_changed = Signal(str)
-    previews_needed = Signal(list)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        parent: QWidget | None = None,
+        *,
+        previews: Callable[[list[str]], Awaitable[dict[str, str]]] | None = None,
+        tooltip: Callable[[str], str] | None = None,
+        spawn: Callable[[Coroutine[Any, Any, None]], object] | None = None,
+    ) -> None:
+        """``previews(ids)`` reads previews by entry id, run through ``spawn`` (the
+        window's task route; by default a task of the pane's own); ``tooltip(id)``
+        gives the whole message of a row."""
         super().__init__(parent)
         self.setObjectName("branchPane")
         self.previews = Previews(self)
         self._leaf_shown = -1
         self._select_after = ""  # the version `step_version` asked for, once drawn
-        self.previews.needed.connect(self.previews_needed.emit)
-        self._model = MapModel(self.previews, self)
+        self._read_previews = previews
+        self._spawn = spawn or self._own_task
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._shown_map = 0  # counts `clear`: previews read for a map no longer shown are dropped
+        self.previews.needed.connect(self._load_previews)
+        self._model = MapModel(self.previews, self, tooltip=tooltip)
         self.branches = BranchesModel(self.previews, self)
 
         self.tabs = QTabBar(self)
@@ -186,11 +208,35 @@ class MapPane(QWidget):
             self.view.verticalScrollBar().setValue(keep)
 
     def clear(self) -> None:
+        """Show no map (another session is opened): known previews are forgotten and
+        the ones still being read are dropped when they arrive."""
+        self._shown_map += 1
         self.previews.forget()
         self.apply(BranchMap(self.bmap.filter), MapUpdate(reset=True))
 
-    def set_previews(self, texts: dict[str, str]) -> None:
-        self.previews.set(texts)
+    def _load_previews(self, entry_ids: list[str]) -> None:
+        if self._read_previews is not None:
+            self._spawn(self._read(self._read_previews, entry_ids, self._shown_map))
+
+    async def _read(
+        self,
+        read: Callable[[list[str]], Awaitable[dict[str, str]]],
+        entry_ids: list[str],
+        shown_map: int,
+    ) -> None:
+        texts = await read(entry_ids)
+        if shown_map == self._shown_map:
+            self.previews.set(texts)
+
+    def _own_task(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and (exc := task.exception()) is not None:
+            log.error("the branch map's previews could not be read", exc_info=exc)
 
     def set_filter_shown(self, name: str) -> None:
         i = self.filter.findData(name)

@@ -1333,6 +1333,14 @@
 <context>
     <name>MainWindow</name>
     <message>
+        <source>Switch branch?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>“{query}” is found on another branch of this conversation. Switch to that branch?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Desktop Agent</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1349,7 +1357,7 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Export session</source>
+        <source>{title} — {app}</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1357,7 +1365,7 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Save a copy of the session</source>
+        <source>Export session</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1365,15 +1373,7 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>{title} — {app}</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Switch branch?</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>“{query}” is found on another branch of this conversation. Switch to that branch?</source>
+        <source>Save a copy of the session</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
