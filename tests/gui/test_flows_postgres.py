@@ -34,7 +34,14 @@ from desktop_agent.workbench import PostgresStore, SettingsForm, Shared, connect
 from tests.helpers.keyring import MemoryKeyring
 from tests.helpers.postgres import Cluster
 from tests.helpers.provider_server import ProviderServer, Reply
-from tests.helpers.window import close, idle, open_window, painted, painted_text, run, type_and_send
+from tests.helpers.window import (
+    card_texts,
+    close,
+    idle,
+    open_window,
+    run,
+    type_and_send,
+)
 from tests.helpers.workbench import make_workbench
 
 
@@ -60,11 +67,6 @@ def send_in(qtbot: QtBot, window: MainWindow, text: str) -> None:
 
 def read_only(window: MainWindow) -> bool:
     return window.wb.session is not None and window.wb.session.read_only
-
-
-def shown_texts(window: MainWindow) -> list[str]:
-    model = window.chat.model
-    return [painted_text(painted(window, row)) for row in range(model.rowCount())]
 
 
 def stored_texts(url: str, session_id: str) -> list[str]:
@@ -140,11 +142,11 @@ def test_two_computers_share_a_session_one_writes_the_other_follows_then_continu
     idle(qtbot, first)
     written = time.monotonic()
     qtbot.waitUntil(
-        lambda: any("Second answer, seen elsewhere." in t for t in shown_texts(second)),
+        lambda: any("Second answer, seen elsewhere." in t for t in card_texts(second)),
         timeout=1000,
     )
     assert time.monotonic() - written < 1.0
-    assert sum("Second question" in t for t in shown_texts(second)) == 1
+    assert sum("Second question" in t for t in card_texts(second)) == 1
 
     # A session created on the first computer appears in the second's sidebar.
     rows_before = second.sidebar.model().rows()
@@ -170,7 +172,7 @@ def test_two_computers_share_a_session_one_writes_the_other_follows_then_continu
     provider.script(Reply(text="Third answer, written here."))
     send_in(qtbot, second, "Third question")
     idle(qtbot, second)
-    assert any("Third answer, written here." in t for t in shown_texts(second))
+    assert any("Third answer, written here." in t for t in card_texts(second))
     close(qtbot, second)
     assert stored_texts(database_url, session.metadata.id) == [
         "First question",
@@ -220,7 +222,7 @@ def test_server_stopped_hard_during_a_reply_then_back_nothing_lost_nothing_twice
     QTest.mouseClick(retry, Qt.MouseButton.LeftButton)
     idle(qtbot, window)
     qtbot.waitUntil(lambda: window.wb.save.pending == 0 and window.wb.save.status == "saved")
-    texts = shown_texts(window)
+    texts = card_texts(window)
     assert sum("A question" in t for t in texts) == 1
     assert sum("The answer that was streaming when the server went away." in t for t in texts) == 1
     ids = [r[0] for r in session.raw_entries()]
@@ -232,7 +234,7 @@ def test_server_stopped_hard_during_a_reply_then_back_nothing_lost_nothing_twice
     again = computer(qtbot, tmp_path / "data", provider, database_url)
     assert again.wb.session is not None
     assert [r[0] for r in again.wb.session.raw_entries()] == ids  # every entry once
-    texts = shown_texts(again)
+    texts = card_texts(again)
     assert sum("The answer that was streaming when the server went away." in t for t in texts) == 1
     close(qtbot, again)
 
@@ -470,7 +472,7 @@ def test_after_the_writer_lost_its_connection_the_other_computer_continues_it_he
     provider.script(Reply(text="Answer on the second computer."))
     send_in(qtbot, second, "Question on the second computer")
     idle(qtbot, second)
-    assert any("Answer on the second computer." in t for t in shown_texts(second))
+    assert any("Answer on the second computer." in t for t in card_texts(second))
 
     # The first comes back: its next save is refused, nothing is overwritten.
     provider.script(Reply(text="Late answer."))
@@ -575,5 +577,5 @@ def test_a_database_migrated_by_a_newer_app_opens_read_only_with_a_notice(
     assert read_only(older)
     assert older.composer.input.isReadOnly()
     assert any("newer Desktop Agent" in t for t in older.notices.texts())
-    assert any("Written before the upgrade." in t for t in shown_texts(older))
+    assert any("Written before the upgrade." in t for t in card_texts(older))
     close(qtbot, older)

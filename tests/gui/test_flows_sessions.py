@@ -31,16 +31,11 @@ from tests.helpers.window import (
     new_window,
     open_window,
     run,
+    send,
+    session_window,
     settle,
-    type_and_send,
 )
 from tests.helpers.workbench import answer, damage_second_entry, make_workbench, seed, user
-
-
-def send(qtbot: QtBot, window: MainWindow, text: str) -> None:
-    window.composer.input.setFocus()
-    type_and_send(qtbot, window, text)
-    idle(qtbot, window)
 
 
 def highlighted(window: MainWindow) -> str | None:
@@ -306,8 +301,7 @@ def test_quitting_with_unsaved_entries_asks_and_retry_saves_them(
     workspace: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    window = new_window(qtbot, tmp_path, provider, store, workspace)
-    run(qtbot, window.new_session())
+    window = session_window(qtbot, tmp_path, provider, store, workspace)
     opened: list[PersistenceErrorDialog] = []
     real_keep = window.dialogs._keep
 
@@ -404,8 +398,7 @@ def test_markdown_export_from_the_sidebar_says_where_the_file_is(
     store: str,
     workspace: Path,
 ) -> None:
-    window = new_window(qtbot, tmp_path, provider, store, workspace)
-    run(qtbot, window.new_session())
+    window = session_window(qtbot, tmp_path, provider, store, workspace)
     provider.script(Reply(text="## Result\n\nDone."))
     send(qtbot, window, "export me")
     dest = tmp_path / "export.md"

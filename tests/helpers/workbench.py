@@ -28,7 +28,13 @@ from desktop_agent.config import (
 )
 from desktop_agent.harness import HarnessSettings
 from desktop_agent.session import JsonlSessionRepo, Session, SessionIndex, SqliteSessionRepo
-from desktop_agent.tools import BashTool, Sandbox, built_in_tools
+from desktop_agent.tools import (
+    ApprovalDecision,
+    ApprovalRequest,
+    BashTool,
+    Sandbox,
+    built_in_tools,
+)
 from desktop_agent.workbench import (
     Changes,
     Event,
@@ -223,3 +229,26 @@ class Recorder:
 
     def clear(self) -> None:
         self.events.clear()
+
+
+class Approver:
+    """Answers the workbench's approval requests in the person's place (set as
+    ``wb.approver``): records each request and, once `release` is called (at once with
+    ``hold=False``), answers ``decision``; the card meanwhile shows it waiting."""
+
+    def __init__(
+        self, decision: ApprovalDecision = ApprovalDecision.ALLOW_ONCE, *, hold: bool = True
+    ) -> None:
+        self.asked: list[ApprovalRequest] = []
+        self.decision = decision
+        self._released = asyncio.Event()
+        if not hold:
+            self._released.set()
+
+    async def __call__(self, request: ApprovalRequest) -> ApprovalDecision:
+        self.asked.append(request)
+        await self._released.wait()
+        return self.decision
+
+    def release(self) -> None:
+        self._released.set()

@@ -16,7 +16,7 @@ from desktop_agent.workbench import Workbench
 from desktop_agent.workbench._checkpoints import session_records
 from desktop_agent.workbench._store import JsonlStore
 from tests.helpers.git_repo import dot_git_fingerprint, git, make_user_repo
-from tests.helpers.provider_server import ProviderServer, Reply, ToolCallSpec
+from tests.helpers.provider_server import ProviderServer, Reply, ToolCallSpec, tool_call
 from tests.helpers.workbench import make_workbench
 
 pytestmark = pytest.mark.asyncio
@@ -51,7 +51,7 @@ async def two_versions(wb: Workbench, provider: ProviderServer, project: Path) -
     two prompts' entry ids."""
     await wb.new_session(str(project))
     provider.script(
-        Reply(tool_calls=[ToolCallSpec("w1", "write", {"path": "notes.txt", "content": V1})]),
+        tool_call("write", {"path": "notes.txt", "content": V1}, "w1"),
         Reply(text="one written"),
     )
     await wb.send("Write version one")
@@ -247,7 +247,7 @@ async def test_editing_the_first_prompt_goes_back_to_the_folder_before_it(
     wb = await bench(tmp_path / "data", provider, store, "always")
     await wb.new_session(str(project))
     provider.script(
-        Reply(tool_calls=[ToolCallSpec("w1", "write", {"path": "notes.txt", "content": V1})]),
+        tool_call("write", {"path": "notes.txt", "content": V1}, "w1"),
         Reply(text="one written"),
     )
     await wb.send("Write version one")
@@ -288,7 +288,7 @@ async def test_the_first_snapshot_of_a_folder_starts_when_a_session_opens_in_it(
     caplog.set_level(logging.DEBUG, logger="desktop_agent.checkpoints")
     await wb.new_session(str(project))  # the first snapshot starts in the background
     provider.script(
-        Reply(tool_calls=[ToolCallSpec("w1", "write", {"path": "notes.txt", "content": V1})]),
+        tool_call("write", {"path": "notes.txt", "content": V1}, "w1"),
         Reply(text="one written"),
     )
     await wb.send("Write version one")  # its first tool call waits for what is left
@@ -340,7 +340,7 @@ async def delete_for_good_flow(wb: Workbench, provider: ProviderServer, project:
         await wb.new_session(str(project))
         provider.clear_script()
         provider.script(
-            Reply(tool_calls=[ToolCallSpec("w", "write", {"path": path, "content": path})]),
+            tool_call("write", {"path": path, "content": path}, "w"),
             Reply(text="written"),
         )
         await wb.send(f"Write {path}")

@@ -15,7 +15,7 @@ import pytest
 from desktop_agent.ai import AssistantMessage, UserMessage
 from desktop_agent.session import JsonlSessionRepo, Session
 from desktop_agent.workbench import Workbench, WorkbenchError
-from tests.helpers.provider_server import ProviderServer, Reply, ToolCallSpec
+from tests.helpers.provider_server import ProviderServer, Reply, tool_call
 from tests.helpers.workbench import (
     Recorder,
     answer,
@@ -186,7 +186,7 @@ async def test_export_markdown_html_and_jsonl(
     await wb.new_session(str(workspace))
     (workspace / "notes.txt").write_text("```inner fence```\nline two\n")
     provider.script(
-        Reply(tool_calls=[ToolCallSpec("call_1", "read", {"path": "notes.txt"})]),
+        tool_call("read", {"path": "notes.txt"}),
         Reply(text="# Findings\n\nThe file has two lines.\n\n```\n# not a heading\n```"),
     )
     await wb.send("Read notes.txt")
