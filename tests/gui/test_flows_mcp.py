@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import (
@@ -43,6 +44,8 @@ from tests.helpers.window import (
     window_in,
 )
 from tests.helpers.workbench import Approver, make_workbench
+
+pytestmark = pytest.mark.slow
 
 TOKEN = "mcp-test-token-0123456789abcdef"
 ECHOED = f"from the model {TOKEN}"

@@ -89,6 +89,7 @@ def last_card_text(window: MainWindow) -> str:
     return texts[-1] if texts else ""
 
 
+@pytest.mark.slow
 def test_a_pi_cli_session_opens_from_the_sidebar_and_continues_in_place(
     qtbot: QtBot,
     running_qloop: asyncio.AbstractEventLoop,
@@ -318,6 +319,7 @@ def test_the_pi_source_is_turned_off_and_on_in_settings(
     close(qtbot, window)
 
 
+@pytest.mark.slow
 def test_pi_and_the_window_take_turns_on_one_session(
     qtbot: QtBot,
     running_qloop: asyncio.AbstractEventLoop,
