@@ -12,6 +12,8 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from desktop_agent.ai import AssistantMessage, Model, ModelRegistry, TextContent, UserMessage
 from desktop_agent.checkpoints import CheckpointStore
 from desktop_agent.config import (
@@ -252,3 +254,30 @@ class Approver:
 
     def release(self) -> None:
         self._released.set()
+
+
+def break_saving(monkeypatch: pytest.MonkeyPatch, store: str) -> dict[str, bool]:
+    """Make the store's writes fail with a full disk until ``["on"]`` is set False."""
+    from desktop_agent.session._platform import OS_FILE_OPS
+    from desktop_agent.session._sqlite import SqliteStorage
+
+    broken = {"on": True}
+    if store == "jsonl":
+        real = OS_FILE_OPS.write_all
+
+        def write_all(fd: int, data: bytes) -> None:
+            if broken["on"]:
+                raise OSError(28, "No space left on device")
+            real(fd, data)
+
+        monkeypatch.setattr(OS_FILE_OPS, "write_all", write_all)
+    else:
+        real_write = SqliteStorage._write
+
+        def write(self: SqliteStorage, rows: list[object]) -> None:
+            if broken["on"]:
+                raise OSError(28, "No space left on device")
+            real_write(self, rows)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(SqliteStorage, "_write", write)
+    return broken
