@@ -288,7 +288,7 @@ def test_a_server_that_stops_answering_is_a_failed_save_in_bounded_time_then_ret
         assert "kept in memory" in shown.text()
         assert opened[0].findChild(QPushButton, "saveCopyButton") is not None
         assert window.wb.save.pending == 2 and window.wb.save.status != "saved"
-        texts = shown_texts(window)
+        texts = card_texts(window)
         assert sum("An answer while the server is frozen." in t for t in texts) == 1
     finally:
         postgres_cluster.resume()
