@@ -22,7 +22,7 @@ from desktop_agent.checkpoints import (
     Snapshot,
 )
 from tests.helpers.git_repo import dot_git_fingerprint, folder_files, git, make_user_repo
-from tests.session.test_real_fs import mounted
+from tests.helpers.real_fs import mounted
 
 
 @pytest.fixture

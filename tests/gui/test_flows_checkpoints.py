@@ -25,6 +25,7 @@ from desktop_agent.gui._file_changes import FileChangesDialog
 from desktop_agent.gui.map._model import MapRole
 from desktop_agent.workbench import SettingsForm
 from tests.gui.test_map_flows import click_row
+from tests.helpers.checkpoint_flow import V1, V2, assert_version, two_versions
 from tests.helpers.git_repo import dot_git_fingerprint, folder_files, make_user_repo
 from tests.helpers.provider_server import ProviderServer, Reply, ToolCallSpec, tool_call
 from tests.helpers.window import (
@@ -39,7 +40,6 @@ from tests.helpers.window import (
     window_in,
 )
 from tests.helpers.workbench import make_workbench
-from tests.workbench.test_checkpoints import V1, V2, assert_version, two_versions
 
 ALT = Qt.KeyboardModifier.AltModifier
 CTRL = Qt.KeyboardModifier.ControlModifier

@@ -30,6 +30,7 @@ from desktop_agent.workbench import SettingsForm
 from tests.helpers.pi import Pi
 from tests.helpers.pi_cli import MODEL as PI_MODEL
 from tests.helpers.pi_cli import PROVIDER as PI_PROVIDER
+from tests.helpers.pi_files import outside_append, pi_session, place, v2_file
 from tests.helpers.provider_server import ProviderServer, Reply
 from tests.helpers.window import (
     SCREENSHOTS,
@@ -43,8 +44,6 @@ from tests.helpers.window import (
     settle,
 )
 from tests.helpers.workbench import make_workbench
-from tests.session.test_legacy import place, v2_file
-from tests.workbench.test_pi_sessions import outside_append, pi_session
 
 
 @pytest.fixture
@@ -331,7 +330,7 @@ def test_pi_and_the_window_take_turns_on_one_session(
     """The real Pi CLI (print mode) starts a session; the window continues it from the
     sidebar's Pi section; ``pi --continue`` then carries on after our turn."""
     from tests.helpers.pi_cli import PiCli
-    from tests.interop.test_pi_cli import user_texts
+    from tests.helpers.wire import user_texts
 
     cli = PiCli(pi, provider, tmp_path / "cli")
     provider.script(Reply(text="Pi's first answer."))
