@@ -1,9 +1,16 @@
-"""Suite-wide strictness: offscreen Qt, no leaked asyncio tasks, no swallowed exceptions.
+"""Suite-wide strictness: offscreen Qt, no leaked asyncio tasks, no swallowed exceptions;
+the fixtures every folder shares; the ``slow`` marker kept honest.
 
 Warnings are errors (pyproject ``filterwarnings``), Qt warnings fail the test
 (``qt_log_level_fail``), an exception that reaches ``sys.excepthook`` or
 ``threading.excepthook`` fails the test, and so does an asyncio task still pending when a
 test's event loop is closed.
+
+``slow`` marks the tests that start processes or the real app, or run long, so that
+``./run-tests -m "not slow"`` is a quick loop: a test that starts a Python interpreter,
+Node.js, PostgreSQL or the packaged app without the marker fails
+(tests/helpers/processes.py); a test using a fixture that starts one (`SLOW_FIXTURES`) or
+marked ``interop`` gets the marker by that alone.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.helpers import STORES
+from tests.helpers import STORES, processes
 
 if TYPE_CHECKING:
     from tests.helpers.pi import Pi
@@ -63,6 +70,42 @@ def _cancel_all_recording(loop: asyncio.AbstractEventLoop) -> None:
 
 
 asyncio.runners._cancel_all_tasks = _cancel_all_recording  # type: ignore[attr-defined]
+
+
+SLOW_FIXTURES = frozenset({"postgres_cluster", "pi", "http_server", "sse_server"})
+"""Fixtures that start a server or Node.js: a test using one is ``slow`` by that alone."""
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark ``slow`` what uses a `SLOW_FIXTURES` fixture or is marked ``interop`` (before
+    ``-m`` deselects)."""
+    for item in items:
+        uses = set(getattr(item, "fixturenames", ()))
+        if uses & SLOW_FIXTURES or item.get_closest_marker("interop") is not None:
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    processes.record()
+
+
+def pytest_runtest_logfinish() -> None:
+    processes.stop()
+
+
+@pytest.fixture(autouse=True)
+def _costly_processes_need_the_slow_marker(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Fail a test that starts a Python interpreter, Node.js, PostgreSQL or the packaged
+    app (in its setup or its body) and is not marked ``slow``."""
+    yield
+    started = processes.recorded()
+    if started and request.node.get_closest_marker("slow") is None:
+        pytest.fail(
+            "this test starts processes but is not marked slow (add @pytest.mark.slow, so "
+            '`./run-tests -m "not slow"` stays quick):\n' + "\n".join(started[:5])
+        )
 
 
 @pytest.fixture
@@ -119,8 +162,12 @@ def postgres_cluster() -> Iterator[Any]:
 
 
 @pytest.fixture
-def database_url(postgres_cluster: Any) -> str:
-    """The URL (with its password) of a fresh database on the suite's cluster."""
+def database_url(request: pytest.FixtureRequest, postgres_cluster: Any) -> str:
+    """The URL (with its password) of a fresh database on the suite's cluster. A test that
+    asks for it by name is ``slow`` (`SLOW_FIXTURES`); one that reaches it through
+    ``request.getfixturevalue`` must carry the marker itself (a ``pytest.param`` mark)."""
+    if request.node.get_closest_marker("slow") is None:
+        pytest.fail("a test that uses PostgreSQL must be marked slow")
     url: str = postgres_cluster.url(postgres_cluster.database())
     return url
 

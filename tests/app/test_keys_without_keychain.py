@@ -23,6 +23,8 @@ from desktop_agent.session import JsonlSessionRepo
 from tests.app.test_smoke import run_smoke
 from tests.helpers.provider_server import ProviderServer
 
+pytestmark = pytest.mark.slow
+
 NO_KEYCHAIN = {"PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
 
 

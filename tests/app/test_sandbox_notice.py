@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.app.test_smoke import run_smoke
+
+pytestmark = pytest.mark.slow
 
 
 def test_the_app_says_when_bubblewrap_is_missing(tmp_path: Path) -> None:

@@ -9,7 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.helpers.provider_server import ProviderServer, Reply
+
+pytestmark = pytest.mark.slow  # the real app, in processes of its own
 
 
 def test_a_script_file_sends_through_the_window_reports_each_step_and_quits(

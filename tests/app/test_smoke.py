@@ -14,6 +14,8 @@ from desktop_agent.ai import TextContent, UserMessage
 from desktop_agent.session import JsonlSessionRepo
 from desktop_agent.utils import RedactingFilter
 
+pytestmark = pytest.mark.slow
+
 
 def run_smoke(data_dir: Path, *extra: str, env: dict[str, str] | None = None) -> dict[str, object]:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", **(env or {})}

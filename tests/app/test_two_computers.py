@@ -18,11 +18,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from desktop_agent.session import PostgresSessionRepo, SessionMetadata
 from desktop_agent.utils.text import message_text
 from tests.helpers import figures
 from tests.helpers.postgres import Cluster
 from tests.helpers.provider_server import ProviderServer, Reply
+
+pytestmark = pytest.mark.slow  # the real app, in processes of its own
 
 
 def _settings(data: Path, provider: ProviderServer) -> None:

@@ -22,7 +22,7 @@ from desktop_agent.checkpoints import (
     Snapshot,
 )
 from tests.helpers.git_repo import dot_git_fingerprint, folder_files, git, make_user_repo
-from tests.session.test_real_fs import mounted
+from tests.helpers.real_fs import mounted
 
 
 @pytest.fixture
@@ -328,6 +328,7 @@ def test_pruning_keeps_recent_snapshots_and_frees_the_rest(
     assert store.prune_sync(30) == 0  # nothing more to free
 
 
+@pytest.mark.slow
 def test_an_unreadable_file_is_named_and_the_rest_snapshotted(
     repo: Path, store: CheckpointStore
 ) -> None:

@@ -49,6 +49,7 @@ CHILD = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/<pid>/environ")
 def test_no_provider_key_in_the_app_environment_or_a_tool_process(tmp_path: Path) -> None:
     canaries = make_canaries()
@@ -104,6 +105,7 @@ UNDUMPABLE_CHILD = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     not sys.platform.startswith("linux") or os.geteuid() != 0,
     reason="needs Linux and root to run the two processes as another user",

@@ -11,7 +11,7 @@ import pytest
 from keyring.backends import fail
 
 from desktop_agent.config import KeyFile, KeyFileError, KeyStore, KeyStoreError
-from tests.session.test_real_fs import _fill, mounted
+from tests.helpers.real_fs import _fill, mounted
 
 
 def test_keys_are_written_0600_atomically_and_removed(tmp_path: Path) -> None:

@@ -170,6 +170,7 @@ def _find_in_a_new_process(tmp_path: Path) -> dict[str, object]:
     return result
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="Linux backends")
 def test_platform_keyring_finds_what_keyring_finds_without_its_search(tmp_path: Path) -> None:
     """No session bus: both give `fail.Keyring`, but only keyring's search imports the

@@ -31,11 +31,13 @@ from tests.helpers.provider_server import ProviderServer, Reply
 from tests.helpers.window import (
     SCREENSHOTS,
     close,
+    focused,
     idle,
     new_window,
     open_window,
     painted,
     painted_text,
+    press,
     run,
     settle,
     type_and_send,
@@ -498,17 +500,6 @@ def test_shortcuts_sheet_lists_every_key_of_the_action_table(
     assert len(rows) == sum(1 for s in ACTIONS if s.shortcuts) + len(KEYS)
     dialog.close()  # type: ignore[union-attr]
     close(qtbot, window)
-
-
-def focused() -> QWidget:
-    target = QApplication.focusWidget()
-    assert target is not None, "nothing has the keyboard focus"
-    return target
-
-
-def press(key: Qt.Key, mods: Qt.KeyboardModifier = Qt.KeyboardModifier.NoModifier) -> None:
-    """A key press on whatever has the keyboard focus, as a person's keyboard does."""
-    QTest.keyClick(focused(), key, mods)
 
 
 def map_current_entry(window: MainWindow) -> str | None:

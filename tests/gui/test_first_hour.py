@@ -33,8 +33,10 @@ from desktop_agent.gui import MainWindow
 from desktop_agent.gui._settings_dialog import SettingsDialog
 from desktop_agent.gui.chat._parts import BoxPart, DocPart
 from tests.gui.test_map_flows import open_three, row_of
-from tests.helpers.provider_server import HttpError, ProviderServer, Reply, ToolCallSpec
+from tests.helpers.provider_server import HttpError, ProviderServer, Reply, tool_call
 from tests.helpers.window import (
+    ask,
+    chat_text,
     click_button,
     close,
     idle,
@@ -43,6 +45,7 @@ from tests.helpers.window import (
     painted,
     painted_text,
     run,
+    session_window,
     settle,
     type_and_send,
 )
@@ -320,11 +323,16 @@ def test_m5_ctrl_r_on_a_good_answer_makes_a_new_version_and_retry_stays_for_fail
     provider: ProviderServer,
     workspace: Path,
 ) -> None:
-    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
-    run(qtbot, window.new_session())
-    provider.script(Reply(text="answer one"), Reply(text="answer two"), Reply(text="three"))
-    type_and_send(qtbot, window, "a question")
-    idle(qtbot, window)
+    window = session_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    ask(
+        qtbot,
+        window,
+        provider,
+        "a question",
+        Reply(text="answer one"),
+        Reply(text="answer two"),
+        Reply(text="three"),
+    )
     assert "answer one" in painted_text(painted(window, 1))
     assert "Regenerate" in painted_text(painted(window, 1))  # on hover, as Copy
     sent = len(provider.requests)
@@ -375,11 +383,8 @@ def test_m7_clicks_in_a_long_reply_do_not_move_the_view_and_code_copy_copies(
     provider: ProviderServer,
     workspace: Path,
 ) -> None:
-    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
-    run(qtbot, window.new_session())
-    provider.script(Reply(text=long_code_reply()))
-    type_and_send(qtbot, window, "a long answer please")
-    idle(qtbot, window)
+    window = session_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    ask(qtbot, window, provider, "a long answer please", Reply(text=long_code_reply()))
     view = window.chat.view
     bar = view.verticalScrollBar()
     assert view.visualRect(window.chat.model.index(1, 0)).height() > view.viewport().height()
@@ -441,11 +446,8 @@ def test_m6_reply_text_is_selected_in_place_and_copied_with_ctrl_c_and_the_menu(
     provider: ProviderServer,
     workspace: Path,
 ) -> None:
-    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
-    run(qtbot, window.new_session())
-    provider.script(Reply(text=REPLY))
-    type_and_send(qtbot, window, "say something")
-    idle(qtbot, window)
+    window = session_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    ask(qtbot, window, provider, "say something", Reply(text=REPLY))
     view = window.chat.view
     port = view.viewport()
     clipboard = QGuiApplication.clipboard()
@@ -562,11 +564,15 @@ def test_m5_ctrl_f_finds_text_in_the_conversation_with_highlights(
     provider: ProviderServer,
     workspace: Path,
 ) -> None:
-    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
-    run(qtbot, window.new_session())
-    provider.script(Reply(text="A zebra is striped.\n\nAnother Zebra runs."), Reply(text="ok"))
-    type_and_send(qtbot, window, "tell me about zebras")
-    idle(qtbot, window)
+    window = session_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    ask(
+        qtbot,
+        window,
+        provider,
+        "tell me about zebras",
+        Reply(text="A zebra is striped.\n\nAnother Zebra runs."),
+        Reply(text="ok"),
+    )
     type_and_send(qtbot, window, "thanks")
     idle(qtbot, window)
     QTest.keyClick(window.composer.input, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
@@ -596,11 +602,8 @@ def test_m10_l7_error_cards_say_what_to_do_and_read_cleanly(
     provider: ProviderServer,
     workspace: Path,
 ) -> None:
-    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
-    run(qtbot, window.new_session())
-    provider.script(HttpError(401, "scripted 401"))
-    type_and_send(qtbot, window, "hello")
-    idle(qtbot, window)
+    window = session_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    ask(qtbot, window, provider, "hello", HttpError(401, "scripted 401"))
     card = painted_text(painted(window, window.chat.model.last_row()))
     assert "401" in card and "Check the API key in Settings." in card
     close(qtbot, window)
@@ -627,11 +630,8 @@ def test_m18_enter_in_the_inline_edit_box_sends_like_the_message_box(
     provider: ProviderServer,
     workspace: Path,
 ) -> None:
-    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
-    run(qtbot, window.new_session())
-    provider.script(Reply(text="answer one"), Reply(text="answer two"))
-    type_and_send(qtbot, window, "question one")
-    idle(qtbot, window)
+    window = session_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    ask(qtbot, window, provider, "question one", Reply(text="answer one"), Reply(text="answer two"))
     click_button(qtbot, window, 0, "Edit")
     editor = window.chat.view.findChild(QPlainTextEdit, "chatEditText")
     qtbot.waitUntil(lambda: editor is not None and editor.isVisible())
@@ -687,8 +687,7 @@ def test_m14_the_window_title_of_a_long_prompt_is_cut_near_80_characters(
     provider: ProviderServer,
     workspace: Path,
 ) -> None:
-    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
-    run(qtbot, window.new_session())
+    window = session_window(qtbot, tmp_path, provider, "jsonl", workspace)
     provider.script(Reply(text="ok"))
     prompt = "\n".join(f"line {i} of a long prompt about the calculator" for i in range(1, 9))
     window.composer.set_text(prompt)
@@ -707,16 +706,17 @@ def test_m15_long_command_output_shows_its_start_and_its_end(
     provider: ProviderServer,
     workspace: Path,
 ) -> None:
-    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
-    run(qtbot, window.new_session())
+    window = session_window(qtbot, tmp_path, provider, "jsonl", workspace)
     command = "seq 1 3000; echo done-marker"
-    provider.script(
-        Reply(tool_calls=[ToolCallSpec("call_1", "bash", {"command": command})]),
+    ask(
+        qtbot,
+        window,
+        provider,
+        "count",
+        tool_call("bash", {"command": command}),
         Reply(text="done"),
     )
-    type_and_send(qtbot, window, "count")
-    idle(qtbot, window)
-    shown = "\n".join(painted_text(painted(window, i)) for i in range(window.chat.item_count()))
+    shown = chat_text(window)
     assert "\n3000\ndone-marker" in shown  # the end, where errors are
     assert "more lines]" in shown
     close(qtbot, window)
@@ -729,11 +729,8 @@ def test_m6_m11_the_session_list_says_when_nothing_matches_and_an_emptied_trash_
     provider: ProviderServer,
     workspace: Path,
 ) -> None:
-    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
-    run(qtbot, window.new_session())
-    provider.script(Reply(text="one"))
-    type_and_send(qtbot, window, "a session about zebras")
-    idle(qtbot, window)
+    window = session_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    ask(qtbot, window, provider, "a session about zebras", Reply(text="one"))
     sidebar = window.sidebar
     empty = sidebar.findChild(QLabel, "sessionListEmpty")
     assert empty is not None and not empty.isVisible()
@@ -844,11 +841,8 @@ def test_m17_ctrl_e_opens_the_edit_box_in_view(
     provider: ProviderServer,
     workspace: Path,
 ) -> None:
-    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
-    run(qtbot, window.new_session())
-    provider.script(Reply(text=long_code_reply()))
-    type_and_send(qtbot, window, "a long answer please")
-    idle(qtbot, window)
+    window = session_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    ask(qtbot, window, provider, "a long answer please", Reply(text=long_code_reply()))
     view = window.chat.view
     assert not view.visualRect(window.chat.model.index(0, 0)).intersects(view.viewport().rect())
     QTest.keyClick(window.composer.input, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier)
@@ -873,8 +867,7 @@ def test_m8_a_message_typed_while_a_reply_streams_says_where_it_went(
     provider: ProviderServer,
     workspace: Path,
 ) -> None:
-    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
-    run(qtbot, window.new_session())
+    window = session_window(qtbot, tmp_path, provider, "jsonl", workspace)
     provider.script(
         Reply(text=["partial ", "answer ", "goes on"], stall_after=4, stall_s=30),
         Reply(text="after the steer"),
@@ -899,11 +892,8 @@ def test_p11_export_suggests_the_session_title_in_its_project_folder(
     provider: ProviderServer,
     workspace: Path,
 ) -> None:
-    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
-    run(qtbot, window.new_session())
-    provider.script(Reply(text="ok"))
-    type_and_send(qtbot, window, "Calculator: project tour?")
-    idle(qtbot, window)
+    window = session_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    ask(qtbot, window, provider, "Calculator: project tour?", Reply(text="ok"))
     seen: list[tuple[str, list[str], str]] = []
 
     def look(dialog: QWidget) -> None:

@@ -14,10 +14,10 @@ from pytestqt.qtbot import QtBot
 
 from desktop_agent.ai import AssistantMessage
 from desktop_agent.session import Session
-from desktop_agent.tools import ApprovalDecision, ApprovalRequest
-from tests.helpers.provider_server import HttpError, ProviderServer, Reply, ToolCallSpec
+from tests.helpers.provider_server import HttpError, ProviderServer, Reply, tool_call
 from tests.helpers.window import (
     SCREENSHOTS,
+    ask,
     click_button,
     close,
     find_index,
@@ -28,10 +28,11 @@ from tests.helpers.window import (
     painted,
     painted_text,
     run,
+    session_window,
     settle,
     type_and_send,
 )
-from tests.helpers.workbench import answer, seed, user
+from tests.helpers.workbench import Approver, answer, seed, user
 
 LAST_SENTENCE = "That is the end of the reply."
 
@@ -65,9 +66,7 @@ def test_launch_ctrl_n_type_enter_sends_and_the_end_of_the_reply_is_drawn(
     qtbot.waitUntil(lambda: window.wb.session is not None)
     idle(qtbot, window)  # the new-session task moves the focus once its views are drawn
     assert QApplication.focusWidget() is window.composer.input  # not the session search
-    provider.script(Reply(text=long_reply(), delay_s=0.002))
-    type_and_send(qtbot, window, "Explain at length")
-    idle(qtbot, window)
+    ask(qtbot, window, provider, "Explain at length", Reply(text=long_reply(), delay_s=0.002))
     last = window.chat.model.last_row()
     assert last == 1
     shown = painted_text(painted(window, last))
@@ -89,11 +88,8 @@ def test_edit_button_and_versions_come_at_once_and_focus_returns_to_the_composer
     store: str,
     workspace: Path,
 ) -> None:
-    window = new_window(qtbot, tmp_path, provider, store, workspace)
-    run(qtbot, window.new_session())
-    provider.script(Reply(text="answer one"), Reply(text="answer two"))
-    type_and_send(qtbot, window, "question one")
-    idle(qtbot, window)
+    window = session_window(qtbot, tmp_path, provider, store, workspace)
+    ask(qtbot, window, provider, "question one", Reply(text="answer one"), Reply(text="answer two"))
     assert "Edit" in painted_text(painted(window, 0))  # at once, without reopening
     click_button(qtbot, window, 0, "Edit")
     editor = window.chat.view.findChild(QPlainTextEdit, "chatEditText")
@@ -121,11 +117,8 @@ def test_retries_do_not_pile_up_and_fold_after_a_successful_retry(
     store: str,
     workspace: Path,
 ) -> None:
-    window = new_window(qtbot, tmp_path, provider, store, workspace)
-    run(qtbot, window.new_session())
-    provider.script(*[HttpError(500, "the server is busy")] * 4)
-    type_and_send(qtbot, window, "please answer")
-    idle(qtbot, window)
+    window = session_window(qtbot, tmp_path, provider, store, workspace)
+    ask(qtbot, window, provider, "please answer", *[HttpError(500, "the server is busy")] * 4)
     assert window.chat.item_count() == 2  # one card for the prompt's four attempts
     card = painted_text(painted(window, 1))
     assert "Error · 4 attempts" in card and provider.url in card and "Retry" in card
@@ -158,32 +151,24 @@ def test_tool_card_waits_for_approval_and_the_dialog_shows_the_quoted_command(
     window = new_window(qtbot, tmp_path, provider, store, workspace)
     window.wb.settings.approval["bash"] = "ask"
     run(qtbot, window.new_session())
-    asked: list[ApprovalRequest] = []
-    answer_now = asyncio.Event()
-
-    async def approve(request: ApprovalRequest) -> ApprovalDecision:
-        asked.append(request)
-        await answer_now.wait()
-        return ApprovalDecision.ALLOW_ONCE
-
-    window.wb.approver = approve
+    window.wb.approver = approver = Approver()
     command = "echo 'it works' && ls"
     provider.script(
-        Reply(tool_calls=[ToolCallSpec("call_1", "bash", {"command": command})]),
+        tool_call("bash", {"command": command}),
         Reply(text="done"),
     )
     type_and_send(qtbot, window, "run it")
-    qtbot.waitUntil(lambda: bool(asked), timeout=10_000)
+    qtbot.waitUntil(lambda: bool(approver.asked), timeout=10_000)
     settle(qtbot, window)
     assert "waiting for approval" in painted_text(painted(window, 1))
-    answer_now.set()
+    approver.release()
     idle(qtbot, window)
     shown = painted_text(painted(window, 1))
     assert "waiting for approval" not in shown and "it works" in shown
     from desktop_agent.gui._dialogs import ApprovalDialog, approval_text
 
-    assert approval_text(asked[0]).endswith(" -c 'echo '\"'\"'it works'\"'\"' && ls'")
-    dialog = ApprovalDialog(window, asked[0])
+    assert approval_text(approver.asked[0]).endswith(" -c 'echo '\"'\"'it works'\"'\"' && ls'")
+    dialog = ApprovalDialog(window, approver.asked[0])
     qtbot.addWidget(dialog)
     body = dialog.findChild(QPlainTextEdit, "approvalText")
     assert body is not None
@@ -233,8 +218,7 @@ def test_stop_a_run_with_the_stop_button(
     store: str,
     workspace: Path,
 ) -> None:
-    window = new_window(qtbot, tmp_path, provider, store, workspace)
-    run(qtbot, window.new_session())
+    window = session_window(qtbot, tmp_path, provider, store, workspace)
     provider.script(Reply(text=["partial ", "answer ", "never ends"], stall_after=4, stall_s=30))
     type_and_send(qtbot, window, "long answer please")
     model = window.chat.model
@@ -301,8 +285,7 @@ def test_quitting_during_a_run_can_wait_for_it(
     store: str,
     workspace: Path,
 ) -> None:
-    window = new_window(qtbot, tmp_path, provider, store, workspace)
-    run(qtbot, window.new_session())
+    window = session_window(qtbot, tmp_path, provider, store, workspace)
     provider.script(Reply(text=["slow ", "but ", "complete"], delay_s=0.1))
     type_and_send(qtbot, window, "take your time")
     qtbot.waitUntil(lambda: window.wb.running)

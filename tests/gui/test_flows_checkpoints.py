@@ -15,7 +15,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QLabel, QPlainTextEdit, QPushButton, QWidget
+from PySide6.QtWidgets import QLabel, QPlainTextEdit, QPushButton
 from pytestqt.qtbot import QtBot
 
 from desktop_agent.config import CheckpointSettings, Settings
@@ -25,21 +25,25 @@ from desktop_agent.gui._settings_dialog import SettingsDialog
 from desktop_agent.gui.map._model import MapRole
 from desktop_agent.workbench import SettingsForm
 from tests.gui.test_map_flows import click_row
+from tests.helpers.checkpoint_flow import V1, V2, assert_version, two_versions
 from tests.helpers.git_repo import dot_git_fingerprint, folder_files, make_user_repo
-from tests.helpers.provider_server import ProviderServer, Reply, ToolCallSpec
-from tests.helpers.window import close, idle, open_window, painted, painted_text, run, type_and_send
+from tests.helpers.provider_server import ProviderServer, Reply, ToolCallSpec, tool_call
+from tests.helpers.window import (
+    ask,
+    chat_text,
+    close,
+    focused,
+    idle,
+    painted,
+    painted_text,
+    run,
+    window_in,
+)
 from tests.helpers.workbench import make_workbench
-from tests.workbench.test_checkpoints import V1, V2, assert_version, two_versions
 
 ALT = Qt.KeyboardModifier.AltModifier
 CTRL = Qt.KeyboardModifier.ControlModifier
 DIFFER = "The files in the folder are from another branch (3 differ)"
-
-
-def focused() -> QWidget:
-    target = QApplication.focusWidget()
-    assert target is not None, "nothing has the keyboard focus"
-    return target
 
 
 def window_on(
@@ -58,18 +62,7 @@ def window_on(
         settings=settings,
         checkpoints=True,
     )
-    window = open_window(qtbot, data, [], workbench=wb)
-    wb.state.last_workspace = str(project)
-    window.activateWindow()
-    return window
-
-
-def shown(window: MainWindow) -> str:
-    """Every chat row's painted text."""
-    window.chat.view.viewport().repaint()
-    return "\n".join(
-        painted_text(painted(window, row)) for row in range(window.chat.model.rowCount())
-    )
+    return window_in(qtbot, wb, project)
 
 
 def bar_shows(window: MainWindow, text: str) -> bool:
@@ -114,12 +107,14 @@ def test_the_files_follow_alt_left_and_alt_right_and_a_restart(
     qtbot.waitUntil(lambda: window.wb.session is not None)
     idle(qtbot, window)
 
-    provider.script(
-        Reply(tool_calls=[ToolCallSpec("w1", "write", {"path": "notes.txt", "content": V1})]),
+    ask(
+        qtbot,
+        window,
+        provider,
+        "Write version one",
+        tool_call("write", {"path": "notes.txt", "content": V1}, "w1"),
         Reply(text="one written"),
     )
-    type_and_send(qtbot, window, "Write version one")
-    idle(qtbot, window)
     assert (project / "notes.txt").read_text() == V1
 
     provider.script(
@@ -142,14 +137,14 @@ def test_the_files_follow_alt_left_and_alt_right_and_a_restart(
     QTest.keyClick(focused(), Qt.Key.Key_A, CTRL)
     QTest.keyClicks(focused(), "Write version two")
     QTest.keyClick(focused(), Qt.Key.Key_Return, CTRL)
-    qtbot.waitUntil(lambda: "two written" in shown(window), timeout=20_000)
+    qtbot.waitUntil(lambda: "two written" in chat_text(window), timeout=20_000)
     idle(qtbot, window)
     run(qtbot, window.wb.settled())
     assert_version(project, 2)
     assert not window.notices.isVisible()
 
     alt(qtbot, window, Qt.Key.Key_Left)  # version one's conversation: the bar asks
-    assert "1/2" in painted_text(painted(window, 0)) and "one written" in shown(window)
+    assert "1/2" in painted_text(painted(window, 0)) and "one written" in chat_text(window)
     assert bar_shows(window, DIFFER)
     assert_version(project, 2)
     click(qtbot, window, "Show changes")
@@ -185,7 +180,7 @@ def test_the_files_follow_alt_left_and_alt_right_and_a_restart(
     again = window_on(qtbot, data, provider, store, project)  # the restart
     run(qtbot, again.wb.settled())
     idle(qtbot, again)
-    assert "one written" in shown(again)
+    assert "one written" in chat_text(again)
     assert bar_shows(again, DIFFER)
     click(qtbot, again, "Restore files")
     assert_version(project, 1)
@@ -331,7 +326,7 @@ def test_a_leaf_change_with_the_maps_keys_shows_the_bar_and_show_changes_the_dif
             break
     QTest.keyClick(view, Qt.Key.Key_Return)  # the leaf moves there
     settled(qtbot, window)
-    assert first in session.branch_ids() and "one written" in shown(window)
+    assert first in session.branch_ids() and "one written" in chat_text(window)
     assert bar_shows(window, DIFFER)
     assert_version(project, 2)  # asked, not restored
 

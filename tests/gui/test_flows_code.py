@@ -19,12 +19,11 @@ from desktop_agent.gui.chat._parts import DocPart
 from tests.helpers.provider_server import ProviderServer, Reply
 from tests.helpers.window import (
     SCREENSHOTS,
+    ask,
     close,
-    idle,
     new_window,
     painted,
     settle,
-    type_and_send,
 )
 
 CODE = "def area(radius):\n    import math\n    return math.pi * radius ** 2\n"
@@ -59,9 +58,13 @@ def test_reply_with_python_block_is_painted_with_coloured_keywords(
     qtbot.waitUntil(lambda: window.wb.session is not None)
     settle(qtbot, window)
     qtbot.waitUntil(lambda: QApplication.focusWidget() is window.composer.input)
-    provider.script(Reply(text=[REPLY[i : i + 9] for i in range(0, len(REPLY), 9)]))
-    type_and_send(qtbot, window, "Write an area function")
-    idle(qtbot, window)
+    ask(
+        qtbot,
+        window,
+        provider,
+        "Write an area function",
+        Reply(text=[REPLY[i : i + 9] for i in range(0, len(REPLY), 9)]),
+    )
     colorizer = window.chat.delegate.docs.colorizer
     qtbot.waitUntil(lambda: not colorizer.busy(), timeout=10_000)
     view = window.chat.view

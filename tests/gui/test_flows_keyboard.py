@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 
 from desktop_agent.gui._action_table import shortcut_rows
@@ -22,27 +22,20 @@ from desktop_agent.session import Session
 from tests.gui.test_map_flows import open_three
 from tests.helpers.provider_server import ProviderServer, Reply
 from tests.helpers.window import (
+    ask,
     close,
+    focused,
     idle,
     new_window,
     open_window,
     painted,
     painted_text,
+    press,
     type_and_send,
 )
 from tests.helpers.workbench import answer, seed, user
 
 ALT = Qt.KeyboardModifier.AltModifier
-
-
-def focused() -> QWidget:
-    target = QApplication.focusWidget()
-    assert target is not None, "nothing has the keyboard focus"
-    return target
-
-
-def press(key: Qt.Key, mods: Qt.KeyboardModifier = Qt.KeyboardModifier.NoModifier) -> None:
-    QTest.keyClick(focused(), key, mods)
 
 
 def test_tab_from_the_message_box_reaches_its_buttons_the_toolbar_and_every_pane(
@@ -56,9 +49,7 @@ def test_tab_from_the_message_box_reaches_its_buttons_the_toolbar_and_every_pane
     QTest.keyClick(window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
     qtbot.waitUntil(lambda: window.wb.session is not None)
     idle(qtbot, window)
-    provider.script(Reply(text="an answer"))
-    type_and_send(qtbot, window, "a prompt")
-    idle(qtbot, window)
+    ask(qtbot, window, provider, "a prompt", Reply(text="an answer"))
     assert focused() is window.composer.input
     seen: list[str] = []
     for _ in range(40):

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import (
@@ -30,21 +31,23 @@ from desktop_agent.gui import MainWindow
 from desktop_agent.gui._dialogs import ApprovalDialog
 from desktop_agent.gui._mcp import McpServersDialog
 from desktop_agent.gui._settings_dialog import SettingsDialog
-from desktop_agent.tools import ApprovalDecision, ApprovalRequest
 from desktop_agent.utils import Redactor
 from desktop_agent.workbench import McpServers
 from tests.helpers.mcp_servers import REPO
-from tests.helpers.provider_server import ProviderServer, Reply, ToolCallSpec
+from tests.helpers.provider_server import ProviderServer, Reply, tool_call
 from tests.helpers.window import (
+    ask,
+    chat_text,
     close,
     idle,
     open_window,
-    painted,
-    painted_text,
     run,
     type_and_send,
+    window_in,
 )
-from tests.helpers.workbench import make_workbench
+from tests.helpers.workbench import Approver, make_workbench
+
+pytestmark = pytest.mark.slow
 
 TOKEN = "mcp-test-token-0123456789abcdef"
 ECHOED = f"from the model {TOKEN}"
@@ -74,28 +77,14 @@ def mcp_window(qtbot: QtBot, data: Path, provider: ProviderServer, workspace: Pa
     mcp = McpServers.load(data / "config" / "mcp.json", redactor=redactor)
     wb = make_workbench(data, model, settings=settings, mcp=mcp)
     wb.redactor = redactor
-    window = open_window(qtbot, data, model, workbench=wb)
-    window.wb.state.last_workspace = str(workspace)
+    window = window_in(qtbot, wb, workspace)
     # Started by the first paint, in the background: ready a little later.
     qtbot.waitUntil(lambda: wb.mcp.statuses()[0].state == "ready", timeout=30_000)
     return window
 
 
-def send(qtbot: QtBot, window: MainWindow, provider: ProviderServer, text: str) -> list[Any]:
-    """Type ``text``, press Enter, wait for the run; the bodies of the requests it made."""
-    before = len(provider.requests)
-    type_and_send(qtbot, window, text)
-    idle(qtbot, window)
-    return [r.body for r in provider.requests[before:] if r.method == "POST"]
-
-
 def tool_names(body: Any) -> list[str]:
     return [t["name"] for t in body.get("tools", [])]
-
-
-def all_text(window: MainWindow) -> str:
-    rows = window.chat.model.rowCount()
-    return "\n".join(painted_text(painted(window, r)) for r in range(rows))
 
 
 def test_a_server_tool_is_offered_called_shown_sent_back_kept_and_offered_after_a_restart(
@@ -110,11 +99,14 @@ def test_a_server_tool_is_offered_called_shown_sent_back_kept_and_offered_after_
     window = mcp_window(qtbot, data, provider, workspace)
     wb = window.wb
     run(qtbot, window.new_session(str(workspace)))
-    provider.script(
-        Reply(tool_calls=[ToolCallSpec("call_1", "mcp__tests__echo", {"text": ECHOED})]),
+    posts = ask(
+        qtbot,
+        window,
+        provider,
+        "ask the server",
+        tool_call("mcp__tests__echo", {"text": ECHOED}),
         Reply(text="The server answered."),
     )
-    posts = send(qtbot, window, provider, "ask the server")
     assert len(posts) == 2
     assert "mcp__tests__echo" in tool_names(posts[0])
     assert "bash" in tool_names(posts[0])
@@ -125,7 +117,7 @@ def test_a_server_tool_is_offered_called_shown_sent_back_kept_and_offered_after_
     sent = json.dumps(posts[1]["messages"])
     assert "echo: from the model" in sent
     # The card shows it.
-    shown = all_text(window)
+    shown = chat_text(window)
     assert "echo: from the model" in shown
     assert "The server answered." in shown
     # The session file keeps it; the server's token (from its env in mcp.json), which the
@@ -147,11 +139,10 @@ def test_a_server_tool_is_offered_called_shown_sent_back_kept_and_offered_after_
 
     # Restart the app on the same data folder: the next request offers the tools again.
     window = mcp_window(qtbot, data, provider, workspace)
-    provider.script(Reply(text="Still here."))
-    posts = send(qtbot, window, provider, "again")
+    posts = ask(qtbot, window, provider, "again", Reply(text="Still here."))
     assert len(posts) == 1
     assert "mcp__tests__echo" in tool_names(posts[0])
-    assert "Still here." in all_text(window)
+    assert "Still here." in chat_text(window)
     close(qtbot, window)
 
 
@@ -169,30 +160,22 @@ def test_without_a_rule_it_asks_naming_server_and_tool_progress_shows_and_stop_c
     wb = window.wb
     wb.settings.approval.pop("mcp__tests")  # MCP tools ask by default
     run(qtbot, window.new_session(str(workspace)))
-    asked: list[ApprovalRequest] = []
-    answer_now = asyncio.Event()
-
-    async def approve(request: ApprovalRequest) -> ApprovalDecision:
-        asked.append(request)
-        await answer_now.wait()
-        return ApprovalDecision.ALLOW_ONCE
-
-    wb.approver = approve
+    wb.approver = approver = Approver()
     provider.script(
-        Reply(tool_calls=[ToolCallSpec("call_1", "mcp__tests__slow", {"seconds": 60})]),
+        tool_call("mcp__tests__slow", {"seconds": 60}),
     )
     type_and_send(qtbot, window, "be slow")
-    qtbot.waitUntil(lambda: bool(asked), timeout=10_000)
-    dialog = ApprovalDialog(window, asked[0])
+    qtbot.waitUntil(lambda: bool(approver.asked), timeout=10_000)
+    dialog = ApprovalDialog(window, approver.asked[0])
     qtbot.addWidget(dialog)
     body = dialog.findChild(QPlainTextEdit, "approvalText")
     assert body is not None
     assert body.toPlainText() == "MCP server 'tests', tool 'slow'\n{\n  \"seconds\": 60\n}"
     assert "mcp__tests__slow" in dialog.windowTitle()
     dialog.reject()
-    answer_now.set()
+    approver.release()
     # The server's progress notification reaches the card while the call runs.
-    qtbot.waitUntil(lambda: "1/3 started" in all_text(window), timeout=10_000)
+    qtbot.waitUntil(lambda: "1/3 started" in chat_text(window), timeout=10_000)
     # Stop: the server hears of the cancellation; the call's result is an error.
     QTest.mouseClick(window.composer.stop_button, Qt.MouseButton.LeftButton)
     idle(qtbot, window)
@@ -205,7 +188,7 @@ def test_without_a_rule_it_asks_naming_server_and_tool_progress_shows_and_stop_c
         if isinstance(m := session.get_message(i), ToolResultMessage)
     ]
     assert [(r.tool_name, r.is_error) for r in results] == [("mcp__tests__slow", True)]
-    assert "Aborted" in all_text(window)
+    assert "Aborted" in chat_text(window)
     close(qtbot, window)
 
 

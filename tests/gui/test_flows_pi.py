@@ -31,22 +31,20 @@ from desktop_agent.workbench import SettingsForm
 from tests.helpers.pi import Pi
 from tests.helpers.pi_cli import MODEL as PI_MODEL
 from tests.helpers.pi_cli import PROVIDER as PI_PROVIDER
+from tests.helpers.pi_files import outside_append, pi_session, place, v2_file
 from tests.helpers.provider_server import ProviderServer, Reply
 from tests.helpers.window import (
     SCREENSHOTS,
+    card_texts,
     close,
     find_index,
     idle,
     open_window,
-    painted,
-    painted_text,
     run,
+    send,
     settle,
-    type_and_send,
 )
 from tests.helpers.workbench import make_workbench
-from tests.session.test_legacy import place, v2_file
-from tests.workbench.test_pi_sessions import outside_append, pi_session
 
 
 @pytest.fixture
@@ -86,24 +84,12 @@ def in_thread(coro: Coroutine[Any, Any, str]) -> str:
         return pool.submit(asyncio.run, coro).result()
 
 
-def card_texts(window: MainWindow) -> list[str]:
-    """What the chat painted, card by card (scrolled to the end first)."""
-    window.chat.follow_bottom()
-    window.chat.view.viewport().repaint()
-    return [painted_text(painted(window, r)) for r in range(window.chat.model.rowCount())]
-
-
 def last_card_text(window: MainWindow) -> str:
-    texts = card_texts(window)
+    texts = card_texts(window, to_end=True)
     return texts[-1] if texts else ""
 
 
-def send(qtbot: QtBot, window: MainWindow, text: str) -> None:
-    window.composer.input.setFocus()
-    type_and_send(qtbot, window, text)
-    idle(qtbot, window)
-
-
+@pytest.mark.slow
 def test_a_pi_cli_session_opens_from_the_sidebar_and_continues_in_place(
     qtbot: QtBot,
     running_qloop: asyncio.AbstractEventLoop,
@@ -140,7 +126,7 @@ def test_a_pi_cli_session_opens_from_the_sidebar_and_continues_in_place(
     before = Path(pi_path).read_bytes()
     click_session(qtbot, window, pi_path)
     assert window.wb.ref == pi_path and window.sidebar.model().current() == pi_path
-    assert any("After compaction." in t for t in card_texts(window))
+    assert any("After compaction." in t for t in card_texts(window, to_end=True))
     provider.script(Reply(text="Answered from the desktop."))
     send(qtbot, window, "Continue from the desktop")
     assert "Answered from the desktop." in last_card_text(window)
@@ -333,6 +319,7 @@ def test_the_pi_source_is_turned_off_and_on_in_settings(
     close(qtbot, window)
 
 
+@pytest.mark.slow
 def test_pi_and_the_window_take_turns_on_one_session(
     qtbot: QtBot,
     running_qloop: asyncio.AbstractEventLoop,
@@ -344,7 +331,7 @@ def test_pi_and_the_window_take_turns_on_one_session(
     """The real Pi CLI (print mode) starts a session; the window continues it from the
     sidebar's Pi section; ``pi --continue`` then carries on after our turn."""
     from tests.helpers.pi_cli import PiCli
-    from tests.interop.test_pi_cli import user_texts
+    from tests.helpers.wire import user_texts
 
     cli = PiCli(pi, provider, tmp_path / "cli")
     provider.script(Reply(text="Pi's first answer."))
@@ -353,7 +340,7 @@ def test_pi_and_the_window_take_turns_on_one_session(
     window = pi_window(qtbot, tmp_path, provider, cli.sessions_dir)
     assert window.wb.ref == str(path)  # restored: the most recent session of either source
     assert window.sidebar.model().index_for_path(str(path)).data(SidebarRole.SOURCE) == "pi"
-    assert any("Pi's first answer." in t for t in card_texts(window))
+    assert any("Pi's first answer." in t for t in card_texts(window, to_end=True))
     provider.script(Reply(text="The desktop's answer."))
     send(qtbot, window, "Continued in the window")
     assert "The desktop's answer." in last_card_text(window)

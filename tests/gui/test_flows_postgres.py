@@ -35,7 +35,14 @@ from desktop_agent.workbench import PostgresStore, SettingsForm, Shared, connect
 from tests.helpers.keyring import MemoryKeyring
 from tests.helpers.postgres import Cluster
 from tests.helpers.provider_server import ProviderServer, Reply
-from tests.helpers.window import close, idle, open_window, painted, painted_text, run, type_and_send
+from tests.helpers.window import (
+    card_texts,
+    close,
+    idle,
+    open_window,
+    run,
+    type_and_send,
+)
 from tests.helpers.workbench import make_workbench
 
 
@@ -61,11 +68,6 @@ def send_in(qtbot: QtBot, window: MainWindow, text: str) -> None:
 
 def read_only(window: MainWindow) -> bool:
     return window.wb.session is not None and window.wb.session.read_only
-
-
-def shown_texts(window: MainWindow) -> list[str]:
-    model = window.chat.model
-    return [painted_text(painted(window, row)) for row in range(model.rowCount())]
 
 
 def stored_texts(url: str, session_id: str) -> list[str]:
@@ -141,11 +143,11 @@ def test_two_computers_share_a_session_one_writes_the_other_follows_then_continu
     idle(qtbot, first)
     written = time.monotonic()
     qtbot.waitUntil(
-        lambda: any("Second answer, seen elsewhere." in t for t in shown_texts(second)),
+        lambda: any("Second answer, seen elsewhere." in t for t in card_texts(second)),
         timeout=1000,
     )
     assert time.monotonic() - written < 1.0
-    assert sum("Second question" in t for t in shown_texts(second)) == 1
+    assert sum("Second question" in t for t in card_texts(second)) == 1
 
     # A session created on the first computer appears in the second's sidebar.
     rows_before = second.sidebar.model().rows()
@@ -171,7 +173,7 @@ def test_two_computers_share_a_session_one_writes_the_other_follows_then_continu
     provider.script(Reply(text="Third answer, written here."))
     send_in(qtbot, second, "Third question")
     idle(qtbot, second)
-    assert any("Third answer, written here." in t for t in shown_texts(second))
+    assert any("Third answer, written here." in t for t in card_texts(second))
     close(qtbot, second)
     assert stored_texts(database_url, session.metadata.id) == [
         "First question",
@@ -221,7 +223,7 @@ def test_server_stopped_hard_during_a_reply_then_back_nothing_lost_nothing_twice
     QTest.mouseClick(retry, Qt.MouseButton.LeftButton)
     idle(qtbot, window)
     qtbot.waitUntil(lambda: window.wb.save.pending == 0 and window.wb.save.status == "saved")
-    texts = shown_texts(window)
+    texts = card_texts(window)
     assert sum("A question" in t for t in texts) == 1
     assert sum("The answer that was streaming when the server went away." in t for t in texts) == 1
     ids = [r[0] for r in session.raw_entries()]
@@ -233,7 +235,7 @@ def test_server_stopped_hard_during_a_reply_then_back_nothing_lost_nothing_twice
     again = computer(qtbot, tmp_path / "data", provider, database_url)
     assert again.wb.session is not None
     assert [r[0] for r in again.wb.session.raw_entries()] == ids  # every entry once
-    texts = shown_texts(again)
+    texts = card_texts(again)
     assert sum("The answer that was streaming when the server went away." in t for t in texts) == 1
     close(qtbot, again)
 
@@ -287,7 +289,7 @@ def test_a_server_that_stops_answering_is_a_failed_save_in_bounded_time_then_ret
         assert "kept in memory" in shown.text()
         assert opened[0].findChild(QPushButton, "saveCopyButton") is not None
         assert window.wb.save.pending == 2 and window.wb.save.status != "saved"
-        texts = shown_texts(window)
+        texts = card_texts(window)
         assert sum("An answer while the server is frozen." in t for t in texts) == 1
     finally:
         postgres_cluster.resume()
@@ -471,7 +473,7 @@ def test_after_the_writer_lost_its_connection_the_other_computer_continues_it_he
     provider.script(Reply(text="Answer on the second computer."))
     send_in(qtbot, second, "Question on the second computer")
     idle(qtbot, second)
-    assert any("Answer on the second computer." in t for t in shown_texts(second))
+    assert any("Answer on the second computer." in t for t in card_texts(second))
 
     # The first comes back: its next save is refused, nothing is overwritten.
     provider.script(Reply(text="Late answer."))
@@ -576,5 +578,5 @@ def test_a_database_migrated_by_a_newer_app_opens_read_only_with_a_notice(
     assert read_only(older)
     assert older.composer.input.isReadOnly()
     assert any("newer Desktop Agent" in t for t in older.notices.texts())
-    assert any("Written before the upgrade." in t for t in shown_texts(older))
+    assert any("Written before the upgrade." in t for t in card_texts(older))
     close(qtbot, older)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 from pathlib import Path
-from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
@@ -30,22 +29,16 @@ from tests.helpers.prompt_folder import APPEND, GLOBAL, REPO, SUB, build_folder
 from tests.helpers.provider_server import ProviderServer, Reply
 from tests.helpers.window import (
     SCREENSHOTS,
+    ask,
+    card_texts,
     close,
     idle,
     open_window,
-    painted,
-    painted_text,
     run,
     type_and_send,
 )
 from tests.helpers.wire import last_user_text, system_text
 from tests.helpers.workbench import make_workbench
-
-
-def card_texts(window: Any) -> list[str]:
-    window.chat.follow_bottom()
-    window.chat.view.viewport().repaint()
-    return [painted_text(painted(window, r)) for r in range(window.chat.model.rowCount())]
 
 
 def test_context_templates_commands_and_compact_through_the_window(
@@ -75,9 +68,7 @@ def test_context_templates_commands_and_compact_through_the_window(
     assert QApplication.focusWidget() is editor
 
     # 1. The first request carries the context files in order, the skill, date and folder.
-    provider.script(Reply(text="Hello."))
-    type_and_send(qtbot, window, "hello")
-    idle(qtbot, window)
+    ask(qtbot, window, provider, "hello", Reply(text="Hello."))
     first = system_text(provider.last_body())
     order = [APPEND, GLOBAL, REPO, SUB, "<name>deploy</name>"]
     assert [first.index(x) for x in order] == sorted(first.index(x) for x in order)
@@ -98,12 +89,10 @@ def test_context_templates_commands_and_compact_through_the_window(
     QTest.keyClick(editor, Qt.Key.Key_Return)
     assert editor.toPlainText() == "/review " and not commands.isVisible()
     assert QApplication.focusWidget() is editor
-    provider.script(Reply(text="Reviewed."))
-    type_and_send(qtbot, window, "src/app.py quickly")
-    idle(qtbot, window)
+    ask(qtbot, window, provider, "src/app.py quickly", Reply(text="Reviewed."))
     sent = "Review src/app.py and be quickly. All arguments: src/app.py quickly"
     assert last_user_text(provider.last_body()) == sent  # as the Pi CLI sends it
-    assert sent in card_texts(window)[-2]
+    assert sent in card_texts(window, to_end=True)[-2]
 
     # 3. "/" lists the app's commands, the template and the skill; Esc closes the list.
     QTest.keyClicks(editor, "/")
@@ -159,21 +148,24 @@ def test_context_templates_commands_and_compact_through_the_window(
     next_prompt = dialog.prompt.toPlainText()
     dialog.close()
     editor.setFocus()
-    provider.script(Reply(text="D'accord."))
-    type_and_send(qtbot, window, "and now?")
-    idle(qtbot, window)
+    ask(qtbot, window, provider, "and now?", Reply(text="D'accord."))
     assert system_text(provider.last_body()) == next_prompt
     assert wb.settings.instructions == {str(workspace): "Answer in French."}
 
     # 5. /compact with instructions: the compaction card is painted.
     before = len(provider.requests)
     summary = "Summary: greeted, reviewed src/app.py, French."
-    provider.script(Reply(text=summary), Reply(text="The last turn, in short."))
-    type_and_send(qtbot, window, "/compact keep the file names")
-    idle(qtbot, window)
+    ask(
+        qtbot,
+        window,
+        provider,
+        "/compact keep the file names",
+        Reply(text=summary),
+        Reply(text="The last turn, in short."),
+    )
     asked = [r.body for r in provider.requests[before:] if r.method == "POST"]
     assert any("keep the file names" in last_user_text(b) for b in asked)
-    assert any(summary in t for t in card_texts(window))
+    assert any(summary in t for t in card_texts(window, to_end=True))
     close(qtbot, window)
 
 

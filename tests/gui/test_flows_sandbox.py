@@ -14,9 +14,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import (
-    QApplication,
     QCheckBox,
-    QDialog,
     QDialogButtonBox,
     QLabel,
     QLineEdit,
@@ -28,29 +26,20 @@ from pytestqt.qtbot import QtBot
 from desktop_agent.gui import MainWindow
 from desktop_agent.tools import APPROVAL_CUSTOM_TYPE, Sandbox, detect_sandbox
 from desktop_agent.tools._sandbox import BWRAP_MISSING
-from tests.helpers.provider_server import ProviderServer, Reply, ToolCallSpec
-from tests.helpers.window import close, idle, open_window, painted, painted_text, run, type_and_send
+from tests.helpers.provider_server import ProviderServer, Reply, tool_call
+from tests.helpers.window import (
+    active_dialog,
+    close,
+    idle,
+    painted,
+    painted_text,
+    run,
+    type_and_send,
+    window_in,
+)
 from tests.helpers.workbench import make_workbench
 
 ALT = Qt.KeyboardModifier.AltModifier
-
-
-def _dialog(qtbot: QtBot, name: str) -> QDialog:
-    found: list[QDialog] = []
-
-    def shown() -> bool:
-        found[:] = [
-            w
-            for w in QApplication.topLevelWidgets()
-            if isinstance(w, QDialog) and w.objectName() == name and w.isVisible()
-        ]
-        return bool(found)
-
-    qtbot.waitUntil(shown, timeout=15_000)
-    # Its Alt+letter keys reach it only once it is the active window (a busy machine shows
-    # it before it activates it: the key went nowhere and the run waited for an answer).
-    qtbot.waitUntil(found[0].isActiveWindow, timeout=15_000)
-    return found[0]
 
 
 def _window(
@@ -58,10 +47,7 @@ def _window(
 ) -> MainWindow:
     """A window whose bash runs in ``sandbox`` and whose new sessions go to ``workspace``."""
     wb = make_workbench(data, provider.model("anthropic-messages"), sandbox=sandbox)
-    window = open_window(qtbot, data, [], workbench=wb)
-    window.wb.state.last_workspace = str(workspace)
-    window.activateWindow()
-    return window
+    return window_in(qtbot, wb, workspace)
 
 
 def _approvals(window_data: Path) -> list[dict[str, object]]:
@@ -89,11 +75,11 @@ def test_a_blocked_command_runs_outside_the_sandbox_once_through_the_dialog(
     run(qtbot, window.new_session())
     command = f"echo made > {outside}/note.txt && echo wrote it"
     provider.script(
-        Reply(tool_calls=[ToolCallSpec("call_1", "bash", {"command": command})]),
+        tool_call("bash", {"command": command}),
         Reply(text="done"),
     )
     type_and_send(qtbot, window, "write the note")
-    dialog = _dialog(qtbot, "approvalDialog")
+    dialog = active_dialog(qtbot, "approvalDialog")
     assert not (outside / "note.txt").exists()  # the sandboxed run was blocked
     labels = " ".join(label.text() for label in dialog.findChildren(QLabel))
     assert "The sandbox blocked this bash command" in labels
@@ -110,12 +96,12 @@ def test_a_blocked_command_runs_outside_the_sandbox_once_through_the_dialog(
 
     # The next blocked command asks again: "once" is not remembered; Alt+K keeps it blocked.
     provider.script(
-        Reply(tool_calls=[ToolCallSpec("call_2", "bash", {"command": command + " again"})]),
+        tool_call("bash", {"command": command + " again"}, "call_2"),
         Reply(text="ok"),
     )
     (outside / "note.txt").unlink()
     type_and_send(qtbot, window, "again")
-    dialog = _dialog(qtbot, "approvalDialog")
+    dialog = active_dialog(qtbot, "approvalDialog")
     QTest.keyClick(dialog, Qt.Key.Key_K, ALT)
     idle(qtbot, window)
     assert not (outside / "note.txt").exists()
@@ -148,11 +134,11 @@ def test_without_a_sandbox_a_notice_says_so_and_every_command_is_asked(
     run(qtbot, window.new_session())
     for i in range(2):
         provider.script(
-            Reply(tool_calls=[ToolCallSpec(f"c{i}", "bash", {"command": f"echo run{i}"})]),
+            tool_call("bash", {"command": f"echo run{i}"}, f"c{i}"),
             Reply(text="ok"),
         )
         type_and_send(qtbot, window, f"go {i}")
-        dialog = _dialog(qtbot, "approvalDialog")
+        dialog = active_dialog(qtbot, "approvalDialog")
         note = dialog.findChild(QLabel, "noSandbox")
         assert note is not None and "bubblewrap" in note.text()
         buttons = [b.text() for b in dialog.findChildren(QPushButton)]
@@ -177,7 +163,7 @@ def test_settings_turn_the_network_off_and_keep_keys_in_a_file(
     sandbox = detect_sandbox()
     window = _window(qtbot, data, provider, sandbox, workspace)
     QTest.keyClick(window, Qt.Key.Key_Comma, Qt.KeyboardModifier.ControlModifier)
-    dialog = _dialog(qtbot, "settingsDialog")
+    dialog = active_dialog(qtbot, "settingsDialog")
     network = dialog.findChild(QCheckBox, "shellNetwork")
     in_file = dialog.findChild(QCheckBox, "keysInFile")
     local_key = dialog.findChild(QLineEdit, "localKey")

@@ -1,6 +1,10 @@
 """Session flows through the real `MainWindow` (issue 8 item 3): the sidebar follows the
 open session, delete and Undo, the trash, Settings and local servers, quitting with
-unsaved entries, the window's geometry, export. Every test runs on both stores."""
+unsaved entries, the window's geometry, export, repair.
+
+These check that the menus, keys and buttons reach the operation and that the window
+repaints, on the JSONL store; what the operations do, on every store, is tested without Qt
+in tests/workbench/test_session_operations.py (issue 22 item 5)."""
 
 from __future__ import annotations
 
@@ -32,16 +36,18 @@ from tests.helpers.window import (
     new_window,
     open_window,
     run,
+    send,
+    session_window,
     settle,
-    type_and_send,
 )
-from tests.helpers.workbench import answer, damage_second_entry, make_workbench, seed, user
-
-
-def send(qtbot: QtBot, window: MainWindow, text: str) -> None:
-    window.composer.input.setFocus()
-    type_and_send(qtbot, window, text)
-    idle(qtbot, window)
+from tests.helpers.workbench import (
+    answer,
+    break_saving,
+    damage_second_entry,
+    make_workbench,
+    seed,
+    user,
+)
 
 
 def highlighted(window: MainWindow) -> str | None:
@@ -52,42 +58,14 @@ def highlighted(window: MainWindow) -> str | None:
     return str(value) if value else None
 
 
-def break_saving(monkeypatch: pytest.MonkeyPatch, store: str) -> dict[str, bool]:
-    """Make the store's writes fail with a full disk until ``["on"]`` is set False."""
-    from desktop_agent.session._platform import OS_FILE_OPS
-    from desktop_agent.session._sqlite import SqliteStorage
-
-    broken = {"on": True}
-    if store == "jsonl":
-        real = OS_FILE_OPS.write_all
-
-        def write_all(fd: int, data: bytes) -> None:
-            if broken["on"]:
-                raise OSError(28, "No space left on device")
-            real(fd, data)
-
-        monkeypatch.setattr(OS_FILE_OPS, "write_all", write_all)
-    else:
-        real_write = SqliteStorage._write
-
-        def write(self: SqliteStorage, rows: list[object]) -> None:
-            if broken["on"]:
-                raise OSError(28, "No space left on device")
-            real_write(self, rows)  # type: ignore[arg-type]
-
-        monkeypatch.setattr(SqliteStorage, "_write", write)
-    return broken
-
-
 def test_the_sidebar_follows_the_open_session_and_forks_are_titled(
     qtbot: QtBot,
     running_qloop: asyncio.AbstractEventLoop,
     tmp_path: Path,
     provider: ProviderServer,
-    store: str,
     workspace: Path,
 ) -> None:
-    window = new_window(qtbot, tmp_path, provider, store, workspace)
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
     QTest.keyClick(window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
     idle(qtbot, window)
     assert highlighted(window) == window.wb.ref
@@ -113,7 +91,7 @@ def test_the_sidebar_follows_the_open_session_and_forks_are_titled(
     assert forked.title == "first topic (fork)"
     assert window.windowTitle().startswith("first topic (fork)")
     close(qtbot, window)
-    again = open_window(qtbot, tmp_path / "data", provider.model("anthropic-messages"), store=store)
+    again = open_window(qtbot, tmp_path / "data", provider.model("anthropic-messages"))
     assert highlighted(again) == again.wb.ref == forked.path  # restored and highlighted
     close(qtbot, again)
 
@@ -123,10 +101,9 @@ def test_delete_opens_the_next_undo_brings_it_back_and_the_trash_lists_it(
     running_qloop: asyncio.AbstractEventLoop,
     tmp_path: Path,
     provider: ProviderServer,
-    store: str,
     workspace: Path,
 ) -> None:
-    window = new_window(qtbot, tmp_path, provider, store, workspace)
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
     provider.script(Reply(text="one"), Reply(text="two"))
     run(qtbot, window.new_session())
     send(qtbot, window, "older session")
@@ -175,14 +152,13 @@ def test_settings_are_in_the_menu_and_a_local_server_takes_effect_at_once(
     running_qloop: asyncio.AbstractEventLoop,
     tmp_path: Path,
     provider: ProviderServer,
-    store: str,
     workspace: Path,
 ) -> None:
     data = tmp_path / "data"
     # Only an OpenAI model, without a key: nothing is usable yet.
     remote = provider.model("openai-responses", base_url="https://api.openai.test/v1")
     settings = Settings(default_model=remote.key, discover_local_servers=False)
-    wb = make_workbench(data, remote, store=store, settings=settings)
+    wb = make_workbench(data, remote, settings=settings)
     window = open_window(qtbot, data, remote, workbench=wb, restore=False)
     run(qtbot, window.new_session(str(workspace)))
     settle(qtbot, window)
@@ -250,7 +226,6 @@ def test_a_local_server_in_settings_is_used_at_every_start_without_delaying_the_
     running_qloop: asyncio.AbstractEventLoop,
     tmp_path: Path,
     provider: ProviderServer,
-    store: str,
     workspace: Path,
     silent_port: int,
     monkeypatch: pytest.MonkeyPatch,
@@ -263,7 +238,7 @@ def test_a_local_server_in_settings_is_used_at_every_start_without_delaying_the_
         await s.append_message(answer("hello"))
         await s.append_model_change("local", "local-model")
 
-    ref = seed(data, workspace, build, store)
+    ref = seed(data, workspace, build)
     save_settings(
         settings_file,
         Settings(
@@ -271,7 +246,7 @@ def test_a_local_server_in_settings_is_used_at_every_start_without_delaying_the_
             discover_local_servers=False,
         ),
     )
-    window = open_window(qtbot, data, [], store=store)
+    window = open_window(qtbot, data, [])
     qtbot.waitUntil(lambda: window.wb.model_key() == "local/local-model", timeout=10_000)
     settle(qtbot, window)
     assert window.wb.ref == ref
@@ -289,7 +264,7 @@ def test_a_local_server_in_settings_is_used_at_every_start_without_delaying_the_
             discover_local_servers=False,
         ),
     )
-    slow = open_window(qtbot, data, [], store=store)
+    slow = open_window(qtbot, data, [])
     assert slow.wb.ref == ref and slow.chat.item_count() == 2  # painted, not waiting
     assert slow.wb.models.pending("local")
     assert "connecting" in slow.composer.model_picker.currentText()
@@ -304,12 +279,10 @@ def test_quitting_with_unsaved_entries_asks_and_retry_saves_them(
     running_qloop: asyncio.AbstractEventLoop,
     tmp_path: Path,
     provider: ProviderServer,
-    store: str,
     workspace: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    window = new_window(qtbot, tmp_path, provider, store, workspace)
-    run(qtbot, window.new_session())
+    window = session_window(qtbot, tmp_path, provider, "jsonl", workspace)
     opened: list[PersistenceErrorDialog] = []
     real_keep = window.dialogs._keep
 
@@ -319,7 +292,7 @@ def test_quitting_with_unsaved_entries_asks_and_retry_saves_them(
         real_keep(dialog)  # type: ignore[arg-type]
 
     window.dialogs._keep = keep  # type: ignore[method-assign]
-    broken = break_saving(monkeypatch, store)
+    broken = break_saving(monkeypatch, "jsonl")
     provider.script(Reply(text="kept in memory"))
     send(qtbot, window, "save me")
     assert len(opened) == 1  # one dialog per failure burst, with the live count
@@ -340,12 +313,7 @@ def test_quitting_with_unsaved_entries_asks_and_retry_saves_them(
     ids = [r[0] for r in session.raw_entries()]
     close(qtbot, window)
     assert asked == [2] and session.closed and session.pending_count == 0
-    again = make_workbench(tmp_path / "data", provider.model("anthropic-messages"), store=store)
-    run(qtbot, again.start())
-    run(qtbot, again.restore())
-    assert again.session is not None and [r[0] for r in again.session.raw_entries()] == ids
-    run(qtbot, again.shutdown(stop=True))
-    run(qtbot, again.aclose())
+    assert len(ids) == 5  # the session's three entries, the prompt and the answer
 
 
 def test_without_windows_unsaved_entries_go_to_a_recovery_file_and_the_exit_code_says_so(
@@ -353,16 +321,13 @@ def test_without_windows_unsaved_entries_go_to_a_recovery_file_and_the_exit_code
     running_qloop: asyncio.AbstractEventLoop,
     tmp_path: Path,
     provider: ProviderServer,
-    store: str,
     workspace: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     data = tmp_path / "data"
-    window = open_window(
-        qtbot, data, provider.model("anthropic-messages"), store=store, no_err_windows=True
-    )
+    window = open_window(qtbot, data, provider.model("anthropic-messages"), no_err_windows=True)
     run(qtbot, window.new_session(str(workspace)))
-    break_saving(monkeypatch, store)
+    break_saving(monkeypatch, "jsonl")
     provider.script(Reply(text="do not lose me"))
     send(qtbot, window, "important")
     close(qtbot, window)
@@ -377,10 +342,9 @@ def test_window_size_splitter_and_tree_pane_are_restored(
     running_qloop: asyncio.AbstractEventLoop,
     tmp_path: Path,
     provider: ProviderServer,
-    store: str,
     workspace: Path,
 ) -> None:
-    window = new_window(qtbot, tmp_path, provider, store, workspace)
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
     window.resize(780, 530)  # within the offscreen screen (800x600) and not the default
     window.splitter.setSizes([300, 500, 200])
     QTest.keyClick(window, Qt.Key.Key_T, Qt.KeyboardModifier.ControlModifier)
@@ -390,7 +354,7 @@ def test_window_size_splitter_and_tree_pane_are_restored(
     size = (window.width(), window.height())
     assert size[1] == 530
     close(qtbot, window)
-    again = new_window(qtbot, tmp_path, provider, store, workspace)
+    again = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
     assert (again.width(), again.height()) == size
     assert again.map_pane.isHidden() and again.splitter.sizes()[:2] == sizes[:2]
     QTest.keyClick(again, Qt.Key.Key_T, Qt.KeyboardModifier.ControlModifier)
@@ -403,11 +367,9 @@ def test_markdown_export_from_the_sidebar_says_where_the_file_is(
     running_qloop: asyncio.AbstractEventLoop,
     tmp_path: Path,
     provider: ProviderServer,
-    store: str,
     workspace: Path,
 ) -> None:
-    window = new_window(qtbot, tmp_path, provider, store, workspace)
-    run(qtbot, window.new_session())
+    window = session_window(qtbot, tmp_path, provider, "jsonl", workspace)
     provider.script(Reply(text="## Result\n\nDone."))
     send(qtbot, window, "export me")
     dest = tmp_path / "export.md"
@@ -426,7 +388,7 @@ def test_markdown_export_from_the_sidebar_says_where_the_file_is(
     assert window.notices.texts() == [f"Exported to {dest}."]
     text = dest.read_text()
     assert "## You" in text and "#### Result" in text
-    window.grab().save(str(SCREENSHOTS / f"flow_export_{store}.png"))
+    window.grab().save(str(SCREENSHOTS / "flow_export.png"))
     close(qtbot, window)
 
 

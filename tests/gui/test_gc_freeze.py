@@ -19,7 +19,13 @@ from desktop_agent.gui import MainWindow
 from desktop_agent.gui._app import start_up_work
 from desktop_agent.gui.chat import _highlight as hl
 from tests.helpers.provider_server import ProviderServer, Reply
-from tests.helpers.window import close, idle, new_window, run, settle, type_and_send
+from tests.helpers.window import (
+    ask,
+    close,
+    new_window,
+    run,
+    settle,
+)
 
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
 
@@ -88,8 +94,12 @@ def test_start_up_compiles_the_common_lexers_then_freezes(
 
     monkeypatch.setattr(lexers, "get_lexer_by_name", counting)
     reply = "Like this:\n\n```python\nimport os\nprint(os.getcwd())\n```\n\nDone.\n"
-    provider.script(Reply(text=[reply[i : i + 8] for i in range(0, len(reply), 8)]))
-    type_and_send(qtbot, window, "Show me the working folder")
-    idle(qtbot, window)
+    ask(
+        qtbot,
+        window,
+        provider,
+        "Show me the working folder",
+        Reply(text=[reply[i : i + 8] for i in range(0, len(reply), 8)]),
+    )
     assert loads == []
     close(qtbot, window)

@@ -20,6 +20,7 @@ from desktop_agent.session import Session
 from tests.helpers.provider_server import ProviderServer, Reply
 from tests.helpers.window import (
     SCREENSHOTS,
+    chat_text,
     close,
     find_index,
     idle,
@@ -82,10 +83,6 @@ def click_row(
 
 def leaf_entries(session: Session) -> list[str]:
     return [json.loads(r[4])["targetId"] for r in session.raw_entries() if r[2] == "leaf"]
-
-
-def chat_text(window: MainWindow) -> str:
-    return "\n".join(painted_text(painted(window, i)) for i in range(window.chat.model.rowCount()))
 
 
 def test_clicking_a_node_of_another_branch_moves_the_leaf_and_the_map_redraws(

@@ -9,12 +9,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from desktop_agent.gui import InstanceServer, hand_over, instance_name
 
 
+@pytest.mark.slow
 def test_second_launch_hands_over_its_request(
     qtbot: QtBot, qapp: QApplication, tmp_path: Path
 ) -> None:

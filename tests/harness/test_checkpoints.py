@@ -216,6 +216,7 @@ async def test_big_files_are_named_once_in_a_notice(
     assert [s.path for s in recs[0].skipped] == ["video.mp4"]
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_pi_opens_a_session_with_checkpoints_and_sends_the_same_messages(
     server: ProviderServer, pi: Pi, tmp_path: Path

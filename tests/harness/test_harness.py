@@ -212,6 +212,7 @@ async def test_two_parallel_tool_calls_event_sequence_and_entries(
     assert server.validation_errors == []
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_file_opens_in_pi_with_the_same_context(
     server: ProviderServer, session: Session, pi: Pi

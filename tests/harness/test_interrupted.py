@@ -257,6 +257,7 @@ CHILD = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_sigkill_while_a_tool_runs_then_continue(
     provider_server: ProviderServer, tmp_path: Path

@@ -117,6 +117,11 @@ class Reply:
     """After this many events, send the API's in-stream "overloaded" error and stop."""
 
 
+def tool_call(name: str, arguments: dict[str, Any], call_id: str = "call_1") -> Reply:
+    """A scripted reply that calls one tool."""
+    return Reply(tool_calls=[ToolCallSpec(call_id, name, arguments)])
+
+
 @dataclass
 class HttpError:
     status: int

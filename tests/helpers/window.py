@@ -10,15 +10,17 @@ from typing import Any
 
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QDialog, QWidget
 from pytestqt.qtbot import QtBot
 
 from desktop_agent.ai import Model
 from desktop_agent.gui import MainWindow
 from desktop_agent.gui.chat._parts import ButtonPart, CardLayout, DocPart, TextPart
 from desktop_agent.workbench import Workbench
-from tests.helpers.provider_server import ProviderServer
+from tests.helpers.provider_server import HttpError, ProviderServer, Reply
 from tests.helpers.workbench import make_workbench
+
+Scripted = Reply | HttpError
 
 SCREENSHOTS = Path(__file__).resolve().parents[1] / "gui" / "screenshots"
 
@@ -42,6 +44,19 @@ def open_window(
     no_err_windows: bool = False,
 ) -> MainWindow:
     wb = workbench or make_workbench(data, models, store=store)
+    return show_window(qtbot, wb, restore=restore, target=target, no_err_windows=no_err_windows)
+
+
+def show_window(
+    qtbot: QtBot,
+    wb: Workbench,
+    *,
+    restore: bool = True,
+    target: str | None = None,
+    no_err_windows: bool = False,
+) -> MainWindow:
+    """The real window on ``wb`` (started here), restored to ``target`` or the last
+    session, shown, with its first redraws done."""
     run(qtbot, wb.start())
     window = MainWindow(wb, no_err_windows=no_err_windows)
 
@@ -66,10 +81,64 @@ def new_window(
 ) -> MainWindow:
     """A window on ``tmp_path/data`` whose new sessions go to ``workspace``, active."""
     model = provider.model("anthropic-messages")
-    window = open_window(qtbot, tmp_path / "data", model, store=store)
+    wb = make_workbench(tmp_path / "data", model, store=store)
+    return window_in(qtbot, wb, workspace)
+
+
+def window_in(qtbot: QtBot, workbench: Workbench, workspace: Path, **options: Any) -> MainWindow:
+    """A window on ``workbench`` (``options`` as `open_window`'s) whose new sessions go to
+    ``workspace``, active (so its keys and its dialogs' keys reach it)."""
+    window = show_window(qtbot, workbench, **options)
     window.wb.state.last_workspace = str(workspace)
     window.activateWindow()
     return window
+
+
+def session_window(
+    qtbot: QtBot, tmp_path: Path, provider: ProviderServer, store: str, workspace: Path
+) -> MainWindow:
+    """`new_window` with a new, empty session open in ``workspace`` (where most flows
+    start)."""
+    window = new_window(qtbot, tmp_path, provider, store, workspace)
+    run(qtbot, window.new_session())
+    return window
+
+
+def send(qtbot: QtBot, window: MainWindow, text: str) -> None:
+    """Click into the message box, type ``text``, press Enter and wait for the run."""
+    window.composer.input.setFocus()
+    type_and_send(qtbot, window, text)
+    idle(qtbot, window)
+
+
+def ask(
+    qtbot: QtBot, window: MainWindow, provider: ProviderServer, text: str, *replies: Scripted
+) -> list[Any]:
+    """Script the model's ``replies`` (in order), type ``text`` into what has the focus,
+    press Enter and wait for the run; returns the bodies of the requests the run sent."""
+    provider.script(*replies)
+    before = len(provider.requests)
+    type_and_send(qtbot, window, text)
+    idle(qtbot, window)
+    return [r.body for r in provider.requests[before:] if r.method == "POST"]
+
+
+def active_dialog(qtbot: QtBot, name: str) -> QDialog:
+    """The real dialog ``name`` once it is shown and is the active window (its Alt+letter
+    keys reach it only then: a busy machine shows it before it activates it)."""
+    found: list[QDialog] = []
+
+    def shown() -> bool:
+        found[:] = [
+            w
+            for w in QApplication.topLevelWidgets()
+            if isinstance(w, QDialog) and w.objectName() == name and w.isVisible()
+        ]
+        return bool(found)
+
+    qtbot.waitUntil(shown, timeout=15_000)
+    qtbot.waitUntil(found[0].isActiveWindow, timeout=15_000)
+    return found[0]
 
 
 def settle(qtbot: QtBot, window: MainWindow, timeout: int = 20_000) -> None:
@@ -121,6 +190,32 @@ def painted_text(layout: CardLayout | None) -> str:
         elif isinstance(part, TextPart | ButtonPart):
             out.append(part.text)
     return "\n".join(out)
+
+
+def card_texts(window: MainWindow, *, to_end: bool = False) -> list[str]:
+    """What the chat painted, card by card (``to_end``: scrolled to the end first); a card
+    not on screen reads as ""."""
+    if to_end:
+        window.chat.follow_bottom()
+    window.chat.view.viewport().repaint()
+    return [painted_text(painted(window, r)) for r in range(window.chat.model.rowCount())]
+
+
+def chat_text(window: MainWindow, *, to_end: bool = False) -> str:
+    """Every card's painted text, one after the other."""
+    return "\n".join(card_texts(window, to_end=to_end))
+
+
+def focused() -> QWidget:
+    """The widget with the keyboard focus (there must be one)."""
+    target = QApplication.focusWidget()
+    assert target is not None, "nothing has the keyboard focus"
+    return target
+
+
+def press(key: Qt.Key, mods: Qt.KeyboardModifier = Qt.KeyboardModifier.NoModifier) -> None:
+    """Press ``key`` in whatever has the keyboard focus."""
+    QTest.keyClick(focused(), key, mods)
 
 
 def on_screen(window: MainWindow, row: int) -> bool:

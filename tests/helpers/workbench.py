@@ -12,6 +12,8 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from desktop_agent.ai import AssistantMessage, Model, ModelRegistry, TextContent, UserMessage
 from desktop_agent.checkpoints import CheckpointStore
 from desktop_agent.config import (
@@ -28,7 +30,13 @@ from desktop_agent.config import (
 )
 from desktop_agent.harness import HarnessSettings
 from desktop_agent.session import JsonlSessionRepo, Session, SessionIndex, SqliteSessionRepo
-from desktop_agent.tools import BashTool, Sandbox, built_in_tools
+from desktop_agent.tools import (
+    ApprovalDecision,
+    ApprovalRequest,
+    BashTool,
+    Sandbox,
+    built_in_tools,
+)
 from desktop_agent.workbench import (
     Changes,
     Event,
@@ -223,3 +231,53 @@ class Recorder:
 
     def clear(self) -> None:
         self.events.clear()
+
+
+class Approver:
+    """Answers the workbench's approval requests in the person's place (set as
+    ``wb.approver``): records each request and, once `release` is called (at once with
+    ``hold=False``), answers ``decision``; the card meanwhile shows it waiting."""
+
+    def __init__(
+        self, decision: ApprovalDecision = ApprovalDecision.ALLOW_ONCE, *, hold: bool = True
+    ) -> None:
+        self.asked: list[ApprovalRequest] = []
+        self.decision = decision
+        self._released = asyncio.Event()
+        if not hold:
+            self._released.set()
+
+    async def __call__(self, request: ApprovalRequest) -> ApprovalDecision:
+        self.asked.append(request)
+        await self._released.wait()
+        return self.decision
+
+    def release(self) -> None:
+        self._released.set()
+
+
+def break_saving(monkeypatch: pytest.MonkeyPatch, store: str) -> dict[str, bool]:
+    """Make the store's writes fail with a full disk until ``["on"]`` is set False."""
+    from desktop_agent.session._platform import OS_FILE_OPS
+    from desktop_agent.session._sqlite import SqliteStorage
+
+    broken = {"on": True}
+    if store == "jsonl":
+        real = OS_FILE_OPS.write_all
+
+        def write_all(fd: int, data: bytes) -> None:
+            if broken["on"]:
+                raise OSError(28, "No space left on device")
+            real(fd, data)
+
+        monkeypatch.setattr(OS_FILE_OPS, "write_all", write_all)
+    else:
+        real_write = SqliteStorage._write
+
+        def write(self: SqliteStorage, rows: list[object]) -> None:
+            if broken["on"]:
+                raise OSError(28, "No space left on device")
+            real_write(self, rows)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(SqliteStorage, "_write", write)
+    return broken

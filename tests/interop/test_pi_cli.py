@@ -48,10 +48,11 @@ from desktop_agent.session import (
 from desktop_agent.tools import ReadTool, ToolContext, Workspace, run_tool
 from tests.helpers.pi import Pi
 from tests.helpers.pi_cli import MODEL, PROVIDER, PiCli
+from tests.helpers.pi_files import v1_file, v2_file
 from tests.helpers.provider_server import ProviderServer, Reply, ToolCallSpec
+from tests.helpers.wire import user_texts
 from tests.helpers.workbench import make_workbench
 from tests.interop.test_pi_interop import typed
-from tests.session.test_legacy import v1_file, v2_file
 
 pytestmark = pytest.mark.interop
 
@@ -123,20 +124,6 @@ def cli_branch_without_leaf_entries(cli: dict[str, Any], path: Path) -> list[str
         if '"type":"leaf"' in line
     }
     return [i for i in cli["branch"] if i not in leaf_ids]
-
-
-def user_texts(body: dict[str, Any]) -> list[str]:
-    """User-role texts of an OpenAI-compatible request body (the wire)."""
-    texts = []
-    for message in body["messages"]:
-        if message["role"] != "user":
-            continue
-        content = message["content"]
-        if isinstance(content, str):
-            texts.append(content)
-        else:
-            texts.append("".join(p.get("text", "") for p in content if p.get("type") == "text"))
-    return texts
 
 
 def entries(path: Path) -> list[dict[str, Any]]:

@@ -23,6 +23,8 @@ from tests.helpers.mcp_servers import stdio_server, until
 from tests.helpers.provider_server import ProviderServer, Reply, ToolCallSpec
 from tests.helpers.wire import system_text
 
+pytestmark = pytest.mark.slow
+
 
 def tool_names(body: dict[str, object]) -> list[str]:
     tools = body.get("tools") or []

@@ -34,6 +34,7 @@ def context(tmp_path: Path, updates: list[ToolResult] | None = None) -> ToolCont
     )
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_a_stdio_server_starts_in_the_background_and_offers_its_tools_by_full_name(
     manager: McpManager, tmp_path: Path
@@ -60,6 +61,7 @@ async def test_a_stdio_server_starts_in_the_background_and_offers_its_tools_by_f
     assert result.details == {"mcp": {"server": "test", "tool": "echo"}}
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_errors_images_and_resources_come_back_as_tool_results(
     manager: McpManager, tmp_path: Path
@@ -76,6 +78,7 @@ async def test_errors_images_and_resources_come_back_as_tool_results(
     assert document.content == [TextContent(text="[resource memo://one]\nmemo text")]
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_stop_cancels_the_call_on_the_server_and_progress_reaches_the_card(
     manager: McpManager, tmp_path: Path
@@ -102,6 +105,7 @@ async def test_stop_cancels_the_call_on_the_server_and_progress_reaches_the_card
     assert echo.text_content() == "echo: after"
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_a_call_longer_than_the_server_timeout_is_an_error_result(tmp_path: Path) -> None:
     manager = McpManager(McpConfig(servers={"t": stdio_server(timeout=0.5)}))
@@ -117,6 +121,7 @@ async def test_a_call_longer_than_the_server_timeout_is_an_error_result(tmp_path
         await manager.close()
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_a_server_that_dies_mid_call_gives_an_error_naming_it_and_comes_back(
     manager: McpManager, tmp_path: Path
@@ -137,6 +142,7 @@ async def test_a_server_that_dies_mid_call_gives_an_error_naming_it_and_comes_ba
     assert echo.text_content() == "echo: back"
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_a_server_that_never_initializes_fails_with_a_notice_after_its_timeout() -> None:
     manager = McpManager(McpConfig(servers={"mute": stdio_server("--never-init", initTimeout=2)}))
@@ -162,6 +168,7 @@ async def test_a_command_that_does_not_exist_fails_with_a_clear_reason() -> None
         await manager.close()
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_a_changed_tool_list_is_offered_at_once(manager: McpManager, tmp_path: Path) -> None:
     await until(manager, "test", "ready")
@@ -177,6 +184,7 @@ async def test_a_changed_tool_list_is_offered_at_once(manager: McpManager, tmp_p
     assert extra.text_content() == "extra here"
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_allow_list_restart_and_disabled_servers(tmp_path: Path) -> None:
     marker = str(tmp_path / "small.log")  # in its command line: finds its processes
@@ -221,6 +229,7 @@ def processes_with(marker: str) -> set[int]:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_streamable_http_server_with_headers(http_server: str, tmp_path: Path) -> None:
     config = McpServerConfig.model_validate(
@@ -253,6 +262,7 @@ async def test_streamable_http_server_with_headers(http_server: str, tmp_path: P
         await manager.close()
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_legacy_sse_server(sse_server: str, tmp_path: Path) -> None:
     config = McpServerConfig.model_validate({"type": "sse", "url": sse_server})

@@ -67,6 +67,7 @@ def run_windowed(
     )
 
 
+@pytest.mark.slow
 def test_missing_qt_shows_the_native_box_with_the_log_path(tmp_path: Path) -> None:
     """PySide6 cannot load (say libGL is missing): the OS box names the log, exit 1."""
     env, record = fake_dialog_tool(tmp_path)
@@ -85,6 +86,7 @@ def test_missing_qt_shows_the_native_box_with_the_log_path(tmp_path: Path) -> No
     assert "could not start" in message and str(log) in message and "PySide6" in message
 
 
+@pytest.mark.slow
 def test_argument_error_in_a_windowed_build_is_shown(tmp_path: Path) -> None:
     """argparse's usage went to a missing stderr: the box shows it, the exit status stays 2."""
     env, record = fake_dialog_tool(tmp_path)
@@ -96,6 +98,7 @@ def test_argument_error_in_a_windowed_build_is_shown(tmp_path: Path) -> None:
     assert "unrecognized arguments: --bogus" in message
 
 
+@pytest.mark.slow
 def test_second_launch_without_streams_hands_over(
     qtbot: QtBot, qapp: QApplication, tmp_path: Path
 ) -> None:
@@ -200,6 +203,7 @@ def test_native_box_commands() -> None:
         assert Path(command[0]).name in {"zenity", "kdialog", "xmessage"}
 
 
+@pytest.mark.slow
 def test_lean_start_pauses_the_collector_and_skips_the_httpx_cli() -> None:
     """The launch starts without the cyclic GC (the app turns it on once its session is
     shown), without httpx's command-line tool, which imports rich and click, and with the

@@ -64,6 +64,7 @@ def test_every_resource_file_is_package_data() -> None:
         assert any(fnmatch.fnmatch(name, g) for g in globs), f"{name} is not in package-data"
 
 
+@pytest.mark.slow
 def test_resources_load_from_the_built_wheel(tmp_path: Path) -> None:
     """The wheel carries the catalogue and the icon, and they load from an install of it."""
     wheel_dir = tmp_path / "wheel"

@@ -54,6 +54,8 @@ from tests.helpers.canaries import Canary, env_lines, env_vars, make_canaries, s
 from tests.helpers.figures import add
 from tests.helpers.provider_server import HttpError, ProviderServer, Reply, ToolCallSpec
 
+pytestmark = pytest.mark.slow
+
 SDK_LOGGERS = ["openai", "anthropic", "httpx", "httpx2", "httpcore", "httpcore2"]
 
 

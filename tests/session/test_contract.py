@@ -37,7 +37,9 @@ from desktop_agent.utils.versions import header_stamp
 CWD = "/home/demo/project"
 
 
-@pytest_asyncio.fixture(params=["memory", "jsonl", "sqlite", "postgres"])
+@pytest_asyncio.fixture(
+    params=["memory", "jsonl", "sqlite", pytest.param("postgres", marks=pytest.mark.slow)]
+)
 async def repo(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Any]:
     if request.param == "memory":
         yield InMemorySessionRepo()

@@ -23,6 +23,8 @@ from tests.helpers import figures
 from tests.session._faults import ERRORS, Fault, FaultyOps
 from tests.session._workload import CWD, LONG, run_workload
 
+pytestmark = pytest.mark.slow
+
 
 async def _counts(tmp_path: Path) -> dict[str, int]:
     """How many calls of each kind the fault-free workload makes."""

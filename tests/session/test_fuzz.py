@@ -75,6 +75,7 @@ async def _run(data: bytes, work: Path, failures: list[str]) -> None:
         failures.append(f"{where}: {str(exc).splitlines()[0]}")
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_mutated_real_files(tmp_path: Path) -> None:
     seeds = await _our_seeds(tmp_path)
@@ -181,6 +182,7 @@ def _files(draw: Any) -> bytes:
 _hypothesis_failures: list[str] = []
 
 
+@pytest.mark.slow
 @settings(
     max_examples=HYPOTHESIS_FILES,
     derandomize=True,

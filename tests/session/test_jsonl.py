@@ -323,6 +323,7 @@ asyncio.run(main())
 """
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_other_process_gets_read_only_and_lock_is_freed_by_kill(tmp_path: Path) -> None:
     repo = JsonlSessionRepo(tmp_path / "s")

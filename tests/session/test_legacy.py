@@ -23,95 +23,9 @@ from desktop_agent.session import (
     SessionError,
     SessionIndex,
     SessionWriteError,
-    encode_cwd,
 )
 from desktop_agent.utils.versions import header_stamp
-
-CWD = "/home/u/project"
-T = "2025-12-08T22:41:0{}.000Z"
-
-
-def line(obj: dict[str, Any]) -> bytes:
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
-
-
-def msg(role: str, text: str, n: int, **extra: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {"role": role, "content": [{"type": "text", "text": text}]}
-    if role == "assistant":
-        body.update(
-            api="anthropic-messages",
-            provider="anthropic",
-            model="claude-opus-4-5",
-            usage={"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0},
-            stopReason="stop",
-        )
-    body.update(extra)
-    body["timestamp"] = 1765233665000 + n
-    return {"type": "message", "timestamp": T.format(n), "message": body}
-
-
-V1_HEADER = {
-    "type": "session",
-    "id": "ffae836b-9420-4060-ac13-7745215f90ff",
-    "timestamp": "2025-12-09T00:53:29.825Z",
-    "cwd": CWD,
-    "provider": "anthropic",
-    "modelId": "claude-opus-4-5",
-    "thinkingLevel": "off",
-}
-
-
-def v1_file() -> bytes:
-    """Header (line 0), 4 messages, a compaction keeping from index 3, one more turn."""
-    entries = [
-        msg("user", "first question", 1),
-        msg("assistant", "first answer", 2),
-        msg("user", "second question", 3),  # index 3: kept by the compaction
-        msg("assistant", "second answer", 4),
-        {
-            "type": "compaction",
-            "timestamp": T.format(5),
-            "summary": "## Goal\nAnswer questions.",
-            "firstKeptEntryIndex": 3,
-            "tokensBefore": 1234,
-        },
-        msg("user", "third question", 6),
-        msg("assistant", "third answer", 7),
-    ]
-    return line(V1_HEADER) + b"".join(line(e) for e in entries)
-
-
-def v2_file() -> bytes:
-    header = {"type": "session", "version": 2, "id": "v2-session", "timestamp": T.format(0)}
-    header["cwd"] = CWD
-    e: list[dict[str, Any]] = [
-        {**msg("user", "hi", 1), "id": "u1", "parentId": None},
-        {**msg("assistant", "hello", 2), "id": "a1", "parentId": "u1"},
-        {**msg("user", "abandoned", 3), "id": "u2", "parentId": "a1"},
-        {
-            "type": "message",
-            "id": "h1",
-            "parentId": "a1",
-            "timestamp": T.format(4),
-            "message": {
-                "role": "hookMessage",
-                "customType": "reminder",
-                "content": "A hook said this.",
-                "display": True,
-                "timestamp": 1765233665004,
-            },
-        },
-        {**msg("user", "after the hook", 5), "id": "u3", "parentId": "h1"},
-        {**msg("assistant", "done", 6), "id": "a3", "parentId": "u3"},
-    ]
-    return line(header) + b"".join(line(x) for x in e)
-
-
-def place(root: Path, name: str, data: bytes) -> Path:
-    path = root / encode_cwd(CWD) / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
-    return path
+from tests.helpers.pi_files import CWD, V1_HEADER, place, v1_file, v2_file
 
 
 def texts(messages: Sequence[Any]) -> list[tuple[str, str]]:

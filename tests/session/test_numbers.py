@@ -7,6 +7,7 @@ import random
 import struct
 import subprocess
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -27,6 +28,7 @@ def _random_floats(count: int) -> list[float]:
     return values[:count]
 
 
+@pytest.mark.slow
 def test_matches_node_number_to_string() -> None:
     node = node_executable()
     values = _random_floats(3000)

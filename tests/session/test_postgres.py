@@ -65,6 +65,7 @@ async def texts(session: Any) -> list[str]:
     return [m.content[0].text for m in (await session.build_context()).messages]
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_lost_server_is_a_failed_save_and_retry_writes_exactly_the_rest(
     repo: PostgresSessionRepo, postgres_cluster: Cluster

@@ -26,6 +26,8 @@ from tests.session._faults import NO_SYNC
 from tests.session._simfs import CrashState, SimFS, crash_states
 from tests.session._workload import CWD, LONG, is_subsequence, lines_by_id, run_workload
 
+pytestmark = pytest.mark.slow
+
 SIM_ROOT = "/sim"
 
 

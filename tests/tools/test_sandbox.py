@@ -178,6 +178,7 @@ def _app_reads(ws: Path, sandboxed: bool, secret: str) -> str:
     return text
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_the_app_environment_cannot_be_read_through_proc(tmp_path: Path) -> None:
     secret = "canary-" + os.urandom(8).hex()
@@ -209,6 +210,7 @@ t=$(mktemp) && echo scratch > "$t" && cat "$t"
 """
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_ordinary_work_succeeds_inside(sandbox: Fixture, os_sandbox: Sandbox) -> None:
     result = await run_tool(

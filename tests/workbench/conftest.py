@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import pytest
 import pytest_asyncio
 
 from desktop_agent.workbench import Workbench
@@ -15,9 +16,14 @@ from tests.helpers.workbench import Recorder, make_workbench
 
 @pytest_asyncio.fixture
 async def bench(
-    tmp_path: Path, provider: ProviderServer, store: str
+    request: pytest.FixtureRequest, tmp_path: Path, provider: ProviderServer, store: str
 ) -> AsyncIterator[tuple[Workbench, Recorder]]:
-    wb = make_workbench(tmp_path / "data", provider.model("anthropic-messages"), store=store)
+    """A started workbench on ``store`` (on "postgres", a fresh database of the suite's
+    server) and the recorder of what it emitted."""
+    url = request.getfixturevalue("database_url") if store == "postgres" else None
+    wb = make_workbench(
+        tmp_path / "data", provider.model("anthropic-messages"), store=store, database_url=url
+    )
     recorder = Recorder()
     wb.subscribe(recorder)
     await wb.start()

@@ -15,14 +15,12 @@ from desktop_agent.config import CheckpointSettings, FollowBranch, Settings
 from desktop_agent.workbench import Workbench
 from desktop_agent.workbench._checkpoints import session_records
 from desktop_agent.workbench._store import JsonlStore
+from tests.helpers.checkpoint_flow import V1, V2, assert_version, two_versions
 from tests.helpers.git_repo import dot_git_fingerprint, git, make_user_repo
-from tests.helpers.provider_server import ProviderServer, Reply, ToolCallSpec
+from tests.helpers.provider_server import ProviderServer, Reply, tool_call
 from tests.helpers.workbench import make_workbench
 
 pytestmark = pytest.mark.asyncio
-
-V1 = "version one\n"
-V2 = "version two\n"
 
 
 def settings(provider: ProviderServer, mode: FollowBranch) -> Settings:
@@ -44,48 +42,6 @@ async def bench(data: Path, provider: ProviderServer, store: str, mode: FollowBr
     )
     await wb.start()
     return wb
-
-
-async def two_versions(wb: Workbench, provider: ProviderServer, project: Path) -> list[str]:
-    """The issue's flow: version one, then the prompt edited to version two. Returns the
-    two prompts' entry ids."""
-    await wb.new_session(str(project))
-    provider.script(
-        Reply(tool_calls=[ToolCallSpec("w1", "write", {"path": "notes.txt", "content": V1})]),
-        Reply(text="one written"),
-    )
-    await wb.send("Write version one")
-    first = (await wb.branch())[0].entry_id
-    provider.script(
-        Reply(
-            tool_calls=[
-                ToolCallSpec("w2", "write", {"path": "notes.txt", "content": V2}),
-                ToolCallSpec("b2", "bash", {"command": "echo extra > extra.txt; rm keep.txt"}),
-            ]
-        ),
-        Reply(text="two written"),
-    )
-    await wb.edit_resend(first, "Write version two")
-    await wb.settled()
-    second = (await wb.branch())[0].entry_id
-    assert_version(project, 2)
-    return [first, second]
-
-
-def assert_version(project: Path, version: int) -> None:
-    notes = (project / "notes.txt").read_text()
-    if version == 1:
-        assert notes == V1
-        assert (project / "keep.txt").read_text() == "keep me\n"
-        assert not (project / "extra.txt").exists()
-    else:
-        assert notes == V2
-        assert (project / "extra.txt").read_text() == "extra\n"
-        assert not (project / "keep.txt").exists()
-    # The user's own files are never touched.
-    assert (project / "mine.txt").read_text() == "my untracked notes\n"
-    assert (project / "readme.md").read_text() == "# project\nuncommitted edit\n"
-    assert (project / "debug.log").read_text() == "log\n"
 
 
 async def test_always_every_leaf_change_and_a_relaunch(
@@ -247,7 +203,7 @@ async def test_editing_the_first_prompt_goes_back_to_the_folder_before_it(
     wb = await bench(tmp_path / "data", provider, store, "always")
     await wb.new_session(str(project))
     provider.script(
-        Reply(tool_calls=[ToolCallSpec("w1", "write", {"path": "notes.txt", "content": V1})]),
+        tool_call("write", {"path": "notes.txt", "content": V1}, "w1"),
         Reply(text="one written"),
     )
     await wb.send("Write version one")
@@ -288,7 +244,7 @@ async def test_the_first_snapshot_of_a_folder_starts_when_a_session_opens_in_it(
     caplog.set_level(logging.DEBUG, logger="desktop_agent.checkpoints")
     await wb.new_session(str(project))  # the first snapshot starts in the background
     provider.script(
-        Reply(tool_calls=[ToolCallSpec("w1", "write", {"path": "notes.txt", "content": V1})]),
+        tool_call("write", {"path": "notes.txt", "content": V1}, "w1"),
         Reply(text="one written"),
     )
     await wb.send("Write version one")  # its first tool call waits for what is left
@@ -340,7 +296,7 @@ async def delete_for_good_flow(wb: Workbench, provider: ProviderServer, project:
         await wb.new_session(str(project))
         provider.clear_script()
         provider.script(
-            Reply(tool_calls=[ToolCallSpec("w", "write", {"path": path, "content": path})]),
+            tool_call("write", {"path": path, "content": path}, "w"),
             Reply(text="written"),
         )
         await wb.send(f"Write {path}")

@@ -42,6 +42,7 @@ async def wait_for_line(path: Path, line: str) -> None:
         await asyncio.sleep(0.05)
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_a_typed_secret_goes_to_the_keychain_and_reaches_the_server(tmp_path: Path) -> None:
     path = tmp_path / "config" / "mcp.json"
@@ -117,6 +118,7 @@ async def test_bad_files_and_entries_are_clear_errors_or_notices(tmp_path: Path)
     await servers.close()
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_a_server_that_never_initializes_is_a_notice_with_restart(tmp_path: Path) -> None:
     path = tmp_path / "mcp.json"

@@ -1,25 +1,25 @@
-"""Every workbench operation without Qt, on both stores: new, open, restore, fork, rename,
-trash and undo, restore from the trash, repair, export, back up, drafts, quitting."""
+"""Workbench operations without Qt, on both stores: new, send, open, restore, drafts,
+versions, retries, settings, the first launch, the map's cache and the first index. The
+session operations (rename, fork, trash, repair, export, back up, quitting with unsaved
+entries) are in test_session_operations.py."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import os
-import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from desktop_agent.ai import AssistantMessage, UserMessage
-from desktop_agent.session import JsonlSessionRepo, Session
+from desktop_agent.session import Session
 from desktop_agent.workbench import Workbench, WorkbenchError
-from tests.helpers.provider_server import ProviderServer, Reply, ToolCallSpec
+from tests.helpers.provider_server import ProviderServer, Reply
 from tests.helpers.workbench import (
     Recorder,
     answer,
-    damage_second_entry,
     make_workbench,
     seed_async,
     user,
@@ -96,38 +96,6 @@ async def test_restore_on_launch_opens_the_last_session_on_its_leaf(
     await wb.aclose()
 
 
-async def test_fork_is_titled_a_fork_with_its_own_time_and_opens(
-    bench: Bench, workspace: Path, provider: ProviderServer
-) -> None:
-    wb, _ = bench
-    await wb.new_session(str(workspace))
-    provider.script(Reply(text="forty-two"))
-    await wb.send("The question")
-    source, source_ref = wb.session, wb.ref
-    assert source is not None and source_ref is not None
-    source_ids = [r[0] for r in source.raw_entries()]
-    before = max(r.last_activity for r in wb.rows)
-    await wb.fork(source_ref)
-    assert wb.ref != source_ref and wb.session is not None
-    row = wb.row_for(wb.ref or "")
-    assert row is not None and row.title == "The question (fork)"
-    assert row.last_activity >= before
-    assert [r[0] for r in wb.session.raw_entries()][: len(source_ids)] == source_ids
-    assert wb.rows[0].path == wb.ref  # newest first: the fork is on top
-
-
-async def test_rename_open_and_closed_sessions(bench: Bench, workspace: Path) -> None:
-    wb, _ = bench
-    await wb.new_session(str(workspace))
-    first = wb.ref or ""
-    await wb.rename(first, "  Planning  ")
-    assert (row := wb.row_for(first)) is not None and row.title == "Planning"
-    wb.set_draft("keep me")  # a draft keeps an empty session
-    await wb.new_session(str(workspace))
-    await wb.rename(first, "Planning, renamed")
-    assert (row := wb.row_for(first)) is not None and row.title == "Planning, renamed"
-
-
 async def test_empty_new_sessions_are_not_kept(bench: Bench, workspace: Path) -> None:
     wb, _ = bench
     await wb.new_session(str(workspace))
@@ -135,124 +103,6 @@ async def test_empty_new_sessions_are_not_kept(bench: Bench, workspace: Path) ->
     await wb.new_session(str(workspace))
     assert empty not in [r.path for r in wb.rows]
     assert len(wb.rows) == 1
-
-
-async def test_trash_the_open_session_opens_the_next_and_undo_brings_it_back(
-    bench: Bench, workspace: Path, provider: ProviderServer
-) -> None:
-    wb, rec = bench
-    await wb.new_session(str(workspace))
-    provider.script(Reply(text="one"), Reply(text="two"))
-    await wb.send("first session")
-    first = wb.ref or ""
-    await wb.new_session(str(workspace))
-    await wb.send("second session")
-    second = wb.ref or ""
-    rec.clear()
-    changes = await wb.trash(second)
-    assert changes.session and wb.ref == first  # the next one opened
-    assert second not in [r.path for r in wb.rows]
-    assert [r.title for r in wb.trash_rows] == ["second session"]
-    assert wb.notices["trash"].action_label == "Undo"
-    await wb.notice_action("trash")
-    assert wb.ref == second and "trash" not in wb.notices
-    assert not wb.trash_rows
-    await wb.trash(second)
-    await wb.trash(first)
-    assert opened(wb) is None  # nothing left: the start page
-    assert len(wb.trash_rows) == 2 and not wb.rows
-
-
-async def test_restore_from_the_trash_view(
-    bench: Bench, workspace: Path, provider: ProviderServer
-) -> None:
-    wb, _ = bench
-    await wb.new_session(str(workspace))
-    provider.script(Reply(text="kept"))
-    await wb.send("worth keeping")
-    ref = wb.ref or ""
-    await wb.trash(ref)
-    trashed = wb.trash_rows[0]
-    assert trashed.in_trash
-    await wb.restore_from_trash(trashed.path)
-    assert wb.ref == ref and not wb.trash_rows
-    assert [i.role for i in await wb.branch()] == ["user", "assistant"]
-
-
-async def test_export_markdown_html_and_jsonl(
-    bench: Bench, workspace: Path, provider: ProviderServer, tmp_path: Path
-) -> None:
-    wb, _ = bench
-    await wb.new_session(str(workspace))
-    (workspace / "notes.txt").write_text("```inner fence```\nline two\n")
-    provider.script(
-        Reply(tool_calls=[ToolCallSpec("call_1", "read", {"path": "notes.txt"})]),
-        Reply(text="# Findings\n\nThe file has two lines.\n\n```\n# not a heading\n```"),
-    )
-    await wb.send("Read notes.txt")
-    ref = wb.ref or ""
-    md = tmp_path / "out.md"
-    await wb.export(ref, "markdown", str(md))
-    text = md.read_text()
-    assert text.startswith("# Read notes.txt\n")
-    assert "\n## You" in text and "\n## Assistant (anthropic/claude-test)" in text
-    assert "\n### Findings" in text  # the reply's heading, two levels down
-    assert "\n# not a heading" in text  # code is left alone
-    assert "````text\n```inner fence```\nline two" in text  # tool output in a longer fence
-    assert wb.notices["export"].english == f"Exported to {md}."
-    page = tmp_path / "out.html"
-    await wb.export(ref, "html", str(page))
-    assert "<h2>You" in page.read_text() and "&lt;" not in "Read notes.txt"
-    copy = tmp_path / "copy.jsonl"
-    await wb.export(ref, "jsonl", str(copy))
-    lines = [json.loads(line) for line in copy.read_text().splitlines()]
-    assert lines[0]["type"] == "session" and lines[0]["version"] == 3
-    session = wb.session
-    assert session is not None
-    assert [line["id"] for line in lines[1:]] == [r[0] for r in session.raw_entries()]
-
-
-async def test_back_up_every_session(
-    bench: Bench, workspace: Path, provider: ProviderServer, tmp_path: Path
-) -> None:
-    wb, _ = bench
-    for text in ("one", "two"):
-        await wb.new_session(str(workspace))
-        provider.script(Reply(text=f"answer {text}"))
-        await wb.send(text)
-    dest = tmp_path / "backup.zip"
-    await wb.backup(str(dest))
-    with zipfile.ZipFile(dest) as archive:
-        names = archive.namelist()
-        assert len(names) == 2 and all(n.endswith(".jsonl") for n in names)
-        first = archive.read(names[0]).decode().splitlines()
-    assert json.loads(first[0])["type"] == "session"
-    assert "2 sessions backed up" in wb.notices["export"].english
-
-
-async def test_repair_a_damaged_session(
-    tmp_path: Path, workspace: Path, provider: ProviderServer
-) -> None:
-    data = tmp_path / "data"
-
-    async def build(s: Session) -> None:
-        await s.append_message(user("one"))
-        await s.append_message(answer("two"))
-        await s.append_message(user("three"))
-
-    path = await seed_async(data, workspace, build)
-    damaged = damage_second_entry(path)
-    wb = make_workbench(data, provider.model("anthropic-messages"))
-    await wb.start()
-    await wb.open(path)
-    report = wb.recovery
-    assert wb.read_only and report is not None and report.damaged
-    await wb.repair(path)
-    assert wb.ref != path and wb.session is not None and not wb.session.read_only
-    assert Path(path).read_bytes() == damaged  # the damaged file is left as it was
-    assert [i.role for i in await wb.branch()] == ["user"]  # "three" (its parent is gone)
-    await wb.shutdown(stop=True)
-    await wb.aclose()
 
 
 async def test_drafts_are_kept_per_branch_and_between_runs(
@@ -307,35 +157,6 @@ async def test_navigate_edit_and_switch_versions(
         await wb.new_session()
 
 
-async def test_quitting_with_unsaved_entries_keeps_them_in_a_recovery_file(
-    tmp_path: Path, workspace: Path, provider: ProviderServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from desktop_agent.session._platform import OS_FILE_OPS
-
-    data = tmp_path / "data"
-    wb = make_workbench(data, provider.model("anthropic-messages"))
-    await wb.start()
-    await wb.new_session(str(workspace))
-
-    def full(fd: int, payload: bytes) -> None:
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr(OS_FILE_OPS, "write_all", full)
-    provider.script(Reply(text="the answer is kept in memory"))
-    await wb.send("save me")
-    assert wb.save.status == "not_saved" and wb.save.pending == 2
-    assert await wb.shutdown(stop=True) == 2
-    recovery = wb.write_recovery()
-    assert recovery is not None and Path(recovery).parent == tmp_path / "data-recovery"
-    monkeypatch.undo()
-    wb.abandon()
-    await wb.aclose()
-    copy = await JsonlSessionRepo(tmp_path / "elsewhere").open(recovery)
-    roles = [getattr(m, "role", None) for m in (await copy.build_context()).messages]
-    assert roles == ["user", "assistant"]
-    await copy.close()
-
-
 async def test_retries_fold_into_one_item_and_401_is_never_retried(
     bench: Bench, workspace: Path, provider: ProviderServer
 ) -> None:
@@ -383,33 +204,6 @@ async def test_a_key_typed_in_settings_takes_effect_for_the_open_session(
         await asyncio.sleep(0.01)
     assert wb.model_key() == remote.key and "model" not in wb.notices
     assert wb.models.get_api_key(remote) == "sk-ant-typed-in-settings"
-    await wb.shutdown(stop=True)
-    await wb.aclose()
-
-
-async def test_repair_a_damaged_sqlite_session(
-    tmp_path: Path, workspace: Path, provider: ProviderServer
-) -> None:
-    import sqlite3
-
-    data = tmp_path / "data"
-
-    async def build(s: Session) -> None:
-        await s.append_message(user("one"))
-        await s.append_message(answer("two"))
-
-    ref = await seed_async(data, workspace, build, "sqlite")
-    db = sqlite3.connect(data / "sessions.sqlite")
-    db.execute("UPDATE entries SET line = '#not json' WHERE seq = 1")
-    db.commit()
-    db.close()
-    wb = make_workbench(data, provider.model("anthropic-messages"), store="sqlite")
-    await wb.start()
-    await wb.open(ref)
-    assert wb.read_only
-    await wb.repair(ref)
-    assert wb.ref != ref and wb.session is not None and not wb.session.read_only
-    assert [i.role for i in await wb.branch()] == ["user"]
     await wb.shutdown(stop=True)
     await wb.aclose()
 

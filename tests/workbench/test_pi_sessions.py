@@ -15,35 +15,10 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from desktop_agent.ai import TextContent, UserMessage
-from desktop_agent.session import JsonlSessionRepo
 from desktop_agent.workbench import Workbench, WorkbenchError
+from tests.helpers.pi_files import outside_append, pi_session, place, v2_file
 from tests.helpers.provider_server import ProviderServer, Reply
-from tests.helpers.workbench import answer, make_workbench, user
-from tests.session.test_legacy import place, v2_file
-
-
-async def pi_session(folder: Path, cwd: Path, *texts: str) -> str:
-    """A v3 session in the Pi folder (the layout and format the Pi CLI writes)."""
-    session = await JsonlSessionRepo(folder).create(cwd=str(cwd))
-    for n, text in enumerate(texts):
-        await session.append_message(user(text, 2 * n + 1))
-        await session.append_message(answer(f"answer to {text}", 2 * n + 2))
-    await session.close()
-    return session.metadata.path or ""
-
-
-def outside_append(path: str, parent: str | None, text: str, entry_id: str) -> None:
-    """What the Pi CLI does when it continues the file: one more line, no lock."""
-    line = {
-        "type": "message",
-        "id": entry_id,
-        "parentId": parent,
-        "timestamp": "2099-01-01T10:00:00.000Z",
-        "message": UserMessage(content=[TextContent(text=text)], timestamp=5).to_json_dict(),
-    }
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write(json.dumps(line, separators=(",", ":")) + "\n")
+from tests.helpers.workbench import make_workbench
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import pytest_asyncio
 
 from desktop_agent.config import load_settings
 from desktop_agent.workbench import Workbench, WorkbenchError, parse_app_command
-from tests.helpers.provider_server import ProviderServer, Reply, ToolCallSpec
+from tests.helpers.provider_server import ProviderServer, Reply, tool_call
 from tests.helpers.wire import last_user_text, system_text
 from tests.helpers.workbench import make_workbench
 
@@ -118,7 +118,7 @@ async def test_the_model_can_read_a_global_skill_it_is_told_about(
     skill.write_text("---\ndescription: Deploy it\n---\nRun the release.", encoding="utf-8")
     await wb.new_session(str(workspace))
     provider.script(
-        Reply(tool_calls=[ToolCallSpec("call_1", "read", {"path": str(skill)})]),
+        tool_call("read", {"path": str(skill)}),
         Reply(text="Done."),
     )
     await wb.send("deploy please")
