@@ -934,8 +934,10 @@ class _RowSource:
                 lines = self._repo.read_rows(self._sid, rows)
                 if not self._keep(rows, lines):
                     return
-        except (SessionError, ValueError, KeyError) as exc:
+        except SessionError as exc:  # (the server went away, the app is quitting)
             log.info("reading session row %s ahead: %s", self._sid, exc)
+        except Exception:  # (logged: a read-ahead never takes the app down)
+            log.warning("reading session row %s ahead failed", self._sid, exc_info=True)
         finally:
             self.prefetched.set()
 
