@@ -93,7 +93,9 @@ TCP_USER_TIMEOUT_MS = 20_000
 ANSWER_TIMEOUT_S = 15.0
 """How long a statement (or a transaction of appends) may wait for the server's answer
 before the exchange is ended and the save fails (`Deadline`); a copy of a whole session
-gets one more second per 2 MB it sends."""
+gets one more second per 200 KB it sends (a slow link or a busy server is not a silent
+one), and reading a whole session eight times the time."""
+WHOLE_READ_FACTOR = 8
 REF_PREFIX = "postgres:"
 
 
@@ -564,7 +566,7 @@ class PostgresStorage(Storage):
         size = sum(len(raw) for raw in lines)
         with self._io:
             conn = self._connection()
-            deadline = Deadline(conn, self._server.answer_timeout_s + size / 2_000_000)
+            deadline = Deadline(conn, self._server.answer_timeout_s + size / 200_000)
             try:
                 with deadline, conn.transaction(), conn.cursor() as cur:
                     cur.executemany(
@@ -1014,14 +1016,18 @@ class PostgresSessionRepo:
         if server is not None:
             await asyncio.to_thread(server.close)
 
-    def _run(self, fn: Callable[[psycopg.Connection[Any]], Any], what: str) -> Any:
-        """``fn`` on a connection of the pool, within the server's answer time."""
+    def _run(
+        self, fn: Callable[[psycopg.Connection[Any]], Any], what: str, *, whole: bool = False
+    ) -> Any:
+        """``fn`` on a connection of the pool, within the server's answer time (``whole``:
+        a read of a whole session, `WHOLE_READ_FACTOR` times that)."""
         server = self._db()
+        seconds = server.answer_timeout_s * (WHOLE_READ_FACTOR if whole else 1)
         deadline: Deadline | None = None
         try:
             with (
                 server.pool.connection(timeout=CONNECT_TIMEOUT_S + 1) as conn,
-                Deadline(conn, server.answer_timeout_s) as deadline,
+                Deadline(conn, seconds) as deadline,
             ):
                 return fn(conn)
         except (psycopg.Error, PoolTimeout) as exc:
@@ -1188,7 +1194,7 @@ class PostgresSessionRepo:
                 )
                 return head, cur.fetchall()
 
-        head, kept = self._run(columns, "read the session")
+        head, kept = self._run(columns, "read the session", whole=True)
         count = int(head[0]) if head else 0
         tree = Tree()
         if not count:
@@ -1222,7 +1228,7 @@ class PostgresSessionRepo:
                 )
                 return cur.fetchall()
 
-        rows = self._run(run, "read the session")
+        rows = self._run(run, "read the session", whole=True)
         tree = Tree()
         damaged: builtins.list[DamagedLine] = []
         for seq, line in rows:
