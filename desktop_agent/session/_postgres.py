@@ -933,8 +933,15 @@ class _RowSource:
                 if self._stop.is_set():
                     return
                 rows = wanted[n : n + PREFETCH_ROWS]
-                lines = self._repo.read_rows(self._sid, rows)
-                if not self._keep(rows, lines):
+                first, last = min(rows), max(rows)
+                if last - first < 4 * PREFETCH_ROWS:
+                    # A range of the primary key (a branch is mostly runs of rows): the
+                    # plan is an index range scan whatever the table's statistics say.
+                    span = range(first, last + 1)
+                    kept = self._keep(span, self._repo.read_lines(self._sid, first, last))
+                else:
+                    kept = self._keep(rows, self._repo.read_rows(self._sid, rows))
+                if not kept:
                     return
         except SessionError as exc:  # (the server went away, the app is quitting)
             log.info("reading session row %s ahead: %s", self._sid, exc)
