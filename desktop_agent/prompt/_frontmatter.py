@@ -9,11 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
-
 from desktop_agent.prompt._files import FileText, Problem
-
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class FrontMatterError(ValueError):
@@ -32,8 +28,11 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     body = normalized[end + 4 :].strip()
     if not source:
         return {}, body
+    import yaml  # (when a session's prompt is built, not at start-up: ~50 ms)
+
+    loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        parsed = yaml.load(source, Loader=_Loader)  # CSafeLoader or SafeLoader
+        parsed = yaml.load(source, Loader=loader)  # CSafeLoader or SafeLoader
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         line = f" (line {where.line + 2})" if where is not None else ""

@@ -14,10 +14,12 @@ import functools
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from desktop_agent.prompt._files import FileCache, Problem
+
+if TYPE_CHECKING:
+    import pathspec
 
 IGNORE_FILES = (".gitignore", ".ignore", ".fdignore")
 
@@ -40,6 +42,8 @@ def prefixed(line: str, prefix: str) -> str | None:
 
 @functools.lru_cache(maxsize=64)
 def _spec(lines: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
+    import pathspec  # (when skills are looked for, not at start-up)
+
     return pathspec.GitIgnoreSpec.from_lines(line.lower() for line in lines)
 
 

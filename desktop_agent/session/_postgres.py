@@ -36,12 +36,15 @@ import bisect
 import builtins
 import errno
 import hashlib
+import heapq
+import itertools
 import json
 import logging
 import os
 import socket
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -90,7 +93,9 @@ TCP_USER_TIMEOUT_MS = 20_000
 ANSWER_TIMEOUT_S = 15.0
 """How long a statement (or a transaction of appends) may wait for the server's answer
 before the exchange is ended and the save fails (`Deadline`); a copy of a whole session
-gets one more second per 2 MB it sends."""
+gets one more second per 200 KB it sends (a slow link or a busy server is not a silent
+one), and reading a whole session eight times the time."""
+WHOLE_READ_FACTOR = 8
 REF_PREFIX = "postgres:"
 
 
@@ -159,7 +164,7 @@ def server_error(exc: BaseException) -> ServerError:
 
 class Deadline:
     """Ends ``conn``'s exchange with the server when it is not over within ``seconds``:
-    its socket is shut down from a timer thread, so the thread blocked in libpq gets
+    its socket is shut down (by `_WATCHDOG`'s thread), so the thread blocked in libpq gets
     "connection lost" at once and the statement fails (a server that is stopped or frozen
     keeps TCP open, so libpq would wait forever). Used as a context manager around every
     exchange; `expired` says it was the deadline (the error is then ``ETIMEDOUT``)."""
@@ -168,24 +173,31 @@ class Deadline:
         self._conn = conn
         self.seconds = seconds
         self.expired = False
-        self._timer = threading.Timer(seconds, self._expire)
-        self._timer.daemon = True
+        self.due = 0.0
+        self.over = False
+        self._lock = threading.Lock()
 
-    def _expire(self) -> None:
-        self.expired = True
-        try:
-            fd = self._conn.pgconn.socket
-            with socket.socket(fileno=os.dup(fd)) as sock:
-                sock.shutdown(socket.SHUT_RDWR)
-        except (OSError, psycopg.Error) as exc:  # already closed: nothing is waiting
-            log.debug("ending a silent connection: %s", exc)
+    def expire(self) -> None:
+        """(The watchdog's thread) shut the socket down unless the exchange is over."""
+        with self._lock:
+            if self.over:
+                return
+            self.expired = True
+            try:
+                fd = self._conn.pgconn.socket
+                with socket.socket(fileno=os.dup(fd)) as sock:
+                    sock.shutdown(socket.SHUT_RDWR)
+            except (OSError, psycopg.Error) as exc:  # already closed: nothing is waiting
+                log.debug("ending a silent connection: %s", exc)
 
     def __enter__(self) -> Deadline:
-        self._timer.start()
+        self.due = time.monotonic() + self.seconds
+        _WATCHDOG.watch(self)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._timer.cancel()
+        with self._lock:
+            self.over = True
 
     def error(self, exc: BaseException) -> ServerError:
         """The `ServerError` for ``exc`` raised inside: a silent server says so."""
@@ -195,6 +207,45 @@ class Deadline:
                 f"the database server did not answer within {max(1, round(self.seconds))} s",
             )
         return server_error(exc)
+
+
+class _Watchdog:
+    """One thread for every `Deadline` (a timer thread each would start a thread per
+    statement): it sleeps until the earliest one is due and expires it if still open."""
+
+    def __init__(self) -> None:
+        self._wake = threading.Condition()
+        self._due: list[tuple[float, int, Deadline]] = []
+        self._order = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def watch(self, deadline: Deadline) -> None:
+        with self._wake:
+            heapq.heappush(self._due, (deadline.due, next(self._order), deadline))
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="postgres-deadlines", daemon=True
+                )
+                self._thread.start()
+            self._wake.notify()
+
+    def _next(self) -> Deadline:
+        with self._wake:
+            while True:
+                due = self._due
+                while due and due[0][2].over:
+                    heapq.heappop(due)
+                now = time.monotonic()
+                if due and due[0][0] <= now:
+                    return heapq.heappop(due)[2]
+                self._wake.wait(due[0][0] - now if due else None)
+
+    def _run(self) -> None:
+        while True:
+            self._next().expire()
+
+
+_WATCHDOG = _Watchdog()
 
 
 def _check_connection(conn: psycopg.Connection[Any]) -> None:
@@ -515,7 +566,7 @@ class PostgresStorage(Storage):
         size = sum(len(raw) for raw in lines)
         with self._io:
             conn = self._connection()
-            deadline = Deadline(conn, self._server.answer_timeout_s + size / 2_000_000)
+            deadline = Deadline(conn, self._server.answer_timeout_s + size / 200_000)
             try:
                 with deadline, conn.transaction(), conn.cursor() as cur:
                     cur.executemany(
@@ -655,6 +706,9 @@ class PostgresStorage(Storage):
         atomic_write(dest, jsonl_bytes(self.metadata, self.tree), mode=0o644)
 
     def _close(self) -> None:
+        source = self.tree.source
+        if isinstance(source, _RowSource):
+            source.stop()
         with self._io:
             conn, self._writer = self._writer, None
             if conn is None:
@@ -806,21 +860,98 @@ class ColumnCache:
             log.info("keeping the columns of session row %s: %s", sid, exc)
 
 
+PREFETCH_BYTES = 256 * 1024 * 1024
+"""How much of an opened session's current branch `_RowSource.prefetch` keeps in memory."""
+PREFETCH_ROWS = 1_000
+"""Rows a prefetch reads at once (newest first): few enough that the thread never holds
+the interpreter long while it turns them into bytes."""
+
+
 class _RowSource:
     """A session's rows read back as the lines of a file (`LineSource`): line ``i``
-    starts at the tree's ``offsets[i]`` (the lengths before it, plus a newline each)."""
+    starts at the tree's ``offsets[i]`` (the lengths before it, plus a newline each).
+
+    Reads must not wait for the server on the event loop (`build_context` and the views
+    read lines there, as they read a JSONL file): once a session is open, `prefetch`
+    reads its current branch's rows on a thread of its own, newest first, and keeps them
+    (up to `PREFETCH_BYTES`); every row read is kept too. Rows that are not kept yet (the
+    first moments after opening a long session, another branch) are read from the
+    server where they are asked for, as before."""
 
     def __init__(self, repo: PostgresSessionRepo, sid: int, tree: Tree, count: int) -> None:
         self._repo = repo
         self._sid = sid
         self._tree = tree
         self._count = count  # rows appended later are in memory (offset -1)
+        self._kept: dict[int, bytes] = {}
+        self._kept_bytes = 0
+        self._stop = threading.Event()
+        self.prefetched = threading.Event()
+        """Set once `prefetch` ended (for tests and benchmarks)."""
+        self.server_reads = 0
+        """Reads that went to the server (for tests and benchmarks)."""
 
     def read_span(self, offset: int, length: int) -> bytes:
         offsets = self._tree.offsets
         first = bisect.bisect_left(offsets, offset, 0, self._count)
         last = bisect.bisect_left(offsets, offset + length, 0, self._count) - 1
-        return b"\n".join(self._repo.read_lines(self._sid, first, last))
+        kept = self._kept
+        try:
+            return b"\n".join([kept[i] for i in range(first, last + 1)])
+        except KeyError:
+            pass
+        self.server_reads += 1
+        lines = self._repo.read_lines(self._sid, first, last)
+        self._keep(range(first, last + 1), lines)
+        return b"\n".join(lines)
+
+    def _keep(self, rows: Iterable[int], lines: Iterable[bytes]) -> bool:
+        """Keep rows while the budget allows; False once it is spent."""
+        kept = self._kept
+        for i, raw in zip(rows, lines, strict=True):
+            if i not in kept:
+                if self._kept_bytes + len(raw) > PREFETCH_BYTES:
+                    return False
+                kept[i] = raw
+                self._kept_bytes += len(raw)
+        return True
+
+    def start_prefetch(self) -> None:
+        threading.Thread(target=self.prefetch, name="postgres-prefetch", daemon=True).start()
+
+    def prefetch(self) -> None:
+        """Read the current branch's rows from the server, newest first (blocking; a
+        thread of its own, see `start_prefetch`); stops when the session closes."""
+        try:
+            tree = self._tree
+            try:
+                path = tree.path_indices(tree.current_leaf(), lenient=True)
+            except SessionError:
+                return
+            wanted = [i for i in reversed(path) if i < self._count and i not in self._kept]
+            for n in range(0, len(wanted), PREFETCH_ROWS):
+                if self._stop.is_set():
+                    return
+                rows = wanted[n : n + PREFETCH_ROWS]
+                first, last = min(rows), max(rows)
+                if last - first < 4 * PREFETCH_ROWS:
+                    # A range of the primary key (a branch is mostly runs of rows): the
+                    # plan is an index range scan whatever the table's statistics say.
+                    span = range(first, last + 1)
+                    kept = self._keep(span, self._repo.read_lines(self._sid, first, last))
+                else:
+                    kept = self._keep(rows, self._repo.read_rows(self._sid, rows))
+                if not kept:
+                    return
+        except SessionError as exc:  # (the server went away, the app is quitting)
+            log.info("reading session row %s ahead: %s", self._sid, exc)
+        except Exception:  # (logged: a read-ahead never takes the app down)
+            log.warning("reading session row %s ahead failed", self._sid, exc_info=True)
+        finally:
+            self.prefetched.set()
+
+    def stop(self) -> None:
+        self._stop.set()
 
     def changed_error(self, detail: str) -> SessionError:
         return SessionError(
@@ -892,14 +1023,18 @@ class PostgresSessionRepo:
         if server is not None:
             await asyncio.to_thread(server.close)
 
-    def _run(self, fn: Callable[[psycopg.Connection[Any]], Any], what: str) -> Any:
-        """``fn`` on a connection of the pool, within the server's answer time."""
+    def _run(
+        self, fn: Callable[[psycopg.Connection[Any]], Any], what: str, *, whole: bool = False
+    ) -> Any:
+        """``fn`` on a connection of the pool, within the server's answer time (``whole``:
+        a read of a whole session, `WHOLE_READ_FACTOR` times that)."""
         server = self._db()
+        seconds = server.answer_timeout_s * (WHOLE_READ_FACTOR if whole else 1)
         deadline: Deadline | None = None
         try:
             with (
                 server.pool.connection(timeout=CONNECT_TIMEOUT_S + 1) as conn,
-                Deadline(conn, server.answer_timeout_s) as deadline,
+                Deadline(conn, seconds) as deadline,
             ):
                 return fn(conn)
         except (psycopg.Error, PoolTimeout) as exc:
@@ -1066,7 +1201,7 @@ class PostgresSessionRepo:
                 )
                 return head, cur.fetchall()
 
-        head, kept = self._run(columns, "read the session")
+        head, kept = self._run(columns, "read the session", whole=True)
         count = int(head[0]) if head else 0
         tree = Tree()
         if not count:
@@ -1100,7 +1235,7 @@ class PostgresSessionRepo:
                 )
                 return cur.fetchall()
 
-        rows = self._run(run, "read the session")
+        rows = self._run(run, "read the session", whole=True)
         tree = Tree()
         damaged: builtins.list[DamagedLine] = []
         for seq, line in rows:
@@ -1124,6 +1259,23 @@ class PostgresSessionRepo:
                 return cur.fetchall()
 
         return [bytes(r[0]) for r in self._run(run, "read the session")]
+
+    def read_rows(self, sid: int, rows: builtins.list[int]) -> builtins.list[bytes]:
+        """The lines of the rows ``rows`` of a session, in that order (blocking)."""
+
+        def run(conn: psycopg.Connection[Any]) -> Any:
+            with conn.cursor(binary=True) as cur:
+                cur.execute(
+                    f"SELECT seq, line FROM {SCHEMA}.lines"
+                    " WHERE sid = %s AND seq = ANY(%s::int4[])",
+                    (sid, rows),
+                )
+                return cur.fetchall()
+
+        found = {int(seq): bytes(line) for seq, line in self._run(run, "read the session")}
+        if len(found) != len(rows):
+            raise SessionError("storage", "Cannot read the session: rows are missing")
+        return [found[i] for i in rows]
 
     def _open_sync(self, session_id: str, *, write: bool) -> Session:
         server = self._db()
@@ -1179,6 +1331,8 @@ class PostgresSessionRepo:
             read_only_code=code,
             recovery=recovery,
         )
+        if isinstance(tree.source, _RowSource):
+            tree.source.start_prefetch()
         return Session(storage)
 
     async def open(self, metadata: SessionMetadata, *, write: bool = True) -> Session:

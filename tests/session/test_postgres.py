@@ -32,6 +32,7 @@ from desktop_agent.session._postgres import (
     TCP_USER_TIMEOUT_MS,
     Listener,
     PostgresStorage,
+    _RowSource,
 )
 from tests.helpers.postgres import Cluster
 
@@ -263,6 +264,35 @@ async def test_reopening_reads_the_tree_columns_kept_on_this_computer(
     finally:
         await here.close()
         await there.close()
+
+
+@pytest.mark.asyncio
+async def test_an_opened_session_reads_its_branch_ahead_so_the_loop_never_waits_for_the_server(
+    repo: PostgresSessionRepo, postgres_cluster: Cluster
+) -> None:
+    """Opening reads the current branch's rows on a thread of its own (newest first);
+    once it is done, the context and every message come from memory: with the server
+    frozen (SIGSTOP), reading them all on the loop still takes no time."""
+    s = await repo.create(cwd=CWD)
+    for n in range(300):
+        await s.append_message(user(f"q{n}") if n % 2 == 0 else assistant(f"a{n}"))
+    meta = s.metadata
+    await s.close()
+    again = await repo.open(meta, write=False)
+    source = again.get_storage().tree.source
+    assert isinstance(source, _RowSource)
+    assert await asyncio.to_thread(source.prefetched.wait, 30)
+    before = source.server_reads
+    postgres_cluster.pause()
+    try:
+        started = time.monotonic()
+        found = await texts(again)
+        assert time.monotonic() - started < 1.0  # (a read would wait for the server)
+    finally:
+        postgres_cluster.resume()
+    assert found == [f"q{n}" if n % 2 == 0 else f"a{n}" for n in range(300)]
+    assert source.server_reads == before  # (the open read the first prompt, on its thread)
+    again.get_storage().force_close()
 
 
 def postgres_password_free(data: bytes, url: str) -> bool:
