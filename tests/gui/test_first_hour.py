@@ -11,8 +11,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QPoint, Qt, QTimer
-from PySide6.QtGui import QAction, QContextMenuEvent, QFontMetrics, QGuiApplication
+from PySide6.QtCore import QObject, QPoint, Qt, QTimer, QUrl, Slot
+from PySide6.QtGui import (
+    QAction,
+    QContextMenuEvent,
+    QDesktopServices,
+    QFontMetrics,
+    QGuiApplication,
+)
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import (
     QApplication,
@@ -1066,4 +1072,55 @@ def test_p12_the_model_picker_shows_its_placeholder_whole_and_elides_a_long_name
     picker.repaint()
     shown = picker.shown_text
     assert shown.endswith("…") and picker.currentText().startswith(shown[:-1]), shown
+    close(qtbot, window)
+
+
+class _Opened(QObject):
+    def __init__(self) -> None:
+        super().__init__()
+        self.paths: list[str] = []
+
+    @Slot(QUrl)
+    def open(self, url: QUrl) -> None:
+        self.paths.append(url.toLocalFile())
+
+
+def test_m9_an_export_notice_opens_the_file_and_passes_by_itself(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(Reply(text="ok"))
+    type_and_send(qtbot, window, "something to export")
+    idle(qtbot, window)
+    dest = tmp_path / "out.md"
+
+    async def ask_save_path(*_args: object) -> str:
+        return str(dest)  # (the save dialog itself: test_p11)
+
+    window.dialogs.ask_save_path = ask_save_path  # type: ignore[method-assign,assignment]
+    window.notices.passing_ms = 1500
+    menu = window.findChild(QMenu, "exportSessionMenu")
+    assert menu is not None
+    next(a for a in menu.actions() if a.objectName() == "exportAction_markdown").trigger()
+    qtbot.waitUntil(dest.exists, timeout=10_000)
+    idle(qtbot, window)
+    assert any(t.startswith("Exported to") for t in window.notices.texts())
+    opened = _Opened()  # the desktop's file opener, as Qt lets an app replace it
+    QDesktopServices.setUrlHandler("file", opened, "open")  # type: ignore[arg-type]
+    try:
+        for name in ("noticeOpen", "noticeShowFolder"):
+            button = window.notices.findChild(QPushButton, name)
+            assert button is not None and button.isVisible(), name
+            QTest.mouseClick(button, Qt.MouseButton.LeftButton)
+    finally:
+        QDesktopServices.unsetUrlHandler("file")
+    assert opened.paths == [str(dest), str(tmp_path)]
+    # a confirmation goes by itself (a problem's notice stays until its cause goes)
+    qtbot.waitUntil(lambda: not window.notices.texts(), timeout=5000)
+    idle(qtbot, window)
     close(qtbot, window)
