@@ -1124,3 +1124,56 @@ def test_m9_an_export_notice_opens_the_file_and_passes_by_itself(
     qtbot.waitUntil(lambda: not window.notices.texts(), timeout=5000)
     idle(qtbot, window)
     close(qtbot, window)
+
+
+def test_m13_a_branch_summary_lists_only_the_files_written_apart_from_its_text(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    model = provider.model("anthropic-messages")
+    settings = Settings(
+        default_model=model.key, approval={"write": "allow"}, discover_local_servers=False
+    )
+    data = tmp_path / "data"
+    (workspace / "notes.txt").write_text("a file, not a folder")
+    wb = make_workbench(data, model, settings=settings)
+    window = open_window(qtbot, data, model, workbench=wb, restore=False)
+    run(qtbot, window.new_session(str(workspace)))
+    provider.script(
+        Reply(
+            tool_calls=[
+                ToolCallSpec("call_1", "write", {"path": "src/calc.py", "content": "x = 1\n"}),
+                ToolCallSpec("call_2", "write", {"path": "notes.txt/mul.py", "content": "y\n"}),
+            ]
+        ),
+        Reply(text="Wrote the calculator and counted to 3000."),
+        Reply(text="The branch wrote the calculator and counted to 3000."),
+    )
+    window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
+    type_and_send(qtbot, window, "write the files")
+    idle(qtbot, window)
+    assert (workspace / "src" / "calc.py").exists()
+    first = window.map_pane.bmap.rows[0].entry_id  # the prompt
+    menu = window.map_pane.context_menu_for(first)
+    assert menu is not None
+    next(a for a in menu.actions() if a.objectName() == "goHereAndSummarize").trigger()
+    qtbot.waitUntil(
+        lambda: "Branch summary" in painted_text(painted(window, window.chat.model.last_row())),
+        timeout=10_000,
+    )
+    idle(qtbot, window)
+    last = window.chat.model.last_row()
+    layout = painted(window, last)
+    assert layout is not None
+    toggle = next(h for h in layout.hits if h.action == "toggle")
+    view = window.chat.view
+    top = view.visualRect(window.chat.model.index(last, 0)).topLeft()
+    QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=top + toggle.rect.center())
+    qtbot.waitUntil(lambda: "Files changed:" in painted_text(painted(window, last)))
+    card = painted_text(painted(window, last))
+    assert "counted to 3000.\n" in card and "3000.src" not in card, card
+    assert "src/calc.py" in card and "mul.py" not in card, card  # its write failed
+    close(qtbot, window)

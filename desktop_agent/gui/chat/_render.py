@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -700,6 +701,22 @@ def _bash_card(b: _Builder, state: RowState, msg: BashExecutionMessage) -> None:
     _card_box(b, t.card_user, t.border)
 
 
+_FILE_TAGS = re.compile(r"<(read|modified)-files>\n?(.*?)\n?</\1-files>", re.DOTALL)
+
+
+def _file_lists(text: str) -> str:
+    """A summary's ``<read-files>`` and ``<modified-files>`` blocks (for the model) as
+    lists of their own: Qt's importer dropped the tags and ran the paths into the last
+    sentence ("…counted to 3000.src/calc.py src/mul.py", FIRST_HOUR.md m13)."""
+
+    def listed(match: re.Match[str]) -> str:
+        title = _tr("Files read:") if match[1] == "read" else _tr("Files changed:")
+        paths = [p.strip() for p in match[2].split("\n") if p.strip()]
+        return f"**{title}**\n\n" + "\n".join(f"- `{p}`" for p in paths) + "\n"
+
+    return _FILE_TAGS.sub(listed, text) if "-files>" in text else text
+
+
 def _notice(b: _Builder, state: RowState, title: str, extra: str, text: str) -> None:
     t = b.t
     open_ = "summary" in state.expanded
@@ -707,7 +724,7 @@ def _notice(b: _Builder, state: RowState, title: str, extra: str, text: str) -> 
     b.toggle_line("summary", title, extra, open_)
     b.y += 2
     if open_:
-        b.markdown(text, t.text)
+        b.markdown(_file_lists(text), t.text)
     else:
         first = next((ln.strip() for ln in text.split("\n") if ln.strip()), "")
         b.text_line(b.left, first, t.muted, t.small, t.small_line)
