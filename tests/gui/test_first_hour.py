@@ -1177,3 +1177,24 @@ def test_m13_a_branch_summary_lists_only_the_files_written_apart_from_its_text(
     assert "counted to 3000.\n" in card and "3000.src" not in card, card
     assert "src/calc.py" in card and "mul.py" not in card, card  # its write failed
     close(qtbot, window)
+
+
+def test_p2_map_nodes_show_a_replys_text_without_its_markdown(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(
+        Reply(text="## Project overview\n\nThis is a **tiny calculator**: `README.md`.")
+    )
+    type_and_send(qtbot, window, "tour the project")
+    idle(qtbot, window)
+    model = window.map_pane.model()
+    qtbot.waitUntil(lambda: "…" not in [model.text(r) for r in range(model.rowCount())])
+    texts = [model.text(r) for r in range(model.rowCount())]
+    assert "Project overview This is a tiny calculator: README.md." in texts, texts
+    close(qtbot, window)
