@@ -1198,3 +1198,36 @@ def test_p2_map_nodes_show_a_replys_text_without_its_markdown(
     texts = [model.text(r) for r in range(model.rowCount())]
     assert "Project overview This is a tiny calculator: README.md." in texts, texts
     close(qtbot, window)
+
+
+def test_p6_a_tool_card_with_its_output_shown_has_no_closed_arrow_and_says_details(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(
+        Reply(tool_calls=[ToolCallSpec("call_1", "bash", {"command": "echo visible-output"})]),
+        Reply(text="done"),
+    )
+    type_and_send(qtbot, window, "run it")
+    idle(qtbot, window)
+    row = next(
+        r
+        for r in range(window.chat.item_count())
+        if "visible-output" in painted_text(painted(window, r)).replace("$ echo", "")
+    )
+    card = painted_text(painted(window, row))
+    assert "▸" not in card and "Details ·\ndone" in card, card
+    layout = painted(window, row)
+    assert layout is not None
+    toggle = next(h for h in layout.hits if h.action == "toggle")
+    view = window.chat.view
+    top = view.visualRect(window.chat.model.index(row, 0)).topLeft()
+    QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=top + toggle.rect.center())
+    qtbot.waitUntil(lambda: "Hide details ·\ndone" in painted_text(painted(window, row)))
+    assert '"command": "echo visible-output"' in painted_text(painted(window, row))
+    close(qtbot, window)

@@ -393,24 +393,38 @@ class _Builder:
         else:
             status = _tr("not run")
         h = max(t.line, t.small_line + 6)
-        arrow = "▾ " if expanded else "▸ "
+        # The output shows either way: the toggle is for the details (the arguments,
+        # more lines), said in words at the right, not by an arrow by the name that
+        # read as "closed" above visible output (FIRST_HOUR.md p6).
+        details_text = (_tr("Hide details") if expanded else _tr("Details")) + " ·"
+        dw = t.fm_small.horizontalAdvance(details_text) + 2
         sw = t.fm_small.horizontalAdvance(status) + 2
+        right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+        self.out.parts.append(
+            TextPart(
+                QRect(self.right - sw - 4 - dw, self.y, dw, h),
+                details_text,
+                t.muted,
+                t.small,
+                right,
+            )
+        )
         self.out.parts.append(
             TextPart(
                 QRect(self.right - sw, self.y, sw, h),
                 status,
                 t.red if error else t.muted,
                 t.small,
-                Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
+                right,
             )
         )
-        self.right -= sw + 8
-        x = self.text_line(self.left, arrow + name, t.red if error else t.text, t.bold, h)
+        self.right -= sw + 8 + dw + 4
+        x = self.text_line(self.left, name, t.red if error else t.text, t.bold, h)
         if call is not None:
             self.text_line(
                 x + 8, _tool_args_summary(call).replace("\n", " ⏎ "), t.muted, t.small, h
             )
-        self.right += sw + 8
+        self.right += sw + 8 + dw + 4
         self.out.hits.append(
             Hit(QRect(saved[0], top, saved[1] - saved[0], h + 6), "toggle", f"tool:{call_id}")
         )
