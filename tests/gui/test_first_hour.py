@@ -1231,3 +1231,26 @@ def test_p6_a_tool_card_with_its_output_shown_has_no_closed_arrow_and_says_detai
     qtbot.waitUntil(lambda: "Hide details ·\ndone" in painted_text(painted(window, row)))
     assert '"command": "echo visible-output"' in painted_text(painted(window, row))
     close(qtbot, window)
+
+
+def test_p19_a_click_on_empty_space_in_the_list_keeps_the_window_title(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(Reply(text="ok"))
+    type_and_send(qtbot, window, "Calculator tour")
+    idle(qtbot, window)
+    assert window.windowTitle() == "Calculator tour — Desktop Agent"
+    view = window.sidebar.view
+    empty = QPoint(view.viewport().width() // 2, view.viewport().height() - 5)
+    assert not view.indexAt(empty).isValid()
+    QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=empty)
+    idle(qtbot, window)
+    assert window.windowTitle() == "Calculator tour — Desktop Agent"
+    assert window.wb.ref is not None
+    close(qtbot, window)
