@@ -1254,3 +1254,32 @@ def test_p19_a_click_on_empty_space_in_the_list_keeps_the_window_title(
     assert window.windowTitle() == "Calculator tour — Desktop Agent"
     assert window.wb.ref is not None
     close(qtbot, window)
+
+
+def test_p1_the_key_fields_placeholders_fit_and_say_where_a_key_is_kept_in_their_tip(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    import keyring.backends.fail
+
+    data = tmp_path / "data"
+    remote = provider.model("openai-responses", base_url="https://api.openai.test/v1")
+    settings = Settings(default_model=remote.key, discover_local_servers=False)
+    no_keychain = keyring.backends.fail.Keyring()  # type: ignore[no-untyped-call]
+    wb = make_workbench(data, remote, settings=settings, keyring=no_keychain)  # type: ignore[arg-type]
+    window = open_window(qtbot, data, remote, workbench=wb, restore=False)
+    run(qtbot, window.new_session(str(workspace)))
+    dialog = open_settings(qtbot, window)
+    assert "no system keychain" in dialog.key_fields["openai"].toolTip()
+    for field in dialog.key_fields.values():
+        text = field.placeholderText()
+        assert text.count("(") <= 1, text  # never "(kept … (no system keychain…"
+        room = field.width() - 12
+        assert field.fontMetrics().horizontalAdvance(text) <= room, (text, room)
+        assert "A key typed here is" in field.toolTip()
+    dialog.reject()
+    idle(qtbot, window)
+    close(qtbot, window)
