@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QCoreApplication, Qt, Signal
+from pathlib import Path
+
+from PySide6.QtCore import QCoreApplication, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -14,6 +16,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_agent.gui._identity import open_path
 from desktop_agent.gui._tr import QT_TRANSLATE_NOOP
 from desktop_agent.workbench import Notice, SaveState, Usage, fill
 
@@ -67,6 +70,13 @@ class StartPage(QWidget):
 
 SETTINGS_NOTICES = frozenset({"model", "servers"})
 """Keys of the notices whose cause is fixed in Settings: they get a Settings button."""
+
+
+FILE_NOTICES = frozenset({"export", "save"})
+"""Keys of the notices that can name a file the app just wrote (their ``path``): such a
+notice has Open and Show in folder, and passes by itself after `PASSING_MS`; a notice
+of a problem stays until its cause goes (FIRST_HOUR.md m9: "Exported to …" stayed)."""
+PASSING_MS = 20_000
 
 
 class NoticeBar(QWidget):
@@ -127,6 +137,13 @@ class NoticeBar(QWidget):
             line.addWidget(action)
         for choice, key in notice.more:  # e.g. Keep / Show changes
             line.addWidget(self._button(row, choice, key, text))
+        path = dict(notice.args).get("path") if notice.key in FILE_NOTICES else None
+        if path:
+            self._file_buttons(row, line, Path(path), text)
+            timer = QTimer(row)  # (goes with its row)
+            timer.setSingleShot(True)
+            timer.timeout.connect(lambda: self._pass(notice))
+            timer.start(self.passing_ms)
         if notice.key in SETTINGS_NOTICES:
             settings = QPushButton(self.tr("Settings…"), row)
             settings.setObjectName("noticeSettings")
@@ -144,6 +161,26 @@ class NoticeBar(QWidget):
         close.clicked.connect(lambda: self.dismissed.emit(notice.key))
         line.addWidget(close)
         return row
+
+    passing_ms = PASSING_MS
+
+    def _pass(self, notice: Notice) -> None:
+        if notice in self._shown:
+            self.dismissed.emit(notice.key)
+
+    def _file_buttons(self, row: QWidget, line: QHBoxLayout, path: Path, text: str) -> None:
+        buttons = [(self.tr("Show in folder"), "noticeShowFolder", path.parent)]
+        if not path.is_dir():
+            buttons.insert(0, (self.tr("Open"), "noticeOpen", path))
+        else:
+            buttons[0] = (self.tr("Show in folder"), "noticeShowFolder", path)
+        for label, name, target in buttons:
+            button = QPushButton(label, row)
+            button.setObjectName(name)
+            button.setAccessibleName(label)
+            button.setAccessibleDescription(text)
+            button.clicked.connect(lambda _=False, t=target: open_path(t))
+            line.addWidget(button)
 
     def _button(self, row: QWidget, label: str, key: str, description: str) -> QPushButton:
         shown = QCoreApplication.translate("notices", label)

@@ -326,8 +326,9 @@ class SettingsDialog(QDialog):
         field.setEchoMode(QLineEdit.EchoMode.Password)
         has_key = self._form.has_key.get(provider)
         state = self.tr("a key is set; type to replace it") if has_key else ""
-        hint = f"{shape} " if shape else ""
-        field.setPlaceholderText(f"{hint}({state or self._form.where_kept})".strip())
+        # Where a key is kept is the tip's (it was in brackets inside the placeholder's
+        # brackets, cut at the field's width: FIRST_HOUR.md p1).
+        field.setPlaceholderText(f"{shape} ({state})" if shape and state else shape or state)
         field.setToolTip(
             self.tr("A key typed here is {where}.").format(where=self._form.where_kept)
         )

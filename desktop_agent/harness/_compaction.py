@@ -147,19 +147,29 @@ class FileOps:
     written: set[str] = field(default_factory=set)
     edited: set[str] = field(default_factory=set)
 
+    failed: set[str] = field(default_factory=set)
+    """Tool call ids whose result was an error (a denied or failed write changed nothing)."""
+    _calls: dict[str, tuple[str, str]] = field(default_factory=dict)
+
     def add_from(self, message: AgentMessage) -> None:
+        """Count the files ``message`` reads or changes; messages may come in either order
+        (a failed call's result drops its path again, FIRST_HOUR.md m13)."""
+        if isinstance(message, ToolResultMessage):
+            if message.is_error:
+                self.failed.add(message.tool_call_id)
+                call = self._calls.pop(message.tool_call_id, None)
+                if call is not None and call not in self._calls.values():
+                    getattr(self, call[0]).discard(call[1])
+            return
         if not isinstance(message, AssistantMessage):
             return
         for block in message.content:
-            if isinstance(block, ToolCall):
+            if isinstance(block, ToolCall) and block.id not in self.failed:
                 path = block.arguments.get("path")
-                if isinstance(path, str) and path:
-                    if block.name == "read":
-                        self.read.add(path)
-                    elif block.name == "write":
-                        self.written.add(path)
-                    elif block.name == "edit":
-                        self.edited.add(path)
+                kind = {"read": "read", "write": "written", "edit": "edited"}.get(block.name)
+                if isinstance(path, str) and path and kind is not None:
+                    getattr(self, kind).add(path)
+                    self._calls[block.id] = (kind, path)
 
     def lists(self) -> tuple[list[str], list[str]]:
         modified = self.edited | self.written
@@ -510,7 +520,10 @@ async def generate_branch_summary(
             )
         else:
             message = _project(entry)
-        if message is None or isinstance(message, ToolResultMessage):
+        if isinstance(message, ToolResultMessage):
+            file_ops.add_from(message)  # (a failed write is no modified file)
+            continue
+        if message is None:
             continue
         cost = estimate_tokens(message)
         if used + cost > budget:

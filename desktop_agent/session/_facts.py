@@ -60,6 +60,26 @@ class BranchTail(BranchPage):
     """The session is fully open (the tail came from the finished tree)."""
 
 
+_MARKUP = [
+    (re.compile(r"^```.*$|^~~~.*$", re.MULTILINE), ""),  # fence lines
+    (re.compile(r"^ {0,3}(?:#{1,6}\s+|>\s?)", re.MULTILINE), ""),  # headings, quotes
+    (re.compile(r"!?\[([^\]\n]*)\]\([^)\n]*\)"), r"\1"),  # links and images: their text
+    (re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1"), r"\2"),  # bold
+    (re.compile(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])"), r"\1"),  # italic
+    (re.compile(r"`+([^`\n]+)`+"), r"\1"),  # code spans
+]
+
+
+def plain_markdown(text: str) -> str:
+    """Markdown ``text`` without its markup, for one-line previews (a map node read
+    "## Project overview This is a **tin…": FIRST_HOUR.md p2)."""
+    if not any(c in text for c in "#*_`[>~"):
+        return text
+    for pattern, repl in _MARKUP:
+        text = pattern.sub(repl, text)
+    return text
+
+
 def _collapse(text: str) -> str:
     text = _SPACES.sub(" ", text).strip()
     return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1].rstrip() + "…"
@@ -98,7 +118,7 @@ def _message_preview(message: Any) -> str:
     if role == "bashExecution":
         return f"$ {message.get('command')}"
     if role == "branchSummary" or role == "compactionSummary":
-        return str(message.get("summary"))
+        return plain_markdown(str(message.get("summary")))
     if not text and tools:
         return "→ " + ", ".join(tools)
     if not text and images:
@@ -108,10 +128,10 @@ def _message_preview(message: Any) -> str:
         if message.get("stopReason") == "aborted":
             return f"Stopped: {text}" if text else "Stopped"
         reason = _collapse(str(message.get("errorMessage") or "")) or "the request failed"
-        return f"Failed: {text}" if text else f"Error: {reason}"
+        return f"Failed: {plain_markdown(text)}" if text else f"Error: {reason}"
     if not text and role == "assistant":
         return "(thinking)" if message.get("content") else "(empty reply)"
-    return text
+    return plain_markdown(text) if role == "assistant" else text
 
 
 def preview_of(kind: str, obj: dict[str, Any]) -> str:

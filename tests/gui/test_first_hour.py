@@ -11,8 +11,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QPoint, Qt, QTimer
-from PySide6.QtGui import QAction, QContextMenuEvent, QFontMetrics, QGuiApplication
+from PySide6.QtCore import QObject, QPoint, Qt, QTimer, QUrl, Slot
+from PySide6.QtGui import (
+    QAction,
+    QContextMenuEvent,
+    QDesktopServices,
+    QFontMetrics,
+    QGuiApplication,
+)
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import (
     QApplication,
@@ -33,7 +39,13 @@ from desktop_agent.gui import MainWindow
 from desktop_agent.gui._settings_dialog import SettingsDialog
 from desktop_agent.gui.chat._parts import BoxPart, DocPart
 from tests.gui.test_map_flows import open_three, row_of
-from tests.helpers.provider_server import HttpError, ProviderServer, Reply, tool_call
+from tests.helpers.provider_server import (
+    HttpError,
+    ProviderServer,
+    Reply,
+    ToolCallSpec,
+    tool_call,
+)
 from tests.helpers.window import (
     ask,
     chat_text,
@@ -1056,4 +1068,214 @@ def test_p12_the_model_picker_shows_its_placeholder_whole_and_elides_a_long_name
     picker.repaint()
     shown = picker.shown_text
     assert shown.endswith("…") and picker.currentText().startswith(shown[:-1]), shown
+    close(qtbot, window)
+
+
+class _Opened(QObject):
+    def __init__(self) -> None:
+        super().__init__()
+        self.paths: list[str] = []
+
+    @Slot(QUrl)
+    def open(self, url: QUrl) -> None:
+        self.paths.append(url.toLocalFile())
+
+
+def test_m9_an_export_notice_opens_the_file_and_passes_by_itself(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(Reply(text="ok"))
+    type_and_send(qtbot, window, "something to export")
+    idle(qtbot, window)
+    dest = tmp_path / "out.md"
+
+    async def ask_save_path(*_args: object) -> str:
+        return str(dest)  # (the save dialog itself: test_p11)
+
+    window.dialogs.ask_save_path = ask_save_path  # type: ignore[method-assign,assignment]
+    window.notices.passing_ms = 1500
+    menu = window.findChild(QMenu, "exportSessionMenu")
+    assert menu is not None
+    next(a for a in menu.actions() if a.objectName() == "exportAction_markdown").trigger()
+    qtbot.waitUntil(dest.exists, timeout=10_000)
+    idle(qtbot, window)
+    assert any(t.startswith("Exported to") for t in window.notices.texts())
+    opened = _Opened()  # the desktop's file opener, as Qt lets an app replace it
+    QDesktopServices.setUrlHandler("file", opened, "open")  # type: ignore[arg-type]
+    try:
+        for name in ("noticeOpen", "noticeShowFolder"):
+            button = window.notices.findChild(QPushButton, name)
+            assert button is not None and button.isVisible(), name
+            QTest.mouseClick(button, Qt.MouseButton.LeftButton)
+    finally:
+        QDesktopServices.unsetUrlHandler("file")
+    assert opened.paths == [str(dest), str(tmp_path)]
+    # a confirmation goes by itself (a problem's notice stays until its cause goes)
+    qtbot.waitUntil(lambda: not window.notices.texts(), timeout=5000)
+    idle(qtbot, window)
+    close(qtbot, window)
+
+
+def test_m13_a_branch_summary_lists_only_the_files_written_apart_from_its_text(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    model = provider.model("anthropic-messages")
+    settings = Settings(
+        default_model=model.key, approval={"write": "allow"}, discover_local_servers=False
+    )
+    data = tmp_path / "data"
+    (workspace / "notes.txt").write_text("a file, not a folder")
+    wb = make_workbench(data, model, settings=settings)
+    window = open_window(qtbot, data, model, workbench=wb, restore=False)
+    run(qtbot, window.new_session(str(workspace)))
+    provider.script(
+        Reply(
+            tool_calls=[
+                ToolCallSpec("call_1", "write", {"path": "src/calc.py", "content": "x = 1\n"}),
+                ToolCallSpec("call_2", "write", {"path": "notes.txt/mul.py", "content": "y\n"}),
+            ]
+        ),
+        Reply(text="Wrote the calculator and counted to 3000."),
+        Reply(text="The branch wrote the calculator and counted to 3000."),
+    )
+    window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
+    type_and_send(qtbot, window, "write the files")
+    idle(qtbot, window)
+    assert (workspace / "src" / "calc.py").exists()
+    first = window.map_pane.bmap.rows[0].entry_id  # the prompt
+    menu = window.map_pane.context_menu_for(first)
+    assert menu is not None
+    next(a for a in menu.actions() if a.objectName() == "goHereAndSummarize").trigger()
+    qtbot.waitUntil(
+        lambda: "Branch summary" in painted_text(painted(window, window.chat.model.last_row())),
+        timeout=10_000,
+    )
+    idle(qtbot, window)
+    last = window.chat.model.last_row()
+    layout = painted(window, last)
+    assert layout is not None
+    toggle = next(h for h in layout.hits if h.action == "toggle")
+    view = window.chat.view
+    top = view.visualRect(window.chat.model.index(last, 0)).topLeft()
+    QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=top + toggle.rect.center())
+    qtbot.waitUntil(lambda: "Files changed:" in painted_text(painted(window, last)))
+    card = painted_text(painted(window, last))
+    assert "counted to 3000.\n" in card and "3000.src" not in card, card
+    assert "src/calc.py" in card and "mul.py" not in card, card  # its write failed
+    close(qtbot, window)
+
+
+def test_p2_map_nodes_show_a_replys_text_without_its_markdown(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(
+        Reply(text="## Project overview\n\nThis is a **tiny calculator**: `README.md`.")
+    )
+    type_and_send(qtbot, window, "tour the project")
+    idle(qtbot, window)
+    model = window.map_pane.model()
+    qtbot.waitUntil(lambda: "…" not in [model.text(r) for r in range(model.rowCount())])
+    texts = [model.text(r) for r in range(model.rowCount())]
+    assert "Project overview This is a tiny calculator: README.md." in texts, texts
+    close(qtbot, window)
+
+
+def test_p6_a_tool_card_with_its_output_shown_has_no_closed_arrow_and_says_details(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(
+        Reply(tool_calls=[ToolCallSpec("call_1", "bash", {"command": "echo visible-output"})]),
+        Reply(text="done"),
+    )
+    type_and_send(qtbot, window, "run it")
+    idle(qtbot, window)
+    row = next(
+        r
+        for r in range(window.chat.item_count())
+        if "visible-output" in painted_text(painted(window, r)).replace("$ echo", "")
+    )
+    card = painted_text(painted(window, row))
+    assert "▸" not in card and "Details ·\ndone" in card, card
+    layout = painted(window, row)
+    assert layout is not None
+    toggle = next(h for h in layout.hits if h.action == "toggle")
+    view = window.chat.view
+    top = view.visualRect(window.chat.model.index(row, 0)).topLeft()
+    QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=top + toggle.rect.center())
+    qtbot.waitUntil(lambda: "Hide details ·\ndone" in painted_text(painted(window, row)))
+    assert '"command": "echo visible-output"' in painted_text(painted(window, row))
+    close(qtbot, window)
+
+
+def test_p19_a_click_on_empty_space_in_the_list_keeps_the_window_title(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(Reply(text="ok"))
+    type_and_send(qtbot, window, "Calculator tour")
+    idle(qtbot, window)
+    assert window.windowTitle() == "Calculator tour — Desktop Agent"
+    view = window.sidebar.view
+    empty = QPoint(view.viewport().width() // 2, view.viewport().height() - 5)
+    assert not view.indexAt(empty).isValid()
+    QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=empty)
+    idle(qtbot, window)
+    assert window.windowTitle() == "Calculator tour — Desktop Agent"
+    assert window.wb.ref is not None
+    close(qtbot, window)
+
+
+def test_p1_the_key_fields_placeholders_fit_and_say_where_a_key_is_kept_in_their_tip(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    import keyring.backends.fail
+
+    data = tmp_path / "data"
+    remote = provider.model("openai-responses", base_url="https://api.openai.test/v1")
+    settings = Settings(default_model=remote.key, discover_local_servers=False)
+    no_keychain = keyring.backends.fail.Keyring()  # type: ignore[no-untyped-call]
+    wb = make_workbench(data, remote, settings=settings, keyring=no_keychain)  # type: ignore[arg-type]
+    window = open_window(qtbot, data, remote, workbench=wb, restore=False)
+    run(qtbot, window.new_session(str(workspace)))
+    dialog = open_settings(qtbot, window)
+    assert "no system keychain" in dialog.key_fields["openai"].toolTip()
+    for field in dialog.key_fields.values():
+        text = field.placeholderText()
+        assert text.count("(") <= 1, text  # never "(kept … (no system keychain…"
+        room = field.width() - 12
+        assert field.fontMetrics().horizontalAdvance(text) <= room, (text, room)
+        assert "A key typed here is" in field.toolTip()
+    dialog.reject()
+    idle(qtbot, window)
     close(qtbot, window)

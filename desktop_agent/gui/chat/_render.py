@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -392,24 +393,38 @@ class _Builder:
         else:
             status = _tr("not run")
         h = max(t.line, t.small_line + 6)
-        arrow = "▾ " if expanded else "▸ "
+        # The output shows either way: the toggle is for the details (the arguments,
+        # more lines), said in words at the right, not by an arrow by the name that
+        # read as "closed" above visible output (FIRST_HOUR.md p6).
+        details_text = (_tr("Hide details") if expanded else _tr("Details")) + " ·"
+        dw = t.fm_small.horizontalAdvance(details_text) + 2
         sw = t.fm_small.horizontalAdvance(status) + 2
+        right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+        self.out.parts.append(
+            TextPart(
+                QRect(self.right - sw - 4 - dw, self.y, dw, h),
+                details_text,
+                t.muted,
+                t.small,
+                right,
+            )
+        )
         self.out.parts.append(
             TextPart(
                 QRect(self.right - sw, self.y, sw, h),
                 status,
                 t.red if error else t.muted,
                 t.small,
-                Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
+                right,
             )
         )
-        self.right -= sw + 8
-        x = self.text_line(self.left, arrow + name, t.red if error else t.text, t.bold, h)
+        self.right -= sw + 8 + dw + 4
+        x = self.text_line(self.left, name, t.red if error else t.text, t.bold, h)
         if call is not None:
             self.text_line(
                 x + 8, _tool_args_summary(call).replace("\n", " ⏎ "), t.muted, t.small, h
             )
-        self.right += sw + 8
+        self.right += sw + 8 + dw + 4
         self.out.hits.append(
             Hit(QRect(saved[0], top, saved[1] - saved[0], h + 6), "toggle", f"tool:{call_id}")
         )
@@ -700,6 +715,22 @@ def _bash_card(b: _Builder, state: RowState, msg: BashExecutionMessage) -> None:
     _card_box(b, t.card_user, t.border)
 
 
+_FILE_TAGS = re.compile(r"<(read|modified)-files>\n?(.*?)\n?</\1-files>", re.DOTALL)
+
+
+def _file_lists(text: str) -> str:
+    """A summary's ``<read-files>`` and ``<modified-files>`` blocks (for the model) as
+    lists of their own: Qt's importer dropped the tags and ran the paths into the last
+    sentence ("…counted to 3000.src/calc.py src/mul.py", FIRST_HOUR.md m13)."""
+
+    def listed(match: re.Match[str]) -> str:
+        title = _tr("Files read:") if match[1] == "read" else _tr("Files changed:")
+        paths = [p.strip() for p in match[2].split("\n") if p.strip()]
+        return f"**{title}**\n\n" + "\n".join(f"- `{p}`" for p in paths) + "\n"
+
+    return _FILE_TAGS.sub(listed, text) if "-files>" in text else text
+
+
 def _notice(b: _Builder, state: RowState, title: str, extra: str, text: str) -> None:
     t = b.t
     open_ = "summary" in state.expanded
@@ -707,7 +738,7 @@ def _notice(b: _Builder, state: RowState, title: str, extra: str, text: str) -> 
     b.toggle_line("summary", title, extra, open_)
     b.y += 2
     if open_:
-        b.markdown(text, t.text)
+        b.markdown(_file_lists(text), t.text)
     else:
         first = next((ln.strip() for ln in text.split("\n") if ln.strip()), "")
         b.text_line(b.left, first, t.muted, t.small, t.small_line)
