@@ -810,6 +810,10 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Details</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Error</source>
         <translation type="unfinished"></translation>
     </message>
@@ -818,7 +822,19 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Files changed:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Files read:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Full output: {path}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Hide details</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1523,6 +1539,14 @@
     </message>
     <message>
         <source>Dismiss the notice: %s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Show in folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
