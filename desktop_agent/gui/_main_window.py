@@ -35,6 +35,7 @@ from desktop_agent.gui._dialogs import Dialogs
 from desktop_agent.gui._file_changes import FileChangesDialog
 from desktop_agent.gui._keyboard import ChatActions, PaneCycler, set_tab_order
 from desktop_agent.gui._mcp import install_mcp_menu
+from desktop_agent.gui._notify import DesktopNotifier
 from desktop_agent.gui._panels import NoticeBar, StartPage, StatusBar, name_widgets
 from desktop_agent.gui._presenter import Presenter
 from desktop_agent.gui._search import HitNavigator
@@ -80,6 +81,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(self.tr("Desktop Agent"))
         self.resize(1280, 800)
         self.dialogs = Dialogs(self, no_windows=no_err_windows)
+        self.notifier = DesktopNotifier(self)
         self.sidebar = SessionSidebar(self)
         self.chat = ChatPane(self)
         self.composer = Composer(self)
@@ -430,7 +432,7 @@ class MainWindow(QMainWindow):
         if self._quitting:
             return
         stop = not ask
-        if ask and self.wb.running:
+        if ask and self.wb.runs_active:  # one question for every session's run
             choice = self.ask_stop_or_wait()
             if choice == "cancel":
                 return

@@ -251,6 +251,11 @@ class Workbench:
         return self.shown is not None and self.shown.running
 
     @property
+    def runs_active(self) -> int:
+        """How many open sessions run (the one shown and the others)."""
+        return sum(1 for o in self.open_sessions.values() if not o.idle)
+
+    @property
     def progress(self) -> str:
         if self.opening is not None:
             return self.sessions.opening_progress
