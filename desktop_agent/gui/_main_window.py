@@ -33,6 +33,7 @@ from desktop_agent.gui._file_changes import show_branch_changes, show_turn_chang
 from desktop_agent.gui._keyboard import ChatActions, PaneCycler, set_tab_order, tab_chain
 from desktop_agent.gui._layout import build_panes, geometry, restore_geometry
 from desktop_agent.gui._mcp import add_settings_row, install_mcp_menu
+from desktop_agent.gui._notify import DesktopNotifier
 from desktop_agent.gui._panels import NoticeBar, StartPage, StatusBar, name_widgets
 from desktop_agent.gui._presenter import Presenter
 from desktop_agent.gui._quit import shut_down
@@ -86,6 +87,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(self.tr("Desktop Agent"))
         self.resize(1280, 800)
         self.dialogs = Dialogs(self, no_windows=no_err_windows)
+        self.notifier = DesktopNotifier(self)
         self._tasks: set[asyncio.Task[Any]] = set()
         p = build_panes(self, workbench, self.spawn)
         self.sidebar, self.chat, self.composer, self.map_pane = (
@@ -356,7 +358,7 @@ class MainWindow(QMainWindow):
         if self._quitting:
             return
         stop = not ask
-        if ask and self.wb.running:
+        if ask and self.wb.runs_active:  # one question for every session's run
             choice = self.ask_stop_or_wait()
             if choice == "cancel":
                 return

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from desktop_agent.gui._composer import Composer
 from desktop_agent.gui._dialogs import Dialogs
+from desktop_agent.gui._notify import DesktopNotifier
 from desktop_agent.gui._panels import NoticeBar, StatusBar
 from desktop_agent.gui.chat import ChatPane
 from desktop_agent.gui.map import MapPane
@@ -47,6 +48,7 @@ class PresenterView(Protocol):
     status: StatusBar
     notices: NoticeBar
     dialogs: Dialogs
+    notifier: DesktopNotifier
 
     def show_session(self, shown: bool) -> None:
         """The chat and composer when a session is open (or opening), else the start page."""

@@ -30,6 +30,7 @@ from desktop_agent.workbench import (
     MessageStartEvent,
     MessageUpdateEvent,
     PersistenceErrorEvent,
+    RunEndedEvent,
     TailReader,
     ToolExecutionStartEvent,
     ToolExecutionUpdateEvent,
@@ -79,9 +80,24 @@ class Presenter:
         if isinstance(event, Changes):
             self.apply(event)
         elif isinstance(event, ApprovalWaitEvent):
-            self.view.chat.tool_waiting(event.tool_call_id, event.waiting)
+            if event.ref == self.wb.ref:
+                self.view.chat.tool_waiting(event.tool_call_id, event.waiting)
+        elif isinstance(event, RunEndedEvent):
+            self._tell_elsewhere(event)
         else:
             self._stream(event)
+
+    def _tell_elsewhere(self, event: RunEndedEvent) -> None:
+        """A session not shown finished, failed or asks for an approval: a desktop
+        notification (its row says so too)."""
+        tr = QCoreApplication.translate
+        if event.waiting:
+            text = tr("Presenter", "The agent waits for your approval.")
+        elif event.failed:
+            text = tr("Presenter", "The agent's run failed.")
+        else:
+            text = tr("Presenter", "The agent finished.")
+        self.view.notifier.notify(short_title(event.title), text)
 
     def _on_older_wanted(self) -> None:
         self._older = True

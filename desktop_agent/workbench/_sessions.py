@@ -65,6 +65,8 @@ class OpenSessions:
         """A big session never seen before, being read (its branch's end is shown)."""
         self.opening_ref: str | None = None
         self._opening_task: asyncio.Task[None] | None = None
+        self.closing = False
+        """The app quits: approvals still waiting in sessions not shown are denied."""
         self.opening_progress = ""
         self.opening_args: tuple[tuple[str, str], ...] = ()
 
@@ -90,6 +92,9 @@ class OpenSessions:
     async def shutdown(self, *, stop: bool) -> int:
         """Settle every run, save everything; returns how many entries could not be saved
         (then the session stays open, for Retry / Save a copy / quitting without them)."""
+        self.closing = True  # an approval nobody can answer now is denied
+        for waiting in self._shown_again.values():
+            waiting.set()
         for opened in list(self.open_sessions.values()):
             if opened.harness is not None and not opened.harness.is_idle:
                 if stop:
@@ -109,6 +114,7 @@ class OpenSessions:
                     await self.release(opened)
             except WorkbenchError:
                 pending += opened.session.pending_count
+        self.closing = False
         return pending
 
     def abandon(self) -> None:
@@ -384,12 +390,12 @@ class OpenSessions:
     ) -> ApprovalDecision | None:
         """The person answers an approval in the window, when its session is shown; a
         session not shown waits until it is (a badge on its row, a notification)."""
-        while opened is not self.shown:
+        while opened is not self.shown and not self.closing:
             title = self.wb.listing.title(opened.ref)
             self.wb._emit(RunEndedEvent(opened.ref, title, waiting=True))
             shown_again = self._shown_again.setdefault(opened.ref, asyncio.Event())
             await shown_again.wait()
-        if self.wb.approver is None:
+        if self.wb.approver is None or opened is not self.shown:  # (quitting)
             return ApprovalDecision.DENY
         return await self.wb.approver(request)
 

@@ -33,33 +33,34 @@ from desktop_agent.ai import (
 from desktop_agent.checkpoints import CheckpointStore
 from desktop_agent.config import AppState, PiSessionsSettings, Settings, settings_from_newer
 from desktop_agent.harness import NO_MODEL, AgentHarness, HarnessEvent, HarnessSettings
-from desktop_agent.prompt import Problem
-from desktop_agent.session import RecoveryReport, Session, SessionError, SessionOpening
+from desktop_agent.session import RecoveryReport, Session, SessionOpening
 from desktop_agent.tools import ApprovalDecision, ApprovalRequest, Sandbox, Tool, built_in_tools
 from desktop_agent.utils import Redactor
 from desktop_agent.utils.versions import APP_VERSION
-from desktop_agent.workbench import _operations, _settings_form
+from desktop_agent.workbench import (
+    _files_ops,
+    _map_ops,
+    _model_ops,
+    _operations,
+    _project_ops,
+    _settings_form,
+)
 from desktop_agent.workbench._changes import NOTHING, Changes
-from desktop_agent.workbench._checkpoints import BranchFiles, FilesNotices, TurnChanges, file_marks
+from desktop_agent.workbench._checkpoints import BranchFiles, FilesNotices
 from desktop_agent.workbench._follow import take_over
 from desktop_agent.workbench._limits import WorkbenchLimits
 from desktop_agent.workbench._listing import SessionList
-from desktop_agent.workbench._map import BranchMap, MapUpdate
-from desktop_agent.workbench._map_layout import MAP_FILTERS, MapFilter
+from desktop_agent.workbench._map import BranchMap
+from desktop_agent.workbench._map_layout import MAP_FILTERS
 from desktop_agent.workbench._map_saved import SavedMaps
 from desktop_agent.workbench._mcp import McpServers, mcp_changed
 from desktop_agent.workbench._models import Models
 from desktop_agent.workbench._notices import Action, Notices
 from desktop_agent.workbench._open import ApprovalWaitEvent, OpenSession, WorkbenchError
 from desktop_agent.workbench._project import (
-    NO_SESSION,
-    Completion,
-    ContextView,
     ProjectContext,
-    problems_notice,
 )
 from desktop_agent.workbench._regenerate import regenerate_point
-from desktop_agent.workbench._search import search_entries, tooltip_text
 from desktop_agent.workbench._sessions import OpenSessions, RunEndedEvent
 from desktop_agent.workbench._settings_form import SettingsForm as SettingsForm
 from desktop_agent.workbench._store import JsonlStore, SessionStore
@@ -249,6 +250,11 @@ class Workbench:
     @property
     def running(self) -> bool:
         return self.shown is not None and self.shown.running
+
+    @property
+    def runs_active(self) -> int:
+        """How many open sessions run (the one shown and the others)."""
+        return sum(1 for o in self.open_sessions.values() if not o.idle)
 
     @property
     def progress(self) -> str:
@@ -511,73 +517,15 @@ class Workbench:
             return self.session.metadata.cwd
         return self.state.last_workspace
 
-    # ------------------------------------------------------------ the branch map
+    # ------------------------------------------------------------ the branch map (_map_ops)
 
-    def sync_map(self) -> MapUpdate:
-        """Bring `map` in line with the shown session (see `BranchMap.sync`)."""
-        return self.map.sync(self.session.shape() if self.session is not None else None)
-
-    async def update_map(self) -> MapUpdate:
-        """`sync_map`, a relayout in slices on the loop (`BranchMap.update`); the first
-        one after an open starts from the layout kept at the last close when it fits."""
-        shown = self.shown
-        shape = shown.session.shape() if shown is not None else None
-        saved = None
-        if shown is not None:
-            saved, shown.kept_layout = shown.kept_layout, None
-        if saved is not None and shape is not None and await self.map.restore_saved(shape, saved):
-            await self.map.update(shape)  # entries appended since
-            return MapUpdate(reset=True)
-        return await self.map.update(shape)
-
-    async def _keep_map(self, opened: OpenSession) -> None:
-        """Keep the map's layout of ``opened`` (a big one) for its next open."""
-        shape = self.map.shape
-        if self._maps is None or len(self.map.rows) < self.limits.map_min_rows or shape is None:
-            return
-        if shape.ids is not opened.session.shape().ids:  # (the map shows another session)
-            return
-        try:
-            data = self.map.saved()
-        except (KeyError, IndexError, ValueError):  # a shortcut only: never in the way
-            log.exception("the map layout could not be kept")
-            return
-        if data is not None:
-            await asyncio.to_thread(self._maps.write, opened.ref, data)
-
-    async def set_map_filter(self, name: MapFilter) -> Changes:
-        """Which entries the map shows (`MAP_FILTERS`); remembered."""
-        self.map.set_filter(name)
-        self.state.map_filter = name
-        self._save_state(self.state)
-        return self._changed(Changes(map=True))
-
-    async def map_previews(self, entry_ids: Sequence[str]) -> dict[str, str]:
-        """One-line previews of map rows (read off the loop once, then kept)."""
-        session = self.session
-        if session is None:
-            return {}
-        by_id = session.shape().by_id
-        return await session.previews([e for e in entry_ids if e in by_id])
-
-    def map_tooltip(self, entry_id: str) -> str:
-        """The whole message of a map row, for its tooltip (decoded now)."""
-        return tooltip_text(self.session, entry_id) if self.session is not None else ""
-
-    async def search_session(self, query: str) -> list[str]:
-        """Entries of the shown session (every branch) that match ``query``; the map
-        marks them (an empty query clears the marks)."""
-        self.map_query = query.strip()
-        session = self.session
-        try:
-            hits = await search_entries(session, self.map_query) if session is not None else []
-        except SessionError as exc:  # e.g. the file changed under us: no marks, a notice
-            log.warning("could not search the session: %s", exc)
-            hits = []
-        if self.session is session:
-            self.map.set_hits(hits)
-            self._changed(Changes(map=True))
-        return hits
+    sync_map = _map_ops.sync_map
+    update_map = _map_ops.update_map
+    _keep_map = _map_ops._keep_map
+    set_map_filter = _map_ops.set_map_filter
+    map_previews = _map_ops.map_previews
+    map_tooltip = _map_ops.map_tooltip
+    search_session = _map_ops.search_session
 
     # ------------------------------------------------------------ notices (Notices)
 
@@ -699,9 +647,18 @@ class Workbench:
             await asyncio.wait([run])
 
     async def stop(self) -> Changes:
-        """Stop the run of the session shown (never another session's)."""
-        if self.harness is not None and not self.harness.is_idle:
-            await self.harness.abort()
+        """Stop the run of the session shown (never another session's); a run that is
+        starting is stopped once its harness has started it."""
+        shown = self.shown
+        harness = shown.harness if shown is not None else None
+        if shown is None or harness is None:
+            return NOTHING
+        for _ in range(100):  # (the run's task takes its first step on the next tick)
+            if not harness.is_idle or not shown.running:
+                break
+            await asyncio.sleep(0)
+        if not harness.is_idle:
+            await harness.abort()
         return NOTHING
 
     async def steer(self, text: str) -> Changes:
@@ -725,62 +682,16 @@ class Workbench:
         shown.check_idle("compacting")
         return await shown.run_with(lambda: harness.compact(instructions or None))
 
-    # ------------------------------------------------------------ the project (issue 19)
+    # ------------------------------------------------------------ the project (_project_ops)
 
-    def _folder(self) -> str | None:
-        return (self.session.metadata.cwd or None) if self.session is not None else None
-
-    async def _expand(self, text: str) -> str:
-        """``/template args`` and ``/skill:name`` as sent (the session keeps that, as
-        Pi's does); files that could not be used are named in a notice."""
-        text, problems = await self.project.expand(self._folder(), text)
-        self._name_problems(problems)
-        return text
-
-    def _name_problems(self, problems: Sequence[Problem]) -> Changes:
-        notice = problems_notice(problems)
-        if notice is None:
-            return self.notify("project_files", None)
-        path, problem, more = notice
-        return self.notify(
-            "project_files",
-            "Project file {path} {problem}{more}",
-            path=path,
-            problem=problem,
-            more=more,
-        )
-
-    async def _check_project(self, folder: str) -> None:
-        """Name the folder's unusable files once it opens, before anything is sent."""
-        problems = await self.project.problems(folder)
-        if self._folder() == folder:
-            self._changed(self._name_problems(problems))
-
-    async def _project_mcp(self, folder: str) -> None:
-        offer = self.mcp.offer_project(folder, self.state.mcp_projects, self._remember, self.notify)
-        self._changed(await offer)
-
-    async def completions(self) -> list[Completion]:
-        """The composer's ``/`` list: the app's commands, templates and skills."""
-        return await self.project.completions(self._folder())
-
-    async def context_view(self) -> ContextView | None:
-        """The Context view of the shown session's folder (None: no session)."""
-        folder = self._folder()
-        if folder is None:
-            return None
-        tools = self.harness.tool_lines() if self.harness is not None else []
-        view = await self.project.view(folder, tools)
-        self._changed(self._name_problems(view.report.problems))
-        return view
-
-    async def set_instructions(self, text: str) -> Changes:
-        """The shown folder's Instructions, used from the next turn on."""
-        folder = self._folder()
-        if folder is None:
-            raise WorkbenchError(NO_SESSION)
-        self.project.set_instructions(folder, text)  # saved like every setting, on the loop
-        return NOTHING
+    _folder = _project_ops._folder
+    _expand = _project_ops._expand
+    _name_problems = _project_ops._name_problems
+    _check_project = _project_ops._check_project
+    _project_mcp = _project_ops._project_mcp
+    completions = _project_ops.completions
+    context_view = _project_ops.context_view
+    set_instructions = _project_ops.set_instructions
 
     # ------------------------------------------------------------ branches (OpenSession)
 
@@ -827,108 +738,23 @@ class Workbench:
         await shown.sync()
         return self._changed(NOTHING)
 
-    # ------------------------------------------------------------ the folder's files
+    # ------------------------------------------------------------ the folder's files (_files_ops)
 
-    async def turn_changes(self, entry_id: str) -> TurnChanges | None:
-        """The files the turns of the map row of ``entry_id`` changed, with diffs."""
-        if self.files is None or self.session is None:
-            return None
-        return await self.files.changes_at(self.session, self.map, entry_id)
+    turn_changes = _files_ops.turn_changes
+    branch_changes = _files_ops.branch_changes
+    restore_branch_files = _files_ops.restore_branch_files
+    revert_changes = _files_ops.revert_changes
+    _check_idle = _files_ops._check_idle
+    _check_folder_free = _files_ops._check_folder_free
+    _follow_files = _files_ops._follow_files
 
-    async def branch_changes(self) -> TurnChanges | None:
-        """The files that differ from the branch's state (the files bar's "Show
-        changes"), with diffs from the folder to the branch; None: none differ now."""
-        return await self.files.differing() if self.files is not None else None
+    # ------------------------------------------------------------ model and thinking (_model_ops)
 
-    async def restore_branch_files(self, paths: Sequence[str] | None = None) -> Changes:
-        """Restore files (or ``paths`` of them) of the branch the files bar offered;
-        refused while another session's agent works in that folder."""
-        assert self.files is not None
-        self._check_folder_free("restoring files")
-        return self._changed(await self.files.restore(paths))
-
-    async def revert_changes(
-        self, changes: TurnChanges, paths: Sequence[str] | None = None
-    ) -> Changes:
-        """Put a turn's files (or ``paths`` of them) back as they were before it."""
-        self._check_idle("reverting files")
-        self._check_folder_free("reverting files")
-        assert self.files is not None
-        return self._changed(await self.files.revert(changes, paths))
-
-    def _check_idle(self, what: str) -> None:
-        if self.shown is not None:
-            self.shown.check_idle(what)
-
-    def _check_folder_free(self, what: str) -> None:
-        self.sessions.check_folder_free(what)
-
-    def _follow_files(self) -> None:
-        """Compare the folder with the shown point's files (in the background); not
-        while another session's run works in the same folder."""
-        files, shown = self.files, self.shown
-        if files is None or shown is None:
-            return
-        if any(
-            o is not shown and o.running and o.folder == shown.folder
-            for o in self.open_sessions.values()
-        ):
-            return
-        session, mode = shown.session, self.settings.checkpoints.follow_branch
-
-        async def follow() -> None:
-            marks = self.map.file_marks
-            self.map.set_file_marks(await file_marks(session))
-            redraw = Changes(map=self.map.file_marks != marks)
-            self._changed(await files.follow(session, mode) | redraw)
-
-        self._following = self.spawn(follow())
-
-    # ------------------------------------------------------------ model and thinking
-
-    async def choose_model(self, key: str) -> Changes:
-        model = self.models.registry.get(key)
-        if model is None and self.harness is not None:  # typed: /model provider/id
-            raise WorkbenchError(
-                f"There is no model {key!r}: give it as provider/id, as the model list has it."
-            )
-        if model is None or self.shown is None:
-            return NOTHING
-        return await self.shown.choose_model(model)
-
-    async def choose_thinking(self, level: str) -> Changes:
-        if self.harness is not None:
-            await self.harness.set_thinking_level(level)
-        return self._changed(Changes(models=True))
-
-    def _on_models_changed(self) -> None:
-        """Discovery or a new key: a session waiting for its model may get it now."""
-        problems = self.models.problems
-        self.notify("servers", " ".join(problems[n] for n in sorted(problems)) or None)
-        shown, harness = self.shown, self.harness
-        needs = harness is not None and (harness.model is None or "model" in self.notices)
-        if needs and shown is not None and shown.idle:
-            self.spawn(shown.restart_harness())
-        else:
-            self._changed(Changes(models=True, notices=True))
-
-    async def retry_servers(self) -> Changes:
-        """List the configured servers again (the "Try again" of a model notice): a session
-        whose server now answers gets its own model back."""
-        await self.models.discover()
-        self._on_models_changed()
-        return Changes(models=True, notices=True)
-
-    async def refresh_models(self) -> Changes:
-        """List every configured server and the usual local ports again ("Refresh
-        models", and after Settings)."""
-        await self.models.discover()
-        problems = [
-            self.models.problems[n] for n in self.models.servers() if n in self.models.problems
-        ]
-        changes = self.notify("servers", " ".join(problems) or None)
-        self._on_models_changed()
-        return self._changed(changes | Changes(models=True, notices=True))
+    choose_model = _model_ops.choose_model
+    choose_thinking = _model_ops.choose_thinking
+    _on_models_changed = _model_ops._on_models_changed
+    retry_servers = _model_ops.retry_servers
+    refresh_models = _model_ops.refresh_models
 
     # ------------------------------------------------------------ drafts and state
 

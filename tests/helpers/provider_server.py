@@ -153,6 +153,7 @@ _DEFAULT_ERROR_TYPES = {
 class ProviderServer:
     def __init__(self, port: int = 0) -> None:
         self._queue: deque[Reply | HttpError] = deque()
+        self._keyed: dict[str, deque[Reply | HttpError]] = {}
         self._lock = threading.Lock()
         self.requests: list[RecordedRequest] = []
         self.validation_errors: list[str] = []
@@ -222,13 +223,25 @@ class ProviderServer:
         with self._lock:
             self._queue.extend(replies)
 
+    def script_for(self, key: str, *replies: Reply | HttpError) -> None:
+        """Queue answers for the POST requests whose body holds ``key`` (e.g. a prompt of
+        one session: several sessions then run at once, each on its own script)."""
+        with self._lock:
+            self._keyed.setdefault(key, deque()).extend(replies)
+
     def clear_script(self) -> None:
         """Forget replies that were scripted but never asked for."""
         with self._lock:
             self._queue.clear()
+            self._keyed.clear()
 
-    def next_reply(self) -> Reply | HttpError:
+    def next_reply(self, raw: str = "") -> Reply | HttpError:
+        """The answer to a request whose body is ``raw``: the next of a `script_for` key
+        it holds, else the next of `script`."""
         with self._lock:
+            for key, replies in self._keyed.items():
+                if replies and key in raw:
+                    return replies.popleft()
             if self._queue:
                 return self._queue.popleft()
         return self.default_reply or HttpError(500, "no reply scripted", "api_error")
@@ -963,7 +976,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.provider.validation_errors.append(f"{path}: {message}")
             self._send_json(400, error_body(path, HttpError(400, message)))
             return
-        reply = self.provider.next_reply()
+        reply = self.provider.next_reply(raw.decode("utf-8", "replace"))
         if isinstance(reply, HttpError):
             self._send_json(reply.status, error_body(path, reply), reply.headers)
             return

@@ -74,6 +74,23 @@ def relative_time(value: str, now: datetime) -> str:
     return fill(QCoreApplication.translate("notices", age.text), age.args) if age else ""
 
 
+def activity_text(row: SidebarRow, now: datetime) -> str:
+    """How the session's agent is doing, as its row says it ("" nothing to say):
+    running with the time since it started, waiting for an approval, failed, finished."""
+    if row.activity == "running":
+        started = row.run_started
+        seconds = max(0, int(now.timestamp() - started)) if started is not None else 0
+        elapsed = f"{seconds // 60}:{seconds % 60:02d}"
+        return _tr("running {elapsed}").format(elapsed=elapsed)
+    if row.activity == "waiting":
+        return _tr("needs approval")
+    if row.activity == "failed":
+        return _tr("failed")
+    if row.activity == "finished":
+        return _tr("finished")
+    return ""
+
+
 @dataclass
 class _Group:
     cwd: str
@@ -165,6 +182,10 @@ class SessionListModel(QAbstractItemModel):
     def set_clock(self, now: Clock) -> None:
         self._now = now
         self.refresh_times()
+
+    @property
+    def any_running(self) -> bool:
+        return any(r.activity == "running" for r in self._rows)
 
     def refresh_times(self) -> None:
         """Recompute the relative times (call once a minute)."""
@@ -361,7 +382,11 @@ class SessionListModel(QAbstractItemModel):
         if role == Qt.ItemDataRole.DisplayRole:
             if column == 0:
                 return row.title or _tr("(untitled)")
-            return relative_time(row.last_activity, self._now())
+            now = self._now()
+            return activity_text(row, now) or relative_time(row.last_activity, now)
+        if role == Qt.ItemDataRole.AccessibleTextRole and column == 0 and row.activity:
+            title = row.title or _tr("(untitled)")
+            return f"{title}, {activity_text(row, self._now())}"
         if role == Qt.ItemDataRole.ToolTipRole:
             if row.problem:
                 problem = _tr("Cannot read this session: {problem}").format(problem=row.problem)
@@ -372,13 +397,22 @@ class SessionListModel(QAbstractItemModel):
             text = f"{row.title or _tr('(untitled)')}\n{row.cwd}\n{last}"
             if row.source == PI_SOURCE:
                 text += "\n" + self.tr("A session of the Pi coding agent: {0}").format(row.path)
+            if row.activity:
+                text += "\n" + _tr("Agent: {state}").format(state=activity_text(row, self._now()))
             return text
         if role == Qt.ItemDataRole.ForegroundRole:
+            if column == 1 and row.activity in ("waiting", "failed"):
+                return QBrush(QApplication.palette().color(QPalette.ColorRole.Highlight))
             if row.problem:
                 return QBrush(_muted())
-            if column == 1:
+            if column == 1 and not row.activity:
                 return QBrush(_muted())
             return None
+        unseen = row.activity in ("finished", "failed", "waiting")
+        if role == Qt.ItemDataRole.FontRole and column == 1 and row.activity:
+            font = QFont()
+            font.setBold(unseen)
+            return font
         if role == Qt.ItemDataRole.FontRole and row.path == self._current and column == 0:
             font = QFont()
             font.setBold(True)

@@ -51,6 +51,8 @@ Index = QModelIndex | QPersistentModelIndex
 
 SEARCH_DEBOUNCE_MS = 150
 TIME_REFRESH_MS = 60_000
+RUNNING_REFRESH_MS = 1_000
+"""A running session's row counts its seconds."""
 
 EXPORT_FORMATS = (
     ("markdown", QT_TRANSLATE_NOOP("SessionSidebar", "Markdown…")),
@@ -188,6 +190,9 @@ class SessionSidebar(QWidget):
         self._clock.setInterval(TIME_REFRESH_MS)
         self._clock.timeout.connect(self.refresh_times)
         self._clock.start()
+        self._ticker = QTimer(self)  # only while a session's agent runs
+        self._ticker.setInterval(RUNNING_REFRESH_MS)
+        self._ticker.timeout.connect(self._model.refresh_times)
 
         top = QHBoxLayout()
         top.setContentsMargins(6, 6, 6, 4)
@@ -223,6 +228,8 @@ class SessionSidebar(QWidget):
         selected = current_path or self._selected_path(self.view)
         self._model.set_rows(rows, self._local_query())
         self._model.set_current(current_path)
+        if self._model.any_running != self._ticker.isActive():
+            (self._ticker.start if self._model.any_running else self._ticker.stop)()
         # The highlight follows the open session; a newly opened one is scrolled to.
         self._after_reset(self.view, selected, None if moved else scroll)
         self._say_if_empty()
