@@ -172,6 +172,9 @@ def _run_window(data: Path, path: str) -> dict[str, Any]:
     from desktop_agent.workbench import BranchMap, JsonlStore, MapUpdate, Models, Workbench
 
     app = QApplication.instance() or QApplication(["desktop-agent-bench"])
+    # The window's quit closes it; the loop must outlive it for the probe's own
+    # `workbench.aclose()` (the app's `run_gui` does that after its loop's last window).
+    app.setQuitOnLastWindowClosed(False)
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     settings = Settings(discover_local_servers=False)

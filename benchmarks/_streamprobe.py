@@ -585,6 +585,9 @@ def _run_window(data: Path, model: Any, path: str) -> dict[str, Any]:
     from desktop_agent.workbench import JsonlStore, Models, Workbench
 
     app = QApplication.instance() or QApplication(["desktop-agent-bench"])
+    # The window's quit closes it; the loop must outlive it for the probe's own
+    # `workbench.aclose()` (the app's `run_gui` does that after its loop's last window).
+    app.setQuitOnLastWindowClosed(False)
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     settings = Settings(
