@@ -44,7 +44,7 @@ def build_panes(
 ) -> Panes:
     """Make the panes of ``window`` and lay them out in it (the map's previews and
     tooltips come from ``wb``, read through ``spawn``)."""
-    sidebar = SessionSidebar(window)
+    sidebar = SessionSidebar(window, answers_searches=True)  # (`HitNavigator.search`)
     chat = ChatPane(window)
     composer = Composer(window)
     composer.set_send_key(wb.settings.send_key)

@@ -6,7 +6,6 @@ from PySide6.QtCore import (
     QCoreApplication,
     QEvent,
     QItemSelectionModel,
-    QMetaMethod,
     QModelIndex,
     QObject,
     QPersistentModelIndex,
@@ -102,9 +101,10 @@ class SessionSidebar(QWidget):
     """All sessions, grouped by workspace, newest activity first; opening never reorders.
 
     Typing in the search box filters by title at once and, after a short pause, emits
-    `search_changed`. When something listens to `search_changed`, the next `set_sessions`
-    is taken as the answer to that search and shown as given (a full-text search may match
-    sessions whose title does not); with no listener the title filter always applies.
+    `search_changed`. With ``answers_searches`` (the window: its index search answers each
+    one), the next `set_sessions` after a search is taken as its answer and shown as given
+    (a full-text search may match sessions whose title does not); without, the title
+    filter always applies.
     """
 
     session_activated = Signal(str)
@@ -122,9 +122,16 @@ class SessionSidebar(QWidget):
     copy_requested = Signal(str)
     """ "Copy into Desktop Agent" on a session of another program (the Pi CLI)."""
 
-    def __init__(self, parent: QWidget | None = None, *, now: Clock = local_now) -> None:
+    def __init__(
+        self,
+        parent: QWidget | None = None,
+        *,
+        now: Clock = local_now,
+        answers_searches: bool = False,
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("sessionSidebar")
+        self._answers_searches = answers_searches
         self._model = SessionListModel(self, now=now)
         self._trash_model = SessionListModel(self, now=now)
         self._collapsed: set[str] = set()  # workspaces the user folded
@@ -345,11 +352,8 @@ class SessionSidebar(QWidget):
     def _local_query(self) -> str:
         """The title filter for rows given to `set_sessions` now (see the class doc)."""
         text = self.search.text()
-        signal = QMetaMethod.fromSignal(self.search_changed)
         answered = (
-            self.isSignalConnected(signal)
-            and not self._debounce.isActive()
-            and self._searched == text
+            self._answers_searches and not self._debounce.isActive() and self._searched == text
         )
         return "" if answered else text
 
