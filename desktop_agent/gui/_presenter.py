@@ -90,13 +90,14 @@ class Presenter:
     def _tell_elsewhere(self, event: RunEndedEvent) -> None:
         """A session not shown finished, failed or asks for an approval: a desktop
         notification (its row says so too)."""
-        tr = QCoreApplication.translate
+        # (translate() spelt out: pyside6-lupdate reads a call of an alias named `tr`
+        # as tr(text, comment), and the template got "Presenter" as the text)
         if event.waiting:
-            text = tr("Presenter", "The agent waits for your approval.")
+            text = QCoreApplication.translate("Presenter", "The agent waits for your approval.")
         elif event.failed:
-            text = tr("Presenter", "The agent's run failed.")
+            text = QCoreApplication.translate("Presenter", "The agent's run failed.")
         else:
-            text = tr("Presenter", "The agent finished.")
+            text = QCoreApplication.translate("Presenter", "The agent finished.")
         self.view.notifier.notify(short_title(event.title), text)
 
     def _on_older_wanted(self) -> None:

@@ -288,16 +288,21 @@ def test_a_notice_with_values_is_translated_then_filled_in(
 def wrong_tr_calls(path: Path) -> list[str]:
     """``tr`` called on a class (``QObject.tr(widget, text)``): PySide6's ``tr`` takes the
     text only, so this raises TypeError when it runs (FIRST_HOUR.md M1). Outside a method,
-    ``QCoreApplication.translate(context, text)`` is the way."""
+    ``QCoreApplication.translate(context, text)`` is the way. A plain ``tr(context, text)``
+    (``tr`` an alias of ``translate``) runs, but pyside6-lupdate reads it as
+    ``tr(text, comment)``: the template got the context as the text."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     found = []
     for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
+        if not isinstance(node, ast.Call):
+            continue
+        on_other = (
+            isinstance(node.func, ast.Attribute)
             and node.func.attr == "tr"
             and not (isinstance(node.func.value, ast.Name) and node.func.value.id == "self")
-        ):
+        )
+        alias = isinstance(node.func, ast.Name) and node.func.id == "tr" and len(node.args) > 1
+        if on_other or alias:
             found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)[:80]}")
     return found
 

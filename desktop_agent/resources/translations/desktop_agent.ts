@@ -1606,6 +1606,21 @@
     </message>
 </context>
 <context>
+    <name>Presenter</name>
+    <message>
+        <source>The agent waits for your approval.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The agent&apos;s run failed.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The agent finished.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>QuitUnsavedDialog</name>
     <message>
         <source>Entries are not saved</source>
@@ -1667,6 +1682,10 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Agent: {state}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Cannot read this session: {problem}</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1684,6 +1703,22 @@
     </message>
     <message>
         <source>Sessions without a workspace</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>failed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>finished</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>needs approval</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>running {elapsed}</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
