@@ -174,7 +174,7 @@ def _run_window(data: Path, path: str) -> dict[str, Any]:
     app = QApplication.instance() or QApplication(["desktop-agent-bench"])
     # The window's quit closes it; the loop must outlive it for the probe's own
     # `workbench.aclose()` (the app's `run_gui` does that after its loop's last window).
-    app.setQuitOnLastWindowClosed(False)
+    QApplication.setQuitOnLastWindowClosed(False)
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     settings = Settings(discover_local_servers=False)
