@@ -1,7 +1,7 @@
 """``python -m benchmarks``: generate realistic sessions; measure the session layer and the GUI.
 
 Options: ``--only NAME`` runs one part (`_run.PARTS`: session, pi, gui, app, map,
-pi-sessions, safety, highlight, prompt, checkpoints, postgres, mcp);
+pi-sessions, safety, highlight, prompt, checkpoints, postgres, mcp, agents);
 ``--check`` exits 1 when a target of issue 2 or 5 fails; ``--regenerate`` rebuilds the
 cached data under ``benchmarks/out/``; ``--profile`` adds cProfile listings of open +
 build_context and of appends; ``--seed`` picks another deterministic data set;

@@ -113,6 +113,12 @@ def _mcp(data: DataSet | None, opts: Options, report: Report) -> None:
     bench_mcp_launch(report)
 
 
+def _agents(data: DataSet | None, opts: Options, report: Report) -> None:
+    from benchmarks._agents import bench_agents
+
+    bench_agents(report)
+
+
 PARTS: tuple[Part, ...] = (
     Part("session", "the session layer (with Pi)", _session, needs_data=True),
     Part("pi", "the comparison with Pi", _pi, needs_data=True, in_all=False),
@@ -126,6 +132,7 @@ PARTS: tuple[Part, ...] = (
     Part("prompt", "the system prompt of a turn", _prompt),
     Part("checkpoints", "workspace checkpoints (20,000 files / 1 GB)", _checkpoints),
     Part("mcp", "the launch with MCP servers", _mcp),
+    Part("agents", "several agents at once (five sessions running, five open 100 MB)", _agents),
 )
 """Every part, in the order a whole run takes them."""
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
+from pytestqt.exceptions import TimeoutError
 from pytestqt.qtbot import QtBot
 
 from desktop_agent.gui import MainWindow
@@ -67,10 +68,24 @@ def answered(qtbot: QtBot, window: MainWindow, words: str) -> None:
     """Wait until the chat of the session shown has ``words`` in its reply, then check
     that they are painted."""
     chat = window.chat.model
-    qtbot.waitUntil(
-        lambda: chat.rowCount() >= 2 and words in str(chat.row_at(chat.last_row()).item.message),
-        timeout=60_000,
-    )
+    try:
+        qtbot.waitUntil(
+            lambda: (
+                chat.rowCount() >= 2 and words in str(chat.row_at(chat.last_row()).item.message)
+            ),
+            timeout=60_000,
+        )
+    except TimeoutError as exc:  # say what the window shows instead
+        wb = window.wb
+        rows = [str(chat.row_at(i).item.message)[:200] for i in range(chat.rowCount())]
+        shown = {
+            "running": wb.running,
+            "rows": rows,
+            "notices": window.notices.texts(),
+            "file": Path(wb.ref or "").read_text()[-500:] if wb.ref else "",
+            "open": {ref: o.activity for ref, o in wb.open_sessions.items()},
+        }
+        raise AssertionError(f"{words!r} not shown: {shown}") from exc
     settle(qtbot, window)
     assert words in painted_text(painted(window, chat.last_row()))
 
