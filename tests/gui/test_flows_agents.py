@@ -91,10 +91,14 @@ def answered(qtbot: QtBot, window: MainWindow, words: str) -> None:
 
 
 def new_session_shown(qtbot: QtBot, window: MainWindow, before: str | None) -> str:
+    """Ctrl+N, and wait for what it started (not for the runs going on elsewhere): the
+    new session is made, its views drawn and the cursor in its composer."""
+    going = set(window._tasks)
     ctrl_n(window)
     qtbot.waitUntil(lambda: window.wb.ref not in (None, before), timeout=60_000)
-    qtbot.waitUntil(lambda: QApplication.focusWidget() is window.composer.input, timeout=60_000)
-    settle(qtbot, window)  # (the new session's views are drawn; another's run goes on)
+    qtbot.waitUntil(lambda: all(t.done() for t in window._tasks - going), timeout=60_000)
+    settle(qtbot, window)
+    assert QApplication.focusWidget() is window.composer.input
     ref = window.wb.ref
     assert ref is not None
     return ref
