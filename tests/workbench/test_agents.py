@@ -20,7 +20,7 @@ from tests.helpers.workbench import Recorder, make_workbench
 pytestmark = pytest.mark.asyncio
 
 
-async def until(predicate: Callable[[], bool], timeout: float = 15.0) -> None:
+async def until(predicate: Callable[[], bool], timeout: float = 60.0) -> None:
     """Let the loop run until ``predicate`` holds."""
     async with asyncio.timeout(timeout):
         while not predicate():
@@ -40,6 +40,12 @@ def last_stop(ref: str) -> str | None:
 def running(wb: Workbench) -> bool:
     """Whether the session shown runs (a call: no narrowing between operations)."""
     return wb.running
+
+
+def requested(provider: ProviderServer, key: str) -> bool:
+    """Whether a request holding ``key`` reached the server (the SDK is loaded and its
+    stream open: a Stop now is a Stop of a streaming reply, not of an import)."""
+    return any(r.method == "POST" and key in json.dumps(r.body) for r in provider.requests)
 
 
 def activity(wb: Workbench, ref: str) -> str:
@@ -90,7 +96,7 @@ async def test_switching_sessions_keeps_the_run_and_releases_idle_sessions(
         assert b not in wb.open_sessions  # idle and not shown: released
         await wb.new_session(str(workspace))
         c = wb.ref
-        await asyncio.wait_for(run_a, 15)
+        await asyncio.wait_for(run_a, 60)
         await until(lambda: a not in wb.open_sessions)  # its run ended: released too
         assert last_stop(a) == "stop" and activity(wb, a) == "finished"
         ended = [e for e in recorder.events if isinstance(e, RunEndedEvent)]
@@ -132,7 +138,7 @@ async def test_approvals_of_a_session_not_shown_wait_for_the_person(
         waiting = [e for e in recorder.events if isinstance(e, RunEndedEvent) and e.waiting]
         assert [e.ref for e in waiting] == [a]
         await wb.open(a)  # the person comes back: now they are asked
-        await asyncio.wait_for(run_a, 15)
+        await asyncio.wait_for(run_a, 60)
         assert asked == [(a, "bash")]
         assert last_stop(a) == "stop" and "approved" in Path(a).read_text()
     finally:
@@ -149,12 +155,12 @@ async def test_stop_stops_only_the_session_shown(
         assert a is not None
         provider.script_for("delta long", Reply(text=["a", "b", "c"], stall_after=3, stall_s=30))
         run_a = asyncio.ensure_future(wb.send("delta long"))
-        await until(lambda: running(wb))
+        await until(lambda: requested(provider, "delta long"), 60)  # (the SDK's first import)
         await wb.new_session(str(workspace))
         b = wb.ref
         provider.script_for("epsilon long", Reply(text=["x", "y", "z"], stall_after=3, stall_s=30))
         run_b = asyncio.ensure_future(wb.send("epsilon long"))
-        await until(lambda: running(wb))
+        await until(lambda: requested(provider, "epsilon long"), 60)
         await wb.stop()
         await asyncio.wait_for(run_b, 15)
         assert last_stop(b or "") == "aborted"
@@ -162,7 +168,7 @@ async def test_stop_stops_only_the_session_shown(
         assert not run_a.done() and activity(wb, a) == "running"
         await wb.open(a)
         await wb.stop()
-        await asyncio.wait_for(run_a, 15)
+        await asyncio.wait_for(run_a, 60)
         assert last_stop(a) == "aborted"
     finally:
         await finish(wb)
@@ -193,6 +199,6 @@ async def test_a_second_run_in_one_folder_warns_once_and_files_wait_for_the_othe
             await wb.restore_branch_files()
         await wb.open(a)
         await wb.stop()
-        await asyncio.wait_for(run_a, 15)
+        await asyncio.wait_for(run_a, 60)
     finally:
         await finish(wb)
