@@ -111,6 +111,9 @@ class OpenSession:
         self.kept_layout: bytes | None = None
         """The map layout from the session's last close (`Workbench.update_map` takes it)."""
         self.harness: AgentHarness | None = None
+        self.ready = asyncio.Event()
+        """Set once the session is open with its harness and its views are told (a prompt
+        typed at once after Ctrl+N waits for it rather than finding no harness yet)."""
         self._unsubscribe: Callable[[], None] | None = None
         self.usage = Usage()
         self.save = SaveState("read_only" if session.read_only else "saved")

@@ -261,37 +261,50 @@ class OpenSessions:
             raise WorkbenchError("Choose the project folder for the new session first.")
         await self.leave()
         session = await self.wb.store.create(str(workspace))
-        changes = await self.adopt(session)
-        harness = self.wb.harness
-        if harness is not None and self.shown is not None:
-            if harness.model is not None:
-                await session.append_model_change(harness.model.provider, harness.model.id)
-            await session.append_thinking_level_change(harness.thinking_level)
-            if harness.active_tool_names:
-                await session.append_active_tools_change(harness.active_tool_names)
-            await self.shown.sync()
-        await self.wb.store.changed(self.wb.ref or "")
-        return self.wb._changed(changes | await self.wb.refresh_sessions())
+        changes = await self.adopt(session, ready=False)
+        opened = self.shown
+        try:
+            harness = self.wb.harness
+            if harness is not None and opened is not None:
+                if harness.model is not None:
+                    await session.append_model_change(harness.model.provider, harness.model.id)
+                await session.append_thinking_level_change(harness.thinking_level)
+                if harness.active_tool_names:
+                    await session.append_active_tools_change(harness.active_tool_names)
+                await opened.sync()
+            await self.wb.store.changed(self.wb.ref or "")
+            return self.wb._changed(changes | await self.wb.refresh_sessions())
+        finally:
+            if opened is not None:
+                opened.ready.set()
 
-    async def adopt(self, session: Session) -> Changes:
-        """Make ``session`` the shown one: its harness, views, and what to remember."""
+    async def adopt(self, session: Session, *, ready: bool = True) -> Changes:
+        """Make ``session`` the shown one: its harness, views, and what to remember;
+        ``ready``: a prompt may go to it once this returns (`OpenSession.ready`)."""
         path = session.metadata.path
         ref = path if path and self.wb.is_pi(path) else self.wb.store.ref_of(session)
         opened = OpenSession(self.wb, session, ref)
         self.open_sessions[ref] = opened
         self.shown = opened
         self.unseen.pop(ref, None)
-        maps = self.wb._maps
-        opened.kept_layout = await asyncio.to_thread(maps.read, ref) if maps else None
-        await opened.start_harness()
-        self.wb._notify_read_only(session)
-        self.wb.state.last_session_path = ref
-        self.wb.state.last_workspace = session.metadata.cwd or self.wb.state.last_workspace
-        self.wb._remember()
-        if self.wb.listing.index_after_open:
-            await self.wb.listing.index_later(session, ref)
-        self.wb._follow_files()
-        return self.wb._changed(Changes.everything() | await self.wb.refresh_sessions())
+        done = False
+        try:
+            maps = self.wb._maps
+            opened.kept_layout = await asyncio.to_thread(maps.read, ref) if maps else None
+            await opened.start_harness()
+            self.wb._notify_read_only(session)
+            self.wb.state.last_session_path = ref
+            self.wb.state.last_workspace = session.metadata.cwd or self.wb.state.last_workspace
+            self.wb._remember()
+            if self.wb.listing.index_after_open:
+                await self.wb.listing.index_later(session, ref)
+            self.wb._follow_files()
+            changes = self.wb._changed(Changes.everything() | await self.wb.refresh_sessions())
+            done = True
+            return changes
+        finally:
+            if ready or not done:  # (a failed open never leaves a prompt waiting)
+                opened.ready.set()
 
     def show(self, opened: OpenSession) -> Changes:
         """Show a session that is open already (its run went on meanwhile)."""

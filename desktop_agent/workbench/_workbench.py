@@ -601,6 +601,8 @@ class Workbench:
             await self.models.settled()
         if self.opening is not None:
             raise self._not_open()  # the prompt stays in the composer
+        if self.shown is not None and not self.shown.ready.is_set():
+            await self.shown.ready.wait()  # (a session being made or opened right now)
         shown = self.shown
         harness = self.harness
         if shown is None or harness is None or harness.model is None:

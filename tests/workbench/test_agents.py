@@ -202,3 +202,23 @@ async def test_a_second_run_in_one_folder_warns_once_and_files_wait_for_the_othe
         await asyncio.wait_for(run_a, 60)
     finally:
         await finish(wb)
+
+
+async def test_a_prompt_sent_while_the_new_session_is_being_made_waits_for_it(
+    tmp_path: Path, provider: ProviderServer, workspace: Path
+) -> None:
+    """Ctrl+N and Enter at once: the session is shown before its harness is built; the
+    prompt waits for it instead of finding no model (and its card is not redrawn away)."""
+    wb, _ = await started(tmp_path, provider)
+    try:
+        making = asyncio.ensure_future(wb.new_session(str(workspace)))
+        await until(lambda: wb.ref is not None)
+        shown = wb.shown
+        assert shown is not None and not shown.ready.is_set() and not making.done()
+        provider.script_for("theta at once", Reply(text="theta's answer"))
+        await wb.send("theta at once")
+        assert making.done() and shown.ready.is_set()
+        assert last_stop(wb.ref or "") == "stop"
+        assert "theta at once" in Path(wb.ref or "").read_text()
+    finally:
+        await finish(wb)
