@@ -227,7 +227,8 @@ class _Watchdog:
                     target=self._run, name="postgres-deadlines", daemon=True
                 )
                 self._thread.start()
-            self._wake.notify()
+            if self._due[0][2] is deadline:  # (else it wakes for an earlier one anyway)
+                self._wake.notify()
 
     def _next(self) -> Deadline:
         with self._wake:
