@@ -6,7 +6,10 @@ Runs ``packaging/build-linux`` (unless ``--no-build``), then, each step printing
    the real Pi package (``tests/interop``), ``--smoke --no-err-windows --data-dir D`` must
    print the JSON line naming Pi's session and leaf and exit 0, twice (still there after a
    restart); ``--self-test URL`` streams one reply through each provider SDK inside the
-   bundle from the suite's local SSE server;
+   bundle from the suite's local SSE server; ``--store postgres`` against a real server
+   (tests/helpers/postgres.py): the bundle (psycopg's Python implementation on the
+   system's libpq, no psycopg-binary) creates a session and saves a reply there
+   (``--script``), then a second data dir restores it (``--smoke``);
 2. start-up time: bundle vs ``python -m desktop_agent`` on the same data, interleaved
    (median of ``--runs``), printed with the ratio (target <= 1.2);
 3. the tar.gz: ``install.sh`` into a temp prefix, the installed command restores the session,
@@ -160,6 +163,65 @@ def check_bundle(bundle: Path, data: Path, expected: tuple[str, str | None]) -> 
         f"bundle streams through all three APIs: {replies or done.stderr[-800:]}",
     )
     check(not server.validation_errors, f"requests were valid: {server.validation_errors}")
+    check_bundle_postgres(exe, data.parent / "pg")
+
+
+def check_bundle_postgres(exe: Path, work: Path) -> None:
+    """``--store postgres`` in the frozen app, against a real server: one data dir writes a
+    session with a reply through the window (``--script``), another restores it."""
+    from tests.helpers.postgres import Cluster
+    from tests.helpers.provider_server import ProviderServer, Reply
+
+    bundled = sorted(p.name for p in exe.parent.rglob("psycopg_binary*"))
+    check(not bundled, f"no psycopg-binary in the bundle (found: {bundled[:3]})")
+    cluster = Cluster()
+    try:
+        url = cluster.url(cluster.database())
+        store = ["--store", "postgres", "--database-url", url]
+        project = work / "project"
+        project.mkdir(parents=True)
+        with ProviderServer() as server:
+            server.default_reply = Reply(text="Saved on the server by the bundle.")
+            first = work / "first"
+            (first / "config").mkdir(parents=True)
+            (first / "config" / "settings.json").write_text(
+                json.dumps(
+                    {
+                        "providers": {"local": {"base_url": f"{server.url}/v1"}},
+                        "discover_local_servers": False,
+                    }
+                )
+            )
+            script = work / "steps.txt"
+            script.write_text(f"new {project}\nsend Hello from the bundle\nquit\n")
+            done = subprocess.run(
+                [str(exe), "--data-dir", str(first), *store, "--script", str(script)],
+                capture_output=True,
+                text=True,
+                timeout=180,
+                env=env(),
+                cwd=tempfile.gettempdir(),
+                check=False,
+            )
+        answers = [json.loads(ln) for ln in done.stdout.splitlines() if ln.startswith("{")]
+        sent: dict[str, Any] = next((a for a in answers if a.get("event") == "sent"), {})
+        check(
+            done.returncode == 0
+            and sent.get("reply") == "Saved on the server by the bundle."
+            and sent.get("saved") is True,
+            f"the bundle saves a session and its reply on PostgreSQL: {sent or done.stderr[-800:]}",
+        )
+        check(cluster.password not in done.stdout + done.stderr, "no password in its output")
+        payload, _ = smoke([str(exe), *store], work / "second")
+        check(
+            payload is not None
+            and payload.get("sessions") == 1
+            and payload.get("messages_shown") == 2
+            and payload.get("restored_session") is not None,
+            f"another data dir restores it from the server in the bundle: {payload}",
+        )
+    finally:
+        cluster.close()
 
 
 def check_start_time(bundle: Path, data: Path, runs: int) -> None:

@@ -12,7 +12,8 @@ Commands (empty lines and lines starting with ``#`` are skipped):
 
 - ``send TEXT``: send TEXT; answers when the run has ended and its entries are saved
   (``{"event": "sent", "reply": the last reply's text, "saved": bool, "save": the save
-  state, "saved_at": when saving ended}``).
+  state, "saved_at": when saving ended}``), or ``{"event": "error", "error": "not
+  sent: why"}`` when the window refuses it (a read-only session, no model yet).
 - ``wait TEXT [SECONDS]``: wait (30 s by default) until a message containing TEXT is in
   the transcript (``{"event": "seen", "entry_at": when its entry was written}``), else
   ``{"event": "timeout"}``.
@@ -124,6 +125,16 @@ async def _send(window: ScriptedWindow, text: str) -> None:
     window.composer.set_text(text)
     window.composer.send_button.click()
     await window.settle_tasks(but_warm_up=True)
+    if window.composer.text().strip() == text.strip():
+        # Refused (read-only, no model yet, …): the text is left in the message box, and
+        # the status bar says why.
+        session = wb.session
+        reason = window.status.currentMessage() or (
+            "the session is read-only" if session is not None and session.read_only else ""
+        )
+        window.composer.set_text("")
+        _say("error", error=f"not sent: {reason or 'nothing was sent'}", text=text)
+        return
     saved = await _until(lambda: wb.save.pending == 0 and wb.save.status == "saved", WAIT_S)
     reply = next(
         (

@@ -227,7 +227,8 @@ class _Watchdog:
                     target=self._run, name="postgres-deadlines", daemon=True
                 )
                 self._thread.start()
-            self._wake.notify()
+            if self._due[0][2] is deadline:  # (else it wakes for an earlier one anyway)
+                self._wake.notify()
 
     def _next(self) -> Deadline:
         with self._wake:
@@ -919,9 +920,11 @@ class _RowSource:
     def start_prefetch(self) -> None:
         threading.Thread(target=self.prefetch, name="postgres-prefetch", daemon=True).start()
 
-    def prefetch(self) -> None:
+    def prefetch(self, chunks: int | None = None) -> None:
         """Read the current branch's rows from the server, newest first (blocking; a
-        thread of its own, see `start_prefetch`); stops when the session closes."""
+        thread of its own, see `start_prefetch`); stops when the session closes.
+        ``chunks``: read only that many `PREFETCH_ROWS` (the open reads the newest rows,
+        what a window shows first, before it returns)."""
         try:
             tree = self._tree
             try:
@@ -929,6 +932,8 @@ class _RowSource:
             except SessionError:
                 return
             wanted = [i for i in reversed(path) if i < self._count and i not in self._kept]
+            if chunks is not None:
+                wanted = wanted[: chunks * PREFETCH_ROWS]
             for n in range(0, len(wanted), PREFETCH_ROWS):
                 if self._stop.is_set():
                     return
@@ -948,7 +953,8 @@ class _RowSource:
         except Exception:  # (logged: a read-ahead never takes the app down)
             log.warning("reading session row %s ahead failed", self._sid, exc_info=True)
         finally:
-            self.prefetched.set()
+            if chunks is None:
+                self.prefetched.set()
 
     def stop(self) -> None:
         self._stop.set()
@@ -1332,6 +1338,7 @@ class PostgresSessionRepo:
             recovery=recovery,
         )
         if isinstance(tree.source, _RowSource):
+            tree.source.prefetch(chunks=1)  # (this is a worker thread already)
             tree.source.start_prefetch()
         return Session(storage)
 

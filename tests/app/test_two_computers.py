@@ -164,6 +164,8 @@ def test_two_app_processes_share_a_session_one_writes_the_other_follows_within_1
             assert second.answer()["ref"] == ref
             state = second.ask("state")
             assert state["read_only"] is True and state["messages_shown"] == 2
+            refused = second.ask("send Written where it may only be read")
+            assert refused["event"] == "error" and "read-only" in refused["error"]
 
             # It sees each of the first's next replies within 1 s of their writing.
             latencies: list[float] = []

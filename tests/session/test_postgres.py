@@ -266,6 +266,7 @@ async def test_reopening_reads_the_tree_columns_kept_on_this_computer(
         await there.close()
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_an_opened_session_reads_its_branch_ahead_so_the_loop_never_waits_for_the_server(
     repo: PostgresSessionRepo, postgres_cluster: Cluster
