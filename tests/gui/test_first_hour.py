@@ -1279,3 +1279,37 @@ def test_p1_the_key_fields_placeholders_fit_and_say_where_a_key_is_kept_in_their
     dialog.reject()
     idle(qtbot, window)
     close(qtbot, window)
+
+
+def test_m12_a_click_on_a_version_arrow_keeps_the_card_under_the_pointer(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(
+        Reply(text=long_code_reply()), Reply(text=long_code_reply()), Reply(text="short")
+    )
+    type_and_send(qtbot, window, "question one")
+    idle(qtbot, window)
+    type_and_send(qtbot, window, "question two")
+    idle(qtbot, window)
+    first = window.chat.model.row_at(0).item.entry_id
+    assert first is not None
+    window.chat.edit_resend_requested.emit(first, "question one, again")  # (m18 clicks Edit)
+    qtbot.waitUntil(lambda: "2/2" in painted_text(painted(window, 0)), timeout=10_000)
+    idle(qtbot, window)
+    view = window.chat.view
+    top = view.visualRect(window.chat.model.index(0, 0)).top()
+    click_button(qtbot, window, 0, "‹")  # back to version 1 and its long answers
+    qtbot.waitUntil(lambda: "1/2" in painted_text(painted(window, 0)), timeout=10_000)
+    idle(qtbot, window)
+    assert window.chat.item_count() == 4
+    assert view.visualRect(window.chat.model.index(0, 0)).top() == top, "stayed in place"
+    click_button(qtbot, window, 0, "›")  # and the arrows are still there to go forward
+    qtbot.waitUntil(lambda: "2/2" in painted_text(painted(window, 0)), timeout=10_000)
+    idle(qtbot, window)
+    close(qtbot, window)

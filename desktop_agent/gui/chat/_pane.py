@@ -80,6 +80,8 @@ from desktop_agent.gui.chat._select import TextSelection
 _Index = QModelIndex | QPersistentModelIndex
 
 STREAM_REPAINT_MS = 40
+SWITCH_ANCHOR_S = 5.0
+"""A branch shown this soon after a click on ‹ or › is shown at the clicked card."""
 STREAM_HEIGHT_STEP = 96  # px; a streaming row's height is rounded up to this
 
 
@@ -486,6 +488,15 @@ class ChatView(QListView):
             i += 1
         return changed
 
+    def show_row_at(self, row: int, top: int) -> None:
+        """Scroll so that ``row``'s card starts ``top`` pixels below the view's top
+        (rows measured later keep it there: `relayout_now` anchors the first row shown)."""
+        bar = self.verticalScrollBar()
+        self.stick_to_bottom = False
+        bar.setValue(bar.value() + self.visualRect(self.model().index(row, 0)).top() - top)
+        self.stick_to_bottom = bar.value() >= bar.maximum()
+        self.viewport().update()
+
     def _anchor_row(self, changed: set[int], keep: int) -> int:
         model = self.model()
         height = self.viewport().height()
@@ -599,6 +610,8 @@ class ChatPane(QWidget):
         self.has_more = False
         """Older messages of the branch exist above the first row."""
         self._asked_older = False  # older_wanted was emitted; prepend_items answers it
+        self._switch_anchor: tuple[str | None, int, float] | None = None
+        """(entry before the card, its top) of a click on ‹ or ›, for the next branch."""
         self._fill_timer = QTimer(self)
         self._fill_timer.setSingleShot(True)
         self._fill_timer.setInterval(0)
@@ -630,10 +643,28 @@ class ChatPane(QWidget):
         self.finder.refresh()
         self.has_more = has_more
         self._asked_older = False
-        self.view.stick_to_bottom = True
+        anchor, self._switch_anchor = self._switch_anchor, None
+        row = self._anchor_row(anchor, items) if anchor is not None else -1
+        self.view.stick_to_bottom = row < 0
         self.view.relayout_now()
+        if row >= 0 and anchor is not None:
+            self.view.show_row_at(row, anchor[1])
         self._fill_timer.start()
         self.last_set_items_ms = (time.perf_counter() - start) * 1000
+
+    @staticmethod
+    def _anchor_row(anchor: tuple[str | None, int, float], items: list[ChatItem]) -> int:
+        """The row of the version a click on ‹ or › asked for (the one after the message
+        before it), if that click was just now; else -1 (the branch's end is shown)."""
+        before, _top, when = anchor
+        if time.monotonic() - when > SWITCH_ANCHOR_S:
+            return -1
+        if before is None:
+            return 0 if items else -1
+        for i, item in enumerate(items):
+            if item.entry_id == before:
+                return i + 1 if i + 1 < len(items) else -1
+        return -1
 
     def prepend_items(self, items: list[ChatItem], *, has_more: bool) -> None:
         """Older messages above the first row; what the user looks at stays in place."""
@@ -857,6 +888,12 @@ class ChatPane(QWidget):
         elif action == "sibling" and isinstance(arg, int) and item.entry_id is not None:
             target = item.sibling_index + arg
             if 0 <= target < item.sibling_count:
+                # The other version comes as a new branch (`set_items`): it is shown
+                # where this card is, not at the branch's end, so the arrows stay under
+                # the pointer (FIRST_HOUR.md m12).
+                before = self.model.row_at(i - 1).item.entry_id if i > 0 else None
+                top = self.view.visualRect(self.model.index(i, 0)).top()
+                self._switch_anchor = (before, top, time.monotonic())
                 self.sibling_requested.emit(item.entry_id, arg)
         elif action == "retry":
             self.retry_requested.emit()
