@@ -1206,7 +1206,7 @@ def test_p6_a_tool_card_with_its_output_shown_has_no_closed_arrow_and_says_detai
     window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
     run(qtbot, window.new_session())
     provider.script(
-        Reply(tool_calls=[ToolCallSpec("call_1", "bash", {"command": "echo visible-output"})]),
+        tool_call("bash", {"command": "echo visible-output"}),
         Reply(text="done"),
     )
     type_and_send(qtbot, window, "run it")
