@@ -1313,3 +1313,22 @@ def test_m12_a_click_on_a_version_arrow_keeps_the_card_under_the_pointer(
     qtbot.waitUntil(lambda: "2/2" in painted_text(painted(window, 0)), timeout=10_000)
     idle(qtbot, window)
     close(qtbot, window)
+
+
+def test_p16_a_new_session_names_its_folder_and_how_to_start(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    settle(qtbot, window)
+    shown = window.chat.view.painted_empty
+    assert str(workspace) in shown and "Enter sends" in shown, shown
+    provider.script(Reply(text="ok"))
+    type_and_send(qtbot, window, "hello")
+    idle(qtbot, window)
+    assert window.chat.view.painted_empty == ""  # the cards now
+    close(qtbot, window)

@@ -405,12 +405,27 @@ class ChatView(QListView):
         self.paint_rect: QRect | None = None
         """While painting: the part of the viewport being painted."""
 
+    empty_text = ""
+    """What an empty chat says (a new session: its folder and how to start, p16)."""
+    painted_empty = ""
+    """The empty chat's text as last painted ("" once there are cards; tests read it)."""
+
     def paintEvent(self, event: QPaintEvent) -> None:
         self.paint_rect = event.rect()
         try:
             super().paintEvent(event)
         finally:
             self.paint_rect = None
+        self.painted_empty = ""
+        if self.model().rowCount() == 0 and self.empty_text:
+            painter = QPainter(self.viewport())
+            color = self.palette().color(QPalette.ColorRole.PlaceholderText)
+            painter.setPen(color)
+            area = self.viewport().rect().adjusted(24, 24, -24, -24)
+            flags = Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap
+            painter.drawText(area, int(flags), self.empty_text)
+            painter.end()
+            self.painted_empty = self.empty_text
 
     def _on_scrolled(self, value: int) -> None:
         self.stick_to_bottom = value >= self.verticalScrollBar().maximum() - 2
@@ -628,11 +643,22 @@ class ChatPane(QWidget):
 
     # -- whole branch
 
-    def set_items(self, items: list[ChatItem], *, has_more: bool = False) -> None:
+    def set_items(
+        self, items: list[ChatItem], *, has_more: bool = False, project: str | None = None
+    ) -> None:
         """Replace everything (a branch switch) and show the bottom. ``has_more``: the
         branch goes on above ``items`` (the end of a long branch is shown first; older
-        pages come through `older_wanted` / `prepend_items` as the user scrolls up)."""
+        pages come through `older_wanted` / `prepend_items` as the user scrolls up).
+        ``project``: the session's folder, which an empty chat names."""
         start = time.perf_counter()
+        self.view.empty_text = (
+            self.tr(
+                "A new session in {folder}\n\nAsk the agent below: Enter sends, Shift+Enter"
+                " starts a new line, / lists the commands."
+            ).format(folder=project)
+            if project
+            else ""
+        )
         self._flush_timer.stop()
         self._stream = None
         self._pending = None
