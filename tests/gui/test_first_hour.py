@@ -1332,3 +1332,36 @@ def test_p16_a_new_session_names_its_folder_and_how_to_start(
     idle(qtbot, window)
     assert window.chat.view.painted_empty == ""  # the cards now
     close(qtbot, window)
+
+
+def test_m6_shift_and_the_arrows_extend_a_selection_in_a_reply(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(Reply(text=REPLY))
+    type_and_send(qtbot, window, "say something")
+    idle(qtbot, window)
+    view = window.chat.view
+    clipboard = QGuiApplication.clipboard()
+    QTest.mouseDClick(
+        view.viewport(), Qt.MouseButton.LeftButton, pos=char_point(window, 1, "quick")
+    )
+    shift = Qt.KeyboardModifier.ShiftModifier
+    for _ in range(6):
+        QTest.keyClick(view, Qt.Key.Key_Right, shift)
+    QTest.keyClick(view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    assert clipboard.text() == "quick brown"
+    QTest.keyClick(view, Qt.Key.Key_Right, shift | Qt.KeyboardModifier.ControlModifier)
+    QTest.keyClick(view, Qt.Key.Key_End, shift)
+    QTest.keyClick(view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    assert clipboard.text() == "quick brown fox jumps."
+    QTest.keyClick(view, Qt.Key.Key_Down, shift)  # on into the next paragraph
+    QTest.keyClick(view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    assert clipboard.text().startswith("quick brown fox jumps.\nA second"), clipboard.text()
+    assert window.chat.selection.ranges_for(1)  # painted as selected
+    close(qtbot, window)
