@@ -79,6 +79,21 @@
         <source>MCP &amp;servers…</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Presenter</source>
+        <comment>The agent waits for your approval.</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Presenter</source>
+        <comment>The agent&apos;s run failed.</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Presenter</source>
+        <comment>The agent finished.</comment>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>Accessibility</name>
@@ -991,6 +1006,15 @@
     </message>
     <message>
         <source>{role}: {text}</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>ChatPane</name>
+    <message>
+        <source>A new session in {folder}
+
+Ask the agent below: Enter sends, Shift+Enter starts a new line, / lists the commands.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
