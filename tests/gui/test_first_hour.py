@@ -1365,3 +1365,32 @@ def test_m6_shift_and_the_arrows_extend_a_selection_in_a_reply(
     assert clipboard.text().startswith("quick brown fox jumps.\nA second"), clipboard.text()
     assert window.chat.selection.ranges_for(1)  # painted as selected
     close(qtbot, window)
+
+
+def test_p13_the_message_box_grows_with_its_text_up_to_a_limit(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    field = window.composer.input
+    field.setFocus(Qt.FocusReason.OtherFocusReason)
+    empty = field.height()
+    for i in range(6):
+        QTest.keyClicks(field, f"line {i}")
+        QTest.keyClick(field, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    settle(qtbot, window)
+    taller = field.height()
+    assert taller > empty and not field.verticalScrollBar().isVisible()  # all 7 lines shown
+    for _ in range(20):
+        QTest.keyClick(field, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    settle(qtbot, window)
+    assert taller < field.height() <= 12 * field.fontMetrics().lineSpacing() + 20
+    assert field.verticalScrollBar().isVisible()  # then it scrolls
+    field.clear()
+    settle(qtbot, window)
+    assert field.height() == empty
+    close(qtbot, window)
