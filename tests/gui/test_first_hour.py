@@ -686,10 +686,10 @@ def test_l3_a_failed_listing_quotes_the_servers_reason(
 
 
 def test_p5_a_preview_never_hides_a_single_line() -> None:
-    from desktop_agent.gui.chat._render import _clip_lines
+    from desktop_agent.gui.chat._builder import clip_lines
 
-    assert _clip_lines("a\nb\nc", 2, 1000) == "a\nb\nc"
-    assert _clip_lines("a\nb\nc\nd", 2, 1000) == "a\nb\n[... 2 more lines]"
+    assert clip_lines("a\nb\nc", 2, 1000) == "a\nb\nc"
+    assert clip_lines("a\nb\nc\nd", 2, 1000) == "a\nb\n[... 2 more lines]"
 
 
 def test_m14_the_window_title_of_a_long_prompt_is_cut_near_80_characters(

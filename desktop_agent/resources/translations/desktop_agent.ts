@@ -733,6 +733,10 @@
 <context>
     <name>ChatCard</name>
     <message>
+        <source>The app stopped before this tool finished. The agent was told it was interrupted.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Copy</source>
         <translation type="unfinished"></translation>
     </message>
@@ -766,10 +770,6 @@
     </message>
     <message>
         <source>Assistant</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>The app stopped before this tool finished. The agent was told it was interrupted.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
