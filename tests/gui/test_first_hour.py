@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QObject, QPoint, Qt, QTimer, QUrl, Slot
+from PySide6.QtCore import QObject, QPoint, QRect, Qt, QTimer, QUrl, Slot
 from PySide6.QtGui import (
     QAction,
     QContextMenuEvent,
@@ -1270,12 +1270,13 @@ def test_p1_the_key_fields_placeholders_fit_and_say_where_a_key_is_kept_in_their
     run(qtbot, window.new_session(str(workspace)))
     dialog = open_settings(qtbot, window)
     assert "no system keychain" in dialog.key_fields["openai"].toolTip()
-    for field in dialog.key_fields.values():
+    assert "no system keychain" in dialog.database_password.toolTip()
+    for field in [*dialog.key_fields.values(), dialog.database_password]:
         text = field.placeholderText()
         assert text.count("(") <= 1, text  # never "(kept … (no system keychain…"
         room = field.width() - 12
         assert field.fontMetrics().horizontalAdvance(text) <= room, (text, room)
-        assert "A key typed here is" in field.toolTip()
+        assert " typed here is " in field.toolTip()
     dialog.reject()
     idle(qtbot, window)
     close(qtbot, window)
@@ -1393,4 +1394,27 @@ def test_p13_the_message_box_grows_with_its_text_up_to_a_limit(
     field.clear()
     settle(qtbot, window)
     assert field.height() == empty
+    close(qtbot, window)
+
+
+def test_p13_the_focus_ring_follows_a_message_box_that_grows(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    """Seen in a real window: the box grew upwards (its parent moved, not the box) and
+    the ring stayed where the box had been."""
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    field = window.composer.input
+    field.setFocus(Qt.FocusReason.TabFocusReason)
+    qtbot.waitUntil(lambda: window.focus_ring.isVisible())
+    for i in range(8):
+        QTest.keyClicks(field, f"line {i}")
+        QTest.keyClick(field, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    settle(qtbot, window)
+    where = QRect(field.mapTo(window, QPoint(0, 0)), field.size()).adjusted(-2, -2, 2, 2)
+    assert window.focus_ring.geometry() == where
     close(qtbot, window)
