@@ -557,7 +557,13 @@ def test_m2_test_connection_lists_the_servers_models_before_saving(
     QTest.keyClicks(dialog.local_url, f"127.0.0.1:{dead}")
     QTest.mouseClick(button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: "could not be reached" in result.text(), timeout=10_000)
+    assert "nothing answers at that address" in result.text()  # L7: not "(ConnectError)"
     assert dialog.local_url.text() == f"http://127.0.0.1:{dead}"  # completed
+    dialog.local_url.selectAll()  # https:// to a server that speaks plain HTTP
+    QTest.keyClicks(dialog.local_url, f"https://127.0.0.1:{provider.port}/v1")
+    QTest.mouseClick(button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "over HTTPS" in result.text(), timeout=10_000)
+    assert "http://?" in result.text()
     dialog.local_url.selectAll()
     QTest.keyClicks(dialog.local_url, f"127.0.0.1:{provider.port}/v1")
     QTest.mouseClick(button, Qt.MouseButton.LeftButton)
