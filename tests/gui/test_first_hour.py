@@ -1424,3 +1424,29 @@ def test_p13_the_focus_ring_follows_a_message_box_that_grows(
     where = QRect(field.mapTo(window, QPoint(0, 0)), field.size()).adjusted(-2, -2, 2, 2)
     assert window.focus_ring.geometry() == where
     close(qtbot, window)
+
+
+def test_l7_an_error_sent_as_an_event_stream_reads_as_its_message(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    """LiteLLM answers a failed streaming request with its error as events: the card
+    showed "500 data: {…} data: [DONE]"."""
+    local = provider.model("openai-completions")
+    data = tmp_path / "data"
+    wb = make_workbench(data, local)
+    assert wb.harness_settings is not None
+    wb.harness_settings.max_retries = 0
+    window = open_window(qtbot, data, local, workbench=wb, restore=False)
+    run(qtbot, window.new_session(str(workspace)))
+    provider.script(HttpError(500, "the upstream model is overloaded", as_events=True))
+    window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
+    type_and_send(qtbot, window, "hello")
+    idle(qtbot, window)
+    card = painted_text(painted(window, window.chat.model.last_row()))
+    assert "500" in card and "the upstream model is overloaded" in card, card
+    assert "data:" not in card and "[DONE]" not in card, card
+    close(qtbot, window)
