@@ -1450,3 +1450,25 @@ def test_l7_an_error_sent_as_an_event_stream_reads_as_its_message(
     assert "500" in card and "the upstream model is overloaded" in card, card
     assert "data:" not in card and "[DONE]" not in card, card
     close(qtbot, window)
+
+
+def test_m16_at_1000_by_700_the_side_panes_keep_their_width_and_the_chat_gives_way(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(Reply(text="ok"))
+    type_and_send(qtbot, window, "Calculator project tour")
+    idle(qtbot, window)
+    before = window.sidebar.width(), window.map_pane.width()
+    window.resize(1000, 700)
+    idle(qtbot, window)
+    assert (window.sidebar.width(), window.map_pane.width()) == before
+    tabs = window.map_pane.tabs
+    assert tabs.tabRect(1).width() >= tabs.fontMetrics().horizontalAdvance("Branches")
+    assert window.chat.view.viewport().width() >= 400
+    close(qtbot, window)
