@@ -227,7 +227,7 @@ def _body_error(body: Any) -> tuple[str | None, str | None, int | None]:
         body = bytes(body).decode("utf-8", "replace")
     if isinstance(body, str):
         try:
-            body = json.loads(body)
+            body = json.loads(_first_event(body))
         except ValueError:
             text = body.strip()
             return None, (text[:_MAX_BODY_TEXT] or None), None
@@ -258,6 +258,17 @@ def _body_error(body: Any) -> tuple[str | None, str | None, int | None]:
 
 
 _MAX_BODY_TEXT = 500
+
+
+def _first_event(text: str) -> str:
+    """The first ``data:`` payload of an error sent as an event stream (LiteLLM answers
+    a failed streaming request so: "data: {…}", "data: [DONE]"), else ``text``."""
+    if not text.lstrip().startswith(("data:", "event:")):
+        return text
+    for line in text.splitlines():
+        if line.startswith("data:") and line[5:].strip() not in ("", "[DONE]"):
+            return line[5:].strip()
+    return text
 
 
 def _status_of(value: Any) -> int | None:

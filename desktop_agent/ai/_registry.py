@@ -224,7 +224,7 @@ class ModelRegistry:
                     problem = f"it did not answer within {timeout_s:g} s"
                     continue
                 except httpx.HTTPError as exc:
-                    problem = f"it could not be reached ({type(exc).__name__})"
+                    problem = _unreachable(exc, list_url)
                     continue
                 if response.status_code in (401, 403):
                     raise DiscoveryError(
@@ -294,6 +294,22 @@ async def _client(timeout_s: float, headers: Mapping[str, str]) -> httpx.AsyncCl
         )
 
     return await asyncio.to_thread(make)
+
+
+def _unreachable(exc: BaseException, url: str) -> str:
+    """Why a server could not be reached, in words (L7: "(ConnectError)" was all it said,
+    also when an https:// address pointed at a server that speaks plain HTTP)."""
+    chain: list[BaseException] = []
+    link: BaseException | None = exc
+    while link is not None and link not in chain and len(chain) < 8:
+        chain.append(link)
+        link = link.__cause__ or link.__context__
+    words = " ".join(f"{type(e).__name__} {e}" for e in chain).lower()
+    if url.startswith("https://") and ("ssl" in words or "tls" in words):
+        return "it could not be reached over HTTPS (does its address start with http://?)"
+    if "refused" in words or "all connection attempts failed" in words:
+        return "it could not be reached: nothing answers at that address and port"
+    return f"it could not be reached ({type(exc).__name__})"
 
 
 def _answer_reason(response: httpx.Response) -> str:

@@ -6,7 +6,14 @@ import mimetypes
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
-from PySide6.QtGui import QDragEnterEvent, QDropEvent, QKeyEvent, QPaintEvent, QPalette
+from PySide6.QtGui import (
+    QDragEnterEvent,
+    QDropEvent,
+    QKeyEvent,
+    QPaintEvent,
+    QPalette,
+    QResizeEvent,
+)
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -33,12 +40,18 @@ class _Input(QPlainTextEdit):
     """Enter sends (or Ctrl+Enter, per setting); Shift+Enter always inserts a newline."""
 
     submit = Signal()
+    resized = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.send_key = "enter"
         self.setTabChangesFocus(True)  # Tab moves on; the agent gets no tab characters
         self.commands: CommandList | None = None
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self.resized.emit()  # lines wrap anew
 
     def event(self, event: QEvent) -> bool:
         # Tab reaches keyPressEvent only when it does not move the focus: take it first.
@@ -143,12 +156,12 @@ class Composer(QWidget):
         self.setAcceptDrops(True)
         self.input = _Input(self)
         self.input.setObjectName("composerInput")
-        self.input.setMinimumHeight(56)
-        self.input.setMaximumHeight(160)
         self.input.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        self.input.setFixedHeight(84)
         self.input.submit.connect(self._submit)
         self.input.textChanged.connect(lambda: self.draft_changed.emit(self.text()))
+        self.input.textChanged.connect(self.fit_height)
+        self.input.resized.connect(self.fit_height)
+        self.fit_height()
         self.input.installEventFilter(self)
         self.commands = CommandList(self.input, self)
         self.input.commands = self.commands
@@ -208,6 +221,21 @@ class Composer(QWidget):
 
     def text(self) -> str:
         return self.input.toPlainText()
+
+    MIN_LINES = 3
+    MAX_LINES = 12
+
+    def fit_height(self) -> None:
+        """As tall as its text, from `MIN_LINES` to `MAX_LINES` lines (then it scrolls),
+        as chat apps' message boxes grow (FIRST_HOUR.md p13: it stayed 5 lines tall)."""
+        field = self.input
+        lines = int(field.document().documentLayout().documentSize().height())
+        lines = min(max(lines, self.MIN_LINES), self.MAX_LINES)
+        margins = field.contentsMargins()
+        chrome = int(2 * field.document().documentMargin()) + margins.top() + margins.bottom()
+        height = lines * field.fontMetrics().lineSpacing() + chrome + 2
+        if field.height() != height:
+            field.setFixedHeight(height)
 
     def set_text(self, text: str) -> None:
         self.input.setPlainText(text)

@@ -72,6 +72,11 @@ def build_panes(
     splitter.addWidget(middle)
     splitter.addWidget(map_pane)
     splitter.setSizes([260, 760, 260])
+    # A narrower window narrows the chat, not the session list and the map (at 1000 px
+    # the list cut its titles to 9 characters and the tab read "Branc…": m16).
+    splitter.setStretchFactor(0, 0)
+    splitter.setStretchFactor(1, 1)
+    splitter.setStretchFactor(2, 0)
     window.setCentralWidget(splitter)
     window.setStatusBar(status)
     return Panes(

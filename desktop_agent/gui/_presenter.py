@@ -219,7 +219,9 @@ class Presenter:
                 if self._branch:
                     continue  # the branch moved again meanwhile
                 w.chat.set_items(
-                    [chat_item(i) for i in items], has_more=bool(reader and reader.has_more)
+                    [chat_item(i) for i in items],
+                    has_more=bool(reader and reader.has_more),
+                    project=wb.session.metadata.cwd if wb.session is not None else None,
                 )
                 self.messages_shown = w.chat.item_count()
                 if self._shown:

@@ -238,7 +238,10 @@ class SettingsDialog(QDialog):
         self.database_password.setObjectName("databasePassword")
         self.database_password.setAccessibleName(self.tr("PostgreSQL password"))
         self.database_password.setEchoMode(QLineEdit.EchoMode.Password)
-        self.database_password.setPlaceholderText(f"({form.where_kept})" if form.where_kept else "")
+        if form.where_kept:  # in its tip, as for the keys (p1: a bracket in a bracket, cut)
+            self.database_password.setToolTip(
+                self.tr("A password typed here is {where}.").format(where=form.where_kept)
+            )
 
         def shared(index: int) -> None:
             on = self.store.itemData(index) == "postgres"

@@ -156,6 +156,9 @@ class ThemeManager(QObject):
             self.apply()
 
 
+_FOLLOWED = frozenset({QEvent.Type.Move, QEvent.Type.Resize, QEvent.Type.Show, QEvent.Type.Hide})
+
+
 class FocusRing(QWidget):
     """A 2 px ring in the highlight colour around the focused widget of ``window``.
 
@@ -170,6 +173,7 @@ class FocusRing(QWidget):
         self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self._window = window
         self._target: QWidget | None = None
+        self._watched: list[QWidget] = []
         self.hide()
         app = QApplication.instance()
         assert isinstance(app, QApplication)
@@ -182,25 +186,26 @@ class FocusRing(QWidget):
     def _on_focus(self, _old: QWidget | None, new: QWidget | None) -> None:
         if not isValid(self._window):  # the window is being destroyed
             return
-        if self._target is not None and isValid(self._target):
-            self._target.removeEventFilter(self)
+        for old in self._watched:
+            if isValid(old):
+                old.removeEventFilter(self)
+        self._watched = []
         self._target = None
         if new is None or new is self or not isValid(new) or new.window() is not self._window:
             self.hide()
             return
         self._target = new
-        new.installEventFilter(self)
+        # The widget and each of its parents: a message box that grows moves its parent,
+        # not itself, and the ring stayed where the box had been (FIRST_HOUR.md p13).
+        widget: QWidget | None = new
+        while widget is not None and widget is not self._window:
+            widget.installEventFilter(self)
+            self._watched.append(widget)
+            widget = widget.parentWidget()
         self.follow()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if not isValid(self._window):
-            return False
-        if watched is self._target and event.type() in (
-            QEvent.Type.Move,
-            QEvent.Type.Resize,
-            QEvent.Type.Show,
-            QEvent.Type.Hide,
-        ):
+        if event.type() in _FOLLOWED and isValid(self._window) and watched in self._watched:
             self.follow()
         return False
 

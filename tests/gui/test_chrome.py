@@ -23,8 +23,8 @@ from desktop_agent.gui import MainWindow
 from desktop_agent.gui._action_table import ACTIONS, KEYS, shortcut_rows
 from desktop_agent.gui._icons import ICONS, icon
 from desktop_agent.gui._theme import ThemeManager
+from desktop_agent.gui.chat._builder import MAX_TEXT_WIDTH, PAD
 from desktop_agent.gui.chat._parts import BoxPart, ButtonPart, TextPart
-from desktop_agent.gui.chat._render import MAX_TEXT_WIDTH, PAD
 from desktop_agent.session import Session
 from desktop_agent.workbench import SettingsForm
 from tests.helpers.provider_server import ProviderServer, Reply

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QObject, QPoint, Qt, QTimer, QUrl, Slot
+from PySide6.QtCore import QObject, QPoint, QRect, Qt, QTimer, QUrl, Slot
 from PySide6.QtGui import (
     QAction,
     QContextMenuEvent,
@@ -557,7 +557,13 @@ def test_m2_test_connection_lists_the_servers_models_before_saving(
     QTest.keyClicks(dialog.local_url, f"127.0.0.1:{dead}")
     QTest.mouseClick(button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: "could not be reached" in result.text(), timeout=10_000)
+    assert "nothing answers at that address" in result.text()  # L7: not "(ConnectError)"
     assert dialog.local_url.text() == f"http://127.0.0.1:{dead}"  # completed
+    dialog.local_url.selectAll()  # https:// to a server that speaks plain HTTP
+    QTest.keyClicks(dialog.local_url, f"https://127.0.0.1:{provider.port}/v1")
+    QTest.mouseClick(button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "over HTTPS" in result.text(), timeout=10_000)
+    assert "http://?" in result.text()
     dialog.local_url.selectAll()
     QTest.keyClicks(dialog.local_url, f"127.0.0.1:{provider.port}/v1")
     QTest.mouseClick(button, Qt.MouseButton.LeftButton)
@@ -686,10 +692,10 @@ def test_l3_a_failed_listing_quotes_the_servers_reason(
 
 
 def test_p5_a_preview_never_hides_a_single_line() -> None:
-    from desktop_agent.gui.chat._render import _clip_lines
+    from desktop_agent.gui.chat._builder import clip_lines
 
-    assert _clip_lines("a\nb\nc", 2, 1000) == "a\nb\nc"
-    assert _clip_lines("a\nb\nc\nd", 2, 1000) == "a\nb\n[... 2 more lines]"
+    assert clip_lines("a\nb\nc", 2, 1000) == "a\nb\nc"
+    assert clip_lines("a\nb\nc\nd", 2, 1000) == "a\nb\n[... 2 more lines]"
 
 
 def test_m14_the_window_title_of_a_long_prompt_is_cut_near_80_characters(
@@ -1206,7 +1212,7 @@ def test_p6_a_tool_card_with_its_output_shown_has_no_closed_arrow_and_says_detai
     window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
     run(qtbot, window.new_session())
     provider.script(
-        Reply(tool_calls=[ToolCallSpec("call_1", "bash", {"command": "echo visible-output"})]),
+        tool_call("bash", {"command": "echo visible-output"}),
         Reply(text="done"),
     )
     type_and_send(qtbot, window, "run it")
@@ -1270,12 +1276,199 @@ def test_p1_the_key_fields_placeholders_fit_and_say_where_a_key_is_kept_in_their
     run(qtbot, window.new_session(str(workspace)))
     dialog = open_settings(qtbot, window)
     assert "no system keychain" in dialog.key_fields["openai"].toolTip()
-    for field in dialog.key_fields.values():
+    assert "no system keychain" in dialog.database_password.toolTip()
+    for field in [*dialog.key_fields.values(), dialog.database_password]:
         text = field.placeholderText()
         assert text.count("(") <= 1, text  # never "(kept … (no system keychain…"
         room = field.width() - 12
         assert field.fontMetrics().horizontalAdvance(text) <= room, (text, room)
-        assert "A key typed here is" in field.toolTip()
+        assert " typed here is " in field.toolTip()
     dialog.reject()
     idle(qtbot, window)
+    close(qtbot, window)
+
+
+def test_m12_a_click_on_a_version_arrow_keeps_the_card_under_the_pointer(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(
+        Reply(text=long_code_reply()), Reply(text=long_code_reply()), Reply(text="short")
+    )
+    type_and_send(qtbot, window, "question one")
+    idle(qtbot, window)
+    type_and_send(qtbot, window, "question two")
+    idle(qtbot, window)
+    first = window.chat.model.row_at(0).item.entry_id
+    assert first is not None
+    window.chat.edit_resend_requested.emit(first, "question one, again")  # (m18 clicks Edit)
+    qtbot.waitUntil(lambda: "2/2" in painted_text(painted(window, 0)), timeout=10_000)
+    idle(qtbot, window)
+    view = window.chat.view
+    top = view.visualRect(window.chat.model.index(0, 0)).top()
+    click_button(qtbot, window, 0, "‹")  # back to version 1 and its long answers
+    qtbot.waitUntil(lambda: "1/2" in painted_text(painted(window, 0)), timeout=10_000)
+    idle(qtbot, window)
+    assert window.chat.item_count() == 4
+    assert view.visualRect(window.chat.model.index(0, 0)).top() == top, "stayed in place"
+    click_button(qtbot, window, 0, "›")  # and the arrows are still there to go forward
+    qtbot.waitUntil(lambda: "2/2" in painted_text(painted(window, 0)), timeout=10_000)
+    idle(qtbot, window)
+    close(qtbot, window)
+
+
+def test_p16_a_new_session_names_its_folder_and_how_to_start(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    settle(qtbot, window)
+    shown = window.chat.view.painted_empty
+    assert str(workspace) in shown and "Enter sends" in shown, shown
+    provider.script(Reply(text="ok"))
+    type_and_send(qtbot, window, "hello")
+    idle(qtbot, window)
+    assert window.chat.view.painted_empty == ""  # the cards now
+    close(qtbot, window)
+
+
+def test_m6_shift_and_the_arrows_extend_a_selection_in_a_reply(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(Reply(text=REPLY))
+    type_and_send(qtbot, window, "say something")
+    idle(qtbot, window)
+    view = window.chat.view
+    clipboard = QGuiApplication.clipboard()
+    QTest.mouseDClick(
+        view.viewport(), Qt.MouseButton.LeftButton, pos=char_point(window, 1, "quick")
+    )
+    shift = Qt.KeyboardModifier.ShiftModifier
+    for _ in range(6):
+        QTest.keyClick(view, Qt.Key.Key_Right, shift)
+    QTest.keyClick(view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    assert clipboard.text() == "quick brown"
+    QTest.keyClick(view, Qt.Key.Key_Right, shift | Qt.KeyboardModifier.ControlModifier)
+    QTest.keyClick(view, Qt.Key.Key_End, shift)
+    QTest.keyClick(view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    assert clipboard.text() == "quick brown fox jumps."
+    QTest.keyClick(view, Qt.Key.Key_Down, shift)  # on into the next paragraph
+    QTest.keyClick(view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    assert clipboard.text().startswith("quick brown fox jumps.\nA second"), clipboard.text()
+    assert window.chat.selection.ranges_for(1)  # painted as selected
+    close(qtbot, window)
+
+
+def test_p13_the_message_box_grows_with_its_text_up_to_a_limit(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    field = window.composer.input
+    field.setFocus(Qt.FocusReason.OtherFocusReason)
+    empty = field.height()
+    for i in range(6):
+        QTest.keyClicks(field, f"line {i}")
+        QTest.keyClick(field, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    settle(qtbot, window)
+    taller = field.height()
+    assert taller > empty and not field.verticalScrollBar().isVisible()  # all 7 lines shown
+    for _ in range(20):
+        QTest.keyClick(field, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    settle(qtbot, window)
+    assert taller < field.height() <= 12 * field.fontMetrics().lineSpacing() + 20
+    assert field.verticalScrollBar().isVisible()  # then it scrolls
+    field.clear()
+    settle(qtbot, window)
+    assert field.height() == empty
+    close(qtbot, window)
+
+
+def test_p13_the_focus_ring_follows_a_message_box_that_grows(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    """Seen in a real window: the box grew upwards (its parent moved, not the box) and
+    the ring stayed where the box had been."""
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    field = window.composer.input
+    field.setFocus(Qt.FocusReason.TabFocusReason)
+    qtbot.waitUntil(lambda: window.focus_ring.isVisible())
+    for i in range(8):
+        QTest.keyClicks(field, f"line {i}")
+        QTest.keyClick(field, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    settle(qtbot, window)
+    where = QRect(field.mapTo(window, QPoint(0, 0)), field.size()).adjusted(-2, -2, 2, 2)
+    assert window.focus_ring.geometry() == where
+    close(qtbot, window)
+
+
+def test_l7_an_error_sent_as_an_event_stream_reads_as_its_message(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    """LiteLLM answers a failed streaming request with its error as events: the card
+    showed "500 data: {…} data: [DONE]"."""
+    local = provider.model("openai-completions")
+    data = tmp_path / "data"
+    wb = make_workbench(data, local)
+    assert wb.harness_settings is not None
+    wb.harness_settings.max_retries = 0
+    window = open_window(qtbot, data, local, workbench=wb, restore=False)
+    run(qtbot, window.new_session(str(workspace)))
+    provider.script(HttpError(500, "the upstream model is overloaded", as_events=True))
+    window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
+    type_and_send(qtbot, window, "hello")
+    idle(qtbot, window)
+    card = painted_text(painted(window, window.chat.model.last_row()))
+    assert "500" in card and "the upstream model is overloaded" in card, card
+    assert "data:" not in card and "[DONE]" not in card, card
+    close(qtbot, window)
+
+
+def test_m16_at_1000_by_700_the_side_panes_keep_their_width_and_the_chat_gives_way(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(Reply(text="ok"))
+    type_and_send(qtbot, window, "Calculator project tour")
+    idle(qtbot, window)
+    before = window.sidebar.width(), window.map_pane.width()
+    window.resize(1000, 700)
+    idle(qtbot, window)
+    assert (window.sidebar.width(), window.map_pane.width()) == before
+    tabs = window.map_pane.tabs
+    assert tabs.tabRect(1).width() >= tabs.fontMetrics().horizontalAdvance("Branches")
+    assert window.chat.view.viewport().width() >= 400
     close(qtbot, window)

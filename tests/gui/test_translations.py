@@ -35,7 +35,7 @@ SHOWN_BY_CLASS = {
 NOT_YET: set[str] = set()
 """GUI modules not checked yet (none: the chat pane, cards and fences joined in round 3)."""
 
-# The chat cards' builder (`gui/chat/_render.py`): which positional arguments are texts.
+# The chat cards' builder (`gui/chat/_builder.py`): which positional arguments are texts.
 SHOWN_AT = {"header": (1, 2), "button": (1,), "toggle_line": (1, 2), "doc": (1,), "text_line": (1,)}
 SHOWN_KEYWORDS = {"tip", "text", "title"}
 

@@ -128,6 +128,9 @@ class HttpError:
     message: str = "error"
     error_type: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    as_events: bool = False
+    """Send the error body as an event stream ("data: {…}", then "data: [DONE]"), as
+    LiteLLM does for an error of a streaming request."""
 
 
 @dataclass
@@ -977,6 +980,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(400, error_body(path, HttpError(400, message)))
             return
         reply = self.provider.next_reply(raw.decode("utf-8", "replace"))
+        if isinstance(reply, HttpError) and reply.as_events:
+            text = f"data: {json.dumps(error_body(path, reply))}\n\ndata: [DONE]\n\n"
+            self._send_body(reply.status, text.encode(), "text/event-stream", reply.headers)
+            return
         if isinstance(reply, HttpError):
             self._send_json(reply.status, error_body(path, reply), reply.headers)
             return
@@ -988,9 +995,13 @@ class _Handler(BaseHTTPRequestHandler):
         self._stream(path, reply, renderer(self.provider, reply, body))
 
     def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(payload).encode()
+        self._send_body(status, json.dumps(payload).encode(), "application/json", headers)
+
+    def _send_body(
+        self, status: int, data: bytes, kind: str, headers: dict[str, str] | None = None
+    ) -> None:
         self.send_response(status)
-        self.send_header("content-type", "application/json")
+        self.send_header("content-type", kind)
         self.send_header("content-length", str(len(data)))
         for key, value in (headers or {}).items():
             self.send_header(key, value)

@@ -21,8 +21,9 @@ from PySide6.QtCore import QCoreApplication, QModelIndex, QObject, QSize
 from PySide6.QtGui import QStandardItem, QStandardItemModel
 
 from desktop_agent.ai import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
+from desktop_agent.gui.chat._builder import LiveTool
 from desktop_agent.gui.chat._items import ChatItem
-from desktop_agent.gui.chat._render import LiveTool, message_text
+from desktop_agent.utils.text import message_text
 
 _uids = itertools.count(1)
 

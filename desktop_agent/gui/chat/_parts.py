@@ -1,7 +1,7 @@
 """The pieces a chat card is painted from: theme, laid-out documents, images, parts, hits.
 
 A `CardLayout` is a flat list of paint parts (boxes, text documents, buttons, images) in
-card coordinates and a list of hit rectangles for clicks; `_render` builds them.
+card coordinates and a list of hit rectangles for clicks; `_cards` builds them.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import base64
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from PySide6.QtCore import QByteArray, QRect, QRectF, Qt
@@ -587,10 +588,24 @@ class ImagePart(Part):
         p.restore()
 
 
+class CardAction(StrEnum):
+    """What a click on a card's button or toggle does (`ChatPane` carries it out)."""
+
+    COPY = "copy"
+    """Copy the message, or a code block (the hit's argument)."""
+    EDIT = "edit"
+    REGENERATE = "regenerate"
+    RETRY = "retry"
+    SIBLING = "sibling"
+    """Show the previous (-1) or next (+1) version."""
+    TOGGLE = "toggle"
+    """Open or close the part named by the argument (thinking, a tool, a summary)."""
+
+
 @dataclass
 class Hit:
     rect: QRect
-    action: str  # "sibling" | "copy" | "edit" | "retry" | "toggle"
+    action: CardAction
     arg: Any = None
     tip: str = ""
     hover: bool = False

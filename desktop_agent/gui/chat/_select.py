@@ -3,9 +3,10 @@ so the chat view keeps one selection itself.
 
 A selection lies inside one card: from an anchor to a focus, each a (document part of the
 card's layout, character position). A drag selects, a double-click selects a word, Ctrl+A
-the whole card; Ctrl+C copies the selection (or, with none, the whole current message,
-never a preview); the right-click menu has Copy, Copy as Markdown, Select all and Quote in
-reply. Documents paint the selection with the palette's highlight (`DocPart.paint`).
+the whole card; Shift+arrows (Ctrl: by word) and Shift+Home/End extend it. Ctrl+C copies
+the selection (or, with none, the whole current message, never a preview); the
+right-click menu has Copy, Copy as Markdown, Select all and Quote in reply. Documents
+paint the selection with the palette's highlight (`DocPart.paint`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,18 @@ _HANDLED = frozenset(
         QEvent.Type.MouseButtonRelease,
     }
 )
+
+_Move = QTextCursor.MoveOperation
+_MOVES = {
+    Qt.Key.Key_Left: _Move.Left,
+    Qt.Key.Key_Right: _Move.Right,
+    Qt.Key.Key_Up: _Move.Up,
+    Qt.Key.Key_Down: _Move.Down,
+    Qt.Key.Key_Home: _Move.StartOfLine,
+    Qt.Key.Key_End: _Move.EndOfLine,
+}
+_WORD_MOVES = {_Move.Left: _Move.PreviousWord, _Move.Right: _Move.NextWord}
+_BACKWARDS = frozenset({_Move.Left, _Move.Up, _Move.StartOfLine, _Move.PreviousWord})
 
 Spot = tuple[int, int]
 """(index of a `DocPart` among the card's parts, character position in its document)."""
@@ -216,6 +229,12 @@ class TextSelection(QObject):
             if event.key() == Qt.Key.Key_Escape and self._sel is not None:
                 self.clear()
                 return True
+            shift = event.modifiers() & Qt.KeyboardModifier.ShiftModifier
+            move = _MOVES.get(Qt.Key(event.key()))
+            if shift and move is not None and self._sel is not None:
+                word = bool(event.modifiers() & Qt.KeyboardModifier.ControlModifier)
+                self._extend(move, word)
+                return True
             return False
         if watched is not view.viewport():
             return False
@@ -274,6 +293,35 @@ class TextSelection(QObject):
         if view.currentIndex().row() != row:
             view.setCurrentIndex(index)
         return True
+
+    def _extend(self, move: QTextCursor.MoveOperation, word: bool) -> None:
+        """Shift+arrows (Ctrl: by word), Shift+Home/End: move the selection's focus end
+        as a text field does; at a document's edge it goes on into the card's next or
+        previous text (FIRST_HOUR.md M6)."""
+        sel = self._sel
+        row = self.row()
+        if sel is None or row < 0:
+            return
+        layout = self._layout_of(row)
+        docs = _docs(layout)
+        index = next((n for n, (i, _p) in enumerate(docs) if i == sel.focus[0]), -1)
+        if index < 0:
+            return
+        part = docs[index][1]
+        cursor = QTextCursor(part.doc)
+        cursor.setPosition(min(sel.focus[1], _end(part)))
+        if word and move in _WORD_MOVES:
+            move = _WORD_MOVES[move]
+        before = cursor.position()
+        moved = cursor.movePosition(move) and cursor.position() != before
+        spot: Spot = (sel.focus[0], cursor.position())
+        backwards = move in _BACKWARDS
+        if not moved and backwards and index > 0:
+            spot = (docs[index - 1][0], _end(docs[index - 1][1]))
+        elif not moved and not backwards and index + 1 < len(docs):
+            spot = (docs[index + 1][0], 0)
+        sel.focus = spot
+        self._update(row)
 
     def _context_menu(self, pos: QPoint, global_pos: QPoint) -> None:
         index = self._view.indexAt(pos)

@@ -79,6 +79,21 @@
         <source>MCP &amp;servers…</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Presenter</source>
+        <comment>The agent waits for your approval.</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Presenter</source>
+        <comment>The agent&apos;s run failed.</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Presenter</source>
+        <comment>The agent finished.</comment>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>Accessibility</name>
@@ -718,6 +733,10 @@
 <context>
     <name>ChatCard</name>
     <message>
+        <source>The app stopped before this tool finished. The agent was told it was interrupted.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Copy</source>
         <translation type="unfinished"></translation>
     </message>
@@ -751,10 +770,6 @@
     </message>
     <message>
         <source>Assistant</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>The app stopped before this tool finished. The agent was told it was interrupted.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -991,6 +1006,15 @@
     </message>
     <message>
         <source>{role}: {text}</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>ChatPane</name>
+    <message>
+        <source>A new session in {folder}
+
+Ask the agent below: Enter sends, Shift+Enter starts a new line, / lists the commands.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

@@ -1,16 +1,11 @@
-"""Card layouts: what one chat row paints, where its buttons are, and how tall it is.
-
-A `CardLayout` is built for one row at one width and kept in a cache by the delegate; it is
-a flat list of paint parts (boxes, text documents, buttons, images) in card coordinates and
-a list of hit rectangles for clicks. Building one is the only expensive step (QTextDocument
-layout), so only visible rows are built; the rest of the list uses `estimate_height`.
+"""Card building blocks: the sizes of a card, text clipping, and `CardBuilder`, which
+lays out documents, buttons, code blocks, thinking, images, tool cards and error boxes in
+card coordinates. What each kind of message is made of is `_cards`.
 """
 
 from __future__ import annotations
 
 import json
-import logging
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -20,16 +15,10 @@ from PySide6.QtGui import QColor, QFont, QFontMetrics
 
 from desktop_agent.ai import (
     AssistantMessage,
-    BashExecutionMessage,
-    BranchSummaryMessage,
-    CompactionSummaryMessage,
-    CustomMessage,
     ImageContent,
-    TextContent,
     ThinkingContent,
     ToolCall,
     ToolResultMessage,
-    UserMessage,
 )
 from desktop_agent.gui._tr import QT_TRANSLATE_NOOP
 from desktop_agent.gui.chat._fences import split_markdown
@@ -37,21 +26,24 @@ from desktop_agent.gui.chat._items import ChatItem
 from desktop_agent.gui.chat._parts import (
     BoxPart,
     ButtonPart,
+    CardAction,
     CardLayout,
     DocCache,
     DocPart,
     Hit,
     ImageCache,
     ImagePart,
-    Part,
     TextPart,
     Theme,
     quote_bars,
 )
-from desktop_agent.utils.text import content_text, message_text
+from desktop_agent.utils.text import content_text
 from desktop_agent.workbench import error_attempt_text
 
-log = logging.getLogger(__name__)
+
+def _tr(text: str) -> str:
+    return QCoreApplication.translate("ChatCard", text)
+
 
 MARGIN_X = 12  # card to view edge
 MARGIN_Y = 5  # card to card (half)
@@ -79,7 +71,7 @@ CODE_INDENT = 16  # a code block per enclosing list item or quote
 # --------------------------------------------------------------------------- helpers
 
 
-def _clip_lines(
+def clip_lines(
     text: str, max_lines: int, max_chars: int, *, tail: bool = False, middle: bool = False
 ) -> str:
     """At most ``max_lines`` lines: the first ones, the last ones (``tail``), or both
@@ -139,7 +131,7 @@ def pretty_arguments(arguments: dict[str, Any], max_chars: int) -> str:
     return "{\n" + ",\n".join(lines) + "\n}" if lines else "{}"
 
 
-def _result_text(result: ToolResultMessage) -> str:
+def result_text(result: ToolResultMessage) -> str:
     return content_text(result.content)
 
 
@@ -155,9 +147,6 @@ class LiveTool:
     """Waiting for the user's approval (the approval dialog is open)."""
 
 
-# --------------------------------------------------------------------------- builder
-
-
 @dataclass
 class RowState:
     """Everything one row's picture depends on, besides width and theme."""
@@ -169,7 +158,7 @@ class RowState:
     editing: bool
 
 
-class _Builder:
+class CardBuilder:
     def __init__(
         self, width: int, theme: Theme, docs: DocCache, images: ImageCache, live: LiveLookup
     ) -> None:
@@ -196,7 +185,7 @@ class _Builder:
         self.out.parts.append(DocPart.of(self.left, self.y, d, color))
         self.y += int(d.size().height() + 0.999)
 
-    def button(self, right: int, text: str, action: str, arg: Any = None, **kw: Any) -> int:
+    def button(self, right: int, text: str, action: CardAction, arg: Any = None, **kw: Any) -> int:
         """Add a button whose right edge is at ``right``; return its left edge."""
         fm = self.t.fm_small
         icon = str(kw.pop("icon", ""))
@@ -225,12 +214,16 @@ class _Builder:
         end = x
         if extra:
             end = self.text_line(x + 6, extra, self.t.muted, self.t.small, h)
-        self.out.hits.append(Hit(QRect(self.left, self.y, end - self.left, h), "toggle", key))
+        self.out.hits.append(
+            Hit(QRect(self.left, self.y, end - self.left, h), CardAction.TOGGLE, key)
+        )
         self.y += h
 
     # -- card pieces
 
-    def header(self, state: RowState, title: str, subtitle: str, buttons: list[CardAction]) -> None:
+    def header(
+        self, state: RowState, title: str, subtitle: str, buttons: list[HoverButton]
+    ) -> None:
         """A quiet role marker, the version switcher and the card's hover actions."""
         t = self.t
         h = max(t.line, t.small_line + 6)
@@ -241,7 +234,7 @@ class _Builder:
         if item.sibling_count > 1 and item.entry_id is not None:
             idx, count = item.sibling_index, item.sibling_count
             right = self.button(
-                right, "›", "sibling", 1, enabled=idx < count - 1, tip=_tr("Next version")
+                right, "›", CardAction.SIBLING, 1, enabled=idx < count - 1, tip=_tr("Next version")
             )
             label = f"{idx + 1}/{count}"
             lw = t.fm_small.horizontalAdvance(label) + 8
@@ -256,7 +249,9 @@ class _Builder:
                 )
             )
             right = (
-                self.button(right, "‹", "sibling", -1, enabled=idx > 0, tip=_tr("Previous version"))
+                self.button(
+                    right, "‹", CardAction.SIBLING, -1, enabled=idx > 0, tip=_tr("Previous version")
+                )
                 - 6
             )
         saved_right = self.right
@@ -318,9 +313,9 @@ class _Builder:
         self.text_line(
             self.left, lang or ("diff" if kind == "diff" else _tr("code")), t.muted, t.small, bh
         )
-        self.button(self.right, _tr("Copy"), "copy", code, tip=_tr("Copy code"))
+        self.button(self.right, _tr("Copy"), CardAction.COPY, code, tip=_tr("Copy code"))
         self.y += bh + 2
-        shown = _clip_lines(code.rstrip("\n"), 2000, MAX_TEXT_CHARS)
+        shown = clip_lines(code.rstrip("\n"), 2000, MAX_TEXT_CHARS)
         if "\r" in shown:  # the colours' offsets count a line end as one character
             shown = shown.replace("\r\n", "\n").replace("\r", "\n")
         self.doc(kind, shown, lang=lang)
@@ -342,7 +337,7 @@ class _Builder:
             saved = self.left
             self.left += 14
             top = self.y
-            self.doc("plain", _clip_lines(block.thinking, 5000, MAX_TEXT_CHARS), self.t.muted)
+            self.doc("plain", clip_lines(block.thinking, 5000, MAX_TEXT_CHARS), self.t.muted)
             self.out.parts.append(
                 BoxPart(QRect(saved + 4, top, 2, self.y - top), self.t.border, None, 1)
             )
@@ -426,7 +421,11 @@ class _Builder:
             )
         self.right += sw + 8 + dw + 4
         self.out.hits.append(
-            Hit(QRect(saved[0], top, saved[1] - saved[0], h + 6), "toggle", f"tool:{call_id}")
+            Hit(
+                QRect(saved[0], top, saved[1] - saved[0], h + 6),
+                CardAction.TOGGLE,
+                f"tool:{call_id}",
+            )
         )
         self.y += h + 4
         if expanded and call is not None and call.arguments:
@@ -434,7 +433,7 @@ class _Builder:
                 args = pretty_arguments(call.arguments, TOOL_CHARS_EXPANDED)
             except (TypeError, ValueError):
                 args = str(call.arguments)
-            self.doc("mono", _clip_lines(args, TOOL_LINES_EXPANDED, TOOL_CHARS_EXPANDED), t.muted)
+            self.doc("mono", clip_lines(args, TOOL_LINES_EXPANDED, TOOL_CHARS_EXPANDED), t.muted)
             self.y += 4
         lines = TOOL_LINES_EXPANDED if expanded else TOOL_LINES_COLLAPSED
         chars = TOOL_CHARS_EXPANDED if expanded else 4_000
@@ -442,11 +441,11 @@ class _Builder:
             details = result.details if isinstance(result.details, dict) else {}
             diff = details.get("diff")
             if isinstance(diff, str) and diff and not error:
-                self.code_block(_clip_lines(diff, lines, chars), "", kind="diff")
+                self.code_block(clip_lines(diff, lines, chars), "", kind="diff")
             else:
-                text = _result_text(result)
+                text = result_text(result)
                 if text:
-                    shown = _clip_lines(text, lines, chars, middle=True)
+                    shown = clip_lines(text, lines, chars, middle=True)
                     self.doc("mono", shown, t.red if error else None)
             for block in result.content:
                 if isinstance(block, ImageContent):
@@ -457,7 +456,7 @@ class _Builder:
                 self.y += 2
                 self.doc("small", _tr("Full output: {path}").format(path=path), t.muted)
         elif live is not None and live.output:
-            self.doc("mono", _clip_lines(live.output, lines, chars, tail=True), t.muted)
+            self.doc("mono", clip_lines(live.output, lines, chars, tail=True), t.muted)
         elif interrupted:
             self.doc("small", _tr(INTERRUPTED_NOTE), t.red)
         self.y += 6
@@ -491,7 +490,9 @@ class _Builder:
         if attempts and not aborted:
             title = _tr("Error · {n} attempts").format(n=len(attempts) + 1)
         if retry:
-            self.button(self.right, _tr("Retry"), "retry", tip=_tr("Send the request again"))
+            self.button(
+                self.right, _tr("Retry"), CardAction.RETRY, tip=_tr("Send the request again")
+            )
             self.right -= 60
         self.text_line(self.left, title, fg, t.bold, max(t.line, t.small_line + 6))
         self.y += max(t.line, t.small_line + 6) + 2
@@ -503,7 +504,7 @@ class _Builder:
             if len(lines) > 1:
                 lines = [f"{i}. {line}" for i, line in enumerate(lines, 1)]
             text = "\n".join(lines)
-        self.doc("plain", _clip_lines(text, 40, 8000), t.text)
+        self.doc("plain", clip_lines(text, 40, 8000), t.text)
         self.y += 6
         self.left, self.right = saved
         self.out.parts.insert(
@@ -513,388 +514,9 @@ class _Builder:
 
 LiveLookup = Callable[[str], LiveTool | None]
 
-CardAction = tuple[str, str, str, str]
+HoverButton = tuple[str, CardAction, str, str]
 """(name, action, icon, tooltip) of a hover action of a card."""
-
-_ACTIONS: dict[str, tuple[str, str, str]] = {
-    # name: (action, icon, tooltip); the shortcuts are the window's (gui/_actions.py)
-    QT_TRANSLATE_NOOP("ChatCard", "Copy"): (
-        "copy",
-        "copy",
-        QT_TRANSLATE_NOOP("ChatCard", "Copy the message (Ctrl+Shift+C)"),
-    ),
-    QT_TRANSLATE_NOOP("ChatCard", "Edit"): (
-        "edit",
-        "edit",
-        QT_TRANSLATE_NOOP("ChatCard", "Edit and send again (Ctrl+E)"),
-    ),
-    QT_TRANSLATE_NOOP("ChatCard", "Regenerate"): (
-        "regenerate",
-        "retry",
-        QT_TRANSLATE_NOOP("ChatCard", "A new version of this answer (Ctrl+R on the last one)"),
-    ),
-}
-
-
-def _tr(text: str) -> str:
-    return QCoreApplication.translate("ChatCard", text)
-
-
-def _content_of(block: object) -> str:
-    """The line a block of an unknown type is shown as."""
-    return _tr("[{type} content]").format(type=getattr(block, "type", "?"))
-
-
-def _failed_reply(message: AssistantMessage) -> bool:
-    """A failed or stopped reply: its card has Retry, not Regenerate."""
-    return message.stop_reason in ("error", "aborted")
-
-
-def _action(name: str) -> CardAction:
-    action, icon_name, tip = _ACTIONS[name]
-    return (_tr(name), action, icon_name, _tr(tip))
-
-
-def build_card(
-    state: RowState, width: int, theme: Theme, docs: DocCache, images: ImageCache, live: LiveLookup
-) -> CardLayout:
-    """Lay out one row. Never raises: a row that cannot be shown becomes a placeholder."""
-    b = _Builder(width, theme, docs, images, live)
-    b.grow = state.streaming
-    try:
-        _build(b, state)
-    except Exception:  # habit 8: a damaged row is a placeholder, not a crash
-        log.exception("could not lay out a chat row")
-        b = _Builder(width, theme, docs, images, live)
-        b.doc("small", _tr("[this message could not be displayed]"), theme.muted)
-        b.y += PAD
-        _card_box(b, theme.card_notice, theme.border, dashed=True)
-    return b.out
-
-
-def _card_box(b: _Builder, fill: QColor, border: QColor | None, *, dashed: bool = False) -> None:
-    left = b.x0 + MARGIN_X
-    rect = QRect(left, MARGIN_Y, b.right + PAD - left, b.y - MARGIN_Y)
-    b.out.parts.insert(0, BoxPart(rect, fill, border, 8, dashed))
-    b.out.height = b.y + MARGIN_Y
-
-
-def _build(b: _Builder, state: RowState) -> None:
-    t = b.t
-    msg = state.item.message
-    expanded = state.expanded
-    if isinstance(msg, UserMessage):
-        buttons = [_action("Copy")]
-        if state.item.entry_id is not None:
-            buttons.append(_action("Edit"))
-        b.header(
-            state,
-            QCoreApplication.translate("ChatCard", "You"),
-            "",
-            [] if state.editing else buttons,
-        )
-        if state.editing:
-            b.out.editor_rect = QRect(b.left, b.y, b.w, EDITOR_HEIGHT)
-            b.y += EDITOR_HEIGHT
-        elif isinstance(msg.content, str):
-            b.doc("plain", _clip_lines(msg.content, 20_000, MAX_TEXT_CHARS))
-        else:
-            _user_blocks(b, msg.content)
-        b.y += PAD
-        _card_box(b, t.card_user, t.border)
-    elif isinstance(msg, AssistantMessage):
-        subtitle = QCoreApplication.translate("ChatCard", "streaming…") if state.streaming else ""
-        buttons = [] if state.streaming else [_action("Copy")]
-        if not state.streaming and state.item.entry_id is not None and not _failed_reply(msg):
-            buttons.append(_action("Regenerate"))
-        b.header(
-            state,
-            msg.model or QCoreApplication.translate("ChatCard", "Assistant"),
-            subtitle,
-            buttons,
-        )
-        _assistant_blocks(b, state, msg)
-        b.y += PAD - GAP
-        _card_box(b, t.card_assistant, t.border)
-    elif isinstance(msg, ToolResultMessage):
-        b.header(state, _tr("Tool result"), "", [])
-        key = f"tool:{msg.tool_call_id}"
-        b.tool_card(msg.tool_call_id, msg.tool_name, None, msg, None, key in expanded)
-        b.y += PAD
-        _card_box(b, t.card_assistant, t.border)
-    elif isinstance(msg, BranchSummaryMessage | CompactionSummaryMessage):
-        if isinstance(msg, BranchSummaryMessage):
-            title = _tr("Branch summary")
-            extra = _tr("of the branch this conversation came back from")
-        else:
-            title = _tr("Compaction summary")
-            extra = _tr("{n} tokens before").format(n=f"{int(msg.tokens_before):,}")
-        _notice(b, state, title, extra, msg.summary)
-    elif isinstance(msg, CustomMessage):
-        text = msg.content if isinstance(msg.content, str) else message_text(msg)
-        _notice(b, state, msg.custom_type, "", text)
-    elif isinstance(msg, BashExecutionMessage):
-        _bash_card(b, state, msg)
-    else:
-        role = getattr(msg, "role", "?")
-        b.header(state, _tr("Message"), f"({role})", [])
-        unknown = _tr("A message of type '{role}' that this app does not display.")
-        b.doc("small", unknown.format(role=role), t.muted)
-        b.y += PAD
-        _card_box(b, t.card_notice, t.border, dashed=True)
-
 
 INTERRUPTED_NOTE = QT_TRANSLATE_NOOP(
     "ChatCard", "The app stopped before this tool finished. The agent was told it was interrupted."
 )
-
-
-def bash_status(msg: BashExecutionMessage) -> str:
-    """What a shell command card says of how the command ended."""
-    if msg.cancelled:
-        return _tr("cancelled")
-    code = msg.exit_code
-    if code is None:
-        return ""
-    if code == 0:
-        return _tr("done")
-    return _tr("exit {code}").format(code=int(code))
-
-
-def bash_text(msg: BashExecutionMessage) -> str:
-    """The card's text for Copy: the command line and its output."""
-    return f"$ {msg.command}\n{msg.output}" if msg.output else f"$ {msg.command}"
-
-
-def _bash_card(b: _Builder, state: RowState, msg: BashExecutionMessage) -> None:
-    """A command the user ran in Pi (``!cmd``): the command line, then its output,
-    as Pi shows it; a ``!!`` command (not sent to the model) says so."""
-    t = b.t
-    extra = _tr("not sent to the model") if msg.exclude_from_context else ""
-    b.header(state, _tr("Shell"), extra, [_action("Copy")])
-    top = b.y
-    box_index = len(b.out.parts)
-    saved = b.left, b.right
-    b.left += 8
-    b.right -= 8
-    b.y += 6
-    failed = msg.cancelled or (msg.exit_code is not None and msg.exit_code != 0)
-    status = bash_status(msg)
-    h = max(t.line, t.small_line + 6)
-    if status:
-        sw = t.fm_small.horizontalAdvance(status) + 2
-        b.out.parts.append(
-            TextPart(
-                QRect(b.right - sw, b.y, sw, h),
-                status,
-                t.red if failed else t.muted,
-                t.small,
-                Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
-            )
-        )
-        b.right -= sw + 8
-    b.text_line(b.left, "$ " + msg.command.replace("\n", " ⏎ "), t.text, t.mono, h)
-    b.right = saved[1] - 8
-    b.y += h + 4
-    if msg.output:
-        b.doc("mono", _clip_lines(msg.output, TOOL_LINES_EXPANDED, TOOL_CHARS_EXPANDED), None)
-    else:
-        b.doc("small", _tr("(no output)"), t.muted)
-    if msg.truncated and msg.full_output_path:
-        b.y += 2
-        b.doc(
-            "small",
-            _tr("Output truncated. Full output: {path}").format(path=msg.full_output_path),
-            t.muted,
-        )
-    b.y += 6
-    b.left, b.right = saved
-    border = t.red if failed else t.border
-    b.out.parts.insert(box_index, BoxPart(QRect(b.left, top, b.w, b.y - top), t.tool_bg, border, 5))
-    b.y += PAD
-    _card_box(b, t.card_user, t.border)
-
-
-_FILE_TAGS = re.compile(r"<(read|modified)-files>\n?(.*?)\n?</\1-files>", re.DOTALL)
-
-
-def _file_lists(text: str) -> str:
-    """A summary's ``<read-files>`` and ``<modified-files>`` blocks (for the model) as
-    lists of their own: Qt's importer dropped the tags and ran the paths into the last
-    sentence ("…counted to 3000.src/calc.py src/mul.py", FIRST_HOUR.md m13)."""
-
-    def listed(match: re.Match[str]) -> str:
-        title = _tr("Files read:") if match[1] == "read" else _tr("Files changed:")
-        paths = [p.strip() for p in match[2].split("\n") if p.strip()]
-        return f"**{title}**\n\n" + "\n".join(f"- `{p}`" for p in paths) + "\n"
-
-    return _FILE_TAGS.sub(listed, text) if "-files>" in text else text
-
-
-def _notice(b: _Builder, state: RowState, title: str, extra: str, text: str) -> None:
-    t = b.t
-    open_ = "summary" in state.expanded
-    b.y -= 2
-    b.toggle_line("summary", title, extra, open_)
-    b.y += 2
-    if open_:
-        b.markdown(_file_lists(text), t.text)
-    else:
-        first = next((ln.strip() for ln in text.split("\n") if ln.strip()), "")
-        b.text_line(b.left, first, t.muted, t.small, t.small_line)
-        b.y += t.small_line
-    b.y += PAD - 2
-    _card_box(b, t.card_notice, t.muted, dashed=True)
-
-
-def _user_blocks(b: _Builder, blocks: list[Any]) -> None:
-    first = True
-    for block in blocks:
-        if not first:
-            b.y += GAP
-        first = False
-        if isinstance(block, TextContent):
-            b.doc("plain", _clip_lines(block.text, 20_000, MAX_TEXT_CHARS))
-        elif isinstance(block, ImageContent):
-            b.image(block)
-        else:
-            b.doc("small", _content_of(block), b.t.muted)
-
-
-def _shows(block: object) -> bool:
-    """A block of an answer that its card shows something of."""
-    return not isinstance(block, TextContent) or bool(block.text.strip())
-
-
-def _written(message: AssistantMessage) -> str:
-    """The text an answer wrote (its text blocks)."""
-    return "\n\n".join(
-        b.text for b in message.content if isinstance(b, TextContent) and b.text.strip()
-    )
-
-
-def _assistant_blocks(b: _Builder, state: RowState, msg: AssistantMessage) -> None:
-    item = state.item
-    for i, block in enumerate(msg.content):
-        if isinstance(block, TextContent):
-            if not block.text.strip():
-                continue
-            b.markdown(block.text)
-        elif isinstance(block, ThinkingContent):
-            b.thinking(f"think:{i}", block, f"think:{i}" in state.expanded)
-        elif isinstance(block, ToolCall):
-            result = item.tool_results.get(block.id)
-            live = b.live(block.id)
-            if result is None and live is not None:
-                result = live.result
-            b.tool_card(
-                block.id,
-                block.name,
-                block,
-                result,
-                live,
-                f"tool:{block.id}" in state.expanded,
-                interrupted=result is None and live is None and block.id in item.interrupted,
-            )
-        elif isinstance(block, ImageContent):
-            b.image(block)
-        else:
-            b.doc("small", _content_of(block), b.t.muted)
-        b.y += GAP
-    if state.streaming and not msg.content:
-        b.doc("small", "…", b.t.muted)
-        b.y += GAP
-    attempts = state.item.attempts
-    failed = msg.stop_reason in ("error", "aborted")
-    if not state.streaming and not any(_shows(block) for block in msg.content):
-        partial = next((a for a in reversed(attempts) if _written(a)), None)
-        if failed and partial is not None:
-            # The retries came back empty: what an earlier attempt wrote stays on
-            # screen, said to be partial (it was not sent back to the model; m4).
-            n = attempts.index(partial) + 1
-            b.doc("small", _tr("What attempt {n} wrote before it failed:").format(n=n), b.t.muted)
-            b.y += 2
-            b.markdown(_written(partial), b.t.muted)
-            b.y += GAP
-        elif not failed:
-            b.doc("small", _tr("(empty reply)"), b.t.muted)  # not a blank card (L6)
-            b.y += GAP
-    if failed:
-        b.error_box(msg, state.is_last and not state.streaming, attempts)
-        b.y += GAP
-    elif attempts:
-        n = len(attempts)
-        note = (
-            _tr("After {n} failed attempts (kept in the session)").format(n=n)
-            if n != 1
-            else _tr("After 1 failed attempt (kept in the session)")
-        )
-        b.doc("small", note, b.t.muted)
-        b.y += GAP
-
-
-# --------------------------------------------------------------------------- estimates
-
-
-def estimate_height(item: ChatItem, width: int, theme: Theme, expanded: frozenset[str]) -> int:
-    """A cheap guess of a row's height, used for rows that have not been laid out yet."""
-    inner = max(40, column(width)[1] - 2 * (MARGIN_X + PAD))
-    cpl = max(10, inner // theme.char_w)
-    line = theme.line
-    h = 2 * (MARGIN_Y + PAD) + max(line, theme.small_line + 6) + GAP
-    msg = item.message
-
-    def text_h(text: str, lh: int, cap: int = 100_000) -> int:
-        n = 0
-        for ln in text[:MAX_TEXT_CHARS].split("\n"):
-            n += 1 + len(ln) // cpl
-            if n > cap:
-                break
-        return min(n, cap) * lh
-
-    if isinstance(msg, AssistantMessage):
-        for block in msg.content:
-            if isinstance(block, TextContent):
-                h += text_h(block.text, line + 2) + GAP
-                h += block.text.count("```") // 2 * (theme.small_line + 24)
-            elif isinstance(block, ToolCall):
-                res = item.tool_results.get(block.id)
-                body = _result_text(res) if res is not None else ""
-                h += line + 24 + text_h(body, theme.mono_line, TOOL_LINES_COLLAPSED + 1) + GAP
-            elif isinstance(block, ImageContent):
-                h += IMAGE_MAX_HEIGHT // 2 + GAP
-            else:
-                h += line + 6 + GAP
-        if msg.stop_reason in ("error", "aborted"):
-            h += 2 * line + 30
-    elif isinstance(msg, UserMessage):
-        h += text_h(message_text(msg), line)
-    elif isinstance(msg, ToolResultMessage):
-        h += line + 24 + text_h(_result_text(msg), theme.mono_line, TOOL_LINES_COLLAPSED + 1)
-    elif isinstance(msg, BashExecutionMessage):
-        h += line + 24 + text_h(msg.output, theme.mono_line, TOOL_LINES_EXPANDED)
-    else:
-        h += theme.small_line
-    return h
-
-
-__all__ = [
-    "BoxPart",
-    "ButtonPart",
-    "CardLayout",
-    "DocCache",
-    "DocPart",
-    "Hit",
-    "ImageCache",
-    "ImagePart",
-    "LiveTool",
-    "Part",
-    "RowState",
-    "TextPart",
-    "Theme",
-    "bash_text",
-    "build_card",
-    "estimate_height",
-    "message_text",
-    "split_markdown",
-]
