@@ -22,6 +22,8 @@ import pytest
 from desktop_agent.ai import TextContent, UserMessage
 from desktop_agent.session import JsonlSessionRepo
 
+pytestmark = pytest.mark.slow  # the app's start-up, in a Python process of its own
+
 LAZY = ("psycopg", "psycopg_pool", "mcp", "yaml", "pathspec")
 
 
