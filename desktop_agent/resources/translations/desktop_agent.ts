@@ -79,21 +79,6 @@
         <source>MCP &amp;servers…</source>
         <translation type="unfinished"></translation>
     </message>
-    <message>
-        <source>Presenter</source>
-        <comment>The agent waits for your approval.</comment>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Presenter</source>
-        <comment>The agent&apos;s run failed.</comment>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Presenter</source>
-        <comment>The agent finished.</comment>
-        <translation type="unfinished"></translation>
-    </message>
 </context>
 <context>
     <name>Accessibility</name>
@@ -2081,6 +2066,10 @@ Ask the agent below: Enter sends, Shift+Enter starts a new line, / lists the com
     </message>
     <message>
         <source>PostgreSQL password</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A password typed here is {where}.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
