@@ -63,6 +63,8 @@ class PersistenceErrorDialog(QDialog):
         on_retry: Callable[[], object],
         on_save_copy: Callable[[], object],
         on_reload: Callable[[], object] | None = None,
+        *,
+        on_server: bool = False,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("persistenceErrorDialog")
@@ -74,6 +76,9 @@ class PersistenceErrorDialog(QDialog):
         )
         self.setWindowModality(Qt.WindowModality.NonModal)
         self._where = event.path or self.tr("the session file")
+        # A session on a PostgreSQL server: the disk advice would send the person to
+        # the wrong place.
+        self._on_server = on_server
         self._why = event.os_error or event.code
         text = QLabel(self)
         text.setObjectName("persistenceErrorText")
@@ -143,14 +148,19 @@ class PersistenceErrorDialog(QDialog):
                 ).format(html.escape(self._where), waiting)
             )
             return
+        fix = (
+            self.tr("check that the database server is running and can be reached")
+            if self._on_server
+            else self.tr("free some disk space, check permissions")
+        )
         self._text.setText(
             self.tr(
                 "<b>Desktop Agent could not save this session.</b><br><br>"
                 "Where: {where}<br>Why: {why}<br><br>"
                 "<b>Nothing is lost yet.</b> {waiting} kept in memory, unsaved. Fix the "
-                "problem (free some disk space, check permissions) and press Retry, or save a "
-                "copy of the whole session somewhere else."
-            ).format(where=self._where, why=self._why, waiting=waiting)
+                "problem ({fix}) and press Retry, or save a copy of the whole session "
+                "somewhere else."
+            ).format(where=self._where, why=self._why, waiting=waiting, fix=fix)
         )
 
 
@@ -384,11 +394,17 @@ class Dialogs:
         on_retry: Callable[[], object],
         on_save_copy: Callable[[], object],
         on_reload: Callable[[], object] | None = None,
+        *,
+        on_server: bool = False,
     ) -> None:
         if self.no_windows:
             sys.stderr.write(f"desktop-agent: could not save: {event.message}\n")
             return
-        self._keep(PersistenceErrorDialog(self.parent, event, on_retry, on_save_copy, on_reload))
+        self._keep(
+            PersistenceErrorDialog(
+                self.parent, event, on_retry, on_save_copy, on_reload, on_server=on_server
+            )
+        )
 
     def set_pending(self, count: int) -> None:
         """Keep the count of an open "could not save" dialog right."""

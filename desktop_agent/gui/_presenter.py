@@ -276,4 +276,5 @@ class Presenter:
                 lambda: ops.spawn(ops.do(self.wb.retry_saving())),
                 lambda: ops.spawn(self.view.save_copy()),
                 lambda: ops.spawn(ops.do(self.wb.reload_from_disk())),
+                on_server=self.wb.saves_to_server,
             )

@@ -57,6 +57,7 @@ from desktop_agent.workbench._mcp import McpServers, mcp_changed
 from desktop_agent.workbench._models import Models
 from desktop_agent.workbench._notices import Action, Notices
 from desktop_agent.workbench._open import ApprovalWaitEvent, OpenSession, WorkbenchError
+from desktop_agent.workbench._pg_store import PREFIX as PG_PREFIX
 from desktop_agent.workbench._project import (
     ProjectContext,
 )
@@ -200,6 +201,12 @@ class Workbench:
     @property
     def open_sessions(self) -> dict[str, OpenSession]:
         return self.sessions.open_sessions
+
+    @property
+    def saves_to_server(self) -> bool:
+        """The shown session lives on a PostgreSQL server: a failed save is the server's
+        or the network's to fix, not the disk's."""
+        return (self.ref or "").startswith(PG_PREFIX)
 
     @property
     def opening(self) -> SessionOpening | None:

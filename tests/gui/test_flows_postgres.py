@@ -214,6 +214,8 @@ def test_server_stopped_hard_during_a_reply_then_back_nothing_lost_nothing_twice
         shown = opened[0].findChild(QLabel, "persistenceErrorText")
         assert shown is not None and "database server cannot be reached" in shown.text()
         assert "kept in memory" in shown.text()
+        assert "database server is running" in shown.text()  # not "free some disk space"
+        assert "disk space" not in shown.text()
         assert window.wb.save.pending >= 1
         assert postgres_cluster.password not in shown.text()
     finally:

@@ -1610,7 +1610,15 @@ Ask the agent below: Enter sends, Shift+Enter starts a new line, / lists the com
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>&lt;b&gt;Desktop Agent could not save this session.&lt;/b&gt;&lt;br&gt;&lt;br&gt;Where: {where}&lt;br&gt;Why: {why}&lt;br&gt;&lt;br&gt;&lt;b&gt;Nothing is lost yet.&lt;/b&gt; {waiting} kept in memory, unsaved. Fix the problem (free some disk space, check permissions) and press Retry, or save a copy of the whole session somewhere else.</source>
+        <source>check that the database server is running and can be reached</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>free some disk space, check permissions</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Desktop Agent could not save this session.&lt;/b&gt;&lt;br&gt;&lt;br&gt;Where: {where}&lt;br&gt;Why: {why}&lt;br&gt;&lt;br&gt;&lt;b&gt;Nothing is lost yet.&lt;/b&gt; {waiting} kept in memory, unsaved. Fix the problem ({fix}) and press Retry, or save a copy of the whole session somewhere else.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
