@@ -260,6 +260,25 @@ def _body_error(body: Any) -> tuple[str | None, str | None, int | None]:
 _MAX_BODY_TEXT = 500
 
 
+def _answer_text(body: Any) -> str | None:
+    """The text of a whole (not streamed) answer body of any of the three APIs."""
+    if not isinstance(body, Mapping) or "error" in body:
+        return None
+    texts: list[str] = []
+    for choice in body.get("choices") or []:  # Chat Completions
+        content = choice.get("message", {}).get("content") if isinstance(choice, dict) else None
+        if isinstance(content, str):
+            texts.append(content)
+    blocks = list(body.get("content") or [])  # Anthropic Messages
+    for item in body.get("output") or []:  # Responses
+        if isinstance(item, dict):
+            blocks.extend(item.get("content") or [])
+    texts.extend(
+        b["text"] for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str)
+    )
+    return "\n".join(texts) if texts else None
+
+
 def _first_event(text: str) -> str:
     """The first ``data:`` payload of an error sent as an event stream (LiteLLM answers
     a failed streaming request so: "data: {…}", "data: [DONE]"), else ``text``."""
@@ -361,6 +380,16 @@ def classify_exception(exc: BaseException, *, provider: str, api: str) -> ErrorI
     error_type, body_message, body_status = _body_error(body)
     status = raw_status if isinstance(raw_status, int) and raw_status != 200 else body_status
     message = str(exc) or name
+    whole = _answer_text(body) if raw_status == 200 else None
+    if whole is not None:  # L7: it was shown as a cut Python dict, its text lost
+        return ErrorInfo(
+            kind="invalid_request",
+            message=(
+                "The server sent its whole answer at once instead of streaming it (is"
+                f" streaming turned off for it?). Its answer: {whole[: _MAX_BODY_TEXT * 8]}"
+            ),
+            **base,
+        )
     if status is not None or error_type is not None:
         response = getattr(exc, "response", None)
         headers = getattr(response, "headers", None)

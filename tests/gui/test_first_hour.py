@@ -1472,3 +1472,28 @@ def test_m16_at_1000_by_700_the_side_panes_keep_their_width_and_the_chat_gives_w
     assert tabs.tabRect(1).width() >= tabs.fontMetrics().horizontalAdvance("Branches")
     assert window.chat.view.viewport().width() >= 400
     close(qtbot, window)
+
+
+def test_l7_a_whole_json_answer_to_a_streaming_request_keeps_its_text(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    local = provider.model("openai-completions")
+    data = tmp_path / "data"
+    wb = make_workbench(data, local)
+    assert wb.harness_settings is not None
+    wb.harness_settings.max_retries = 0
+    window = open_window(qtbot, data, local, workbench=wb, restore=False)
+    run(qtbot, window.new_session(str(workspace)))
+    provider.script(Reply(text="The answer, sent whole. " * 20, whole_json=True))
+    window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
+    type_and_send(qtbot, window, "hello")
+    idle(qtbot, window)
+    card = painted_text(painted(window, window.chat.model.last_row()))
+    assert "instead of streaming it" in card, card
+    assert card.count("The answer, sent whole.") == 20, card  # the whole text, not cut
+    assert "{'" not in card and "'choices'" not in card
+    close(qtbot, window)

@@ -115,6 +115,9 @@ class Reply:
     """Add harmless noise: comment lines, blank keep-alives, unknown event types."""
     error_event_after: int | None = None
     """After this many events, send the API's in-stream "overloaded" error and stop."""
+    whole_json: bool = False
+    """Chat Completions: answer a streaming request with one JSON completion (status 200),
+    as a proxy with streaming turned off does."""
 
 
 def tool_call(name: str, arguments: dict[str, Any], call_id: str = "call_1") -> Reply:
@@ -986,6 +989,11 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if isinstance(reply, HttpError):
             self._send_json(reply.status, error_body(path, reply), reply.headers)
+            return
+        if reply.whole_json and path == "/v1/chat/completions":
+            answer = {"role": "assistant", "content": "".join(_split(reply.text))}
+            choice = {"index": 0, "message": answer, "finish_reason": "stop"}
+            self._send_json(200, {"object": "chat.completion", "choices": [choice]})
             return
         renderer = {
             "/v1/messages": render_anthropic,
