@@ -1497,3 +1497,42 @@ def test_l7_a_whole_json_answer_to_a_streaming_request_keeps_its_text(
     assert card.count("The answer, sent whole.") == 20, card  # the whole text, not cut
     assert "{'" not in card and "'choices'" not in card
     close(qtbot, window)
+
+
+def test_p18_a_read_files_text_is_shown_in_its_languages_colours(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    (workspace / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(tool_call("read", {"path": "calc.py"}), Reply(text="read it"))
+    type_and_send(qtbot, window, "read calc.py")
+    idle(qtbot, window)
+    row = next(
+        r
+        for r in range(window.chat.item_count())
+        if "return a + b" in painted_text(painted(window, r))
+    )
+
+    def colours() -> set[str]:
+        layout = painted(window, row)
+        assert layout is not None
+        doc = next(
+            p.doc
+            for p in layout.parts
+            if isinstance(p, DocPart) and "return a + b" in p.doc.toPlainText()
+        )
+        block, seen = doc.begin(), set()
+        while block.isValid():
+            for r in block.layout().formats():
+                seen.add(r.format.foreground().color().name())
+            block = block.next()
+        return seen
+
+    qtbot.waitUntil(lambda: len(colours()) >= 2, timeout=5000)  # "def", "return" coloured
+    assert "calc.py" in painted_text(painted(window, row))  # the code block is named
+    close(qtbot, window)

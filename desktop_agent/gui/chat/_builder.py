@@ -444,7 +444,12 @@ class CardBuilder:
                 self.code_block(clip_lines(diff, lines, chars), "", kind="diff")
             else:
                 text = result_text(result)
-                if text:
+                path = call.arguments.get("path") if call is not None else None
+                if text and name == "read" and not error and isinstance(path, str):
+                    # A file's text in its language's colours, named (p18).
+                    shown = clip_lines(text, lines, chars)
+                    self.code_block(shown, path.replace("\\", "/").rsplit("/", 1)[-1])
+                elif text:
                     shown = clip_lines(text, lines, chars, middle=True)
                     self.doc("mono", shown, t.red if error else None)
             for block in result.content:
