@@ -129,11 +129,10 @@ async def _send(window: ScriptedWindow, text: str) -> None:
         # Refused (read-only, no model yet, …): the text is left in the message box, and
         # the status bar says why.
         session = wb.session
-        reason = window.status.currentMessage() or (
-            "the session is read-only" if session is not None and session.read_only else ""
-        )
+        read_only = session is not None and session.read_only
+        reason = window.status.currentMessage() or ("read-only" if read_only else "")
         window.composer.set_text("")
-        _say("error", error=f"not sent: {reason or 'nothing was sent'}", text=text)
+        _say("error", error=f"not sent: {reason or 'refused'}", text=text)
         return
     saved = await _until(lambda: wb.save.pending == 0 and wb.save.status == "saved", WAIT_S)
     reply = next(
