@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from desktop_agent.session import SessionError
 from desktop_agent.workbench._changes import Changes
-from desktop_agent.workbench._map import MapUpdate
+from desktop_agent.workbench._map import BranchMap, MapUpdate
 from desktop_agent.workbench._map_layout import MapFilter
 from desktop_agent.workbench._open import OpenSession
 from desktop_agent.workbench._search import search_entries, tooltip_text
@@ -42,15 +42,17 @@ async def update_map(wb: Workbench) -> MapUpdate:
     return await wb.map.update(shape)
 
 
-async def _keep_map(wb: Workbench, opened: OpenSession) -> None:
-    """Keep the map's layout of ``opened`` (a big one) for its next open."""
-    shape = wb.map.shape
-    if wb._maps is None or len(wb.map.rows) < wb.limits.map_min_rows or shape is None:
+async def _keep_map(wb: Workbench, opened: OpenSession, shown_in: BranchMap | None = None) -> None:
+    """Keep the layout of ``opened`` (a big one) from the map that shows it
+    (``shown_in``, default: the active view's) for its next open."""
+    branch_map = shown_in or wb.map
+    shape = branch_map.shape
+    if wb._maps is None or len(branch_map.rows) < wb.limits.map_min_rows or shape is None:
         return
     if shape.ids is not opened.session.shape().ids:  # (the map shows another session)
         return
     try:
-        data = wb.map.saved()
+        data = branch_map.saved()
     except (KeyError, IndexError, ValueError):  # a shortcut only: never in the way
         log.exception("the map layout could not be kept")
         return
