@@ -28,18 +28,22 @@ def sync_map(wb: Workbench) -> MapUpdate:
     return wb.map.sync(wb.session.shape() if wb.session is not None else None)
 
 
-async def update_map(wb: Workbench) -> MapUpdate:
+async def update_map(wb: Workbench, view: int | None = None) -> MapUpdate:
     """`sync_map`, a relayout in slices on the loop (`BranchMap.update`); the first
-    one after an open starts from the layout kept at the last close when it fits."""
-    shown = wb.shown
+    one after an open starts from the layout kept at the last close when it fits.
+    ``view``: the map of that view (window), default the active one's."""
+    where = wb.sessions.views.get(wb.sessions.active if view is None else view)
+    if where is None:
+        return MapUpdate()
+    shown, branch_map = where.shown, where.map
     shape = shown.session.shape() if shown is not None else None
     saved = None
     if shown is not None:
         saved, shown.kept_layout = shown.kept_layout, None
-    if saved is not None and shape is not None and await wb.map.restore_saved(shape, saved):
-        await wb.map.update(shape)  # entries appended since
+    if saved is not None and shape is not None and await branch_map.restore_saved(shape, saved):
+        await branch_map.update(shape)  # entries appended since
         return MapUpdate(reset=True)
-    return await wb.map.update(shape)
+    return await branch_map.update(shape)
 
 
 async def _keep_map(wb: Workbench, opened: OpenSession, shown_in: BranchMap | None = None) -> None:

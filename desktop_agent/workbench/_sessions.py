@@ -292,16 +292,22 @@ class OpenSessions:
             return False
         return os.path.realpath(row.cwd) != os.path.realpath(workspace)
 
-    async def open(self, ref: str) -> Changes:
+    async def open(self, ref: str, *, take: bool = False) -> Changes:
         """Show the session ``ref`` in the active view (a run elsewhere goes on: its
         session stays open). A session shown in another view is not shown twice: that
-        view comes forward (`RaiseViewEvent`) and this one keeps its session."""
+        view comes forward (`RaiseViewEvent`) and this one keeps its session; with
+        ``take`` (a session moved to a new window) this view takes it, the other shows
+        none."""
         if ref == self.wb.ref or (self.opening is not None and ref == self.opening_ref):
             return NOTHING
         elsewhere = self.showing(ref)
-        if elsewhere is not None:
+        if elsewhere is not None and not take:
             self.wb._emit(RaiseViewEvent(elsewhere, ref), to=elsewhere)
             return NOTHING
+        if elsewhere is not None:
+            self.views[elsewhere].shown = None
+            with self.viewing(elsewhere):
+                self.wb._changed(Changes.everything())
         running = self.open_sessions.get(ref)
         if running is not None:  # open already: its run went on while another was shown
             self.cancel_opening()

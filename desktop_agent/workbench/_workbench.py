@@ -207,6 +207,11 @@ class Workbench:
     def map(self, branch_map: BranchMap) -> None:
         self.sessions.views[self.sessions.active].map = branch_map
 
+    def map_of(self, view: int) -> BranchMap:
+        """The branch map of ``view`` (a window's)."""
+        where = self.sessions.views.get(view)
+        return where.map if where is not None else self.map
+
     @property
     def approver(self) -> Approver | None:
         """Who answers the approvals of the first window's session."""
@@ -646,9 +651,11 @@ class Workbench:
         `OpenSessions.restore`)."""
         return await self.sessions.restore(target, new=new, workspace=workspace)
 
-    async def open(self, ref: str) -> Changes:
-        """Show the session ``ref`` (a run elsewhere goes on: its session stays open)."""
-        return await self.sessions.open(ref)
+    async def open(self, ref: str, *, take: bool = False) -> Changes:
+        """Show the session ``ref`` (a run elsewhere goes on: its session stays open);
+        one shown in another window brings that window forward instead of showing it
+        twice, unless ``take`` (then it moves here: `OpenSessions.open`)."""
+        return await self.sessions.open(ref, take=take)
 
     async def opened(self) -> None:
         """Wait until a session being opened progressively is open (or failed)."""
