@@ -79,6 +79,21 @@
         <source>MCP &amp;servers…</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Presenter</source>
+        <comment>The agent waits for your approval.</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Presenter</source>
+        <comment>The agent&apos;s run failed.</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Presenter</source>
+        <comment>The agent finished.</comment>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>Accessibility</name>
@@ -270,6 +285,14 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>New session in new &amp;window</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Start a new session in a window of its own</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>New session in another &amp;folder…</source>
         <translation type="unfinished"></translation>
     </message>
@@ -299,6 +322,14 @@
     </message>
     <message>
         <source>Save everything and quit</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open in new &amp;window</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Show the open session in a window of its own</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1831,6 +1862,10 @@ Ask the agent below: Enter sends, Shift+Enter starts a new line, / lists the com
     </message>
     <message>
         <source>Open</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open in new window</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
