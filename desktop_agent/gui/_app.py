@@ -123,7 +123,7 @@ def _qt_message(mode: QtMsgType, context: QMessageLogContext, message: str) -> N
         QtMsgType.QtCriticalMsg: logging.ERROR,
         QtMsgType.QtFatalMsg: logging.CRITICAL,
     }.get(mode, logging.WARNING)
-    if "propagateSizeHints" in message:  # the offscreen platform's harmless notice
+    if "propagateSizeHints" in message or "support raise()" in message:  # offscreen's notices
         level = logging.DEBUG
     logging.getLogger("qt").log(level, "%s", message)
 
@@ -171,9 +171,8 @@ def run_gui(
 
     async def start() -> None:
         workbench = await make_workbench()
-        windows = holder["windows"] = Windows(workbench)
 
-        def make_window(view: int, warm: bool = False) -> MainWindow:
+        def make_window(view: int, windows: Windows, warm: bool = False) -> MainWindow:
             made = MainWindow(
                 workbench, no_err_windows=no_err_windows, warm_up=warm, view=view, windows=windows
             )
@@ -181,10 +180,9 @@ def run_gui(
                 install_help_menu(made, Path(logs_dir))
             return made
 
-        windows.make = make_window
+        windows = holder["windows"] = Windows(workbench, make_window)
         # --smoke reports the restored, settled window and quits: no SDK warm-up.
-        window = make_window(0, warm=not smoke)
-        windows.add(window)
+        window = make_window(0, windows, warm=not smoke)
         if smoke:
             window.shown.connect(
                 lambda: window.spawn(

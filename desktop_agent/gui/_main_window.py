@@ -87,14 +87,13 @@ class MainWindow(QMainWindow):
         self.wb = workbench
         self.view = view
         """This window's view of the workbench (its own session: `gui._windows`)."""
-        self.windows = windows or Windows(workbench)
-        if self.windows.make is None:
-            self.windows.make = lambda v: MainWindow(
-                workbench, no_err_windows=no_err_windows, warm_up=False, view=v,
-                windows=self.windows,
-            )  # fmt: skip
-        if not self.windows.windows:
-            self.windows.add(self)
+        self.windows = windows or Windows(
+            workbench,
+            lambda v, ws: MainWindow(
+                workbench, view=v, windows=ws, warm_up=False, no_err_windows=no_err_windows
+            ),
+        )
+        self.windows.add(self)
         self.no_err_windows = no_err_windows
         self.exit_code = 0
         app = QApplication.instance()
@@ -114,7 +113,6 @@ class MainWindow(QMainWindow):
         self.center, self.chat_box, self.splitter = p.center, p.chat_box, p.splitter
         self.status_save = self.status.save
         self._shown_once = False
-        self._quitting = False
         self._closed_ok = False
         self._setting_text = False
         self.last_refusal = ""
@@ -372,8 +370,8 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ quitting
 
     def ask_stop_or_wait(self) -> str:
-        """Entry point tests replace: "stop", "wait" or "cancel"."""
-        return self.dialogs.stop_or_wait()
+        """Entry point tests replace: "stop", "wait" or "cancel" (for every run)."""
+        return self.dialogs.stop_or_wait(self.wb.runs_active)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         """A window closes alone while others are open (its run goes on); the last one
@@ -398,29 +396,9 @@ class MainWindow(QMainWindow):
         recovery file."""
         self.windows.request_quit(ask=ask)
 
-    def quit_app(self, *, ask: bool = True) -> None:
-        """The quit sequence, run once by the first window (`Windows.request_quit`)."""
-        if self._quitting:
-            return
-        stop = not ask
-        if ask and self.wb.runs_active:  # one question for every session's run
-            choice = self.ask_stop_or_wait()
-            if choice == "cancel":
-                return
-            stop = choice == "stop"
-        self._quitting = True
-        self.windows.quitting(self)
-        self.spawn(self._quit(stop=stop, ask=ask))
-
-    async def _quit(self, *, stop: bool, ask: bool) -> None:
-        """Settle the run, write and sync everything, save the state, then close."""
+    async def shut_down(self, *, stop: bool, ask: bool) -> int | None:
+        """Settle the runs, write and sync everything (`gui._quit`); None: the person
+        keeps the app open. Run by `Windows.request_quit` in the window in use."""
         self._warm.cancel()
-        self.remember_geometry()
         ask = ask and not self.no_err_windows
-        code = await shut_down(self.wb, self, self.dialogs, self.save_copy, stop=stop, ask=ask)
-        if code is None:  # the person keeps the app open
-            self._quitting = False
-            self.windows.quit_cancelled()
-            return
-        self.exit_code = code
-        self.windows.quit_done(self)
+        return await shut_down(self.wb, self, self.dialogs, self.save_copy, stop=stop, ask=ask)

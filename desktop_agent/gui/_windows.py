@@ -5,8 +5,8 @@ and sees the others live (the list, their runs). A session opens in a window of 
 ("Open in new window", Ctrl+Shift+N for a new session there); one already shown in a
 window brings that window forward instead of showing it twice. Closing a window leaves
 its session (a run goes on; its row says running); closing the last one quits as
-before, and quitting asks once for every run of every window (`MainWindow.quit_app`,
-run by the first window left). New windows cascade from the last one; the first
+before, and quitting asks once for every run of every window (`request_quit`, in the
+window in use). New windows cascade from the last one; the first
 window's geometry is the one kept.
 """
 
@@ -34,9 +34,11 @@ class AppWindow(Protocol):
     exit_code: int
 
     async def do(self, op: Coroutine[Any, Any, Changes]) -> Changes | None: ...
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]: ...
+    def ask_stop_or_wait(self) -> str: ...
+    async def shut_down(self, *, stop: bool, ask: bool) -> int | None: ...
     async def new_session(self, cwd: str | None = None) -> None: ...
     async def settle_tasks(self, *, but_warm_up: bool = False) -> None: ...
-    def quit_app(self, *, ask: bool = True) -> None: ...
     def close_for_good(self) -> None: ...
     def focus_composer_now(self) -> None: ...
     def bring_forward(self) -> None: ...
@@ -51,12 +53,16 @@ class AppWindow(Protocol):
 class Windows:
     """The open windows (see the module doc); ``make`` builds the window of a view."""
 
-    def __init__(self, workbench: Workbench) -> None:
+    def __init__(
+        self, workbench: Workbench, make: Callable[[int, Windows], AppWindow] | None = None
+    ) -> None:
         self.wb = workbench
-        self.make: Callable[[int], AppWindow] | None = None
+        self.make = make
+        """Builds the window of a view (the composition's factory)."""
         self.windows: list[AppWindow] = []
         self.exit_code = 0
         self._quitting = False
+        self._asking = False
         self._all_closed = asyncio.Event()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._quitter: AppWindow | None = None
@@ -88,7 +94,7 @@ class Windows:
         if self.make is None:
             return
         view = self.wb.add_view()
-        window = self.make(view)
+        window = self.make(view, self)
         last = self.windows[-1] if self.windows else origin
         self.add(window)
         window.resize(last.size())
@@ -114,29 +120,53 @@ class Windows:
         return True
 
     async def _close_view(self, window: AppWindow) -> None:
-        await window.settle_tasks()
-        await self.wb.close_view(window.view)
+        await self.wb.close_view(window.view)  # (its run, if any, goes on)
 
     def request_quit(self, *, ask: bool = True) -> None:
-        """Quit: the first window left runs the quit sequence once, for every window."""
-        if self.windows:
-            self.windows[0].quit_app(ask=ask)
+        """Quit: the window the person works in runs the quit sequence once, for every
+        window (one question for all the runs; a second request while it is asked or
+        while quitting is ignored)."""
+        window = self.current
+        if window is None or self._quitting or self._asking:
+            return
+        stop = not ask
+        if ask and self.wb.runs_active:  # one question for every session's run
+            self._asking = True
+            try:
+                choice = window.ask_stop_or_wait()
+            finally:
+                self._asking = False
+            if choice == "cancel":
+                return
+            stop = choice == "stop"
+        self._quitting = True  # no window closes alone any more
+        window.spawn(self._quit(window, stop=stop, ask=ask))
 
-    def quitting(self, quitter: AppWindow) -> None:
-        """The quit sequence goes on: no window closes alone any more."""
-        self._quitting = True
-
-    def quit_done(self, quitter: AppWindow) -> None:
-        """The quit sequence ended (everything saved): every window closes."""
-        self.exit_code = quitter.exit_code
-        self._quitter = quitter
-        for window in list(self.windows):
-            window.close_for_good()
+    async def _quit(self, window: AppWindow, *, stop: bool, ask: bool) -> None:
+        """Save the first window's geometry, settle and save everything, then close
+        every window (unless the person keeps the app open)."""
+        self.remember_geometry()
+        code = await window.shut_down(stop=stop, ask=ask)
+        if code is None:
+            self._quitting = False
+            return
+        self.exit_code = window.exit_code = code
+        self._quitter = window
+        for each in list(self.windows):
+            each.close_for_good()
         self.windows.clear()
         self._all_closed.set()
 
-    def quit_cancelled(self) -> None:
-        self._quitting = False
+    def remember_geometry(self) -> None:
+        """The first window's geometry (if it is still open) is kept."""
+        first = self.window_of(0)
+        if first is not None:
+            first.remember_geometry()
+
+    @property
+    def all_closed(self) -> bool:
+        """Whether the app quit (every window closed, everything saved)."""
+        return self._all_closed.is_set()
 
     async def closed(self) -> None:
         """Once the app quit (every window closed)."""

@@ -517,6 +517,7 @@ class OpenSessions:
         """A run ended: in a session not shown its row says so until it is seen, the
         window is told (a desktop notification), and the session is released."""
         if self.view_of(opened) is not None:  # a window shows it
+            self.wb._activity_changed(opened)  # (the rows of the other windows)
             return
         self.unseen[opened.ref] = "failed" if failed else "finished"
         title = self.wb.listing.title(opened.ref)

@@ -456,7 +456,8 @@ class Workbench:
             self._emit(event, to=view)
 
     def _activity_changed(self, opened: OpenSession) -> None:
-        if opened is not self.shown:
+        """A run started or ended: the rows say so (in every window, when there are several)."""
+        if opened is not self.shown or len(self.sessions.views) > 1:
             self._changed(Changes(sessions=True))
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
