@@ -1245,6 +1245,10 @@ Ask the agent below: Enter sends, Shift+Enter starts a new line, / lists the com
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>The agent is working in %n sessions. Stop them now, or wait until they have finished?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Stop and quit</source>
         <translation type="unfinished"></translation>
     </message>
