@@ -74,7 +74,7 @@ def _bind_signals(w: WindowApi) -> None:
     )
     sidebar.export_requested.connect(lambda ref, fmt: run(w.export(ref, fmt)))
     sidebar.reveal_requested.connect(w.reveal)
-    sidebar.open_in_window_requested.connect(lambda ref: run(w.in_new_window(ref)))
+    sidebar.open_in_window_requested.connect(lambda ref: run(w.windows.open_new(w.view, ref)))
     sidebar.backup_requested.connect(lambda: run(w.backup()))
     sidebar.copy_requested.connect(op(wb.copy_into_ours))
     w.notices.action_requested.connect(
@@ -99,8 +99,8 @@ def _slots(w: WindowApi) -> dict[str, Callable[[], Any]]:
 
     return {
         "newSessionAction": lambda: run(w.new_session()),
-        "newWindowAction": lambda: run(w.in_new_window(None)),
-        "openInWindowAction": current(lambda ref: run(w.in_new_window(ref))),
+        "newWindowAction": lambda: run(w.windows.open_new(w.view, None)),
+        "openInWindowAction": current(lambda ref: run(w.windows.open_new(w.view, ref))),
         "chooseFolderAction": lambda: run(w.choose_workspace()),
         "backupAction": lambda: run(w.backup()),
         "settingsAction": lambda: run(w.settings()),

@@ -85,8 +85,7 @@ class MainWindow(QMainWindow):
     ) -> None:
         super().__init__()
         self.wb = workbench
-        self.view = view
-        """This window's view of the workbench (its own session: `gui._windows`)."""
+        self.view = view  # its view of the workbench: its own session (`gui._windows`)
         self.windows = windows or Windows(
             workbench,
             lambda v, ws: MainWindow(
@@ -260,10 +259,6 @@ class MainWindow(QMainWindow):
         self.showNormal()
         self.raise_()
         self.activateWindow()
-
-    async def in_new_window(self, ref: str | None) -> None:
-        """``ref`` (None: a new session) in a window of its own (`Windows.open_new`)."""
-        await self.windows.open_new(self, ref)
 
     def changeEvent(self, event: QEvent) -> None:
         """A theme switch reaches every widget as a PaletteChange (after the application

@@ -18,6 +18,7 @@ from desktop_agent.gui._panels import NoticeBar, StartPage, StatusBar
 from desktop_agent.gui._ports import Ops
 from desktop_agent.gui._presenter import Presenter
 from desktop_agent.gui._search import HitNavigator
+from desktop_agent.gui._windows import Windows
 from desktop_agent.gui.chat import ChatPane
 from desktop_agent.gui.map import MapPane
 from desktop_agent.gui.sidebar import SessionSidebar
@@ -42,6 +43,9 @@ class WindowApi(Ops, Protocol):
     panes: PaneCycler
     chat_actions: ChatActions
     export_button: QToolButton
+    windows: Windows
+    view: int
+    """The app's windows (a session in a window of its own: `Windows.open_new`)."""
 
     # Qt's own, of the QMainWindow
     def window(self) -> QWidget: ...
@@ -51,7 +55,6 @@ class WindowApi(Ops, Protocol):
 
     # the routes
     async def new_session(self, cwd: str | None = None) -> None: ...
-    async def in_new_window(self, ref: str | None) -> None: ...
     async def choose_workspace(self) -> None: ...
     async def send(self, text: str, attachments: list[Attachment] | None = None) -> None: ...
     async def edit_resend(self, entry_id: str, text: str) -> None: ...

@@ -79,13 +79,14 @@ class Windows:
         """The window the person works in (that of the active view)."""
         return self.window_of(self.wb.active_view) or (self.windows[0] if self.windows else None)
 
-    async def open_new(self, origin: AppWindow, ref: str | None) -> None:
-        """``ref`` (None: a new session, in the folder of ``origin``'s) in a new window.
-        A session shown in another window brings that window forward instead; the one
-        shown in ``origin`` moves to the new window."""
+    async def open_new(self, origin: int, ref: str | None) -> None:
+        """``ref`` (None: a new session, in the folder of the session of the window of
+        view ``origin``) in a new window. A session shown in another window brings that
+        window forward instead; the one shown in ``origin`` moves to the new window."""
+        self.wb.activate_view(origin)
         if ref is not None:
             shown_in = self.wb.view_showing(ref)
-            if shown_in is not None and shown_in != origin.view:
+            if shown_in is not None and shown_in != origin:
                 other = self.window_of(shown_in)
                 if other is not None:
                     other.bring_forward()
@@ -95,10 +96,11 @@ class Windows:
             return
         view = self.wb.add_view()
         window = self.make(view, self)
-        last = self.windows[-1] if self.windows else origin
+        last = self.windows[-1] if self.windows else None
         self.add(window)
-        window.resize(last.size())
-        window.move(last.pos() + CASCADE)
+        if last is not None:
+            window.resize(last.size())
+            window.move(last.pos() + CASCADE)
         window.show()
         window.bring_forward()
         self.wb.activate_view(view)

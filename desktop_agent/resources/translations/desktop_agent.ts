@@ -79,21 +79,6 @@
         <source>MCP &amp;servers…</source>
         <translation type="unfinished"></translation>
     </message>
-    <message>
-        <source>Presenter</source>
-        <comment>The agent waits for your approval.</comment>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Presenter</source>
-        <comment>The agent&apos;s run failed.</comment>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Presenter</source>
-        <comment>The agent finished.</comment>
-        <translation type="unfinished"></translation>
-    </message>
 </context>
 <context>
     <name>Accessibility</name>
