@@ -17,7 +17,7 @@ import logging
 from collections.abc import Callable, Coroutine
 from typing import Any, Protocol
 
-from PySide6.QtCore import QPoint, QSize
+from PySide6.QtCore import QPoint, QSize, Qt
 
 from desktop_agent.workbench import Changes, Workbench
 
@@ -44,6 +44,7 @@ class AppWindow(Protocol):
     def bring_forward(self) -> None: ...
     def remember_geometry(self) -> None: ...
     def show(self) -> None: ...
+    def setAttribute(self, attribute: Qt.WidgetAttribute, on: bool = True, /) -> None: ...
     def pos(self) -> QPoint: ...
     def size(self) -> QSize: ...
     def move(self, pos: QPoint, /) -> None: ...
@@ -96,6 +97,7 @@ class Windows:
             return
         view = self.wb.add_view()
         window = self.make(view, self)
+        window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)  # its memory goes with it
         last = self.windows[-1] if self.windows else None
         self.add(window)
         if last is not None:

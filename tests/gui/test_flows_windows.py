@@ -12,7 +12,7 @@ import asyncio
 import json
 from pathlib import Path
 
-from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtCore import QEvent, QModelIndex, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
@@ -181,6 +181,7 @@ def test_sessions_in_windows_of_their_own(
     assert menu is not None
     next(x for x in menu.actions() if x.objectName() == "openInWindowSession").trigger()
     fourth = new_window_opened(qtbot, windows, 3)
+    qtbot.waitUntil(lambda: fourth.chat.model.rowCount() >= 2, timeout=30_000)
     assert shown_ref(fourth) == c and "Charlie's answer." in str(
         fourth.chat.model.row_at(fourth.chat.model.last_row()).item.message
     )
@@ -214,8 +215,12 @@ def test_sessions_in_windows_of_their_own(
     QTest.keyClick(second, Qt.Key.Key_Q, Qt.KeyboardModifier.ControlModifier)
     qtbot.waitUntil(lambda: first._closed_ok and second._closed_ok, timeout=60_000)
     assert asked == [(second.view, 2)]  # one question for both runs, in the window used
-    assert not first.isVisible() and not second.isVisible()
+    assert not first.isVisible() and first.windows.all_closed and windows == []
     for ref in (a, b):
         assert last_message(ref)["stopReason"] in ("aborted", "stop")
     run(qtbot, first.windows.closed())
     run(qtbot, wb.aclose())
+    # The windows opened here are gone with their widgets (each was deleted on close).
+    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete.value)
+    left = [w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow)]
+    assert left == [first]
