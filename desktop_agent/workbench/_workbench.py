@@ -138,7 +138,7 @@ class Workbench:
             limits=self.limits,
             spawn=self.spawn,
             refresh=self.refresh_sessions,
-            opening=lambda: self.opening is not None,
+            opening=lambda: self.sessions.opening is not None,
         )
         self.notices = Notices()
         self.mcp = mcp or McpServers()
@@ -268,8 +268,10 @@ class Workbench:
 
     @property
     def opening(self) -> SessionOpening | None:
-        """A big session never seen before, being read (its branch's end is shown)."""
-        return self.sessions.opening
+        """A big session never seen before, being read in the active view (its branch's
+        end is shown there)."""
+        sessions = self.sessions
+        return sessions.opening if sessions.opening_view == sessions.active else None
 
     @property
     def opening_ref(self) -> str | None:
