@@ -19,7 +19,7 @@ from pytestqt.qtbot import QtBot
 
 from desktop_agent.gui import MainWindow
 from tests.helpers.provider_server import ProviderServer, Reply
-from tests.helpers.window import new_window, painted, painted_text, run, settle
+from tests.helpers.window import close, new_window, painted, painted_text, run, settle
 
 LAST_SENTENCE = "That is the end of alpha's reply."
 
@@ -224,3 +224,30 @@ def test_sessions_in_windows_of_their_own(
     QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete.value)
     left = [w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow)]
     assert left == [first]
+
+
+def test_the_session_menu_moves_the_session_shown_to_a_window_of_its_own(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    first = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    windows: list[MainWindow] = first.windows.windows  # type: ignore[assignment]
+    QTest.keyClick(first, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: shown_ref(first) is not None, timeout=30_000)
+    a = shown_ref(first)
+    assert a is not None
+    provider.script_for("Delta question", Reply(text="Delta's answer."))
+    type_prompt(qtbot, first, "Delta question")
+    qtbot.waitUntil(lambda: ends_with(a, "Delta's answer."), timeout=60_000)
+    first.actions_by_name["openInWindowAction"].trigger()  # Session -> Open in new window
+    second = new_window_opened(qtbot, windows, 2)
+    qtbot.waitUntil(lambda: second.chat.model.rowCount() >= 2, timeout=30_000)
+    settle(qtbot, second)
+    assert shown_ref(second) == a and shown_ref(first) is None  # moved, not shown twice
+    assert "Delta's answer." in painted_text(painted(second, second.chat.model.last_row()))
+    qtbot.waitUntil(lambda: first.center.currentWidget() is first.start_page, timeout=30_000)
+    assert QApplication.focusWidget() is second.composer.input
+    close(qtbot, first)
