@@ -49,6 +49,13 @@ ACTIONS: tuple[ActionSpec, ...] = (
         icon="new-session",
     ),
     _spec(
+        "newWindowAction",
+        "file",
+        QT_TRANSLATE_NOOP("Actions", "New session in new &window"),
+        QT_TRANSLATE_NOOP("Actions", "Start a new session in a window of its own"),
+        "Ctrl+Shift+N",
+    ),
+    _spec(
         "chooseFolderAction",
         "file",
         QT_TRANSLATE_NOOP("Actions", "New session in another &folder…"),
@@ -74,6 +81,12 @@ ACTIONS: tuple[ActionSpec, ...] = (
         QT_TRANSLATE_NOOP("Actions", "&Quit"),
         QT_TRANSLATE_NOOP("Actions", "Save everything and quit"),
         "Ctrl+Q",
+    ),
+    _spec(
+        "openInWindowAction",
+        "session",
+        QT_TRANSLATE_NOOP("Actions", "Open in new &window"),
+        QT_TRANSLATE_NOOP("Actions", "Show the open session in a window of its own"),
     ),
     _spec(
         "renameAction",

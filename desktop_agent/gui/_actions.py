@@ -74,6 +74,7 @@ def _bind_signals(w: WindowApi) -> None:
     )
     sidebar.export_requested.connect(lambda ref, fmt: run(w.export(ref, fmt)))
     sidebar.reveal_requested.connect(w.reveal)
+    sidebar.open_in_window_requested.connect(lambda ref: run(w.windows.open_new(w.view, ref)))
     sidebar.backup_requested.connect(lambda: run(w.backup()))
     sidebar.copy_requested.connect(op(wb.copy_into_ours))
     w.notices.action_requested.connect(
@@ -98,6 +99,8 @@ def _slots(w: WindowApi) -> dict[str, Callable[[], Any]]:
 
     return {
         "newSessionAction": lambda: run(w.new_session()),
+        "newWindowAction": lambda: run(w.windows.open_new(w.view, None)),
+        "openInWindowAction": current(lambda ref: run(w.windows.open_new(w.view, ref))),
         "chooseFolderAction": lambda: run(w.choose_workspace()),
         "backupAction": lambda: run(w.backup()),
         "settingsAction": lambda: run(w.settings()),
@@ -169,10 +172,10 @@ def install_actions(w: WindowApi) -> dict[str, QAction]:
 
 def _fill_menus(w: WindowApi, menus: dict[str, QMenu], actions: dict[str, QAction]) -> None:
     groups = {
-        "file": ["newSessionAction", "chooseFolderAction", "", "backupAction",
+        "file": ["newSessionAction", "newWindowAction", "chooseFolderAction", "", "backupAction",
                  "settingsAction", "refreshModelsAction", "", "quitAction"],
-        "session": ["renameAction", "forkAction", "export", "copyIntoOursAction",
-                    "convertAction", "compactAction", "", "trashAction", "",
+        "session": ["openInWindowAction", "", "renameAction", "forkAction", "export",
+                    "copyIntoOursAction", "convertAction", "compactAction", "", "trashAction", "",
                     "editLastAction", "retryAction", "copyMessageAction", "",
                     "previousVersionAction", "nextVersionAction"],
         "view": ["sidebarAction", "mapAction", "contextAction", "", "findAction",

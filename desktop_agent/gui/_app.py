@@ -31,6 +31,7 @@ from desktop_agent.gui._heap import freeze_heap, freeze_when_started, lexers_war
 from desktop_agent.gui._identity import apply_identity, install_help_menu
 from desktop_agent.gui._main_window import MainWindow
 from desktop_agent.gui._smoke import smoke_payload
+from desktop_agent.gui._windows import Windows
 from desktop_agent.resources import resource
 from desktop_agent.workbench import Workbench
 
@@ -122,7 +123,7 @@ def _qt_message(mode: QtMsgType, context: QMessageLogContext, message: str) -> N
         QtMsgType.QtCriticalMsg: logging.ERROR,
         QtMsgType.QtFatalMsg: logging.CRITICAL,
     }.get(mode, logging.WARNING)
-    if "propagateSizeHints" in message:  # the offscreen platform's harmless notice
+    if "propagateSizeHints" in message or "support raise()" in message:  # offscreen's notices
         level = logging.DEBUG
     logging.getLogger("qt").log(level, "%s", message)
 
@@ -155,7 +156,7 @@ def run_gui(
         return 0
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
-    holder: dict[str, MainWindow] = {}
+    holder: dict[str, Windows] = {}
     scripts: list[asyncio.Task[None]] = []
 
     async def report_smoke(window: MainWindow, painted_ms: int) -> None:
@@ -170,11 +171,18 @@ def run_gui(
 
     async def start() -> None:
         workbench = await make_workbench()
+
+        def make_window(view: int, windows: Windows, warm: bool = False) -> MainWindow:
+            made = MainWindow(
+                workbench, no_err_windows=no_err_windows, warm_up=warm, view=view, windows=windows
+            )
+            if logs_dir is not None:
+                install_help_menu(made, Path(logs_dir))
+            return made
+
+        windows = holder["windows"] = Windows(workbench, make_window)
         # --smoke reports the restored, settled window and quits: no SDK warm-up.
-        window = MainWindow(workbench, no_err_windows=no_err_windows, warm_up=not smoke)
-        holder["window"] = window
-        if logs_dir is not None:
-            install_help_menu(window, Path(logs_dir))
+        window = make_window(0, windows, warm=not smoke)
         if smoke:
             window.shown.connect(
                 lambda: window.spawn(
@@ -200,8 +208,8 @@ def run_gui(
         window.show()
 
     def on_request(req: dict[str, Any]) -> None:
-        window = holder.get("window")
-        if window is None:
+        window = holder["windows"].current if "windows" in holder else None
+        if not isinstance(window, MainWindow):
             return
         window.showNormal()
         window.raise_()
@@ -213,14 +221,11 @@ def run_gui(
 
     async def main() -> int:
         await start()
-        window = holder["window"]
-        closed = asyncio.Event()
-        window.closed.connect(closed.set)
-        _quit_on_signals(loop, window)
-        await closed.wait()
-        await window.settle_tasks()
-        await window.wb.aclose()
-        return window.exit_code
+        windows = holder["windows"]
+        _quit_on_signals(loop, windows)
+        await windows.closed()
+        await windows.wb.aclose()
+        return windows.exit_code
 
     server = InstanceServer(name, on_request) if not smoke else None
     # One run_until_complete for the whole life of the app: between two of them qasync
@@ -244,7 +249,7 @@ def start_up_work(window: MainWindow) -> tuple[Callable[[], Awaitable[object]], 
     )
 
 
-def _quit_on_signals(loop: asyncio.AbstractEventLoop, window: MainWindow) -> None:
+def _quit_on_signals(loop: asyncio.AbstractEventLoop, window: Windows) -> None:
     """SIGTERM (logout, shutdown) and SIGINT (Ctrl+C) quit like closing the window."""
     for number in (signal.SIGTERM, signal.SIGINT):
         try:

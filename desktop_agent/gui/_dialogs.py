@@ -420,15 +420,24 @@ class Dialogs:
         self._keep(box)
         return await done
 
-    def stop_or_wait(self) -> str:
-        """ "stop", "wait" or "cancel": quitting while the agent works."""
+    def stop_or_wait(self, runs: int = 1) -> str:
+        """ "stop", "wait" or "cancel": quitting while the agent works (in ``runs``
+        sessions: one question for all of them, over every window)."""
         box = QMessageBox(self.parent)
+        box.setWindowModality(Qt.WindowModality.ApplicationModal)
         box.setWindowTitle(QCoreApplication.translate("Dialogs", "The agent is still working"))
-        box.setText(
-            QCoreApplication.translate(
-                "Dialogs", "Stop the agent now, or wait until it has finished?"
-            )
+        text = QCoreApplication.translate(
+            "Dialogs", "Stop the agent now, or wait until it has finished?"
         )
+        if runs > 1:
+            text = QCoreApplication.translate(
+                "Dialogs",
+                "The agent is working in %n sessions. Stop them now, or wait until they"
+                " have finished?",
+                None,
+                runs,
+            )
+        box.setText(text)
         stop = box.addButton(
             QCoreApplication.translate("Dialogs", "Stop and quit"),
             QMessageBox.ButtonRole.DestructiveRole,

@@ -41,6 +41,7 @@ from desktop_agent.gui._save_as import back_up, export_session, save_copy
 from desktop_agent.gui._search import HitNavigator
 from desktop_agent.gui._theme import FocusRing, ThemeManager
 from desktop_agent.gui._warm_up import WarmUp
+from desktop_agent.gui._windows import Windows
 from desktop_agent.gui.chat import ChatPane
 from desktop_agent.gui.map import MapPane
 from desktop_agent.gui.sidebar import SessionSidebar
@@ -74,10 +75,24 @@ class MainWindow(QMainWindow):
     """Emitted once the window has really closed (after everything was saved)."""
 
     def __init__(
-        self, workbench: Workbench, *, no_err_windows: bool = False, warm_up: bool = True
+        self,
+        workbench: Workbench,
+        *,
+        no_err_windows: bool = False,
+        warm_up: bool = True,
+        view: int = 0,
+        windows: Windows | None = None,
     ) -> None:
         super().__init__()
         self.wb = workbench
+        self.view = view  # its view of the workbench: its own session (`gui._windows`)
+        self.windows = windows or Windows(
+            workbench,
+            lambda v, ws: MainWindow(
+                workbench, view=v, windows=ws, warm_up=False, no_err_windows=no_err_windows
+            ),
+        )
+        self.windows.add(self)
         self.no_err_windows = no_err_windows
         self.exit_code = 0
         app = QApplication.instance()
@@ -97,13 +112,12 @@ class MainWindow(QMainWindow):
         self.center, self.chat_box, self.splitter = p.center, p.chat_box, p.splitter
         self.status_save = self.status.save
         self._shown_once = False
-        self._quitting = False
         self._closed_ok = False
         self._setting_text = False
         self.last_refusal = ""
         """Why the last operation could not be done (what Send says when it cannot send)."""
         self._warm = WarmUp(workbench.warm_up, self.restored, self.spawn, enabled=warm_up)
-        self.presenter = Presenter(self, workbench, self)
+        self.presenter = Presenter(self, workbench, self, view_id=view)
         self.hits = HitNavigator(
             workbench, self, self.chat, self.map_pane, self.dialogs.ask_switch_branch
         )
@@ -122,9 +136,9 @@ class MainWindow(QMainWindow):
         name_widgets(self)
         self.focus_ring = FocusRing(self)
         restore_geometry(self, self.splitter, self.sidebar, self.map_pane, workbench)
-        workbench.approver = self.dialogs.approve
+        workbench.approvers[view] = self.dialogs.approve
         self.dialogs.test_server = workbench.test_server
-        self._unsubscribe = workbench.subscribe(self.presenter.on_event)
+        self._unsubscribe = workbench.subscribe(self.presenter.on_event, view)
 
     # ------------------------------------------------------------------ tasks
 
@@ -144,6 +158,7 @@ class MainWindow(QMainWindow):
     async def do(self, op: Coroutine[Any, Any, Changes]) -> Changes | None:
         """Run a workbench operation; what cannot be done now becomes a notice. Returns
         once the views show its result."""
+        self.wb.activate_view(self.view)  # what the person does here is about this window's
         try:
             changes = await op
         except (WorkbenchError, HarnessError, SessionError) as exc:
@@ -183,7 +198,8 @@ class MainWindow(QMainWindow):
     def _first_paint_done(self) -> None:
         log.info("The window is shown")
         self.presenter.shown()
-        self.wb.start_mcp()  # servers start in the background, after the first paint
+        if self.view == 0:
+            self.wb.start_mcp()  # servers start in the background, after the first paint
         self._warm.start()  # the SDK imports, once the restored session is settled
         self.shown.emit()
 
@@ -234,8 +250,15 @@ class MainWindow(QMainWindow):
         if not self._setting_text:
             self.wb.set_draft(text)
 
-    def _remember_geometry(self) -> None:
-        self.wb.remember(**geometry(self, self.splitter, self.sidebar, self.map_pane))
+    def remember_geometry(self) -> None:
+        """The first window's geometry is kept (others cascade from the last one)."""
+        if self.view == 0:
+            self.wb.remember(**geometry(self, self.splitter, self.sidebar, self.map_pane))
+
+    def bring_forward(self) -> None:
+        self.showNormal()
+        self.raise_()
+        self.activateWindow()
 
     def changeEvent(self, event: QEvent) -> None:
         """A theme switch reaches every widget as a PaletteChange (after the application
@@ -243,6 +266,8 @@ class MainWindow(QMainWindow):
         super().changeEvent(event)
         if event.type() == QEvent.Type.PaletteChange and hasattr(self, "actions_by_name"):
             refresh_icons(self, self.actions_by_name)
+        if event.type() == QEvent.Type.ActivationChange and self.isActiveWindow():
+            self.wb.activate_view(self.view)  # operations act on this window's session
 
     def event(self, event: QEvent) -> bool:
         """On a screen with another device pixel ratio the icons are made again, with
@@ -262,7 +287,7 @@ class MainWindow(QMainWindow):
         if had_focus:
             self.focus_composer_now()
         refresh_icons(self, self.actions_by_name)
-        self._remember_geometry()
+        self.remember_geometry()
 
     def toggle_map(self) -> None:
         self._toggle(self.map_pane)
@@ -340,41 +365,35 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ quitting
 
     def ask_stop_or_wait(self) -> str:
-        """Entry point tests replace: "stop", "wait" or "cancel"."""
-        return self.dialogs.stop_or_wait()
+        """Entry point tests replace: "stop", "wait" or "cancel" (for every run)."""
+        return self.dialogs.stop_or_wait(self.wb.runs_active)
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        if self._closed_ok:
+        """A window closes alone while others are open (its run goes on); the last one
+        quits the app."""
+        alone = not self._closed_ok and self.windows.close_alone(self)
+        if self._closed_ok or alone:
             event.accept()
             self._unsubscribe()
+            self.wb.approvers.pop(self.view, None)
             self.closed.emit()
             return
         event.ignore()
         self.request_quit()
 
-    def request_quit(self, *, ask: bool = True) -> None:
-        """Quit as closing the window does; ``ask=False`` (SIGTERM, --smoke) stops a run
-        instead of asking, and keeps unsaved entries in a recovery file."""
-        if self._quitting:
-            return
-        stop = not ask
-        if ask and self.wb.runs_active:  # one question for every session's run
-            choice = self.ask_stop_or_wait()
-            if choice == "cancel":
-                return
-            stop = choice == "stop"
-        self._quitting = True
-        self.spawn(self._quit(stop=stop, ask=ask))
-
-    async def _quit(self, *, stop: bool, ask: bool) -> None:
-        """Settle the run, write and sync everything, save the state, then close."""
-        self._warm.cancel()
-        self._remember_geometry()
-        ask = ask and not self.no_err_windows
-        code = await shut_down(self.wb, self, self.dialogs, self.save_copy, stop=stop, ask=ask)
-        if code is None:  # the person keeps the app open
-            self._quitting = False
-            return
-        self.exit_code = code
+    def close_for_good(self) -> None:
         self._closed_ok = True
         self.close()
+
+    def request_quit(self, *, ask: bool = True) -> None:
+        """Quit (every window) as closing the last window does; ``ask=False`` (SIGTERM,
+        --smoke) stops the runs instead of asking, and keeps unsaved entries in a
+        recovery file."""
+        self.windows.request_quit(ask=ask)
+
+    async def shut_down(self, *, stop: bool, ask: bool) -> int | None:
+        """Settle the runs, write and sync everything (`gui._quit`); None: the person
+        keeps the app open. Run by `Windows.request_quit` in the window in use."""
+        self._warm.cancel()
+        ask = ask and not self.no_err_windows
+        return await shut_down(self.wb, self, self.dialogs, self.save_copy, stop=stop, ask=ask)

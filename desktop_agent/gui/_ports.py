@@ -60,6 +60,10 @@ class PresenterView(Protocol):
 
     def focus_composer(self) -> None: ...
 
+    def bring_forward(self) -> None:
+        """Show the window in front (its session was asked for in another window)."""
+        ...
+
     async def save_copy(self) -> bool:
         """Ask where and write a copy of the open session (the "could not save" way out)."""
         ...

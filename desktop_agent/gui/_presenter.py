@@ -3,7 +3,8 @@
 Each `Changes` redraws only what it names: a branch switch rebuilds the chat and lays
 the branch map out again, appended entries become new rows of the map (no relayout), a
 list change refills the sidebar. Streaming events go straight to the chat pane. Redraws
-run in one task at a time; `settled` waits for it.
+run in one task at a time; `settled` waits for it. Each window has its presenter, which
+reads its own view's session (`Workbench.viewing`) and draws its own view's map.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from desktop_agent.workbench import (
     MessageStartEvent,
     MessageUpdateEvent,
     PersistenceErrorEvent,
+    RaiseViewEvent,
     RunEndedEvent,
     TailReader,
     ToolExecutionStartEvent,
@@ -57,8 +59,12 @@ def chat_item(item: BranchItem) -> ChatItem:
 class Presenter:
     """Applies workbench events to the window's panes (see the module docstring)."""
 
-    def __init__(self, view: PresenterView, workbench: Workbench, ops: Ops) -> None:
+    def __init__(
+        self, view: PresenterView, workbench: Workbench, ops: Ops, *, view_id: int = 0
+    ) -> None:
         self.view = view
+        self.view_id = view_id
+        """The window's view of the workbench (`Workbench.viewing`)."""
         self.wb = workbench
         self.ops = ops
         self.messages_shown = 0
@@ -77,7 +83,13 @@ class Presenter:
     # ------------------------------------------------------------ entry points
 
     def on_event(self, event: Event) -> None:
-        if isinstance(event, Changes):
+        with self.wb.viewing(self.view_id):
+            self._on_event(event)
+
+    def _on_event(self, event: Event) -> None:
+        if isinstance(event, RaiseViewEvent):
+            self.view.bring_forward()  # its session was asked for in another window
+        elif isinstance(event, Changes):
             self.apply(event)
         elif isinstance(event, ApprovalWaitEvent):
             if event.ref == self.wb.ref:
@@ -201,7 +213,8 @@ class Presenter:
         (appended entries add rows at the end, cheap while a reply streams)."""
         if not self._shown:
             return False
-        return bool(self._map_new) or (self._map_full and not self.wb.running)
+        with self.wb.viewing(self.view_id):
+            return bool(self._map_new) or (self._map_full and not self.wb.running)
 
     def _schedule(self) -> None:
         idle = self._task is None or self._task.done()
@@ -214,7 +227,8 @@ class Presenter:
             if self._branch:
                 self._branch = False
                 self._older = False
-                reader = self._reader = wb.branch_reader()
+                with wb.viewing(self.view_id):
+                    reader = self._reader = wb.branch_reader()
                 items = await reader.older() if reader is not None else []
                 if self._branch:
                     continue  # the branch moved again meanwhile
@@ -225,11 +239,13 @@ class Presenter:
                 )
                 self.messages_shown = w.chat.item_count()
                 if self._shown:
-                    w.map_pane.apply(wb.map, await wb.update_map())
+                    update = await wb.update_map(self.view_id)
+                    w.map_pane.apply(wb.map_of(self.view_id), update)
                 if self._renew and not self._branch:
                     self._renew = False
                     renew_heap()  # the closed session's objects are freed (`gui._heap`)
-                self._seen = self._seen or wb.session is not None
+                with wb.viewing(self.view_id):
+                    self._seen = self._seen or wb.session is not None
                 continue
             if self._older:
                 self._older = False
@@ -241,12 +257,13 @@ class Presenter:
                     w.chat.prepend_items([chat_item(i) for i in items], has_more=reader.has_more)
                     self.messages_shown = w.chat.item_count()
                 continue
-            full = self._map_full and not wb.running
+            with wb.viewing(self.view_id):
+                full = self._map_full and not wb.running
             if full:
                 self._map_full = False
             self._map_new.clear()
-            update = await wb.update_map()
-            w.map_pane.apply(wb.map, MapUpdate(reset=True) if full else update)
+            update = await wb.update_map(self.view_id)
+            w.map_pane.apply(wb.map_of(self.view_id), MapUpdate(reset=True) if full else update)
 
     # ------------------------------------------------------------ streaming
 

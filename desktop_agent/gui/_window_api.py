@@ -18,6 +18,7 @@ from desktop_agent.gui._panels import NoticeBar, StartPage, StatusBar
 from desktop_agent.gui._ports import Ops
 from desktop_agent.gui._presenter import Presenter
 from desktop_agent.gui._search import HitNavigator
+from desktop_agent.gui._windows import Windows
 from desktop_agent.gui.chat import ChatPane
 from desktop_agent.gui.map import MapPane
 from desktop_agent.gui.sidebar import SessionSidebar
@@ -42,6 +43,9 @@ class WindowApi(Ops, Protocol):
     panes: PaneCycler
     chat_actions: ChatActions
     export_button: QToolButton
+    windows: Windows
+    view: int
+    """The app's windows (a session in a window of its own: `Windows.open_new`)."""
 
     # Qt's own, of the QMainWindow
     def window(self) -> QWidget: ...

@@ -52,7 +52,7 @@ from desktop_agent.workbench._project import (
     ContextView,
     parse_app_command,
 )
-from desktop_agent.workbench._sessions import OpenSessions, RunEndedEvent
+from desktop_agent.workbench._sessions import OpenSessions, RaiseViewEvent, RunEndedEvent
 from desktop_agent.workbench._settings_form import LOCAL_PROVIDER, SettingsForm
 from desktop_agent.workbench._store import (
     NEW_SESSION_TITLE,
@@ -140,6 +140,7 @@ __all__ = [
     "OpenSessions",
     "PersistenceErrorEvent",
     "PostgresStore",
+    "RaiseViewEvent",
     "RunEndedEvent",
     "SaveState",
     "SessionList",

@@ -51,6 +51,13 @@ class Changes:
                 values[f.name] = a or b
         return Changes(**values)
 
+    def shared(self) -> Changes:
+        """What every view (window) redraws: the list, notices, models and MCP servers;
+        the rest concerns one session, drawn by the view that shows it."""
+        return Changes(
+            sessions=self.sessions, notices=self.notices, models=self.models, mcp=self.mcp
+        )
+
     @property
     def empty(self) -> bool:
         return not any(getattr(self, f.name) for f in fields(self))

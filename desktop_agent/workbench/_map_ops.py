@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from desktop_agent.session import SessionError
 from desktop_agent.workbench._changes import Changes
-from desktop_agent.workbench._map import MapUpdate
+from desktop_agent.workbench._map import BranchMap, MapUpdate
 from desktop_agent.workbench._map_layout import MapFilter
 from desktop_agent.workbench._open import OpenSession
 from desktop_agent.workbench._search import search_entries, tooltip_text
@@ -28,29 +28,35 @@ def sync_map(wb: Workbench) -> MapUpdate:
     return wb.map.sync(wb.session.shape() if wb.session is not None else None)
 
 
-async def update_map(wb: Workbench) -> MapUpdate:
+async def update_map(wb: Workbench, view: int | None = None) -> MapUpdate:
     """`sync_map`, a relayout in slices on the loop (`BranchMap.update`); the first
-    one after an open starts from the layout kept at the last close when it fits."""
-    shown = wb.shown
+    one after an open starts from the layout kept at the last close when it fits.
+    ``view``: the map of that view (window), default the active one's."""
+    where = wb.sessions.views.get(wb.sessions.active if view is None else view)
+    if where is None:
+        return MapUpdate()
+    shown, branch_map = where.shown, where.map
     shape = shown.session.shape() if shown is not None else None
     saved = None
     if shown is not None:
         saved, shown.kept_layout = shown.kept_layout, None
-    if saved is not None and shape is not None and await wb.map.restore_saved(shape, saved):
-        await wb.map.update(shape)  # entries appended since
+    if saved is not None and shape is not None and await branch_map.restore_saved(shape, saved):
+        await branch_map.update(shape)  # entries appended since
         return MapUpdate(reset=True)
-    return await wb.map.update(shape)
+    return await branch_map.update(shape)
 
 
-async def _keep_map(wb: Workbench, opened: OpenSession) -> None:
-    """Keep the map's layout of ``opened`` (a big one) for its next open."""
-    shape = wb.map.shape
-    if wb._maps is None or len(wb.map.rows) < wb.limits.map_min_rows or shape is None:
+async def _keep_map(wb: Workbench, opened: OpenSession, shown_in: BranchMap | None = None) -> None:
+    """Keep the layout of ``opened`` (a big one) from the map that shows it
+    (``shown_in``, default: the active view's) for its next open."""
+    branch_map = shown_in or wb.map
+    shape = branch_map.shape
+    if wb._maps is None or len(branch_map.rows) < wb.limits.map_min_rows or shape is None:
         return
     if shape.ids is not opened.session.shape().ids:  # (the map shows another session)
         return
     try:
-        data = wb.map.saved()
+        data = branch_map.saved()
     except (KeyError, IndexError, ValueError):  # a shortcut only: never in the way
         log.exception("the map layout could not be kept")
         return

@@ -11,6 +11,14 @@ are answered when the session is shown, never by themselves). Two runs in one fo
 the second start warns once; putting files back there waits until the other run ends.
 A big file never seen before opens progressively (`opening`: the end of its branch is
 shown while the rest is read off the loop).
+
+Each window is a view (`View`, by id): it shows its own session with its own branch map,
+over the one set of open sessions. A session is shown in one view at most: opening it
+from another view brings the view that shows it forward (`RaiseViewEvent`) instead of
+showing it twice. The operations act on the active view's session (`active`, the window
+the person works in); `viewing` reads another view's for a moment (a window drawing its
+own session). Closing a view leaves its session like showing another one does: a run
+goes on (its row says running) and the session is released when it ends.
 """
 
 from __future__ import annotations
@@ -18,12 +26,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from desktop_agent.session import Session, SessionError, SessionOpening
 from desktop_agent.tools import ApprovalDecision, ApprovalRequest
 from desktop_agent.workbench._changes import NOTHING, Changes
+from desktop_agent.workbench._map import BranchMap
 from desktop_agent.workbench._open import OpenSession, WorkbenchError, is_dir
 from desktop_agent.workbench._views import SidebarRow
 
@@ -49,14 +60,36 @@ class RunEndedEvent:
     type: str = "run_ended"
 
 
+@dataclass(frozen=True)
+class RaiseViewEvent:
+    """The session asked for is shown in the view ``view`` already: its window comes
+    forward (a session is never shown in two windows)."""
+
+    view: int
+    ref: str
+    type: str = "raise_view"
+
+
+@dataclass
+class View:
+    """One window's view of the workbench: the session it shows and its branch map."""
+
+    map: BranchMap
+    shown: OpenSession | None = None
+
+
 class OpenSessions:
     """The open sessions of a workbench (see the module doc)."""
 
-    def __init__(self, wb: Workbench) -> None:
+    def __init__(self, wb: Workbench, first_map: BranchMap) -> None:
         self.wb = wb
         self.open_sessions: dict[str, OpenSession] = {}
-        """Every open session by reference: the one shown, and those running elsewhere."""
-        self.shown: OpenSession | None = None
+        """Every open session by reference: those shown, and those running elsewhere."""
+        self.views: dict[int, View] = {0: View(first_map)}
+        """The windows' views by id (0: the first window's)."""
+        self.active = 0
+        """The view the operations act on (the window the person works in)."""
+        self._next_view = 1
         self.unseen: dict[str, str] = {}
         """Sessions whose run ended while not shown ("finished", "failed"), until shown."""
         self._warned_folders: set[str] = set()
@@ -64,11 +97,86 @@ class OpenSessions:
         self.opening: SessionOpening | None = None
         """A big session never seen before, being read (its branch's end is shown)."""
         self.opening_ref: str | None = None
+        self.opening_view = 0
+        """The view the big session is opened in."""
         self._opening_task: asyncio.Task[None] | None = None
         self.closing = False
         """The app quits: approvals still waiting in sessions not shown are denied."""
         self.opening_progress = ""
         self.opening_args: tuple[tuple[str, str], ...] = ()
+
+    # ------------------------------------------------------------ views
+
+    @property
+    def shown(self) -> OpenSession | None:
+        """The session of the active view."""
+        view = self.views.get(self.active)
+        return view.shown if view is not None else None
+
+    @shown.setter
+    def shown(self, opened: OpenSession | None) -> None:
+        view = self.views.get(self.active)
+        if view is not None:
+            view.shown = opened
+
+    @property
+    def map(self) -> BranchMap:
+        """The branch map of the active view."""
+        view = self.views.get(self.active) or self.views[min(self.views)]
+        return view.map
+
+    def add_view(self, new_map: BranchMap) -> int:
+        """A new view (a new window), showing nothing yet; returns its id."""
+        view = self._next_view
+        self._next_view += 1
+        self.views[view] = View(new_map)
+        return view
+
+    def view_of(self, opened: OpenSession) -> int | None:
+        """The view that shows ``opened`` (None: none does)."""
+        return next((v for v, view in self.views.items() if view.shown is opened), None)
+
+    def showing(self, ref: str) -> int | None:
+        """The view that shows the session ``ref`` (None: none does)."""
+        opened = self.open_sessions.get(ref)
+        return self.view_of(opened) if opened is not None else None
+
+    def activate(self, view: int) -> Changes:
+        """The person works in ``view`` now: operations act on its session, and the
+        notices about the session shown are its session's."""
+        if view == self.active or view not in self.views:
+            return NOTHING
+        self.active = view
+        for key in SESSION_NOTICES:
+            self.wb.notify(key, None)
+        shown = self.shown
+        if shown is not None:
+            for key, (text, action, args) in shown.notes.items():
+                self.wb.notify(key, text, action, **args)
+        return Changes(notices=True)
+
+    @contextmanager
+    def viewing(self, view: int) -> Iterator[None]:
+        """Read ``view``'s session for a moment (no await inside: synchronous reads of
+        a window drawing its own session)."""
+        active = self.active
+        self.active = view if view in self.views else active
+        try:
+            yield
+        finally:
+            self.active = active
+
+    async def close_view(self, view: int) -> Changes:
+        """A window closes: its session is left as when another is shown (a run goes on,
+        the session stays open until it ends) and the view goes. The first window's
+        view is kept as long as it is the last one."""
+        if view not in self.views or len(self.views) == 1:
+            return NOTHING
+        await self.leave(view)
+        self.views.pop(view)
+        if self.active == view:
+            self.active = min(self.views)
+        return self.wb._changed(Changes(sessions=True, notices=True))
 
     def find_open(self, ref: str | None) -> OpenSession | None:
         """The open session ``ref`` (shown or running elsewhere), None when closed."""
@@ -108,8 +216,9 @@ class OpenSessions:
         pending = 0
         for opened in list(self.open_sessions.values()):
             try:
-                if opened is self.shown:
-                    await self.leave()
+                view = self.view_of(opened)
+                if view is not None:
+                    await self.leave(view)
                 else:
                     await self.release(opened)
             except WorkbenchError:
@@ -123,7 +232,8 @@ class OpenSessions:
             opened.session.get_storage().force_close()
             opened.detach()
         self.open_sessions.clear()
-        self.shown = None
+        for view in self.views.values():
+            view.shown = None
 
     async def restore(
         self, target: str | None = None, *, new: bool = False, workspace: str | None = None
@@ -182,10 +292,22 @@ class OpenSessions:
             return False
         return os.path.realpath(row.cwd) != os.path.realpath(workspace)
 
-    async def open(self, ref: str) -> Changes:
-        """Show the session ``ref`` (a run elsewhere goes on: its session stays open)."""
+    async def open(self, ref: str, *, take: bool = False) -> Changes:
+        """Show the session ``ref`` in the active view (a run elsewhere goes on: its
+        session stays open). A session shown in another view is not shown twice: that
+        view comes forward (`RaiseViewEvent`) and this one keeps its session; with
+        ``take`` (a session moved to a new window) this view takes it, the other shows
+        none."""
         if ref == self.wb.ref or (self.opening is not None and ref == self.opening_ref):
             return NOTHING
+        elsewhere = self.showing(ref)
+        if elsewhere is not None and not take:
+            self.wb._emit(RaiseViewEvent(elsewhere, ref), to=elsewhere)
+            return NOTHING
+        if elsewhere is not None:
+            self.views[elsewhere].shown = None
+            with self.viewing(elsewhere):
+                self.wb._changed(Changes.everything())
         running = self.open_sessions.get(ref)
         if running is not None:  # open already: its run went on while another was shown
             self.cancel_opening()
@@ -210,6 +332,7 @@ class OpenSessions:
         self.cancel_opening()
         await self.leave()
         self.opening, self.opening_ref = opening, ref
+        self.opening_view = self.active
         self.opening_progress, self.opening_args = "Reading the session…", ()
         self._opening_task = self.wb.spawn(self._finish_opening(ref, opening))
         return self.wb._changed(Changes.everything())
@@ -240,7 +363,7 @@ class OpenSessions:
             opening.cancel()
             return
         self.opening, self.opening_ref = None, None
-        await self.adopt(session)
+        await self.adopt(session, self.opening_view)
 
     def cancel_opening(self) -> None:
         if self.opening is not None:
@@ -259,12 +382,13 @@ class OpenSessions:
         workspace = cwd or self.wb.default_workspace()
         if not workspace:
             raise WorkbenchError("Choose the project folder for the new session first.")
-        await self.leave()
+        view = self.active  # (the person may work in another window meanwhile)
+        await self.leave(view)
         session = await self.wb.store.create(str(workspace))
-        changes = await self.adopt(session, ready=False)
-        opened = self.shown
+        changes = await self.adopt(session, view, ready=False)
+        opened = self.views[view].shown if view in self.views else None
         try:
-            harness = self.wb.harness
+            harness = opened.harness if opened is not None else None
             if harness is not None and opened is not None:
                 if harness.model is not None:
                     await session.append_model_change(harness.model.provider, harness.model.id)
@@ -272,20 +396,27 @@ class OpenSessions:
                 if harness.active_tool_names:
                     await session.append_active_tools_change(harness.active_tool_names)
                 await opened.sync()
-            await self.wb.store.changed(self.wb.ref or "")
-            return self.wb._changed(changes | await self.wb.refresh_sessions())
+            await self.wb.store.changed(opened.ref if opened is not None else "")
+            refreshed = await self.wb.refresh_sessions()
+            with self.viewing(view):
+                return self.wb._changed(changes | refreshed)
         finally:
             if opened is not None:
                 opened.ready.set()
 
-    async def adopt(self, session: Session, *, ready: bool = True) -> Changes:
-        """Make ``session`` the shown one: its harness, views, and what to remember;
-        ``ready``: a prompt may go to it once this returns (`OpenSession.ready`)."""
+    async def adopt(
+        self, session: Session, view: int | None = None, *, ready: bool = True
+    ) -> Changes:
+        """Make ``session`` the one shown in ``view`` (default: the active one): its
+        harness, views, and what to remember; ``ready``: a prompt may go to it once this
+        returns (`OpenSession.ready`)."""
+        view = self.active if view is None else view
         path = session.metadata.path
         ref = path if path and self.wb.is_pi(path) else self.wb.store.ref_of(session)
         opened = OpenSession(self.wb, session, ref)
         self.open_sessions[ref] = opened
-        self.shown = opened
+        if view in self.views:
+            self.views[view].shown = opened
         self.unseen.pop(ref, None)
         done = False
         try:
@@ -298,8 +429,10 @@ class OpenSessions:
             self.wb._remember()
             if self.wb.listing.index_after_open:
                 await self.wb.listing.index_later(session, ref)
-            self.wb._follow_files()
-            changes = self.wb._changed(Changes.everything() | await self.wb.refresh_sessions())
+            refreshed = await self.wb.refresh_sessions()
+            with self.viewing(view):
+                self.wb._follow_files()
+                changes = self.wb._changed(Changes.everything() | refreshed)
             done = True
             return changes
         finally:
@@ -321,22 +454,23 @@ class OpenSessions:
         self.wb._follow_files()
         return self.wb._changed(Changes.everything())
 
-    async def leave(self) -> None:
-        """Stop showing the shown session: closed (an empty "New session" discarded),
-        unless it runs or waits for an approval (it stays open until its run ends)."""
-        shown = self.shown
-        if shown is None:
+    async def leave(self, view: int | None = None) -> None:
+        """Stop showing the session of ``view`` (default: the active one): closed (an
+        empty "New session" discarded), unless it runs or waits for an approval (it
+        stays open until its run ends)."""
+        where = self.views.get(self.active if view is None else view)
+        shown = where.shown if where is not None else None
+        if where is None or shown is None:
             return
         self.wb._remember()
-        await self.wb._keep_map(shown)
+        await self.wb._keep_map(shown, where.map)
         if not shown.idle:
-            self.shown = None
+            where.shown = None
+        else:
+            await self.release(shown)
+        if where is self.views.get(self.active):
             for key in SESSION_NOTICES:
                 self.wb.notify(key, None)
-            return
-        await self.release(shown)
-        for key in SESSION_NOTICES:
-            self.wb.notify(key, None)
 
     async def release(self, opened: OpenSession) -> None:
         """Close an open session (its writer lock and memory go)."""
@@ -345,8 +479,9 @@ class OpenSessions:
         draft = self.wb.state.drafts.get(opened.draft_key(), "")
         await opened.close()  # WorkbenchError: entries not saved (the session stays)
         self.open_sessions.pop(ref, None)
-        if self.shown is opened:
-            self.shown = None
+        for view in self.views.values():
+            if view.shown is opened:
+                view.shown = None
         store = self.wb.listing.store_for(ref)
         if empty and not draft and not opened.session.read_only and self.wb.store.holds(ref):
             await store.discard(ref)  # never another program's file
@@ -381,17 +516,19 @@ class OpenSessions:
     async def run_ended(self, opened: OpenSession, failed: bool) -> None:
         """A run ended: in a session not shown its row says so until it is seen, the
         window is told (a desktop notification), and the session is released."""
-        if opened is self.shown:
+        if self.view_of(opened) is not None:  # a window shows it
+            self.wb._activity_changed(opened)  # (the rows of the other windows)
             return
         self.unseen[opened.ref] = "failed" if failed else "finished"
         title = self.wb.listing.title(opened.ref)
-        self.wb._emit(RunEndedEvent(opened.ref, title, failed=failed))
+        self.wb._emit(RunEndedEvent(opened.ref, title, failed=failed), to=self.active)
         self.wb.spawn(self._release_when_idle(opened))
 
     async def _release_when_idle(self, opened: OpenSession) -> None:
         await asyncio.sleep(0)  # after the run's own last report
         mine = self.open_sessions.get(opened.ref) is opened
-        if mine and opened is not self.shown and opened.idle and opened.run is None:
+        elsewhere = self.view_of(opened) is None
+        if mine and elsewhere and opened.idle and opened.run is None:
             try:
                 await self.release(opened)
             except WorkbenchError as exc:
@@ -403,14 +540,16 @@ class OpenSessions:
     ) -> ApprovalDecision | None:
         """The person answers an approval in the window, when its session is shown; a
         session not shown waits until it is (a badge on its row, a notification)."""
-        while opened is not self.shown and not self.closing:
+        while self.view_of(opened) is None and not self.closing:
             title = self.wb.listing.title(opened.ref)
-            self.wb._emit(RunEndedEvent(opened.ref, title, waiting=True))
+            self.wb._emit(RunEndedEvent(opened.ref, title, waiting=True), to=self.active)
             shown_again = self._shown_again.setdefault(opened.ref, asyncio.Event())
             await shown_again.wait()
-        if self.wb.approver is None or opened is not self.shown:  # (quitting)
+        view = self.view_of(opened)
+        approver = self.wb.approvers.get(view) if view is not None else None
+        if approver is None:  # (quitting)
             return ApprovalDecision.DENY
-        return await self.wb.approver(request)
+        return await approver(request)
 
     def check_folder_free(self, what: str) -> None:
         """Files of a folder are not put back while another session's run works in it."""

@@ -62,7 +62,7 @@ from desktop_agent.workbench._project import (
     ProjectContext,
 )
 from desktop_agent.workbench._regenerate import regenerate_point
-from desktop_agent.workbench._sessions import OpenSessions, RunEndedEvent
+from desktop_agent.workbench._sessions import OpenSessions, RaiseViewEvent, RunEndedEvent
 from desktop_agent.workbench._settings_form import SettingsForm as SettingsForm
 from desktop_agent.workbench._store import JsonlStore, SessionStore
 from desktop_agent.workbench._views import (
@@ -95,7 +95,7 @@ class Attachment:
         return self.mime_type.startswith("image/")
 
 
-Event: TypeAlias = Changes | HarnessEvent | ApprovalWaitEvent | RunEndedEvent
+Event: TypeAlias = Changes | HarnessEvent | ApprovalWaitEvent | RunEndedEvent | RaiseViewEvent
 Listener = Callable[[Event], None]
 Approver = Callable[[ApprovalRequest], Awaitable[ApprovalDecision | None]]
 
@@ -138,7 +138,7 @@ class Workbench:
             limits=self.limits,
             spawn=self.spawn,
             refresh=self.refresh_sessions,
-            opening=lambda: self.opening is not None,
+            opening=lambda: self.sessions.opening is not None,
         )
         self.notices = Notices()
         self.mcp = mcp or McpServers()
@@ -175,22 +175,80 @@ class Workbench:
         self.harness_settings = harness_settings
         self.redactor = redactor
         """Shared with the log filter: secrets (and the app's keys) redacted before saving."""
-        self.sessions = OpenSessions(self)
-        """The open sessions: the one shown, and those whose run goes on elsewhere."""
-        self.map = BranchMap()
-        """The branch map of the session shown (`sync_map` brings it up to date)."""
-        if state.map_filter in MAP_FILTERS:
-            self.map.set_filter(state.map_filter)
+        self.sessions = OpenSessions(self, self._new_map())
+        """The open sessions: those shown (one per view: a window), and those whose run
+        goes on elsewhere."""
         self._maps = SavedMaps(map_dir, keep=self.limits.maps_kept) if map_dir is not None else None
         self.map_query = ""
         """The search whose hits the map marks ("" none)."""
-        self.approver: Approver | None = None
-        self._listeners: list[Listener] = []
+        self.approvers: dict[int, Approver] = {}
+        """Who answers an approval, per view (the window that shows the session)."""
+        self._listeners: list[tuple[Listener, int | None]] = []
         self._tasks: set[asyncio.Task[Any]] = set()
         self._relisting: asyncio.Task[None] | None = None
         self._draft_timer: asyncio.TimerHandle | None = None
         models.changed = self._on_models_changed
         self.mcp.subscribe(lambda: self._changed(mcp_changed(self.mcp, self.notify)))
+
+    # ------------------------------------------------------------ views (windows)
+
+    def _new_map(self) -> BranchMap:
+        branch_map = BranchMap()
+        if self.state.map_filter in MAP_FILTERS:
+            branch_map.set_filter(self.state.map_filter)
+        return branch_map
+
+    @property
+    def map(self) -> BranchMap:
+        """The branch map of the active view's session (`sync_map` brings it up to date)."""
+        return self.sessions.map
+
+    @map.setter
+    def map(self, branch_map: BranchMap) -> None:
+        self.sessions.views[self.sessions.active].map = branch_map
+
+    def map_of(self, view: int) -> BranchMap:
+        """The branch map of ``view`` (a window's)."""
+        where = self.sessions.views.get(view)
+        return where.map if where is not None else self.map
+
+    @property
+    def approver(self) -> Approver | None:
+        """Who answers the approvals of the first window's session."""
+        return self.approvers.get(0)
+
+    @approver.setter
+    def approver(self, approver: Approver | None) -> None:
+        if approver is None:
+            self.approvers.pop(0, None)
+        else:
+            self.approvers[0] = approver
+
+    @property
+    def active_view(self) -> int:
+        """The view (window) the operations act on (`OpenSessions.active`)."""
+        return self.sessions.active
+
+    def add_view(self) -> int:
+        """A view for a new window (it shows nothing until a session is opened in it)."""
+        return self.sessions.add_view(self._new_map())
+
+    def activate_view(self, view: int) -> Changes:
+        """The person works in the window of ``view``: the operations act on its session."""
+        return self._changed(self.sessions.activate(view))
+
+    def viewing(self, view: int) -> contextlib.AbstractContextManager[None]:
+        """Read the session of ``view`` for a moment, synchronously (a window drawing)."""
+        return self.sessions.viewing(view)
+
+    def view_showing(self, ref: str) -> int | None:
+        """The view (window) that shows the session ``ref``, None when none does."""
+        return self.sessions.showing(ref)
+
+    async def close_view(self, view: int) -> Changes:
+        """A window closes: its session is left (a run goes on: its row says running)."""
+        self.approvers.pop(view, None)
+        return await self.sessions.close_view(view)
 
     # ------------------------------------------------------------ the shown session
 
@@ -210,8 +268,10 @@ class Workbench:
 
     @property
     def opening(self) -> SessionOpening | None:
-        """A big session never seen before, being read (its branch's end is shown)."""
-        return self.sessions.opening
+        """A big session never seen before, being read in the active view (its branch's
+        end is shown there)."""
+        sessions = self.sessions
+        return sessions.opening if sessions.opening_view == sessions.active else None
 
     @property
     def opening_ref(self) -> str | None:
@@ -344,42 +404,62 @@ class Workbench:
 
     # ------------------------------------------------------------ listeners, tasks
 
-    def subscribe(self, listener: Listener) -> Callable[[], None]:
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+    def subscribe(self, listener: Listener, view: int | None = None) -> Callable[[], None]:
+        """Hear the workbench: with ``view``, what concerns that view's session and what
+        every view shares (the list, notices, models); without, everything."""
+        entry = (listener, view)
+        self._listeners.append(entry)
+        return lambda: self._listeners.remove(entry) if entry in self._listeners else None
 
-    def _emit(self, event: Event) -> None:
-        for listener in list(self._listeners):
-            try:
-                listener(event)
-            except Exception:
-                log.exception("a workbench listener failed on %s", type(event).__name__)
+    def _emit(self, event: Event, to: int | None = None) -> None:
+        """Tell the listeners of view ``to`` (None: every listener)."""
+        for listener, view in list(self._listeners):
+            if to is None or view is None or view == to:
+                self._tell(listener, event)
+
+    def _tell(self, listener: Listener, event: Event) -> None:
+        try:
+            listener(event)
+        except Exception:
+            log.exception("a workbench listener failed on %s", type(event).__name__)
 
     def _changed(self, changes: Changes) -> Changes:
-        """Add what was appended to the shown session since the last report, then tell
-        every listener."""
+        """Add what was appended to the active view's session since the last report,
+        then tell the listeners: that view's hear everything, the other views' what
+        they share (`Changes.shared`)."""
         shown = self.shown
         if shown is not None and shown.session.entry_count > shown.entries_told:
             new = tuple(shown.session.entry_ids(shown.entries_told))  # ids only: no line read
             shown.entries_told = shown.session.entry_count
             changes = changes | Changes(appended=new)
-        if not changes.empty:
-            self._emit(changes)
+        if changes.empty:
+            return changes
+        shared = changes.shared()
+        active = self.sessions.active
+        for listener, view in list(self._listeners):
+            if view is None or view == active:
+                self._tell(listener, changes)
+            elif not shared.empty:
+                self._tell(listener, shared)
         return changes
 
     def _session_changed(self, opened: OpenSession, changes: Changes) -> Changes:
-        """What an open session reports: the shown one's goes to the views; another's
-        only changes its row (when its run starts, waits or ends)."""
-        if opened is self.shown:
+        """What an open session reports: a shown one's goes to the views of its window;
+        another's only changes its row (when its run starts, waits or ends)."""
+        view = self.sessions.view_of(opened)
+        if view is None:
+            return NOTHING
+        with self.viewing(view):
             return self._changed(changes)
-        return NOTHING
 
     def _session_event(self, opened: OpenSession, event: Event) -> None:
-        if opened is self.shown:
-            self._emit(event)
+        view = self.sessions.view_of(opened)
+        if view is not None:
+            self._emit(event, to=view)
 
     def _activity_changed(self, opened: OpenSession) -> None:
-        if opened is not self.shown:
+        """A run started or ended: the rows say so (in every window, when there are several)."""
+        if opened is not self.shown or len(self.sessions.views) > 1:
             self._changed(Changes(sessions=True))
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
@@ -574,9 +654,11 @@ class Workbench:
         `OpenSessions.restore`)."""
         return await self.sessions.restore(target, new=new, workspace=workspace)
 
-    async def open(self, ref: str) -> Changes:
-        """Show the session ``ref`` (a run elsewhere goes on: its session stays open)."""
-        return await self.sessions.open(ref)
+    async def open(self, ref: str, *, take: bool = False) -> Changes:
+        """Show the session ``ref`` (a run elsewhere goes on: its session stays open);
+        one shown in another window brings that window forward instead of showing it
+        twice, unless ``take`` (then it moves here: `OpenSessions.open`)."""
+        return await self.sessions.open(ref, take=take)
 
     async def opened(self) -> None:
         """Wait until a session being opened progressively is open (or failed)."""

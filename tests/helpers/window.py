@@ -155,9 +155,16 @@ def idle(qtbot: QtBot, window: MainWindow, timeout: int = 20_000) -> None:
 
 
 def close(qtbot: QtBot, window: MainWindow, timeout: int = 20_000) -> None:
-    """Close like a person (the window's close button), then release the workbench."""
+    """Close like a person (the window's close button; then the other windows' too, if
+    it opened some: the last one quits), then release the workbench."""
+    windows = window.windows
     window.close()
-    qtbot.waitUntil(lambda: window._closed_ok, timeout=timeout)
+    for other in list(windows.windows):
+        if other is not window and isinstance(other, MainWindow):
+            other.ask_stop_or_wait = lambda: "stop"  # type: ignore[method-assign]
+            other.close()
+    qtbot.waitUntil(lambda: windows.all_closed, timeout=timeout)
+    run(qtbot, windows.closed())
     run(qtbot, window.settle_tasks())
     run(qtbot, window.wb.aclose())
 

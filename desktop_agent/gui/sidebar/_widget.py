@@ -117,6 +117,7 @@ class SessionSidebar(QWidget):
     purge_requested = Signal(str)
     """ "Delete permanently" on a session in the trash ("" : "Empty trash", all of them)."""
     reveal_requested = Signal(str)
+    open_in_window_requested = Signal(str)
     export_requested = Signal(str, str)
     backup_requested = Signal()
     copy_requested = Signal(str)
@@ -495,6 +496,9 @@ class SessionSidebar(QWidget):
             open_action.setObjectName("openSession")
             open_action.setEnabled(not is_current)
             open_action.triggered.connect(lambda: self.session_activated.emit(p))
+            in_window = menu.addAction(self.tr("Open in new window"))
+            in_window.setObjectName("openInWindowSession")
+            in_window.triggered.connect(lambda: self.open_in_window_requested.emit(p))
             if pi:
                 copy = menu.addAction(self.tr("Copy into Desktop Agent"))
                 copy.setObjectName("copySession")

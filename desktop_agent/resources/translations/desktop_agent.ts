@@ -270,6 +270,14 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>New session in new &amp;window</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Start a new session in a window of its own</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>New session in another &amp;folder…</source>
         <translation type="unfinished"></translation>
     </message>
@@ -299,6 +307,14 @@
     </message>
     <message>
         <source>Save everything and quit</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open in new &amp;window</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Show the open session in a window of its own</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1214,6 +1230,10 @@ Ask the agent below: Enter sends, Shift+Enter starts a new line, / lists the com
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>The agent is working in %n sessions. Stop them now, or wait until they have finished?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Stop and quit</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1831,6 +1851,10 @@ Ask the agent below: Enter sends, Shift+Enter starts a new line, / lists the com
     </message>
     <message>
         <source>Open</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open in new window</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
