@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -153,3 +154,40 @@ async def test_what_merges_in_each_dialect() -> None:
     assert RESPONSES.split(delta) is not None
     assert RESPONSES.join(delta, "{}")["delta"] == "{}"
     assert RESPONSES.split({"type": "response.output_item.done", "item": {}}) is None
+
+
+async def test_streams_at_once_share_one_thread_off_the_callers() -> None:
+    """Five replies streaming at once are parsed on one thread (not five taking turns at
+    the GIL before the window's thread gets it back: issue 22's benchmark), never on the
+    caller's; a stream that fails to start, or is left early, does not stop it."""
+    threads: list[int] = []
+
+    def start(count: int, fail: bool = False) -> Any:
+        async def begin() -> tuple[Any, AsyncIterator[Any]]:
+            threads.append(threading.get_ident())
+            if fail:
+                raise ConnectionError("refused")
+
+            async def gen() -> AsyncIterator[Any]:
+                for piece in _anthropic_pieces("x" * count, size=1):
+                    await asyncio.sleep(0.001)  # the others' pieces come in between
+                    yield piece
+
+            return _Client(), gen()
+
+        return begin
+
+    async def read(count: int) -> str:
+        events = [e async for e in sdk_events(start(count), None) if await _pause()]
+        return "".join(e["delta"]["partial_json"] for e in events)
+
+    with pytest.raises(ConnectionError):
+        async for _ in sdk_events(start(1, fail=True), None):
+            pass
+    early = sdk_events(start(50), None)
+    await anext(early)
+    await early.aclose()
+    texts = await asyncio.gather(*(read(40 + i) for i in range(5)))
+    assert texts == ["x" * (40 + i) for i in range(5)]
+    assert len(threads) == 7 and len(set(threads)) == 1
+    assert threads[0] != threading.get_ident()

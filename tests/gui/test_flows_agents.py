@@ -184,3 +184,79 @@ def test_three_sessions_run_at_once_and_the_sidebar_follows_them(
     assert "alpha" not in Path(b).read_text() and "alpha" not in Path(c).read_text()
     assert window.wb.open_sessions.keys() == {b}  # A and C are released (idle, not shown)
     close(qtbot, window)
+
+
+def test_a_session_not_shown_streams_and_waits_without_redrawing_the_list_or_the_chat(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    """While A streams 200 deltas and then asks for an approval behind B, the sidebar is
+    never reset (A's row is repainted when its state changes and as its seconds tick;
+    no other row) and B's chat is not touched (issue 22's benchmark: the loop work of the
+    sessions not shown)."""
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    window.wb.settings.approval["bash"] = "ask"
+    asked: list[str | None] = []
+
+    async def approve(request: ApprovalRequest) -> ApprovalDecision:
+        asked.append(window.wb.ref)
+        return ApprovalDecision.ALLOW_ONCE
+
+    window.wb.approver = approve
+    a = new_session_shown(qtbot, window, None)
+    deltas = [f"alpha{i} " for i in range(200)]
+    call = ToolCallSpec("call_a", "bash", {"command": "echo alpha-approved"})
+    provider.script_for(
+        "Alpha works",
+        Reply(text=deltas, tool_calls=[call], delay_s=0.01),
+        Reply(text="Alpha done."),
+    )
+    type_prompt(window, "Alpha works")
+    chat = window.chat.model
+    qtbot.waitUntil(
+        lambda: chat.rowCount() == 2 and "alpha1 " in str(chat.row_at(1).item.message),
+        timeout=60_000,
+    )
+    b = new_session_shown(qtbot, window, a)
+    assert "running" in row_state(window, a)
+
+    model = window.sidebar.model()
+    resets: list[str] = []
+    repainted: list[tuple[str | None, str | None]] = []
+    model.modelReset.connect(lambda: resets.append("list"))
+    window.sidebar.trash_model().modelReset.connect(lambda: resets.append("trash"))
+
+    def path(index: QModelIndex) -> str | None:
+        row = model.row_data(index)
+        return row.path if row is not None else None
+
+    model.dataChanged.connect(
+        lambda first, last, _roles=(): repainted.append((path(first), path(last)))
+    )
+    chat_changes: list[str] = []
+    chat.modelReset.connect(lambda: chat_changes.append("reset"))
+    chat.rowsInserted.connect(lambda *_: chat_changes.append("inserted"))
+    chat.dataChanged.connect(lambda *_: chat_changes.append("changed"))
+    loop = asyncio.get_event_loop()
+    since = loop.time()
+
+    qtbot.waitUntil(lambda: "approval" in row_state(window, a), timeout=60_000)
+    seconds = loop.time() - since
+    assert "alpha199" in Path(a).read_text()  # all 200 deltas came (and were saved)
+    assert asked == []
+    assert resets == []
+    assert repainted and set(repainted) == {(a, a)}  # A's row only, one row at a time
+    assert len(repainted) <= seconds + 3  # its seconds ticking, and its state once
+    assert chat_changes == []
+    assert window.wb.ref == b
+
+    view = window.sidebar.view
+    rect = view.visualRect(row_index(window, a, 0))
+    QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    qtbot.waitUntil(lambda: asked == [a], timeout=60_000)
+    qtbot.waitUntil(lambda: "Alpha done." in Path(a).read_text(), timeout=60_000)
+    idle(qtbot, window)
+    close(qtbot, window)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -450,3 +451,52 @@ def test_a_pi_session_has_copy_and_no_delete_or_fork(qtbot: QtBot) -> None:
     sidebar.set_sessions(ROWS + PI_ROWS, None)
     assert not sidebar.view.isExpanded(model.index_for_path(PI_ROWS[0].path).parent())
     assert sidebar.view.isExpanded(model.index_for_path(path_of("fix-flaky-tests")).parent())
+
+
+def test_a_run_state_change_repaints_its_row_and_a_move_resets(
+    qtbot: QtBot, qtmodeltester: ModelTester
+) -> None:
+    """Rows that keep their places are updated in place (a run starting, waiting, ending
+    in another session costs one row's repaint, not a reset and relayout of the list);
+    the once-a-second tick repaints the running rows' time only; a row that moves resets."""
+    sidebar = SessionSidebar()
+    qtbot.addWidget(sidebar)
+    model = sidebar.model()
+    model.set_clock(lambda: NOW)
+    sidebar.set_sessions(ROWS, path_of("add-login-page"))
+    qtmodeltester.check(model)  # type: ignore[no-untyped-call]
+    resets: list[int] = []
+    changed: list[tuple[str, str, int, int]] = []
+    model.modelReset.connect(lambda: resets.append(1))
+    model.dataChanged.connect(
+        lambda a, b, _roles=(): changed.append(
+            (str(a.data(SidebarRole.PATH)), str(b.data(SidebarRole.PATH)), a.column(), b.column())
+        )
+    )
+    running = [
+        replace(r, activity="running", run_started=NOW.timestamp() - 65)
+        if r.id == "refactor-db-layer"
+        else r
+        for r in ROWS
+    ]
+    sidebar.set_sessions(running, path_of("add-login-page"))
+    target = path_of("refactor-db-layer")
+    assert resets == [] and changed == [(target, target, 0, 1)]
+    assert "running 1:05" in str(model.index_for_path(target).siblingAtColumn(1).data())
+    assert sidebar.view.currentIndex().data(SidebarRole.PATH) == path_of("add-login-page")
+
+    changed.clear()
+    model.refresh_running()
+    assert changed == [(target, target, 1, 1)]  # the running row's time, no other row
+
+    changed.clear()
+    sidebar.set_sessions(running, path_of("fix-flaky-tests"))  # another is shown
+    assert resets == []
+    assert sidebar.view.currentIndex().data(SidebarRole.PATH) == path_of("fix-flaky-tests")
+
+    moved = [replace(r, last_activity=ago(minutes=1)) if r.path == target else r for r in running]
+    sidebar.set_sessions(moved, path_of("fix-flaky-tests"))  # the run ended: it moves up
+    assert resets == [1]
+    api = model.index_for_cwd("/home/ann/projects/api")
+    assert model.index(0, 0, api).data(SidebarRole.PATH) == target
+    qtmodeltester.check(model)  # type: ignore[no-untyped-call]

@@ -16,6 +16,12 @@ deltas of one block that the caller has not taken yet are merged there (`DeltaMe
 one per dialect), so a 1 MB tool-call argument streamed in 7-byte pieces costs the
 caller's loop one update per batch, not 150,000. Between batches the caller yields to
 its loop (`YIELD_S`), so a flood never starves the window.
+
+Every stream of the process runs on one thread (`stream_loop`), not one thread per
+stream: with five replies streaming at once, five parsing threads took turns at the GIL
+before the window's thread got it back (its worst event-loop gap was 300 ms of which
+18 ms its own work, ``python -m benchmarks --only agents``); with one, the window waits
+for at most one switch interval of it.
 """
 
 from __future__ import annotations
@@ -130,6 +136,24 @@ async def _raise_for_json_answer(stream: Any) -> None:
     raise ErrorAnswer(int(getattr(response, "status_code", 200) or 200), body, response)
 
 
+_stream_lock = threading.Lock()
+_stream_loop: asyncio.AbstractEventLoop | None = None
+_stream_thread: threading.Thread | None = None
+
+
+def stream_loop() -> asyncio.AbstractEventLoop:
+    """The event loop of the thread every SDK stream of the process runs on (started
+    on first use, a daemon thread that lives as long as the process)."""
+    global _stream_loop, _stream_thread
+    with _stream_lock:
+        if _stream_loop is None or _stream_thread is None or not _stream_thread.is_alive():
+            loop = asyncio.new_event_loop()
+            thread = threading.Thread(target=loop.run_forever, name="provider-stream", daemon=True)
+            thread.start()
+            _stream_loop, _stream_thread = loop, thread
+        return _stream_loop
+
+
 class _Worker:
     def __init__(self, start: StartStream, merge: DeltaMerge | None = None) -> None:
         self._start = start
@@ -145,7 +169,6 @@ class _Worker:
         self._task: asyncio.Task[None] | None = None
         self._cancelled = threading.Event()
         self._lock = threading.Lock()
-        self.thread = threading.Thread(target=self._run, name="provider-stream", daemon=True)
 
     def _put(self, kind: object, value: Any) -> None:
         """(worker thread) Buffer one item; wake the caller if nothing is buffered yet."""
@@ -198,20 +221,19 @@ class _Worker:
                 if client is not None:
                     await client.close()
 
-    def _run(self) -> None:
-        loop = asyncio.new_event_loop()
-        try:
-            with self._lock:
-                self._loop = loop
-                self._task = loop.create_task(self._body())
-                if self._cancelled.is_set():
-                    self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                # Cancelled before it started: the caller has already gone.
-                loop.run_until_complete(self._task)
-            loop.run_until_complete(loop.shutdown_asyncgens())
-        finally:
-            loop.close()
+    def start(self) -> None:
+        """Start the request on the streams' thread (`stream_loop`)."""
+        loop = stream_loop()
+        with self._lock:
+            self._loop = loop
+        loop.call_soon_threadsafe(self._begin)
+
+    def _begin(self) -> None:
+        """(streams' loop) The request's task, unless the caller has gone already."""
+        with self._lock:
+            if not self._cancelled.is_set():
+                assert self._loop is not None
+                self._task = self._loop.create_task(self._body())
 
     def cancel(self) -> None:
         """Stop the request (from the caller's thread); does not wait for the worker."""
@@ -230,7 +252,7 @@ async def sdk_events(
     docstring: batched, deltas merged by ``merge``). ``stats`` (tests, benchmarks) gets
     how many SDK events were received and how many batches and events were handed out."""
     worker = _Worker(start, merge)
-    worker.thread.start()
+    worker.start()
     handed = 0
     try:
         busy_since = time.perf_counter()

@@ -142,14 +142,30 @@ class SessionListModel(QAbstractItemModel):
 
     # ------------------------------------------------------------------ updates
 
-    def set_rows(self, rows: Sequence[SidebarRow], query: str | None = None) -> None:
-        """Replace all sessions, and the title filter if ``query`` is given (one reset)."""
-        self.beginResetModel()
+    def set_rows(self, rows: Sequence[SidebarRow], query: str | None = None) -> bool:
+        """Replace all sessions, and the title filter if ``query`` is given. Rows that
+        keep their places (the same sessions in the same groups and order) are updated
+        in place, one `dataChanged` per row that changed (a run that starts, waits or
+        ends in another session repaints its row, not the list); otherwise one reset.
+        Returns whether the model was reset."""
         self._rows = list(rows)
         if query is not None:
             self._query = query.strip()
-        self._build()
+        groups, where = self._built()
+        if _layout(groups) == _layout(self._groups):
+            old, self._groups, self._where = self._groups, groups, where
+            for g, (before, after) in enumerate(zip(old, groups, strict=True)):
+                for r, (was, now) in enumerate(zip(before.sessions, after.sessions, strict=True)):
+                    if was != now:
+                        parent = self.index(g, 0)
+                        self.dataChanged.emit(
+                            self.index(r, 0, parent), self.index(r, self.COLUMNS - 1, parent)
+                        )
+            return False
+        self.beginResetModel()
+        self._groups, self._where = groups, where
         self.endResetModel()
+        return True
 
     def rows(self) -> list[SidebarRow]:
         return list(self._rows)
@@ -159,9 +175,10 @@ class SessionListModel(QAbstractItemModel):
         query = query.strip()
         if query == self._query:
             return
-        self.beginResetModel()
         self._query = query
-        self._build()
+        groups, where = self._built()
+        self.beginResetModel()
+        self._groups, self._where = groups, where
         self.endResetModel()
 
     def filter_text(self) -> str:
@@ -186,6 +203,14 @@ class SessionListModel(QAbstractItemModel):
     @property
     def any_running(self) -> bool:
         return any(r.activity == "running" for r in self._rows)
+
+    def refresh_running(self) -> None:
+        """Repaint the elapsed time of the rows whose agent runs (call once a second)."""
+        for g, group in enumerate(self._groups):
+            for r, row in enumerate(group.sessions):
+                if row.activity == "running":
+                    index = self.index(r, 1, self.index(g, 0))
+                    self.dataChanged.emit(index, index, [Qt.ItemDataRole.DisplayRole])
 
     def refresh_times(self) -> None:
         """Recompute the relative times (call once a minute)."""
@@ -236,7 +261,8 @@ class SessionListModel(QAbstractItemModel):
 
     # ------------------------------------------------------------------ build
 
-    def _build(self) -> None:
+    def _built(self) -> tuple[list[_Group], dict[str, tuple[int, int]]]:
+        """The groups of the rows the filter lets through, and where each row is."""
         by_cwd: dict[str, _Group] = {}
         keyed: list[tuple[datetime, SidebarRow]] = []
         words = query_words(self._query)  # (the rule of the stores' search: accents too)
@@ -258,16 +284,15 @@ class SessionListModel(QAbstractItemModel):
         # groups appear in the order of their newest session (keyed is newest first);
         # ours first, then each other source under its section header
         groups = list(by_cwd.values())
-        self._groups = [g for g in groups if g.source != PI_SOURCE]
+        ours = [g for g in groups if g.source != PI_SOURCE]
         pi = [g for g in groups if g.source == PI_SOURCE]
         if pi:
-            self._groups.append(_Group("", "", source=PI_SOURCE, section=True))
-            self._groups.extend(pi)
-        self._where = {
-            row.path: (g, r)
-            for g, group in enumerate(self._groups)
-            for r, row in enumerate(group.sessions)
+            ours.append(_Group("", "", source=PI_SOURCE, section=True))
+            ours.extend(pi)
+        where = {
+            row.path: (g, r) for g, group in enumerate(ours) for r, row in enumerate(group.sessions)
         }
+        return ours, where
 
     # ------------------------------------------------------------------ Qt model API
 
@@ -432,6 +457,11 @@ class SessionListModel(QAbstractItemModel):
         if role == SidebarRole.IS_CURRENT:
             return row.path == self._current
         return None
+
+
+def _layout(groups: Sequence[_Group]) -> list[tuple[str, str, list[str]]]:
+    """What decides the rows' places: each group's key and name, its sessions in order."""
+    return [(g.key, g.name, [r.path for r in g.sessions]) for g in groups]
 
 
 def _muted() -> QColor:

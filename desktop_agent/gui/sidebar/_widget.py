@@ -200,7 +200,7 @@ class SessionSidebar(QWidget):
         self._clock.start()
         self._ticker = QTimer(self)  # only while a session's agent runs
         self._ticker.setInterval(RUNNING_REFRESH_MS)
-        self._ticker.timeout.connect(self._model.refresh_times)
+        self._ticker.timeout.connect(self._model.refresh_running)
 
         top = QHBoxLayout()
         top.setContentsMargins(6, 6, 6, 4)
@@ -230,23 +230,27 @@ class SessionSidebar(QWidget):
         return self._trash_model
 
     def set_sessions(self, rows: list[SidebarRow], current_path: str | None) -> None:
-        """Show ``rows`` (one model reset), keeping the selection, folds and scroll."""
+        """Show ``rows`` (rows that keep their places are repainted, otherwise one model
+        reset), keeping the selection, folds and scroll."""
         scroll = self.view.verticalScrollBar().value()
         moved = current_path is not None and current_path != self._model.current()
         selected = current_path or self._selected_path(self.view)
-        self._model.set_rows(rows, self._local_query())
+        reset = self._model.set_rows(rows, self._local_query())
         self._model.set_current(current_path)
         if self._model.any_running != self._ticker.isActive():
             (self._ticker.start if self._model.any_running else self._ticker.stop)()
         # The highlight follows the open session; a newly opened one is scrolled to.
-        self._after_reset(self.view, selected, None if moved else scroll)
+        if reset:
+            self._after_reset(self.view, selected, None if moved else scroll)
+        elif moved and current_path is not None:
+            self.set_current(current_path)
         self._say_if_empty()
 
     def set_trash(self, rows: list[SidebarRow]) -> None:
         selected = self._selected_path(self.trash_view)
         scroll = self.trash_view.verticalScrollBar().value()
-        self._trash_model.set_rows(rows, self.search.text())
-        self._after_reset(self.trash_view, selected, scroll)
+        if self._trash_model.set_rows(rows, self.search.text()):
+            self._after_reset(self.trash_view, selected, scroll)
         trash = self.tr("Trash")
         self.trash_toggle.setText(
             self.tr("Trash ({count})").format(count=len(rows)) if rows else trash
