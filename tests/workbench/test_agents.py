@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from desktop_agent.session import Session
 from desktop_agent.tools import ApprovalDecision, ApprovalRequest
 from desktop_agent.workbench import RunEndedEvent, Workbench, WorkbenchError
 from tests.helpers.provider_server import ProviderServer, Reply, ToolCallSpec
@@ -210,13 +211,28 @@ async def test_a_prompt_sent_while_the_new_session_is_being_made_waits_for_it(
     """Ctrl+N and Enter at once: the session is shown before its harness is built; the
     prompt waits for it instead of finding no model (and its card is not redrawn away)."""
     wb, _ = await started(tmp_path, provider)
+    # The new session is held after it is shown and before it is ready (its store's
+    # `changed`), so the prompt surely comes in between (a 10 ms poll raced with it).
+    gate = asyncio.Event()
+    real_changed = wb.store.changed
+
+    async def held(ref: str, opened: Session | None = None) -> None:
+        await gate.wait()
+        await real_changed(ref, opened)
+
+    wb.store.changed = held  # type: ignore[method-assign]
     try:
         making = asyncio.ensure_future(wb.new_session(str(workspace)))
         await until(lambda: wb.ref is not None)
         shown = wb.shown
         assert shown is not None and not shown.ready.is_set() and not making.done()
         provider.script_for("theta at once", Reply(text="theta's answer"))
-        await wb.send("theta at once")
+        sending = asyncio.ensure_future(wb.send("theta at once"))
+        await asyncio.sleep(0.1)
+        assert not sending.done()
+        assert not [r for r in provider.requests if "theta at once" in json.dumps(r.body)]
+        gate.set()
+        await sending
         assert making.done() and shown.ready.is_set()
         assert last_stop(wb.ref or "") == "stop"
         assert "theta at once" in Path(wb.ref or "").read_text()
