@@ -687,3 +687,32 @@ def test_expanded_tool_arguments_read_as_indented_json_at_c_speed() -> None:
     assert shown.count("\n") == 3  # {, "rows": [...] on one line, "content", }
     assert json.loads(shown)["rows"] == rows
     assert json.loads(shown)["content"] == "x" * 60_000
+
+
+def test_a_header_text_measured_a_pixel_short_stays_on_one_line(qapp: QApplication) -> None:
+    """Seen in a real X window: the reply's model name "mock-gpt" was painted as "mock-"
+    over a cut-off "gpt" (the rect was a pixel short of what the painter's font needed,
+    and the text option wrapped at the hyphen). A card's text part is one line."""
+    from PySide6.QtCore import QRect
+    from PySide6.QtGui import QFont, QFontMetrics, QPainter
+
+    from desktop_agent.gui.chat._parts import TextPart, Theme
+
+    font = QFont(qapp.font())
+    font.setPointSize(9)
+    text = "mock-gpt-with-a-long-name"
+    fm = QFontMetrics(font)
+    line = fm.height()
+    short = QRect(0, 0, fm.horizontalAdvance(text) - 4, line * 3)  # room for three lines
+    image = QImage(short.width() + 10, short.height(), QImage.Format.Format_ARGB32)
+    image.fill(QColor("white"))
+    painter = QPainter(image)
+    part = TextPart(short, text, QColor("black"), font, Qt.AlignmentFlag.AlignLeft)
+    part.paint(painter, Theme.from_palette(qapp.palette(), font))
+    painter.end()
+    inked_rows = [
+        y
+        for y in range(image.height())
+        if any(image.pixelColor(x, y).lightness() < 128 for x in range(image.width()))
+    ]
+    assert inked_rows and max(inked_rows) < line, (line, max(inked_rows))

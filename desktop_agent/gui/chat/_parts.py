@@ -523,7 +523,10 @@ class TextPart(Part):
     def paint(self, p: QPainter, theme: Theme) -> None:
         p.setFont(self.font)
         p.setPen(self.color)
-        p.drawText(self.rect, self.text, self.align)
+        # One line, always: (rect, text, align) picks the QTextOption overload, which wraps
+        # words, so a model's name "mock-gpt" measured a pixel short became "mock-" over a
+        # cut-off "gpt" in a real X window.
+        p.drawText(self.rect, int(self.align | Qt.TextFlag.TextSingleLine), self.text)
 
 
 @dataclass
