@@ -29,6 +29,8 @@ class RestoredSettings:
         return self.notice_template.format_map(self.notice_args)
 
 
+LOCAL = "local"
+"""The provider name of the local or custom server (Settings' "Local or custom server")."""
 NO_MODEL = "No model is available: add an API key or a local server in Settings."
 """The notice when no model can be used (also the error of a prompt sent then)."""
 _NOTICES = {
@@ -54,6 +56,10 @@ _NOTICES = {
     ("default_unreachable", False): (
         "The default model {saved} cannot be used now: {problem} Nothing is sent until its"
         " server answers (Try again) or you choose another model."
+    ),
+    ("server_unlisted", False): (
+        "No model is available: {problem} Nothing is sent until the server lists its models"
+        " (Try again) or you set up another model in Settings."
     ),
 }
 """Whole sentences (a translator sees each as it is shown), by (why, another model used);
@@ -126,6 +132,12 @@ def restore_settings(
             # A server is set up but did not answer: say that, not "add a server" (M4, L3).
             template = _NOTICES["default_unreachable", False]
             args = {"saved": default_model, "problem": problem}
+        elif server_problem is not None and (listing := server_problem(LOCAL)):
+            # No default model, but the local server is set up and its listing failed
+            # (LiteLLM answering 400 "No connected db."): that is the reason, not a
+            # missing server (FIRST_HOUR.md L3, seen again in a real window).
+            template = _NOTICES["server_unlisted", False]
+            args = {"problem": listing}
 
     level = context.thinking_level if has_thinking_entry else default_thinking_level
     thinking = clamp_thinking_level(model, level) if model is not None else "off"

@@ -217,7 +217,7 @@ def test_the_harness_restore_notices_are_in_the_template() -> None:
 
     ts = (ROOT / "desktop_agent/resources/translations/desktop_agent.ts").read_text("utf-8")
     templates = [_restore.NO_MODEL, *_restore._NOTICES.values()]
-    assert len(templates) == 8
+    assert len(templates) == 9
     for template in templates:
         assert f"<source>{template}</source>" in ts, template
     assert "<source>Connecting to {url} for {saved}…</source>" in ts

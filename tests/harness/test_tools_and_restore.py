@@ -240,6 +240,24 @@ def test_restore_never_moves_to_another_provider(server: ProviderServer) -> None
         " session keeps it and sends nothing until its server answers (Try again) or you"
         " choose another model."
     )
+    # A new session, no default model, the local server set up but its listing failed
+    # (a LiteLLM proxy without a database answers 400): that reason, not "add a server".
+    fresh = SessionContext([], "off", None, None)
+    listing = "Could not list the models of http://h:4000: it answered 400 (No connected db.)."
+    unlisted = restore_settings(
+        fresh,
+        ModelRegistry(),
+        has_key=lambda m: False,  # no key for any provider's model; the server lists none
+        available_tools=[],
+        has_thinking_entry=False,
+        server_problem={"local": listing}.get,
+    )
+    assert unlisted.model is None
+    assert unlisted.notice == (
+        "No model is available: Could not list the models of http://h:4000: it answered 400"
+        " (No connected db.). Nothing is sent until the server lists its models (Try again)"
+        " or you set up another model in Settings."
+    )
 
 
 def test_restore_falls_back_within_the_provider_and_clamps(server: ProviderServer) -> None:

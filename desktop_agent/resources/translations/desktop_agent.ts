@@ -2280,6 +2280,10 @@ Ask the agent below: Enter sends, Shift+Enter starts a new line, / lists the com
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>No model is available: {problem} Nothing is sent until the server lists its models (Try again) or you set up another model in Settings.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>No session {target} was found.</source>
         <translation type="unfinished"></translation>
     </message>
