@@ -220,26 +220,51 @@ def test_server_stopped_hard_during_a_reply_then_back_nothing_lost_nothing_twice
         assert postgres_cluster.password not in shown.text()
     finally:
         postgres_cluster.start()
-    retry = opened[0].findChild(QPushButton, "retryButton")
+    retry_until_saved(qtbot, window, opened[0])
+    texts = card_texts(window)
+    assert sum("A question" in t for t in texts) == 1
+    assert sum("The answer that was streaming when the server went away." in t for t in texts) == 1
+    again = reopen_with_every_entry_once(
+        qtbot,
+        window,
+        tmp_path / "data",
+        provider,
+        database_url,
+        ["A question", "The answer that was streaming when the server went away."],
+    )
+    texts = card_texts(again)
+    assert sum("The answer that was streaming when the server went away." in t for t in texts) == 1
+    close(qtbot, again)
+
+
+def retry_until_saved(qtbot: QtBot, window: MainWindow, dialog: PersistenceErrorDialog) -> None:
+    """Press the failed-save dialog's Retry and wait until everything is saved."""
+    retry = dialog.findChild(QPushButton, "retryButton")
     assert retry is not None
     QTest.mouseClick(retry, Qt.MouseButton.LeftButton)
     idle(qtbot, window)
     qtbot.waitUntil(lambda: window.wb.save.pending == 0 and window.wb.save.status == "saved")
-    texts = card_texts(window)
-    assert sum("A question" in t for t in texts) == 1
-    assert sum("The answer that was streaming when the server went away." in t for t in texts) == 1
+
+
+def reopen_with_every_entry_once(
+    qtbot: QtBot,
+    window: MainWindow,
+    data: Path,
+    provider: ProviderServer,
+    database_url: str,
+    stored: list[str],
+) -> MainWindow:
+    """Close ``window``: the server holds exactly ``stored``; a new window on the same
+    data folder reads back the same entries, each once (returned, still open)."""
+    session = window.wb.session
+    assert session is not None
     ids = [r[0] for r in session.raw_entries()]
     close(qtbot, window)
-    assert stored_texts(database_url, session.metadata.id) == [
-        "A question",
-        "The answer that was streaming when the server went away.",
-    ]
-    again = computer(qtbot, tmp_path / "data", provider, database_url)
+    assert stored_texts(database_url, session.metadata.id) == stored
+    again = computer(qtbot, data, provider, database_url)
     assert again.wb.session is not None
     assert [r[0] for r in again.wb.session.raw_entries()] == ids  # every entry once
-    texts = card_texts(again)
-    assert sum("The answer that was streaming when the server went away." in t for t in texts) == 1
-    close(qtbot, again)
+    return again
 
 
 def capture_save_dialogs(window: MainWindow) -> list[PersistenceErrorDialog]:
@@ -295,20 +320,15 @@ def test_a_server_that_stops_answering_is_a_failed_save_in_bounded_time_then_ret
         assert sum("An answer while the server is frozen." in t for t in texts) == 1
     finally:
         postgres_cluster.resume()
-    retry = opened[0].findChild(QPushButton, "retryButton")
-    assert retry is not None
-    QTest.mouseClick(retry, Qt.MouseButton.LeftButton)
-    idle(qtbot, window)
-    qtbot.waitUntil(lambda: window.wb.save.pending == 0 and window.wb.save.status == "saved")
-    ids = [r[0] for r in session.raw_entries()]
-    close(qtbot, window)
-    assert stored_texts(database_url, session.metadata.id) == [
-        "A question to a frozen server",
-        "An answer while the server is frozen.",
-    ]
-    again = computer(qtbot, tmp_path / "data", provider, database_url)
-    assert again.wb.session is not None
-    assert [r[0] for r in again.wb.session.raw_entries()] == ids  # every entry once
+    retry_until_saved(qtbot, window, opened[0])
+    again = reopen_with_every_entry_once(
+        qtbot,
+        window,
+        tmp_path / "data",
+        provider,
+        database_url,
+        ["A question to a frozen server", "An answer while the server is frozen."],
+    )
     close(qtbot, again)
 
 
