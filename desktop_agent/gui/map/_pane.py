@@ -362,7 +362,8 @@ class MapPane(QWidget):
             if words:
                 text = tip.label or self.previews.want(tip.entry_id)
                 hide = text is not None and not text_matches(words, text)
-            self.branch_list.setRowHidden(row, hide)
+            if self.branch_list.isRowHidden(row) != hide:  # (each set relays the list out)
+                self.branch_list.setRowHidden(row, hide)
 
     def _shown_branches(self) -> list[int]:
         return [r for r in range(len(self.branches.tips)) if not self.branch_list.isRowHidden(r)]
