@@ -126,7 +126,7 @@ def _message_preview(message: Any) -> str:
     if role == "assistant" and message.get("stopReason") in ("error", "aborted"):
         # A failed or stopped request says so: never an "(empty reply)" (L6).
         if message.get("stopReason") == "aborted":
-            return f"Stopped: {text}" if text else "Stopped"
+            return f"Stopped: {plain_markdown(text)}" if text else "Stopped"
         reason = _collapse(str(message.get("errorMessage") or "")) or "the request failed"
         return f"Failed: {plain_markdown(text)}" if text else f"Error: {reason}"
     if not text and role == "assistant":
