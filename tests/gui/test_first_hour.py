@@ -1199,6 +1199,22 @@ def test_p2_map_nodes_show_a_replys_text_without_its_markdown(
     qtbot.waitUntil(lambda: "…" not in [model.text(r) for r in range(model.rowCount())])
     texts = [model.text(r) for r in range(model.rowCount())]
     assert "Project overview This is a tiny calculator: README.md." in texts, texts
+    # A reply stopped halfway is previewed without its markdown too (seen in a real
+    # window: "Stopped: # A long answer …").
+    provider.script(
+        Reply(text=["# A long ", "**answer** ", "never ends"], stall_after=4, stall_s=30)
+    )
+    type_and_send(qtbot, window, "a long one")
+    chat = window.chat.model
+    qtbot.waitUntil(lambda: chat.rowCount() == 4 and "A long" in str(chat.row_at(3).item.message))
+    QTest.mouseClick(window.composer.stop_button, Qt.MouseButton.LeftButton)
+    idle(qtbot, window)
+
+    def shown() -> list[str]:
+        return [model.text(r) for r in range(model.rowCount())]
+
+    qtbot.waitUntil(lambda: any(t.startswith("Stopped: A long") for t in shown()))
+    assert not any("#" in t or "**" in t for t in shown()), shown()
     close(qtbot, window)
 
 
@@ -1535,4 +1551,31 @@ def test_p18_a_read_files_text_is_shown_in_its_languages_colours(
 
     qtbot.waitUntil(lambda: len(colours()) >= 2, timeout=5000)  # "def", "return" coloured
     assert "calc.py" in painted_text(painted(window, row))  # the code block is named
+    close(qtbot, window)
+
+
+def test_m5_find_scrolls_to_the_hit_itself_inside_a_long_reply(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    """Seen in a real X window: "1 of 1" for a paragraph far down a long reply, and the
+    view stayed at the reply's top (only the card's text part was brought into view)."""
+    window = session_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    text = "# Heading\n\n" + "\n\n".join(f"Line {i} of the answer." for i in range(1, 81))
+    ask(qtbot, window, provider, "a long one", Reply(text=text))
+    view = window.chat.view
+    view.verticalScrollBar().setValue(0)
+    QTest.keyClick(window.composer.input, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+    bar = window.chat.finder
+    for query in ("Line 77 of", "Line 3 of", "Line 60 of"):
+        bar.input.selectAll()
+        QTest.keyClicks(bar.input, query)
+        count = bar.findChild(QLabel, "findCount")
+        assert count is not None and count.text() == "1 of 1"
+        qtbot.waitUntil(lambda: bar.current_rect() is not None)
+        hit = bar.current_rect()
+        assert hit is not None and view.viewport().rect().contains(hit), (query, hit)
     close(qtbot, window)
