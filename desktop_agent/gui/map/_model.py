@@ -151,9 +151,8 @@ class MapModel(QAbstractListModel):
 
     def apply(self, bmap: BranchMap, update: MapUpdate) -> None:
         """Show ``bmap`` after ``update`` (one Qt notification per kind of change)."""
-        self._tips = (
-            {t.row: t for t in bmap.tips()} if update.reset or update.first_new >= 0 else self._tips
-        )
+        renew = update.reset or update.first_new >= 0 or update.path
+        self._tips = {t.row: t for t in bmap.tips()} if renew else self._tips
         if update.reset or bmap is not self.bmap:
             self.beginResetModel()
             self.bmap = bmap
@@ -165,7 +164,7 @@ class MapModel(QAbstractListModel):
             self._count = len(bmap)
             self.endInsertRows()
         changed = list(update.changed)
-        if update.labels:
+        if update.labels or update.path:
             changed = list(range(self._count))
         self._rows_changed(changed)
 
@@ -215,7 +214,7 @@ class MapModel(QAbstractListModel):
             parts.append(_tr("label {label}").format(label=label))
         if r == self.bmap.leaf_row:
             parts.append(_tr("current"))
-        elif row.on_path:
+        elif self.bmap.on_path(r):
             parts.append(_tr("on the current branch"))
         if r in self.bmap.hits:
             parts.append(_tr("search hit"))

@@ -198,14 +198,18 @@ class MapPane(QWidget):
         self.branches.set_tips(bmap.tips())
         self.set_filter_shown(bmap.filter)
         leaf = self._leaf_shown = bmap.leaf_row
-        wanted = bmap.row_of(self._select_after) if update.reset and self._select_after else -1
+        if update.reset:  # the view stays where it was (m12), then shows the leaf if need be
+            self.view.verticalScrollBar().setValue(keep)
+        wanted = (
+            bmap.row_of(self._select_after)
+            if (update.reset or update.path) and self._select_after
+            else -1
+        )
         if wanted >= 0:
             self._select_after = ""
             self.view.select_row(wanted)
         elif leaf >= 0 and (update.reset or was_at_leaf):
             self.view.select_row(leaf)
-        elif update.reset:
-            self.view.verticalScrollBar().setValue(keep)
 
     def clear(self) -> None:
         """Show no map (another session is opened): known previews are forgotten and
