@@ -39,6 +39,7 @@ from desktop_agent.workbench._map_layout import (
     add_kids,
     branch_tips,
     connect,
+    is_retry,
     reconnect,
     row_kind,
     visibility,
@@ -92,6 +93,8 @@ class BranchMap:
     _row_of: dict[int, int] = field(default_factory=dict)  # entry index -> row
     _path: list[int] = field(default_factory=list)  # entry indices of the current path
     _on_path: frozenset[int] = frozenset()  # the same, as a set
+    _retries: dict[int, list[int]] | None = None
+    """Retries of failed replies by the entry of their row (None: not made yet)."""
     _hit_entries: tuple[str, ...] = ()
     _tips: tuple[int, list[BranchTip]] | None = None
     _version: int = 0  # one more at every sync that changes the layout
@@ -183,6 +186,28 @@ class BranchMap:
         """Lanes the drawing of ``row`` spans (its text starts after them)."""
         return max([self.rows[row].lane, *(lane for lane, _ in self.through(row))]) + 1
 
+    def attempts(self, row: int) -> list[str]:
+        """The entries ``row`` stands for when it is a run of attempts at one reply: its
+        own, then each retry after a failure, oldest first (L6); [] for other rows."""
+        shape = self._shape
+        if shape is None or not 0 <= row < len(self.rows):
+            return []
+        if self._retries is None:
+            self._retries = {}
+            self._add_retries(shape, 0, self._n)
+        entry = self.rows[row].entry
+        more = self._retries.get(entry)
+        return [shape.ids[entry], *(shape.ids[i] for i in more)] if more else []
+
+    def _add_retries(self, shape: TreeShape, start: int, end: int) -> None:
+        retries = self._retries
+        if retries is None or self.filter in ("labeled", "user"):
+            return
+        vis, vparent = self._vis, self._vparent
+        for i in range(start, end):
+            if not vis[i] and is_retry(shape, i) and vparent[i] >= 0:
+                retries.setdefault(vparent[i], []).append(i)
+
     def max_lane(self) -> int:
         return max((r.lane for r in self.rows), default=0)
 
@@ -218,6 +243,7 @@ class BranchMap:
         self.rows = []
         self._vis, self._vparent, self._vkids, self._row_of = [], [], {}, {}
         self._set_path([])
+        self._retries = None
         self._spans = {}
         self.hits = frozenset()
         self._hit_entries = ()
@@ -305,6 +331,7 @@ class BranchMap:
         # The same tree, grown: new entries get their place (cheap, here).
         self._shape = shape
         self._add_entries(shape, old_n, n)
+        self._add_retries(shape, old_n, n)
         self._n = n
         new_vis = [i for i in range(old_n, n) if self._vis[i]]
         if not self._appended_below(new_vis):
@@ -361,6 +388,7 @@ class BranchMap:
         self._set_path(job.path)
         self._vis, self._vparent, self._vkids = done.vis, done.vparent, done.vkids
         self.rows, self._row_of, self._spans = done.rows, done.row_of, done.spans
+        self._retries = None
         self._version += 1
         if done.tips is not None:
             self._tips = (self._version, done.tips)

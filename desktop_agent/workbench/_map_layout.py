@@ -50,6 +50,25 @@ _SETTINGS = frozenset(
 )
 
 
+_ASSISTANT = ("message", "assistant")
+
+
+def is_retry(shape: TreeShape, i: int) -> bool:
+    """Whether entry ``i`` is a reply that follows a reply: only a failed request is
+    retried so (a reply that calls tools is followed by their results, one that answers
+    by the next prompt). A run of failed attempts, and the reply that ends it, are one
+    row on the map: the first attempt's (FIRST_HOUR.md L6)."""
+    types, roles = shape.types, shape.roles
+    p = shape.parents[i]
+    return (
+        0 <= p < i
+        and types[i] == "message"
+        and roles[i] == "assistant"
+        and types[p] == "message"
+        and roles[p] == "assistant"
+    )
+
+
 def row_kind(entry_type: str, role: str | None) -> RowKind | None:
     """What an entry is on the map (None: never a row)."""
     if entry_type in _NEVER:
@@ -291,10 +310,12 @@ def _visibility_steps(
             if shown is None:
                 kind = row_kind(*key)
                 shown = known[key] = kind is not None and (labeled or kind in shown_kinds)
+            p = parents[i]
             if shown and labeled:
                 shown = ids[i] in labels
+            elif shown and key == _ASSISTANT and 0 <= p < i and (types[p], roles[p]) == _ASSISTANT:
+                shown = False  # a retry of a failed reply: one row with it (L6, `is_retry`)
             add_vis(shown)
-            p = parents[i]
             if p < 0 or p == i:
                 add_vparent(-1)
             elif p < i:

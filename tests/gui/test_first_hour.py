@@ -1010,8 +1010,7 @@ def test_m4_l6_failed_attempts_keep_their_partial_text_and_say_failed_on_the_map
     qtbot.waitUntil(lambda: "…" not in [model.text(r) for r in range(model.rowCount())])
     texts = [model.text(r) for r in range(model.rowCount())]
     assert not any("(empty reply)" in t for t in texts), texts
-    assert any(t.startswith("Error: ") and "500" in t for t in texts), texts
-    assert any(t.startswith("Failed: This is a long answer") for t in texts), texts
+    assert texts == ["a long answer please", "Failed · 4 attempts"], texts  # (L6: one row)
     # an empty answer that did not fail says so, not a blank card
     provider.script(Reply(text=""))
     window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
@@ -1587,5 +1586,54 @@ def test_m12_switching_branch_on_the_map_moves_no_node_and_keeps_every_colour(
         under = view.indexAt(point)
         assert pane.model().data(under, MapRole.ID) == ids[name], "the node left the pointer"
         assert pane.bmap.leaf_row == under.row()
+    assert error_boxes(window) == []
+    close(qtbot, window)
+
+
+def test_l6_a_run_of_failed_attempts_is_one_row_on_the_map_and_in_the_branches_list(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    pane = window.map_pane
+    model = pane.model()
+
+    def texts() -> list[str]:
+        qtbot.waitUntil(lambda: "…" not in [model.text(r) for r in range(model.rowCount())])
+        return [model.text(r) for r in range(model.rowCount())]
+
+    def branches() -> list[str]:
+        pane.show_tab(1)
+        qtbot.waitUntil(lambda: "…" not in pane.branches_shown())
+        shown = pane.branches_shown()
+        pane.show_tab(0)
+        return shown
+
+    provider.script(*[HttpError(500, "scripted 500")] * 4)
+    type_and_send(qtbot, window, "first try")
+    idle(qtbot, window)
+    assert texts() == ["first try", "Failed · 4 attempts"]
+    assert branches() == ["Failed · 4 attempts"]
+    # a failure whose retry worked: one row, the reply's, that says it
+    provider.script(HttpError(500, "scripted 500"), Reply(text="it worked"))
+    window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
+    type_and_send(qtbot, window, "second try")
+    idle(qtbot, window)
+    assert texts()[2:] == ["second try", "it worked · after a failed attempt"]
+    # an empty answer is not a blank row
+    provider.script(Reply(text=""))
+    window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
+    type_and_send(qtbot, window, "say nothing")
+    idle(qtbot, window)
+    assert texts()[4:] == ["say nothing", "(empty reply)"]
+    # clicking the run of attempts shows its last attempt
+    bmap = pane.bmap
+    run_row = 1
+    assert len(bmap.attempts(run_row)) == 4
+    assert model.target(run_row) == bmap.attempts(run_row)[-1]
     assert error_boxes(window) == []
     close(qtbot, window)

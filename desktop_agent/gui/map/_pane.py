@@ -80,7 +80,7 @@ class MapPane(QWidget):
         self._shown_map = 0  # counts `clear`: previews read for a map no longer shown are dropped
         self.previews.needed.connect(self._load_previews)
         self._model = MapModel(self.previews, self, tooltip=tooltip)
-        self.branches = BranchesModel(self.previews, self)
+        self.branches = BranchesModel(self.previews, self, text=self._model.entry_text)
 
         self.tabs = QTabBar(self)
         self.tabs.setObjectName("branchTabs")
@@ -364,9 +364,13 @@ class MapPane(QWidget):
         for row, tip in enumerate(self.branches.tips):
             hide = False
             if words:
-                text = tip.label or self.previews.want(tip.entry_id)
+                text = tip.label or self.branches.text_source(tip.entry_id)
                 hide = text is not None and not text_matches(words, text)
             self.branch_list.setRowHidden(row, hide)
+
+    def branches_shown(self) -> list[str]:
+        """The texts of the Branches list's rows shown (what it reads, top down)."""
+        return [str(self.branches.index(r).data()) for r in self._shown_branches()]
 
     def _shown_branches(self) -> list[int]:
         return [r for r in range(len(self.branches.tips)) if not self.branch_list.isRowHidden(r)]
