@@ -24,7 +24,7 @@ from desktop_agent.session._entries import (
     parse_entry,
 )
 from desktop_agent.session._errors import SessionError, SessionErrorCode, SessionWriteError
-from desktop_agent.session._facts import BranchPage, BranchTail, EntryFacts
+from desktop_agent.session._facts import BranchPage, BranchTail, EntryFacts, failed_preview
 from desktop_agent.session._facts_scan import (
     NEW_SESSION_TITLE,
     IndexedSession,
@@ -118,6 +118,7 @@ __all__ = [
     "TreeShape",
     "UnknownEntry",
     "encode_cwd",
+    "failed_preview",
     "first_prompt_of",
     "new_entry_id",
     "parse_entry",

@@ -106,6 +106,14 @@ def _blocks(content: Any) -> tuple[list[str], list[str], int]:
     return texts, tools, images
 
 
+_FAILED_PREVIEW = ("Failed: ", "Error: ")
+
+
+def failed_preview(text: str) -> bool:
+    """Whether ``text`` is the preview of a failed reply (`preview_of`: L6)."""
+    return text.startswith(_FAILED_PREVIEW)
+
+
 def _message_preview(message: Any) -> str:
     if not isinstance(message, dict):
         return "message"

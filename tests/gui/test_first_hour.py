@@ -38,6 +38,7 @@ from desktop_agent.config import ProviderSettings, Settings, load_settings
 from desktop_agent.gui import MainWindow
 from desktop_agent.gui._settings_dialog import SettingsDialog
 from desktop_agent.gui.chat._parts import BoxPart, DocPart
+from desktop_agent.gui.map import MapRole
 from tests.gui.test_map_flows import open_three, row_of
 from tests.helpers.provider_server import (
     HttpError,
@@ -51,6 +52,7 @@ from tests.helpers.window import (
     chat_text,
     click_button,
     close,
+    find_index,
     idle,
     new_window,
     open_window,
@@ -1008,8 +1010,7 @@ def test_m4_l6_failed_attempts_keep_their_partial_text_and_say_failed_on_the_map
     qtbot.waitUntil(lambda: "…" not in [model.text(r) for r in range(model.rowCount())])
     texts = [model.text(r) for r in range(model.rowCount())]
     assert not any("(empty reply)" in t for t in texts), texts
-    assert any(t.startswith("Error: ") and "500" in t for t in texts), texts
-    assert any(t.startswith("Failed: This is a long answer") for t in texts), texts
+    assert texts == ["a long answer please", "Failed · 4 attempts"], texts  # (L6: one row)
     # an empty answer that did not fail says so, not a blank card
     provider.script(Reply(text=""))
     window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
@@ -1551,6 +1552,106 @@ def test_p18_a_read_files_text_is_shown_in_its_languages_colours(
 
     qtbot.waitUntil(lambda: len(colours()) >= 2, timeout=5000)  # "def", "return" coloured
     assert "calc.py" in painted_text(painted(window, row))  # the code block is named
+    close(qtbot, window)
+
+
+def test_m12_switching_branch_on_the_map_moves_no_node_and_keeps_every_colour(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window, ids, _ref = open_three(qtbot, tmp_path, provider, workspace)
+    pane = window.map_pane
+    view = pane.view
+    session = window.wb.session
+    assert session is not None
+    idle(qtbot, window)
+
+    def layout() -> list[tuple[str, int, int]]:
+        return [(r.entry_id, r.lane, r.color) for r in pane.bmap.rows]
+
+    def node_colours() -> list[str]:
+        """The colour painted at the centre of every prompt's node (a filled dot)."""
+        image = view.viewport().grab().toImage()
+        out = []
+        for r, row in enumerate(pane.bmap.rows):
+            if row.kind == "user":
+                rect = view.visualRect(pane.model().index(r, 0))
+                x = round(view.map_delegate.lane_x(rect, row.lane))
+                out.append(image.pixelColor(x, rect.center().y()).name())
+        return out
+
+    before, colours = layout(), node_colours()
+    assert len(set(colours)) == 3, colours  # three branches, three colours
+    for name in ("a2", "a2b", "a2c", "q2"):
+        index = find_index(pane.model(), ids[name])
+        assert index is not None
+        point = view.visualRect(index).center()
+        QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=point)
+        want: str = ids[name]
+
+        def switched(want: str = want) -> bool:
+            return session.leaf_id() == want
+
+        qtbot.waitUntil(switched)
+        idle(qtbot, window)
+        assert layout() == before, f"the map moved when switching to {name}"
+        assert node_colours() == colours, name
+        under = view.indexAt(point)
+        assert pane.model().data(under, MapRole.ID) == ids[name], "the node left the pointer"
+        assert pane.bmap.leaf_row == under.row()
+    assert error_boxes(window) == []
+    close(qtbot, window)
+
+
+def test_l6_a_run_of_failed_attempts_is_one_row_on_the_map_and_in_the_branches_list(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    pane = window.map_pane
+    model = pane.model()
+
+    def texts() -> list[str]:
+        qtbot.waitUntil(lambda: "…" not in [model.text(r) for r in range(model.rowCount())])
+        return [model.text(r) for r in range(model.rowCount())]
+
+    def branches() -> list[str]:
+        pane.show_tab(1)
+        qtbot.waitUntil(lambda: "…" not in pane.branches_shown())
+        shown = pane.branches_shown()
+        pane.show_tab(0)
+        return shown
+
+    provider.script(*[HttpError(500, "scripted 500")] * 4)
+    type_and_send(qtbot, window, "first try")
+    idle(qtbot, window)
+    assert texts() == ["first try", "Failed · 4 attempts"]
+    assert branches() == ["Failed · 4 attempts"]
+    # a failure whose retry worked: one row, the reply's, that says it
+    provider.script(HttpError(500, "scripted 500"), Reply(text="it worked"))
+    window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
+    type_and_send(qtbot, window, "second try")
+    idle(qtbot, window)
+    assert texts()[2:] == ["second try", "it worked · after a failed attempt"]
+    # an empty answer is not a blank row
+    provider.script(Reply(text=""))
+    window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
+    type_and_send(qtbot, window, "say nothing")
+    idle(qtbot, window)
+    assert texts()[4:] == ["say nothing", "(empty reply)"]
+    # clicking the run of attempts shows its last attempt
+    bmap = pane.bmap
+    run_row = 1
+    assert len(bmap.attempts(run_row)) == 4
+    assert model.target(run_row) == bmap.attempts(run_row)[-1]
+    assert error_boxes(window) == []
     close(qtbot, window)
 
 

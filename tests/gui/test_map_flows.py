@@ -113,9 +113,12 @@ def test_clicking_a_node_of_another_branch_moves_the_leaf_and_the_map_redraws(
     idle(qtbot, window)
     assert "second answer" in painted_text(painted(window, 3))
     assert leaf_entries(session)[-1] == ids["a2"]
-    # the new path is lane 0, the old one a block
+    # no row moved (m12): the new path is told by its text, the leaf by its ring
     bmap = pane.bmap
-    assert [names[r.entry_id] for r in bmap.rows if r.lane == 0] == ["q1", "a1", "q2", "a2"]
+    assert [r.lane for r in bmap.rows] == [0, 0, 1, 1, 1, 1, 0, 0]
+    assert [names[r.entry_id] for k, r in enumerate(bmap.rows) if bmap.on_path(k)] == [
+        "q1", "a1", "q2", "a2",
+    ]  # fmt: skip
     assert pane.view.currentIndex().row() == bmap.leaf_row == row_of(window, ids["a2"])
     # clicking the current leaf writes nothing
     before = len(leaf_entries(session))
@@ -207,7 +210,8 @@ def test_context_menu_label_fork_and_summarize(
     qtbot.waitUntil(lambda: pane.bmap.rows[pane.bmap.leaf_row].kind == "summary", timeout=10_000)
     idle(qtbot, window)
     leaf = pane.bmap.rows[pane.bmap.leaf_row]
-    assert leaf.lane == 0 and pane.bmap.rows[leaf.parent].entry_id == ids["a2"]
+    assert pane.bmap.on_path(pane.bmap.leaf_row)
+    assert pane.bmap.rows[leaf.parent].entry_id == ids["a2"] and leaf.lane == 1
     # fork from here: a new session holding the path to that entry, opened
     menu = pane.context_menu_for(ids["a2b"])
     assert menu is not None
@@ -311,7 +315,7 @@ def test_search_hit_on_another_branch_asks_then_moves_the_leaf_and_marks_the_map
     assert session.leaf_id() == ids["a2b"]
     assert "zebras" in chat_text(window)
     hit_row = row_of(window, ids["a2b"])
-    assert window.map_pane.bmap.hits == {hit_row} and window.map_pane.bmap.rows[hit_row].lane == 0
+    assert window.map_pane.bmap.hits == {hit_row} and window.map_pane.bmap.on_path(hit_row)
     assert window.map_pane.view.currentIndex().row() == hit_row
     # clearing the search clears the marks
     sidebar.search.clear()

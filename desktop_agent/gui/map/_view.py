@@ -4,9 +4,11 @@ are painted. (A table, not a `QListView`: with fixed sections its layout costs n
 per row, where a list view lays out every row again on each reset: 60-140 ms for 9,000
 rows, measured.)
 
-Colours come from the palette: the current path in the accent colour, drawn strong;
+Colours come from the palette: the main line (lane 0) in the accent colour, drawn strong;
 other branches in one of a few hues (two sets, for light and dark bases) blended
-towards the base colour, so they read as muted; search hits get a highlight band.
+towards the base colour. Lanes and colours follow the tree, not the current branch
+(m12): the current path is told by its text (the others' is muted) and the leaf's ring.
+Search hits get a highlight band.
 """
 
 from __future__ import annotations
@@ -227,7 +229,8 @@ class MapDelegate(QStyledItemDelegate):
             x = self.lane_x(rect, lane)
             painter.drawLine(QPointF(x, top), QPointF(x, bottom))
         x = self.lane_x(rect, row.lane)
-        painter.setPen(c.pen(row.color, strong=row.on_path))
+        on_path = bmap.on_path(r)
+        painter.setPen(c.pen(row.color, strong=row.color == 0))
         if row.up:
             painter.drawLine(QPointF(x, top), QPointF(x, cy))
         if row.down:
@@ -271,7 +274,7 @@ class MapDelegate(QStyledItemDelegate):
             tag_w = min(sfm.horizontalAdvance(label) + 12, max(40, (right - left) // 2))
         room = max(right - left - (tag_w + 6 if tag_w else 0), 10)
         text = self.elided(model.text(r), room, font)
-        painter.setPen(c.text if row.on_path else c.muted_text)
+        painter.setPen(c.text if on_path else c.muted_text)
         self._text(painter, font, left, rect, text)
         if label:
             tx = left + fonts.fm(font).horizontalAdvance(text) + 6
@@ -373,6 +376,14 @@ class MapView(QTableView):
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.viewport().setAttribute(Qt.WidgetAttribute.WA_Hover, True)
+
+    def updateGeometries(self) -> None:
+        super().updateGeometries()
+        # Room below the last row when the rows do not fit: the last one is not glued
+        # to the bottom edge, and clicking it never scrolls the map (m12).
+        bar = self.verticalScrollBar()
+        if bar.maximum() > 0:
+            bar.setMaximum(bar.maximum() + 2 * self.map_delegate.row_height())
 
     def map_model(self) -> MapModel:
         model = self.model()
