@@ -18,6 +18,7 @@ from PySide6.QtGui import (
     QDesktopServices,
     QFontMetrics,
     QGuiApplication,
+    QPalette,
 )
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import (
@@ -1535,4 +1536,87 @@ def test_p18_a_read_files_text_is_shown_in_its_languages_colours(
 
     qtbot.waitUntil(lambda: len(colours()) >= 2, timeout=5000)  # "def", "return" coloured
     assert "calc.py" in painted_text(painted(window, row))  # the code block is named
+    close(qtbot, window)
+
+
+def highlighted(window: MainWindow, row: int) -> int:
+    """How many pixels of chat card ``row`` are painted in the selection's colour."""
+    view = window.chat.view
+    view.viewport().repaint()
+    rect = view.visualRect(window.chat.model.index(row, 0)).intersected(view.viewport().rect())
+    image = view.viewport().grab(rect).toImage()
+    colour = QGuiApplication.palette().color(QPalette.ColorRole.Highlight).rgb()
+    return sum(
+        1
+        for y in range(0, image.height(), 2)
+        for x in range(0, image.width(), 2)
+        if image.pixel(x, y) == colour
+    )
+
+
+def test_m6_a_drag_from_one_reply_into_another_selects_across_the_cards(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = session_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    ask(qtbot, window, provider, "say something", Reply(text=REPLY))
+    ask(qtbot, window, provider, "and again", Reply(text="Another answer here."))
+    view = window.chat.view
+    port = view.viewport()
+    assert highlighted(window, 3) == 0
+    start, end = char_point(window, 1, "quick"), char_point(window, 3, "answer", after=True)
+    QTest.mousePress(port, Qt.MouseButton.LeftButton, pos=start)
+    QTest.mouseMove(port, char_point(window, 2, "again"))
+    QTest.mouseMove(port, end)
+    QTest.mouseRelease(port, Qt.MouseButton.LeftButton, pos=end)
+    assert highlighted(window, 1) > 0 and highlighted(window, 3) > 0  # painted selected
+    QTest.keyClick(view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    text = QGuiApplication.clipboard().text()
+    assert text == ("quick brown fox jumps.\nA second paragraph.\n\nand again\n\nAnother answer"), (
+        text
+    )
+    close(qtbot, window)
+
+
+def test_m6_a_drag_held_above_the_chat_scrolls_it_and_extends_the_selection(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = session_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    ask(qtbot, window, provider, "a long answer please", Reply(text=long_code_reply()))
+    view = window.chat.view
+    port = view.viewport()
+    bar = view.verticalScrollBar()
+    bar.setValue(bar.maximum())
+    settle(qtbot, window)
+    before = bar.value()
+    start = char_point(window, 1, "The end", after=True)
+    QTest.mousePress(port, Qt.MouseButton.LeftButton, pos=start)
+    QTest.mouseMove(port, QPoint(start.x(), -40))  # held above the view
+    qtbot.waitUntil(lambda: bar.value() < before - 300, timeout=5000)
+    QTest.mouseRelease(port, Qt.MouseButton.LeftButton, pos=QPoint(start.x(), -40))
+    stopped = bar.value()
+    QTest.qWait(200)
+    assert bar.value() == stopped  # the release stops the scrolling
+    QTest.keyClick(view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    text = QGuiApplication.clipboard().text()
+    assert text.endswith("return a - b\nThe end"), text
+    first = int(text.split("Paragraph ")[1].split(":")[0]) if "Paragraph " in text else 99
+    assert first < 40, text  # paragraphs that were above the view when the drag began
+    # below the view it scrolls down again
+    bar.setValue(0)
+    settle(qtbot, window)
+    start = char_point(window, 1, "Paragraph 1")
+    QTest.mousePress(port, Qt.MouseButton.LeftButton, pos=start)
+    below = QPoint(start.x(), port.height() + 40)
+    QTest.mouseMove(port, below)
+    qtbot.waitUntil(lambda: bar.value() > 300, timeout=5000)
+    QTest.mouseRelease(port, Qt.MouseButton.LeftButton, pos=below)
+    assert highlighted(window, 1) > 0
     close(qtbot, window)
