@@ -38,6 +38,7 @@ from pytestqt.qtbot import QtBot
 from desktop_agent.config import ProviderSettings, Settings, load_settings
 from desktop_agent.gui import MainWindow
 from desktop_agent.gui._settings_dialog import SettingsDialog
+from desktop_agent.gui.chat._builder import PAD
 from desktop_agent.gui.chat._parts import BoxPart, DocPart
 from tests.gui.test_map_flows import open_three, row_of
 from tests.helpers.provider_server import (
@@ -1619,4 +1620,43 @@ def test_m6_a_drag_held_above_the_chat_scrolls_it_and_extends_the_selection(
     qtbot.waitUntil(lambda: bar.value() > 300, timeout=5000)
     QTest.mouseRelease(port, Qt.MouseButton.LeftButton, pos=below)
     assert highlighted(window, 1) > 0
+    close(qtbot, window)
+
+
+def test_p13_with_both_side_panes_hidden_the_message_box_keeps_to_the_cards_column(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = session_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    ask(qtbot, window, provider, "say something", Reply(text=REPLY))
+    window.resize(1600, 800)
+    for name in ("sidebarAction", "mapAction"):
+        window.actions_by_name[name].trigger()
+    settle(qtbot, window)
+    assert window.sidebar.isHidden() and window.map_pane.isHidden()
+
+    def edges(widget: QWidget, x: float, width: float) -> tuple[int, int]:
+        left = widget.mapTo(window, QPoint(int(x), 0)).x()
+        return left, left + int(width)
+
+    def check() -> None:
+        layout = painted(window, 1)
+        assert layout is not None
+        doc = next(p for p in layout.parts if isinstance(p, DocPart))
+        port = window.chat.view.viewport()
+        card = edges(port, doc.x - PAD, doc.doc.textWidth() + 2 * PAD)
+        field = window.composer.input
+        box = edges(field, 0, field.width())
+        assert port.width() > card[1] - card[0] + 200  # the cards are centred with room
+        assert abs(box[0] - card[0]) <= 1 and abs(box[1] - card[1]) <= 1, (box, card)
+        picker = edges(window.composer.model_picker, 0, 0)[0]
+        assert picker >= card[0]
+
+    check()
+    window.resize(1200, 800)  # it follows the window
+    settle(qtbot, window)
+    check()
     close(qtbot, window)
