@@ -42,6 +42,7 @@ from desktop_agent.gui._search import HitNavigator
 from desktop_agent.gui._theme import FocusRing, ThemeManager
 from desktop_agent.gui._warm_up import WarmUp
 from desktop_agent.gui._windows import Windows
+from desktop_agent.gui._zoom import TextZoom
 from desktop_agent.gui.chat import ChatPane
 from desktop_agent.gui.map import MapPane
 from desktop_agent.gui.sidebar import SessionSidebar
@@ -128,6 +129,13 @@ class MainWindow(QMainWindow):
             self.status.showMessage,
             lambda step: self.spawn(self.do(workbench.switch_sibling_at_end(step))),
         )
+        self.zoom = TextZoom(
+            self.chat,
+            self.composer,
+            lambda percent: workbench.remember(chat_zoom=percent),
+            self.status.showMessage,
+        )
+        self.zoom.apply(workbench.state.chat_zoom)
         self.actions_by_name = install_actions(self)
         install_mcp_menu(self.menuBar(), workbench, self)
         self.dialogs.settings_rows = lambda dialog: add_settings_row(dialog, workbench, self)

@@ -1660,3 +1660,64 @@ def test_p13_with_both_side_panes_hidden_the_message_box_keeps_to_the_cards_colu
     settle(qtbot, window)
     check()
     close(qtbot, window)
+
+
+def test_p15_ctrl_plus_and_minus_zoom_the_conversation_text_and_a_relaunch_keeps_it(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = session_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    ask(qtbot, window, provider, "say something", Reply(text=REPLY))
+    view = window.chat.view
+    ctrl = Qt.KeyboardModifier.ControlModifier
+
+    def card() -> tuple[float, int]:
+        """(the point size of the reply's text, its card's height), as painted."""
+        settle(qtbot, window)
+        layout = painted(window, 1)
+        assert layout is not None
+        doc = next(p for p in layout.parts if isinstance(p, DocPart))
+        return doc.doc.defaultFont().pointSizeF(), layout.height
+
+    size, height = card()
+    box = window.composer.input.font().pointSizeF()
+    view.setFocus(Qt.FocusReason.OtherFocusReason)
+    QTest.keyClick(view, Qt.Key.Key_Equal, ctrl)
+    QTest.keyClick(view, Qt.Key.Key_Plus, ctrl)
+    bigger, taller = card()
+    assert bigger == pytest.approx(size * 1.25, abs=0.05) and taller > height
+    assert window.composer.input.font().pointSizeF() == pytest.approx(box * 1.25, abs=0.05)
+    assert view.visualRect(window.chat.model.index(1, 0)).height() == taller  # re-measured
+    assert window.status.currentMessage() == "Text size 125%"
+    window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)  # from the message box too
+    for _ in range(12):
+        QTest.keyClick(window.composer.input, Qt.Key.Key_Minus, ctrl)
+    assert card()[0] == pytest.approx(size * 0.5, abs=0.05)  # down to 50%, no further
+    assert window.composer.text() == ""
+    QTest.keyClick(window.composer.input, Qt.Key.Key_0, ctrl)
+    assert card()[0] == pytest.approx(size)
+    QTest.keyClick(view, Qt.Key.Key_Equal, ctrl)
+    close(qtbot, window)
+    # in the View menu and the shortcuts sheet
+    from desktop_agent.gui._action_table import shortcut_rows
+
+    sheet = dict(shortcut_rows())
+    assert sheet["Ctrl+= / Ctrl++"] == "Zoom in" and sheet["Ctrl+0"] == "Actual size"
+    # a relaunch shows the text at 110%
+    again = open_window(
+        qtbot, tmp_path / "data", provider.model("anthropic-messages"), restore=True
+    )
+    idle(qtbot, again)
+    menu = again.findChild(QMenu, "viewMenu")
+    assert menu is not None
+    assert {"zoomInAction", "zoomOutAction", "zoomResetAction"} <= {
+        a.objectName() for a in menu.actions()
+    }
+    layout = painted(again, 1)
+    assert layout is not None
+    doc = next(p for p in layout.parts if isinstance(p, DocPart))
+    assert doc.doc.defaultFont().pointSizeF() == pytest.approx(size * 1.1, abs=0.05)
+    close(qtbot, again)
