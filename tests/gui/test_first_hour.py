@@ -694,7 +694,7 @@ def test_l3_a_failed_listing_quotes_the_servers_reason(
 
 
 def test_p5_a_preview_never_hides_a_single_line() -> None:
-    from desktop_agent.gui.chat._builder import clip_lines
+    from desktop_agent.gui.chat._tool_text import clip_lines
 
     assert clip_lines("a\nb\nc", 2, 1000) == "a\nb\nc"
     assert clip_lines("a\nb\nc\nd", 2, 1000) == "a\nb\n[... 2 more lines]"
@@ -1721,3 +1721,48 @@ def test_p15_ctrl_plus_and_minus_zoom_the_conversation_text_and_a_relaunch_keeps
     doc = next(p for p in layout.parts if isinstance(p, DocPart))
     assert doc.doc.defaultFont().pointSizeF() == pytest.approx(size * 1.1, abs=0.05)
     close(qtbot, again)
+
+
+def test_p18_a_read_files_lines_are_numbered_from_its_offset_in_a_gutter_not_copied(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    from desktop_agent.gui.chat._gutter import LineNumbers
+
+    source = "".join(f"x{i} = {i}\n" for i in range(1, 7))
+    (workspace / "nums.py").write_text(source)
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(tool_call("read", {"path": "nums.py", "offset": 3}), Reply(text="read it"))
+    type_and_send(qtbot, window, "read nums.py from line 3")
+    idle(qtbot, window)
+    row = next(
+        r for r in range(window.chat.item_count()) if "x6 = 6" in painted_text(painted(window, r))
+    )
+    layout = painted(window, row)
+    assert layout is not None
+    gutter = next(p for p in layout.parts if isinstance(p, LineNumbers))
+    doc = next(p for p in layout.parts if isinstance(p, DocPart) and p.doc is gutter.doc)
+    assert (gutter.first, gutter.count) == (3, 4)  # lines 3 to 6, not the notes after them
+    assert gutter.rect.right() < doc.x  # beside the text, not in it
+    assert doc.doc.toPlainText() == "x3 = 3\nx4 = 4\nx5 = 5\nx6 = 6"
+    # painted, in the muted colour
+    view = window.chat.view
+    view.viewport().repaint()
+    card = view.visualRect(window.chat.model.index(row, 0)).topLeft()
+    image = view.viewport().grab(gutter.rect.translated(card)).toImage()
+    muted = window.chat.delegate.theme().muted.rgb()
+    inked = {image.pixel(x, y) for x in range(image.width()) for y in range(image.height())} - {
+        image.pixel(0, 0)
+    }
+    assert muted in inked, [hex(c) for c in inked]
+    # copying the file's text leaves the numbers out
+    window.chat.selection.select_all(row)
+    view.setFocus(Qt.FocusReason.OtherFocusReason)
+    QTest.keyClick(view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    copied = QGuiApplication.clipboard().text()
+    assert "x3 = 3\nx4 = 4\nx5 = 5\nx6 = 6" in copied and "3x3" not in copied, copied
+    close(qtbot, window)
