@@ -1766,3 +1766,33 @@ def test_p18_a_read_files_lines_are_numbered_from_its_offset_in_a_gutter_not_cop
     copied = QGuiApplication.clipboard().text()
     assert "x3 = 3\nx4 = 4\nx5 = 5\nx6 = 6" in copied and "3x3" not in copied, copied
     close(qtbot, window)
+
+
+def test_p15_a_zoom_reaches_the_apps_other_windows_and_new_ones(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    from tests.gui.test_flows_windows import new_window_opened
+
+    first = session_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    windows: list[MainWindow] = first.windows.windows  # type: ignore[assignment]
+    size = first.composer.input.font().pointSizeF()
+    ctrl = Qt.KeyboardModifier.ControlModifier
+    QTest.keyClick(first, Qt.Key.Key_N, ctrl | Qt.KeyboardModifier.ShiftModifier)
+    second = new_window_opened(qtbot, windows, 2)
+    QTest.keyClick(second.composer.input, Qt.Key.Key_Equal, ctrl)
+    for window in (first, second):
+        assert window.composer.input.font().pointSizeF() == pytest.approx(size * 1.1)
+        assert window.chat.view.font().pointSizeF() > first.sidebar.font().pointSizeF()
+    first.activateWindow()
+    qtbot.waitUntil(first.isActiveWindow)
+    QTest.keyClick(first, Qt.Key.Key_N, ctrl | Qt.KeyboardModifier.ShiftModifier)
+    third = new_window_opened(qtbot, windows, 3)
+    assert third.composer.input.font().pointSizeF() == pytest.approx(size * 1.1)
+    for window in (third, second):
+        window.ask_stop_or_wait = lambda: "stop"  # type: ignore[method-assign]
+        window.close()
+    close(qtbot, first)
