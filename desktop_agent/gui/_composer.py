@@ -201,7 +201,6 @@ class Composer(QWidget):
         controls.addWidget(self.send_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
-        self.contents = layout
         layout.addWidget(self.commands)
         layout.addWidget(self.input)
         layout.addLayout(controls)

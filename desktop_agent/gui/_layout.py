@@ -71,7 +71,7 @@ def build_panes(
     row_layout.setContentsMargins(0, 0, 0, 0)
     row_layout.addWidget(composer)
     chat_layout.addWidget(composer_row)
-    _ComposerColumn(chat, composer, composer_row, row_layout)
+    _ComposerColumn(chat, composer_row, row_layout)
     center.addWidget(start_page)
     center.addWidget(chat_box)
     middle = QWidget(window)
@@ -98,14 +98,13 @@ def build_panes(
 
 
 class _ComposerColumn(QObject):
-    """Keeps the composer in the chat's card column: as wide as the cards and centred
-    like them, its text box's edges on theirs (FIRST_HOUR.md p13: with both side panes
-    hidden it stretched across the window while the messages stayed centred)."""
+    """Keeps the composer in the chat's card column: as wide as it at most and centred
+    like the cards (FIRST_HOUR.md p13: with both side panes hidden it stretched across the
+    window while the messages stayed centred)."""
 
-    def __init__(self, chat: ChatPane, composer: Composer, row: QWidget, box: QHBoxLayout) -> None:
+    def __init__(self, chat: ChatPane, row: QWidget, box: QHBoxLayout) -> None:
         super().__init__(row)
         self._chat = chat
-        self._composer = composer
         self._row = row
         self._box = box
         chat.view.column_changed.connect(self.fit)
@@ -118,10 +117,9 @@ class _ComposerColumn(QObject):
 
     def fit(self) -> None:
         left, width = self._chat.card_column()
-        inset = self._composer.contents.contentsMargins()
-        left = max(0, left - inset.left())
-        width += inset.left() + inset.right()
-        right = max(0, self._row.width() - left - width)
+        if left <= 0:  # the cards fill the chat's width: so does the composer
+            left = width = 0
+        right = max(0, self._row.width() - left - width) if width else 0
         now = self._box.contentsMargins()
         if now.left() != left or now.right() != right:
             self._box.setContentsMargins(left, 0, right, 0)

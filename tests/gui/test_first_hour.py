@@ -38,7 +38,7 @@ from pytestqt.qtbot import QtBot
 from desktop_agent.config import ProviderSettings, Settings, load_settings
 from desktop_agent.gui import MainWindow
 from desktop_agent.gui._settings_dialog import SettingsDialog
-from desktop_agent.gui.chat._builder import PAD
+from desktop_agent.gui.chat._builder import MARGIN_X, PAD
 from desktop_agent.gui.chat._parts import BoxPart, DocPart
 from tests.gui.test_map_flows import open_three, row_of
 from tests.helpers.provider_server import (
@@ -1647,9 +1647,9 @@ def test_p13_with_both_side_panes_hidden_the_message_box_keeps_to_the_cards_colu
         assert layout is not None
         doc = next(p for p in layout.parts if isinstance(p, DocPart))
         port = window.chat.view.viewport()
-        card = edges(port, doc.x - PAD, doc.doc.textWidth() + 2 * PAD)
-        field = window.composer.input
-        box = edges(field, 0, field.width())
+        card = edges(port, doc.x - PAD - MARGIN_X, doc.doc.textWidth() + 2 * (PAD + MARGIN_X))
+        composer = window.composer
+        box = edges(composer, 0, composer.width())
         assert port.width() > card[1] - card[0] + 200  # the cards are centred with room
         assert abs(box[0] - card[0]) <= 1 and abs(box[1] - card[1]) <= 1, (box, card)
         picker = edges(window.composer.model_picker, 0, 0)[0]
