@@ -18,6 +18,7 @@ from PySide6.QtGui import (
     QDesktopServices,
     QFontMetrics,
     QGuiApplication,
+    QPalette,
 )
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import (
@@ -37,6 +38,7 @@ from pytestqt.qtbot import QtBot
 from desktop_agent.config import ProviderSettings, Settings, load_settings
 from desktop_agent.gui import MainWindow
 from desktop_agent.gui._settings_dialog import SettingsDialog
+from desktop_agent.gui.chat._builder import MARGIN_X, PAD
 from desktop_agent.gui.chat._parts import BoxPart, DocPart
 from desktop_agent.gui.map import MapRole
 from tests.gui.test_map_flows import open_three, row_of
@@ -694,7 +696,7 @@ def test_l3_a_failed_listing_quotes_the_servers_reason(
 
 
 def test_p5_a_preview_never_hides_a_single_line() -> None:
-    from desktop_agent.gui.chat._builder import clip_lines
+    from desktop_agent.gui.chat._tool_text import clip_lines
 
     assert clip_lines("a\nb\nc", 2, 1000) == "a\nb\nc"
     assert clip_lines("a\nb\nc\nd", 2, 1000) == "a\nb\n[... 2 more lines]"
@@ -1680,3 +1682,261 @@ def test_m5_find_scrolls_to_the_hit_itself_inside_a_long_reply(
         hit = bar.current_rect()
         assert hit is not None and view.viewport().rect().contains(hit), (query, hit)
     close(qtbot, window)
+
+
+def highlighted(window: MainWindow, row: int) -> int:
+    """How many pixels of chat card ``row`` are painted in the selection's colour."""
+    view = window.chat.view
+    view.viewport().repaint()
+    rect = view.visualRect(window.chat.model.index(row, 0)).intersected(view.viewport().rect())
+    image = view.viewport().grab(rect).toImage()
+    colour = QGuiApplication.palette().color(QPalette.ColorRole.Highlight).rgb()
+    return sum(
+        1
+        for y in range(0, image.height(), 2)
+        for x in range(0, image.width(), 2)
+        if image.pixel(x, y) == colour
+    )
+
+
+def test_m6_a_drag_from_one_reply_into_another_selects_across_the_cards(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = session_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    ask(qtbot, window, provider, "say something", Reply(text=REPLY))
+    ask(qtbot, window, provider, "and again", Reply(text="Another answer here."))
+    view = window.chat.view
+    port = view.viewport()
+    assert highlighted(window, 3) == 0
+    start, end = char_point(window, 1, "quick"), char_point(window, 3, "answer", after=True)
+    QTest.mousePress(port, Qt.MouseButton.LeftButton, pos=start)
+    QTest.mouseMove(port, char_point(window, 2, "again"))
+    QTest.mouseMove(port, end)
+    QTest.mouseRelease(port, Qt.MouseButton.LeftButton, pos=end)
+    assert highlighted(window, 1) > 0 and highlighted(window, 3) > 0  # painted selected
+    QTest.keyClick(view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    text = QGuiApplication.clipboard().text()
+    assert text == ("quick brown fox jumps.\nA second paragraph.\n\nand again\n\nAnother answer"), (
+        text
+    )
+    close(qtbot, window)
+
+
+def test_m6_a_drag_held_above_the_chat_scrolls_it_and_extends_the_selection(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = session_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    ask(qtbot, window, provider, "a long answer please", Reply(text=long_code_reply()))
+    view = window.chat.view
+    port = view.viewport()
+    bar = view.verticalScrollBar()
+    bar.setValue(bar.maximum())
+    settle(qtbot, window)
+    before = bar.value()
+    start = char_point(window, 1, "The end", after=True)
+    QTest.mousePress(port, Qt.MouseButton.LeftButton, pos=start)
+    QTest.mouseMove(port, QPoint(start.x(), -40))  # held above the view
+    qtbot.waitUntil(lambda: bar.value() < before - 300, timeout=5000)
+    QTest.mouseRelease(port, Qt.MouseButton.LeftButton, pos=QPoint(start.x(), -40))
+    stopped = bar.value()
+    QTest.qWait(200)
+    assert bar.value() == stopped  # the release stops the scrolling
+    QTest.keyClick(view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    text = QGuiApplication.clipboard().text()
+    assert text.endswith("return a - b\nThe end"), text
+    first = int(text.split("Paragraph ")[1].split(":")[0]) if "Paragraph " in text else 99
+    assert first < 40, text  # paragraphs that were above the view when the drag began
+    # below the view it scrolls down again
+    bar.setValue(0)
+    settle(qtbot, window)
+    start = char_point(window, 1, "Paragraph 1")
+    QTest.mousePress(port, Qt.MouseButton.LeftButton, pos=start)
+    below = QPoint(start.x(), port.height() + 40)
+    QTest.mouseMove(port, below)
+    qtbot.waitUntil(lambda: bar.value() > 300, timeout=5000)
+    QTest.mouseRelease(port, Qt.MouseButton.LeftButton, pos=below)
+    assert highlighted(window, 1) > 0
+    close(qtbot, window)
+
+
+def test_p13_with_both_side_panes_hidden_the_message_box_keeps_to_the_cards_column(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = session_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    ask(qtbot, window, provider, "say something", Reply(text=REPLY))
+    window.resize(1600, 800)
+    for name in ("sidebarAction", "mapAction"):
+        window.actions_by_name[name].trigger()
+    settle(qtbot, window)
+    assert window.sidebar.isHidden() and window.map_pane.isHidden()
+
+    def edges(widget: QWidget, x: float, width: float) -> tuple[int, int]:
+        left = widget.mapTo(window, QPoint(int(x), 0)).x()
+        return left, left + int(width)
+
+    def check() -> None:
+        layout = painted(window, 1)
+        assert layout is not None
+        doc = next(p for p in layout.parts if isinstance(p, DocPart))
+        port = window.chat.view.viewport()
+        card = edges(port, doc.x - PAD - MARGIN_X, doc.doc.textWidth() + 2 * (PAD + MARGIN_X))
+        composer = window.composer
+        box = edges(composer, 0, composer.width())
+        assert port.width() > card[1] - card[0] + 200  # the cards are centred with room
+        assert abs(box[0] - card[0]) <= 1 and abs(box[1] - card[1]) <= 1, (box, card)
+        picker = edges(window.composer.model_picker, 0, 0)[0]
+        assert picker >= card[0]
+
+    check()
+    window.resize(1200, 800)  # it follows the window
+    settle(qtbot, window)
+    check()
+    close(qtbot, window)
+
+
+def test_p15_ctrl_plus_and_minus_zoom_the_conversation_text_and_a_relaunch_keeps_it(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = session_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    ask(qtbot, window, provider, "say something", Reply(text=REPLY))
+    view = window.chat.view
+    ctrl = Qt.KeyboardModifier.ControlModifier
+
+    def card() -> tuple[float, int]:
+        """(the point size of the reply's text, its card's height), as painted."""
+        settle(qtbot, window)
+        layout = painted(window, 1)
+        assert layout is not None
+        doc = next(p for p in layout.parts if isinstance(p, DocPart))
+        return doc.doc.defaultFont().pointSizeF(), layout.height
+
+    size, height = card()
+    box = window.composer.input.font().pointSizeF()
+    view.setFocus(Qt.FocusReason.OtherFocusReason)
+    QTest.keyClick(view, Qt.Key.Key_Equal, ctrl)
+    QTest.keyClick(view, Qt.Key.Key_Plus, ctrl)
+    bigger, taller = card()
+    assert bigger == pytest.approx(size * 1.25, abs=0.05) and taller > height
+    assert window.composer.input.font().pointSizeF() == pytest.approx(box * 1.25, abs=0.05)
+    assert view.visualRect(window.chat.model.index(1, 0)).height() == taller  # re-measured
+    assert window.status.currentMessage() == "Text size 125%"
+    window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)  # from the message box too
+    for _ in range(12):
+        QTest.keyClick(window.composer.input, Qt.Key.Key_Minus, ctrl)
+    assert card()[0] == pytest.approx(size * 0.5, abs=0.05)  # down to 50%, no further
+    assert window.composer.text() == ""
+    QTest.keyClick(window.composer.input, Qt.Key.Key_0, ctrl)
+    assert card()[0] == pytest.approx(size)
+    QTest.keyClick(view, Qt.Key.Key_Equal, ctrl)
+    close(qtbot, window)
+    # in the View menu and the shortcuts sheet
+    from desktop_agent.gui._action_table import shortcut_rows
+
+    sheet = dict(shortcut_rows())
+    assert sheet["Ctrl+= / Ctrl++"] == "Zoom in" and sheet["Ctrl+0"] == "Actual size"
+    # a relaunch shows the text at 110%
+    again = open_window(
+        qtbot, tmp_path / "data", provider.model("anthropic-messages"), restore=True
+    )
+    idle(qtbot, again)
+    menu = again.findChild(QMenu, "viewMenu")
+    assert menu is not None
+    assert {"zoomInAction", "zoomOutAction", "zoomResetAction"} <= {
+        a.objectName() for a in menu.actions()
+    }
+    layout = painted(again, 1)
+    assert layout is not None
+    doc = next(p for p in layout.parts if isinstance(p, DocPart))
+    assert doc.doc.defaultFont().pointSizeF() == pytest.approx(size * 1.1, abs=0.05)
+    close(qtbot, again)
+
+
+def test_p18_a_read_files_lines_are_numbered_from_its_offset_in_a_gutter_not_copied(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    from desktop_agent.gui.chat._gutter import LineNumbers
+
+    source = "".join(f"x{i} = {i}\n" for i in range(1, 7))
+    (workspace / "nums.py").write_text(source)
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(tool_call("read", {"path": "nums.py", "offset": 3}), Reply(text="read it"))
+    type_and_send(qtbot, window, "read nums.py from line 3")
+    idle(qtbot, window)
+    row = next(
+        r for r in range(window.chat.item_count()) if "x6 = 6" in painted_text(painted(window, r))
+    )
+    layout = painted(window, row)
+    assert layout is not None
+    gutter = next(p for p in layout.parts if isinstance(p, LineNumbers))
+    doc = next(p for p in layout.parts if isinstance(p, DocPart) and p.doc is gutter.doc)
+    assert (gutter.first, gutter.count) == (3, 4)  # lines 3 to 6, not the notes after them
+    assert gutter.rect.right() < doc.x  # beside the text, not in it
+    assert doc.doc.toPlainText() == "x3 = 3\nx4 = 4\nx5 = 5\nx6 = 6"
+    # painted, in the muted colour
+    view = window.chat.view
+    view.viewport().repaint()
+    card = view.visualRect(window.chat.model.index(row, 0)).topLeft()
+    image = view.viewport().grab(gutter.rect.translated(card)).toImage()
+    muted = window.chat.delegate.theme().muted.rgb()
+    inked = {image.pixel(x, y) for x in range(image.width()) for y in range(image.height())} - {
+        image.pixel(0, 0)
+    }
+    assert muted in inked, [hex(c) for c in inked]
+    # copying the file's text leaves the numbers out
+    window.chat.selection.select_all(row)
+    view.setFocus(Qt.FocusReason.OtherFocusReason)
+    QTest.keyClick(view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    copied = QGuiApplication.clipboard().text()
+    assert "x3 = 3\nx4 = 4\nx5 = 5\nx6 = 6" in copied and "3x3" not in copied, copied
+    close(qtbot, window)
+
+
+def test_p15_a_zoom_reaches_the_apps_other_windows_and_new_ones(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    from tests.gui.test_flows_windows import new_window_opened
+
+    first = session_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    windows: list[MainWindow] = first.windows.windows  # type: ignore[assignment]
+    size = first.composer.input.font().pointSizeF()
+    ctrl = Qt.KeyboardModifier.ControlModifier
+    QTest.keyClick(first, Qt.Key.Key_N, ctrl | Qt.KeyboardModifier.ShiftModifier)
+    second = new_window_opened(qtbot, windows, 2)
+    QTest.keyClick(second.composer.input, Qt.Key.Key_Equal, ctrl)
+    for window in (first, second):
+        assert window.composer.input.font().pointSizeF() == pytest.approx(size * 1.1)
+        assert window.chat.view.font().pointSizeF() > first.sidebar.font().pointSizeF()
+    first.activateWindow()
+    qtbot.waitUntil(first.isActiveWindow)
+    QTest.keyClick(first, Qt.Key.Key_N, ctrl | Qt.KeyboardModifier.ShiftModifier)
+    third = new_window_opened(qtbot, windows, 3)
+    assert third.composer.input.font().pointSizeF() == pytest.approx(size * 1.1)
+    for window in (third, second):
+        window.ask_stop_or_wait = lambda: "stop"  # type: ignore[method-assign]
+        window.close()
+    close(qtbot, first)

@@ -45,9 +45,7 @@ from desktop_agent.gui.chat._builder import (
     HoverButton,
     LiveLookup,
     RowState,
-    clip_lines,
     column,
-    result_text,
 )
 from desktop_agent.gui.chat._items import ChatItem
 from desktop_agent.gui.chat._parts import (
@@ -59,6 +57,7 @@ from desktop_agent.gui.chat._parts import (
     TextPart,
     Theme,
 )
+from desktop_agent.gui.chat._tool_text import clip_lines, result_text
 from desktop_agent.utils.text import message_text
 
 log = logging.getLogger(__name__)
