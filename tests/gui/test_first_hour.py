@@ -5,6 +5,7 @@ dialogs answered as a person would (never a replaced entry point: that hid M1)."
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -26,6 +27,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QInputDialog,
     QLabel,
+    QLineEdit,
     QMenu,
     QMessageBox,
     QPlainTextEdit,
@@ -47,6 +49,7 @@ from tests.helpers.provider_server import (
     tool_call,
 )
 from tests.helpers.window import (
+    active_dialog,
     ask,
     chat_text,
     click_button,
@@ -1535,4 +1538,64 @@ def test_p18_a_read_files_text_is_shown_in_its_languages_colours(
 
     qtbot.waitUntil(lambda: len(colours()) >= 2, timeout=5000)  # "def", "return" coloured
     assert "calc.py" in painted_text(painted(window, row))  # the code block is named
+    close(qtbot, window)
+
+
+def test_p4_the_approval_dialog_says_what_in_words_colours_its_diff_and_passes_a_denial_reason(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    from desktop_agent.gui._dialogs import ApprovalDialog
+    from desktop_agent.tools import ApprovalRequest
+
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    window.wb.settings.approval["write"] = "ask"  # (the test settings allow it)
+    run(qtbot, window.new_session())
+    provider.script(
+        tool_call(
+            "write", {"path": "src/calc.py", "content": "def add(a, b):\n    return a + b\n"}
+        ),
+        Reply(text="understood, I will not write it"),
+    )
+    type_and_send(qtbot, window, "write the calculator")
+    dialog = active_dialog(qtbot, "approvalDialog")
+    head = dialog.findChild(QLabel, "approvalHeadline")
+    assert head is not None and "The agent wants to write src/calc.py" in head.text()
+    assert "run" not in head.text()
+    title_width = QFontMetrics(QApplication.font()).horizontalAdvance(dialog.windowTitle())
+    assert title_width < dialog.width() - 120
+    body = dialog.findChild(QPlainTextEdit, "approvalText")
+    assert body is not None
+    added = body.document().findBlock(body.toPlainText().index("+def add"))
+    colours = {r.format.foreground().color().name() for r in added.layout().formats()}
+    assert colours and colours != {body.palette().text().color().name()}, colours
+    say_why = dialog.findChild(QPushButton, "denyWithReason")
+    assert say_why is not None and say_why.text().replace("&", "") == "Deny and say why…"
+    QTest.mouseClick(say_why, Qt.MouseButton.LeftButton)
+    reason = dialog.findChild(QLineEdit, "denyReason")
+    assert reason is not None
+    qtbot.waitUntil(reason.hasFocus)
+    QTest.keyClicks(reason, "put it in src/ops.py instead")
+    QTest.keyClick(reason, Qt.Key.Key_Return)
+    idle(qtbot, window)
+    assert not (workspace / "src" / "calc.py").exists()
+    sent = json.dumps(provider.last_body())
+    assert "They said: put it in src/ops.py instead" in sent
+    assert "understood" in chat_text(window)
+    # a long command: wide, scrollable, never taller than the screen
+    command = ("bash", "-c", "\n".join(f"echo line {i} {'x' * 150}" for i in range(300)))
+    request = ApprovalRequest("bash", "c9", "long", str(workspace), command=command)
+    long = ApprovalDialog(window, request)
+    qtbot.addWidget(long)
+    screen = QGuiApplication.primaryScreen().availableGeometry()
+    assert 640 <= long.width() <= screen.width()
+    assert long.height() <= screen.height()
+    long.show()
+    qtbot.waitExposed(long)
+    long_body = long.findChild(QPlainTextEdit, "approvalText")
+    assert long_body is not None and long_body.verticalScrollBar().maximum() > 0
+    long.reject()
     close(qtbot, window)
