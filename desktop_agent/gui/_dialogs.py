@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
 from desktop_agent.gui._action_table import shortcut_rows
 from desktop_agent.gui._settings_dialog import ServerTest, SettingsDialog
 from desktop_agent.gui._theme import is_dark
+from desktop_agent.gui._titles import fit_title
 from desktop_agent.gui.chat._highlight import DiffHighlighter
 from desktop_agent.session import RecoveryReport
 from desktop_agent.tools import ApprovalAnswer, ApprovalDecision, ApprovalRequest
@@ -470,6 +471,7 @@ class Dialogs:
         self._keep(dialog)
 
     def _keep(self, dialog: QDialog) -> None:
+        fit_title(dialog)
         self._open.append(dialog)
         dialog.finished.connect(
             lambda _r: self._open.remove(dialog) if dialog in self._open else None
@@ -513,7 +515,7 @@ class Dialogs:
         sessions: one question for all of them, over every window)."""
         box = QMessageBox(self.parent)
         box.setWindowModality(Qt.WindowModality.ApplicationModal)
-        box.setWindowTitle(QCoreApplication.translate("Dialogs", "The agent is still working"))
+        box.setWindowTitle(QCoreApplication.translate("Dialogs", "Still working"))
         text = QCoreApplication.translate(
             "Dialogs", "Stop the agent now, or wait until it has finished?"
         )
@@ -535,6 +537,7 @@ class Dialogs:
             QMessageBox.ButtonRole.AcceptRole,
         )
         box.addButton(QMessageBox.StandardButton.Cancel)
+        fit_title(box)
         box.exec()
         clicked = box.clickedButton()
         return "stop" if clicked is stop else "wait" if clicked is wait else "cancel"
@@ -592,17 +595,19 @@ class Dialogs:
         """A search hit is on another branch only: move the leaf to that branch?"""
         if self.no_windows:
             return False
-        answer = QMessageBox.question(
-            self.parent,
+        box = QMessageBox(
+            QMessageBox.Icon.Question,
             QCoreApplication.translate("MainWindow", "Switch branch?"),
             QCoreApplication.translate(
                 "MainWindow",
                 "“{query}” is found on another branch of this conversation. Switch to that branch?",
             ).format(query=query),
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-            QMessageBox.StandardButton.Yes,
+            self.parent,
         )
-        return answer == QMessageBox.StandardButton.Yes
+        box.setDefaultButton(QMessageBox.StandardButton.Yes)
+        fit_title(box)
+        return box.exec() == QMessageBox.StandardButton.Yes
 
     def error(self, title: str, text: str) -> None:
         if self.no_windows:

@@ -1599,3 +1599,104 @@ def test_p4_the_approval_dialog_says_what_in_words_colours_its_diff_and_passes_a
     assert long_body is not None and long_body.verticalScrollBar().maximum() > 0
     long.reject()
     close(qtbot, window)
+
+
+def whole_title(dialog: QWidget) -> bool:
+    """Whether the title bar shows ``dialog``'s whole title as the window manager gets it
+    ("<title> — Desktop Agent"), in a bold title font, beside ~120 px of icon and buttons."""
+    title = dialog.windowTitle()
+    shown = title if title.endswith("Desktop Agent") else f"{title} — Desktop Agent"
+    font = QApplication.font()
+    font.setBold(True)
+    return QFontMetrics(font).horizontalAdvance(shown) < dialog.width() - 120
+
+
+def test_p9_every_dialog_the_window_opens_shows_its_whole_title(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    from desktop_agent.session import RecoveryReport
+    from desktop_agent.tools import ApprovalRequest
+    from desktop_agent.workbench import PersistenceErrorEvent
+
+    window, ids, ref = open_three(qtbot, tmp_path, provider, workspace)
+    provider.script(*[Reply(text="another answer")] * 4)
+    cut: dict[str, tuple[str, int]] = {}
+    seen: set[str] = set()
+
+    def look(dialog: QWidget) -> None:
+        seen.add(dialog.windowTitle())
+        if not whole_title(dialog):
+            cut[dialog.windowTitle()] = (type(dialog).__name__, dialog.width())
+        if isinstance(dialog, QDialog):
+            dialog.reject()
+        else:
+            dialog.close()
+
+    def look_at_the_rest() -> None:
+        for widget in QApplication.topLevelWidgets():
+            if isinstance(widget, QDialog) and widget.isVisible():
+                look(widget)
+
+    actions: list[QAction] = []
+    for menu_action in window.menuBar().actions():
+        menu = menu_action.menu()
+        assert isinstance(menu, QMenu)
+        actions.extend(menu.actions())
+    actions.extend(window.actions_by_name.values())
+    for context in (
+        window.map_pane.context_menu_for(ids["q2"]),
+        window.sidebar.context_menu_for(ref),
+    ):
+        assert context is not None
+        for action in context.actions():
+            sub = action.menu()
+            actions.extend(sub.actions() if isinstance(sub, QMenu) else [action])
+    skip = {"revealSession", "trashAction", "deleteSession", "quitAction"}
+    done: set[str] = set()
+    dialogs = window.dialogs
+    event = PersistenceErrorEvent(
+        operation="append",
+        path="/data/s.jsonl",
+        os_error="[Errno 28] No space left on device",
+        errno=28,
+        code="storage",
+        pending_count=3,
+        message="Could not save the session.",
+    )
+    with answering_dialogs(look):
+        for action in actions:
+            name = action.objectName() or action.text()
+            if action.isSeparator() or name in done or name in skip or not action.isEnabled():
+                continue
+            done.add(name)
+            action.trigger()
+            idle(qtbot, window)
+            look_at_the_rest()
+        assert dialogs.stop_or_wait(2) == "cancel"  # quitting while the agent works
+        dialogs.ask_switch_branch("zebra")
+        window.sidebar.purge("")  # Empty trash's question
+        dialogs.error("Could not export", "The folder is read-only.")
+        dialogs.persistence_error(event, lambda: None, lambda: None)
+        dialogs.damaged_session("/data/s.jsonl", RecoveryReport(), lambda: None)
+        request = ApprovalRequest("bash", "c1", "ls", str(workspace), command=("ls",))
+        run(qtbot, dialogs.approve(request))
+        task = asyncio.ensure_future(dialogs.quit_unsaved(2))
+        qtbot.waitUntil(task.done)
+        idle(qtbot, window)
+        look_at_the_rest()
+    assert cut == {}, cut
+    assert {
+        "Rename session",
+        "Label",
+        "Settings",
+        "Still working",
+        "About Desktop Agent",
+        "Switch branch?",
+        "Entries are not saved",
+    } <= seen, seen
+    assert len(seen) >= 12, seen
+    close(qtbot, window)

@@ -18,6 +18,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QKeyEvent, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QDialog,
     QHBoxLayout,
     QHeaderView,
     QInputDialog,
@@ -36,6 +37,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_agent.gui._icons import icon, palette_of
+from desktop_agent.gui._titles import fit_title
 from desktop_agent.gui._tr import QT_TRANSLATE_NOOP
 from desktop_agent.gui.sidebar._model import (
     PI_SOURCE,
@@ -301,14 +303,16 @@ class SessionSidebar(QWidget):
     @staticmethod
     def confirm(parent: QWidget, title: str, text: str) -> bool:
         """Ask yes or no (No is the default). Tests replace this."""
-        answer = QMessageBox.question(
-            parent,
+        box = QMessageBox(
+            QMessageBox.Icon.Question,
             title,
             text,
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-            QMessageBox.StandardButton.No,
+            parent,
         )
-        return answer == QMessageBox.StandardButton.Yes
+        box.setDefaultButton(QMessageBox.StandardButton.No)
+        fit_title(box)
+        return box.exec() == QMessageBox.StandardButton.Yes
 
     def purge(self, path: str) -> None:
         """Delete a session in the trash for good ("": every one), once confirmed."""
@@ -325,7 +329,15 @@ class SessionSidebar(QWidget):
     @staticmethod
     def ask_text(parent: QWidget, title: str, label: str, text: str) -> str | None:
         """Ask for one line of text; None when cancelled. Tests replace this."""
-        value, ok = QInputDialog.getText(parent, title, label, text=text)
+        dialog = QInputDialog(parent)
+        dialog.setWindowTitle(title)
+        dialog.setLabelText(label)
+        dialog.setTextValue(text)
+        dialog.setMinimumWidth(420)  # a name is read whole (p9: the dialog was tiny)
+        fit_title(dialog)
+        ok = dialog.exec() == QDialog.DialogCode.Accepted
+        value = dialog.textValue()
+        dialog.deleteLater()
         return value if ok else None
 
     def context_menu_for(self, path: str, *, trash: bool = False) -> QMenu | None:
