@@ -1700,3 +1700,97 @@ def test_p9_every_dialog_the_window_opens_shows_its_whole_title(
     } <= seen, seen
     assert len(seen) >= 12, seen
     close(qtbot, window)
+
+
+def test_p10_one_name_for_fork_f2_acts_on_the_focused_pane_and_no_two_actions_share_a_key(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    from PySide6.QtCore import QEvent
+    from PySide6.QtGui import QKeyEvent, QKeySequence
+
+    window, ids, ref = open_three(qtbot, tmp_path, provider, workspace)
+    # one name for "copy this branch into a new session", in every menu
+    session_menu = window.findChild(QMenu, "sessionMenu")
+    list_menu = window.sidebar.context_menu_for(ref)
+    assert session_menu is not None and list_menu is not None
+    names = {
+        a.text().replace("&", "")
+        for menu in (session_menu, list_menu)
+        for a in menu.actions()
+        if a.objectName() in ("forkAction", "forkSession")
+    }
+    assert names == {"Fork into a new session"}, names
+    # no two actions share a key where both are live: per window, per widget
+    scopes: dict[tuple[int, int], dict[str, set[str]]] = {}
+    panes: dict[str, list[QWidget]] = {}
+    actions = {id(a): a for a in window.findChildren(QAction)}
+    for widget in window.findChildren(QWidget):
+        actions.update({id(a): a for a in widget.actions()})
+    for action in actions.values():
+        context = action.shortcutContext()
+        for owner in action.associatedObjects():
+            if not isinstance(owner, QWidget) or isinstance(owner, QMenu):
+                continue  # (a menu's keys work while it is open only)
+            widget_wide = context in (
+                Qt.ShortcutContext.WidgetShortcut,
+                Qt.ShortcutContext.WidgetWithChildrenShortcut,
+            )
+            scope = owner if widget_wide else owner.window()
+            for key in action.shortcuts():
+                text = key.toString()
+                scopes.setdefault((int(context.value), id(scope)), {}).setdefault(text, set()).add(
+                    action.objectName() or action.text()
+                )
+                if widget_wide:
+                    panes.setdefault(text, []).append(owner)
+    shared = {k: v for scope in scopes.values() for k, v in scope.items() if len(v) > 1}
+    assert shared == {}, shared
+    window_keys = {
+        k
+        for (c, _s), keys in scopes.items()
+        if c != Qt.ShortcutContext.WidgetShortcut.value
+        for k in keys
+    }
+    for text in panes.keys() & window_keys:  # a pane's own key wins over the window's there
+        for pane in panes[text]:
+            seq = QKeySequence(text)[0]  # type: ignore[index]
+            override = QKeyEvent(QEvent.Type.ShortcutOverride, seq.key(), seq.keyboardModifiers())
+            QApplication.sendEvent(pane, override)
+            assert override.isAccepted(), (text, pane.objectName())
+    # F2: in the map it labels, in the list it renames the selected row, elsewhere the open one
+    provider.script(Reply(text="ok"))
+    run(qtbot, window.new_session())
+    window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
+    type_and_send(qtbot, window, "a second session")
+    idle(qtbot, window)
+    second = window.wb.ref
+    assert second is not None and second != ref
+    asked: list[str] = []
+
+    def rename(dialog: QWidget) -> None:
+        assert isinstance(dialog, QInputDialog)
+        asked.append(f"{dialog.windowTitle()}: {dialog.textValue()}")
+        dialog.reject()
+
+    view = window.sidebar.view
+    view.setFocus(Qt.FocusReason.OtherFocusReason)
+    view.setCurrentIndex(window.sidebar.model().index_for_path(ref))
+    first_title = window.wb.listing.title(ref)
+    with answering_dialogs(rename):
+        QTest.keyClick(view, Qt.Key.Key_F2)
+        qtbot.waitUntil(lambda: len(asked) == 1)
+        window.activateWindow()
+        qtbot.waitUntil(window.isActiveWindow)
+        window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
+        QTest.keyClick(window.composer.input, Qt.Key.Key_F2)
+        qtbot.waitUntil(lambda: len(asked) == 2)
+    assert asked == [
+        f"Rename session: {first_title}",
+        f"Rename session: {window.wb.listing.title(second)}",
+    ]
+    assert ids  # (the map's F2: test_m1_f2_in_the_map_asks_for_a_label_and_the_node_shows_it)
+    close(qtbot, window)

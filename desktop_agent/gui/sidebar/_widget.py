@@ -445,6 +445,17 @@ class SessionSidebar(QWidget):
         self.new_button.setIcon(icon("new-session", palette_of(self)))
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if (
+            event.type() == QEvent.Type.ShortcutOverride
+            and isinstance(event, QKeyEvent)
+            and watched is self.view
+            and event.key() == Qt.Key.Key_F2
+            and self.view.currentIndex().siblingAtColumn(0).data(SidebarRole.PATH)
+        ):
+            # F2 in the list renames the selected row, not the open session (the window's
+            # F2, FIRST_HOUR.md p10): the list's key wins, as the map's does for its label.
+            event.accept()
+            return True
         if event.type() != QEvent.Type.KeyPress or not isinstance(event, QKeyEvent):
             return super().eventFilter(watched, event)
         key = event.key()
@@ -530,7 +541,7 @@ class SessionSidebar(QWidget):
             rename.setShortcut("F2")
             rename.triggered.connect(lambda: self.rename_session(p))
             if not pi:  # for a Pi session, "Copy into Desktop Agent" is the new session
-                fork = menu.addAction(self.tr("New session from here"))
+                fork = menu.addAction(self.tr("Fork into a new session"))
                 fork.setObjectName("forkSession")
                 fork.setToolTip(
                     self.tr("A new session that continues from this session's current position")
