@@ -11,6 +11,7 @@ from typing import Any
 from PySide6.QtCore import QTimer
 
 from desktop_agent.gui._context_view import ContextDialog
+from desktop_agent.gui._titles import fit_title
 from desktop_agent.gui._window_api import WindowApi
 from desktop_agent.workbench import NO_SESSION, Changes, parse_app_command
 
@@ -82,5 +83,6 @@ async def show_context(w: WindowApi) -> None:
         dialog = ContextDialog(w.window(), view, lambda text: w.spawn(save(text)))
     else:
         dialog.show_view(view)
+    fit_title(dialog)
     dialog.show()
     dialog.activateWindow()

@@ -14,13 +14,14 @@ import sys
 from collections.abc import Callable
 
 from PySide6.QtCore import QCoreApplication, QSize, Qt
-from PySide6.QtGui import QFontMetrics, QGuiApplication
+from PySide6.QtGui import QFontDatabase, QFontMetrics, QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
     QDialogButtonBox,
     QFileDialog,
     QLabel,
+    QLineEdit,
     QMessageBox,
     QPlainTextEdit,
     QPushButton,
@@ -32,8 +33,11 @@ from PySide6.QtWidgets import (
 
 from desktop_agent.gui._action_table import shortcut_rows
 from desktop_agent.gui._settings_dialog import ServerTest, SettingsDialog
+from desktop_agent.gui._theme import is_dark
+from desktop_agent.gui._titles import fit_title
+from desktop_agent.gui.chat._highlight import DiffHighlighter
 from desktop_agent.session import RecoveryReport
-from desktop_agent.tools import ApprovalDecision, ApprovalRequest
+from desktop_agent.tools import ApprovalAnswer, ApprovalDecision, ApprovalRequest
 from desktop_agent.utils.versions import APP_VERSION
 from desktop_agent.workbench import (
     PersistenceErrorEvent,
@@ -214,31 +218,76 @@ def approval_text(request: ApprovalRequest) -> str:
     return request.diff or request.summary
 
 
+def approval_headline(request: ApprovalRequest) -> str:
+    """What the agent wants, as a sentence a person reads ("The agent wants to write
+    src/calc.py"); the tool's name when there is nothing better to say."""
+    path = request.arguments.get("path")
+    shown = html.escape(str(path)) if isinstance(path, str) and path else ""
+    tool = request.tool_name
+    if request.command is not None:
+        return QCoreApplication.translate("Dialogs", "The agent wants to run this command:")
+    if tool == "write" and shown:
+        return QCoreApplication.translate("Dialogs", "The agent wants to write {path}").format(
+            path=shown
+        )
+    if tool == "edit" and shown:
+        return QCoreApplication.translate("Dialogs", "The agent wants to edit {path}").format(
+            path=shown
+        )
+    if tool == "read" and shown:
+        return QCoreApplication.translate("Dialogs", "The agent wants to read {path}").format(
+            path=shown
+        )
+    if tool in ("grep", "find", "ls"):
+        return QCoreApplication.translate(
+            "Dialogs", "The agent wants to look through {path}"
+        ).format(path=shown or QCoreApplication.translate("Dialogs", "the project folder"))
+    server, sep, name = tool.removeprefix("mcp__").partition("__")
+    if tool.startswith("mcp__") and sep:
+        return QCoreApplication.translate(
+            "Dialogs", "The agent wants to use {tool} of the MCP server {server}"
+        ).format(tool=html.escape(name), server=html.escape(server))
+    return QCoreApplication.translate("Dialogs", "The agent wants to use the tool {tool}").format(
+        tool=html.escape(tool)
+    )
+
+
 def fitting_size(body: QPlainTextEdit, extra_height: int) -> QSize:
     """A dialog size that shows ``body``'s text without scrolling when it fits on the
-    screen (between 420x200 and 80 % of the screen)."""
+    screen (between 640x240 and 80 % of the screen; it scrolls beyond)."""
     fm = QFontMetrics(body.font())
     lines = body.toPlainText().split("\n")
     width = max(fm.horizontalAdvance(line) for line in lines[:500]) + 60
     height = fm.lineSpacing() * min(len(lines), 200) + 24 + extra_height
     screen = QGuiApplication.primaryScreen()
     room = screen.availableGeometry().size() * 0.8
-    return QSize(max(420, min(width, room.width())), max(200, min(height, room.height())))
+    return QSize(min(max(640, width), room.width()), min(max(240, height), room.height()))
 
 
 class ApprovalDialog(QDialog):
-    """Command or diff, working directory; allow once / always for this session / deny."""
+    """Command or diff, working directory; allow once / always for this session / deny,
+    or deny and tell the agent why (`reason`, which the model reads)."""
 
     def __init__(self, parent: QWidget | None, request: ApprovalRequest) -> None:
         super().__init__(parent)
         self.setObjectName("approvalDialog")
-        self.setWindowTitle(self.tr("Allow {tool}?").format(tool=request.tool_name))
+        self.setWindowTitle(self.tr("Allow this?"))
         self.decision: ApprovalDecision | None = None
-        title = self.tr("<b>The agent wants to run {tool}</b> in {folder}")
+        self.reason = ""
+        folder = html.escape(request.cwd)
         if request.sandbox_blocked:
-            title = self.tr("<b>The sandbox blocked this {tool} command</b> in {folder}")
-        head = QLabel(title.format(tool=request.tool_name, folder=request.cwd))
+            head_text = self.tr(
+                "<b>The sandbox blocked this {tool} command</b><br>in {folder}"
+            ).format(tool=html.escape(request.tool_name), folder=folder)
+        else:
+            head_text = "<b>{what}</b><br>{where}".format(
+                what=approval_headline(request),
+                where=self.tr("in {folder}").format(folder=folder),
+            )
+        head = QLabel(head_text)
+        head.setObjectName("approvalHeadline")
         head.setWordWrap(True)
+        head.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         why: QLabel | None = None
         if request.sandbox_blocked or request.unconfined:
             why = QLabel(
@@ -257,6 +306,18 @@ class ApprovalDialog(QDialog):
         body.setReadOnly(True)
         body.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         body.setPlainText(approval_text(request))
+        body.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self._colors: DiffHighlighter | None = None
+        if not request.command and request.diff:  # coloured as the result card's diff
+            self._colors = DiffHighlighter(body.document(), dark=is_dark(body.palette()))
+            self._colors.rehighlight()
+        reason = QLineEdit(self)
+        reason.setObjectName("denyReason")
+        reason.setPlaceholderText(self.tr("Tell the agent why, or what to do instead"))
+        reason.setAccessibleName(self.tr("Why you deny it (the agent reads this)"))
+        reason.setVisible(False)
+        reason.returnPressed.connect(self._deny_with_reason)
+        self._reason_edit = reason
         buttons = QDialogButtonBox(self)
         choices = [
             (self.tr("Allow &once"), ApprovalDecision.ALLOW_ONCE),
@@ -279,18 +340,46 @@ class ApprovalDialog(QDialog):
             button.setAutoDefault(False)
             button.clicked.connect(lambda _=False, d=decision: self._decide(d))
             buttons.addButton(button, QDialogButtonBox.ButtonRole.ActionRole)
+        if not request.sandbox_blocked:  # Alt+W: the reason box, then Enter denies
+            say_why = QPushButton(self.tr("Deny and say &why…"), self)
+            say_why.setObjectName("denyWithReason")
+            say_why.setAutoDefault(False)
+            say_why.clicked.connect(self._deny_with_reason)
+            buttons.addButton(say_why, QDialogButtonBox.ButtonRole.ActionRole)
+            self._say_why = say_why
         layout = QVBoxLayout(self)
         layout.addWidget(head)
         if why is not None:
             layout.addWidget(why)
-        layout.addWidget(body)
+        layout.addWidget(body, 1)
+        layout.addWidget(reason)
         layout.addWidget(buttons)
         extra = why.sizeHint().height() if why is not None else 0
-        self.resize(fitting_size(body, head.sizeHint().height() + extra + 90))
+        size = fitting_size(body, head.sizeHint().height() + extra + 90)
+        self.setMinimumWidth(min(size.width(), buttons.sizeHint().width() + 40))
+        self.resize(size.expandedTo(QSize(buttons.sizeHint().width() + 40, 0)))
 
     def _decide(self, decision: ApprovalDecision) -> None:
         self.decision = decision
         self.accept()
+
+    def _deny_with_reason(self) -> None:
+        """First press: the reason box opens; with words in it, the call is denied with
+        them (the model reads them as the call's result)."""
+        edit = self._reason_edit
+        if not edit.isVisible():
+            edit.setVisible(True)
+            edit.setFocus(Qt.FocusReason.OtherFocusReason)
+            self._say_why.setText(self.tr("&Send the denial"))
+            return
+        self.reason = edit.text().strip()
+        self._decide(ApprovalDecision.DENY)
+
+    def answer(self) -> ApprovalDecision | ApprovalAnswer | None:
+        """The decision, with the person's words when they gave some."""
+        if self.decision == ApprovalDecision.DENY and self.reason:
+            return ApprovalAnswer(ApprovalDecision.DENY, self.reason)
+        return self.decision
 
 
 class QuitUnsavedDialog(QMessageBox):
@@ -382,6 +471,7 @@ class Dialogs:
         self._keep(dialog)
 
     def _keep(self, dialog: QDialog) -> None:
+        fit_title(dialog)
         self._open.append(dialog)
         dialog.finished.connect(
             lambda _r: self._open.remove(dialog) if dialog in self._open else None
@@ -425,7 +515,7 @@ class Dialogs:
         sessions: one question for all of them, over every window)."""
         box = QMessageBox(self.parent)
         box.setWindowModality(Qt.WindowModality.ApplicationModal)
-        box.setWindowTitle(QCoreApplication.translate("Dialogs", "The agent is still working"))
+        box.setWindowTitle(QCoreApplication.translate("Dialogs", "Still working"))
         text = QCoreApplication.translate(
             "Dialogs", "Stop the agent now, or wait until it has finished?"
         )
@@ -447,6 +537,7 @@ class Dialogs:
             QMessageBox.ButtonRole.AcceptRole,
         )
         box.addButton(QMessageBox.StandardButton.Cancel)
+        fit_title(box)
         box.exec()
         clicked = box.clickedButton()
         return "stop" if clicked is stop else "wait" if clicked is wait else "cancel"
@@ -484,14 +575,15 @@ class Dialogs:
             return
         self._keep(DamagedSessionDialog(self.parent, path, report, on_repair))
 
-    async def approve(self, request: ApprovalRequest) -> ApprovalDecision | None:
+    async def approve(self, request: ApprovalRequest) -> ApprovalDecision | ApprovalAnswer | None:
         if self.no_windows:
             sys.stderr.write(f"desktop-agent: denied {request.tool_name} (no windows)\n")
             return ApprovalDecision.DENY
         dialog = ApprovalDialog(self.parent, request)
-        done: asyncio.Future[ApprovalDecision | None] = asyncio.get_running_loop().create_future()
+        done: asyncio.Future[ApprovalDecision | ApprovalAnswer | None]
+        done = asyncio.get_running_loop().create_future()
         dialog.finished.connect(
-            lambda _r: done.set_result(dialog.decision) if not done.done() else None
+            lambda _r: done.set_result(dialog.answer()) if not done.done() else None
         )
         self._keep(dialog)
         try:
@@ -503,17 +595,19 @@ class Dialogs:
         """A search hit is on another branch only: move the leaf to that branch?"""
         if self.no_windows:
             return False
-        answer = QMessageBox.question(
-            self.parent,
+        box = QMessageBox(
+            QMessageBox.Icon.Question,
             QCoreApplication.translate("MainWindow", "Switch branch?"),
             QCoreApplication.translate(
                 "MainWindow",
                 "“{query}” is found on another branch of this conversation. Switch to that branch?",
             ).format(query=query),
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-            QMessageBox.StandardButton.Yes,
+            self.parent,
         )
-        return answer == QMessageBox.StandardButton.Yes
+        box.setDefaultButton(QMessageBox.StandardButton.Yes)
+        fit_title(box)
+        return box.exec() == QMessageBox.StandardButton.Yes
 
     def error(self, title: str, text: str) -> None:
         if self.no_windows:

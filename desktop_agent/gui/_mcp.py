@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_agent.gui._ports import Ops
+from desktop_agent.gui._titles import fit_title
 from desktop_agent.gui._tr import QT_TRANSLATE_NOOP
 from desktop_agent.workbench import NEW_MCP_ENTRY as NEW_ENTRY
 from desktop_agent.workbench import Changes, McpConfigError, McpRow, Workbench, parse_entry
@@ -96,6 +97,7 @@ def fill_mcp_menu(menu: QMenu, wb: Workbench, ops: Ops) -> None:
 def open_mcp_dialog(parent: QWidget, wb: Workbench, ops: Ops) -> McpServersDialog:
     dialog = McpServersDialog(parent, wb, ops)
     dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    fit_title(dialog)
     dialog.open()
     return dialog
 
@@ -266,6 +268,7 @@ class McpServersDialog(QDialog):
             self.editor = None
 
         editor.finished.connect(done)
+        fit_title(editor)
         editor.open()
 
     def add(self) -> None:

@@ -56,7 +56,18 @@ class ApprovalRequest:
     """Why this call would run without a sandbox (no sandbox on this machine), if so."""
 
 
-ApprovalCallback: TypeAlias = Callable[[ApprovalRequest], Awaitable[ApprovalDecision | None]]
+@dataclass(frozen=True, slots=True)
+class ApprovalAnswer:
+    """A decision with the words the person gave for it ("Deny and say why…"): the model
+    reads them in the denied call's tool result."""
+
+    decision: ApprovalDecision
+    said: str = ""
+
+
+ApprovalCallback: TypeAlias = Callable[
+    [ApprovalRequest], Awaitable[ApprovalDecision | ApprovalAnswer | None]
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,12 +99,16 @@ class ApprovalOutcome:
     record: ApprovalRecord
     asked: bool
     """Whether the user was asked (the harness may record only those, or every call)."""
+    said: str = ""
+    """What the person told the agent with their denial, if anything."""
 
     @property
     def message(self) -> str:
         """The error text of a denied call, for the tool result the model sees."""
         if self.allowed:
             return ""
+        if self.said:
+            return f"The user did not approve this {self.record.tool} call. They said: {self.said}"
         return f"The user did not approve this {self.record.tool} call ({self.record.reason})."
 
 
@@ -201,6 +216,12 @@ class ApprovalPolicy:
         answer, failed = await self._ask(request)
         if failed is not None:
             return outcome(False, "deny", failed, True)
+        said = answer.said.strip() if isinstance(answer, ApprovalAnswer) else ""
+        if isinstance(answer, ApprovalAnswer):
+            answer = answer.decision
+        if answer == ApprovalDecision.DENY and said:
+            record = ApprovalRecord(tool_name, call_id, "deny", f"denied by the user: {said}")
+            return ApprovalOutcome(False, record, True, said)
         if answer == ApprovalDecision.ALLOW_ONCE:
             return outcome(True, "allow_once", "approved by the user", True)
         if answer == ApprovalDecision.ALLOW_ALWAYS:
@@ -227,6 +248,8 @@ class ApprovalPolicy:
             return None
         request = build_request(tool, tool.name, call_id, arguments, ctx)
         answer, failed = await self._ask(replace(request, sandbox_blocked=blocked))
+        if isinstance(answer, ApprovalAnswer):
+            answer = answer.decision
         decision, reason, allowed = "deny", failed or "kept in the sandbox by the user", False
         if failed is None and answer == ApprovalDecision.RUN_OUTSIDE_SANDBOX_ONCE:
             decision, reason = "run_outside_sandbox_once", "run outside the sandbox by the user"
@@ -234,7 +257,9 @@ class ApprovalPolicy:
         record = ApprovalRecord(tool.name, call_id, decision, reason)
         return ApprovalOutcome(allowed, record, True)
 
-    async def _ask(self, request: ApprovalRequest) -> tuple[ApprovalDecision | None, str | None]:
+    async def _ask(
+        self, request: ApprovalRequest
+    ) -> tuple[ApprovalDecision | ApprovalAnswer | None, str | None]:
         """The user's answer, or a reason to deny (timeout, failed prompt)."""
         assert self.ask is not None
         try:

@@ -39,7 +39,13 @@ from desktop_agent.harness import (
     restore_settings,
 )
 from desktop_agent.session import RecoveryReport, Session, SessionWriteError
-from desktop_agent.tools import ApprovalDecision, ApprovalPolicy, ApprovalRequest, Workspace
+from desktop_agent.tools import (
+    ApprovalAnswer,
+    ApprovalDecision,
+    ApprovalPolicy,
+    ApprovalRequest,
+    Workspace,
+)
 from desktop_agent.workbench._changes import NOTHING, Changes
 from desktop_agent.workbench._follow import continue_here
 from desktop_agent.workbench._notices import Action
@@ -404,7 +410,7 @@ class OpenSession:
             sibling_count=max(1, len(siblings)),
         )
 
-    async def _approve(self, request: ApprovalRequest) -> ApprovalDecision | None:
+    async def _approve(self, request: ApprovalRequest) -> ApprovalDecision | ApprovalAnswer | None:
         """A tool call asks: the person answers in the window (a session not shown waits
         until they open it; nothing is ever approved by itself)."""
         self.waiting_approval.add(request.call_id)

@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from desktop_agent.session import Session, SessionError, SessionOpening
-from desktop_agent.tools import ApprovalDecision, ApprovalRequest
+from desktop_agent.tools import ApprovalAnswer, ApprovalDecision, ApprovalRequest
 from desktop_agent.workbench._changes import NOTHING, Changes
 from desktop_agent.workbench._map import BranchMap
 from desktop_agent.workbench._open import OpenSession, WorkbenchError, is_dir
@@ -537,7 +537,7 @@ class OpenSessions:
 
     async def ask_approval(
         self, opened: OpenSession, request: ApprovalRequest
-    ) -> ApprovalDecision | None:
+    ) -> ApprovalDecision | ApprovalAnswer | None:
         """The person answers an approval in the window, when its session is shown; a
         session not shown waits until it is (a badge on its row, a notification)."""
         while self.view_of(opened) is None and not self.closing:

@@ -34,7 +34,14 @@ from desktop_agent.checkpoints import CheckpointStore
 from desktop_agent.config import AppState, PiSessionsSettings, Settings, settings_from_newer
 from desktop_agent.harness import NO_MODEL, AgentHarness, HarnessEvent, HarnessSettings
 from desktop_agent.session import RecoveryReport, Session, SessionOpening
-from desktop_agent.tools import ApprovalDecision, ApprovalRequest, Sandbox, Tool, built_in_tools
+from desktop_agent.tools import (
+    ApprovalAnswer,
+    ApprovalDecision,
+    ApprovalRequest,
+    Sandbox,
+    Tool,
+    built_in_tools,
+)
 from desktop_agent.utils import Redactor
 from desktop_agent.utils.versions import APP_VERSION
 from desktop_agent.workbench import (
@@ -97,7 +104,7 @@ class Attachment:
 
 Event: TypeAlias = Changes | HarnessEvent | ApprovalWaitEvent | RunEndedEvent | RaiseViewEvent
 Listener = Callable[[Event], None]
-Approver = Callable[[ApprovalRequest], Awaitable[ApprovalDecision | None]]
+Approver = Callable[[ApprovalRequest], Awaitable[ApprovalDecision | ApprovalAnswer | None]]
 
 
 class Workbench:

@@ -5,6 +5,7 @@ dialogs answered as a person would (never a replaced entry point: that hid M1)."
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -27,6 +28,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QInputDialog,
     QLabel,
+    QLineEdit,
     QMenu,
     QMessageBox,
     QPlainTextEdit,
@@ -50,6 +52,7 @@ from tests.helpers.provider_server import (
     tool_call,
 )
 from tests.helpers.window import (
+    active_dialog,
     ask,
     chat_text,
     click_button,
@@ -1940,3 +1943,258 @@ def test_p15_a_zoom_reaches_the_apps_other_windows_and_new_ones(
         window.ask_stop_or_wait = lambda: "stop"  # type: ignore[method-assign]
         window.close()
     close(qtbot, first)
+
+
+def test_p4_the_approval_dialog_says_what_in_words_colours_its_diff_and_passes_a_denial_reason(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    from desktop_agent.gui._dialogs import ApprovalDialog
+    from desktop_agent.tools import ApprovalRequest
+
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    window.wb.settings.approval["write"] = "ask"  # (the test settings allow it)
+    run(qtbot, window.new_session())
+    provider.script(
+        tool_call(
+            "write", {"path": "src/calc.py", "content": "def add(a, b):\n    return a + b\n"}
+        ),
+        Reply(text="understood, I will not write it"),
+    )
+    type_and_send(qtbot, window, "write the calculator")
+    dialog = active_dialog(qtbot, "approvalDialog")
+    head = dialog.findChild(QLabel, "approvalHeadline")
+    assert head is not None and "The agent wants to write src/calc.py" in head.text()
+    assert "run" not in head.text()
+    title_width = QFontMetrics(QApplication.font()).horizontalAdvance(dialog.windowTitle())
+    assert title_width < dialog.width() - 120
+    body = dialog.findChild(QPlainTextEdit, "approvalText")
+    assert body is not None
+    added = body.document().findBlock(body.toPlainText().index("+def add"))
+    colours = {r.format.foreground().color().name() for r in added.layout().formats()}
+    assert colours and colours != {body.palette().text().color().name()}, colours
+    say_why = dialog.findChild(QPushButton, "denyWithReason")
+    assert say_why is not None and say_why.text().replace("&", "") == "Deny and say why…"
+    QTest.mouseClick(say_why, Qt.MouseButton.LeftButton)
+    reason = dialog.findChild(QLineEdit, "denyReason")
+    assert reason is not None
+    qtbot.waitUntil(reason.hasFocus)
+    QTest.keyClicks(reason, "put it in src/ops.py instead")
+    QTest.keyClick(reason, Qt.Key.Key_Return)
+    idle(qtbot, window)
+    assert not (workspace / "src" / "calc.py").exists()
+    sent = json.dumps(provider.last_body())
+    assert "They said: put it in src/ops.py instead" in sent
+    assert "understood" in chat_text(window)
+    # a long command: wide, scrollable, never taller than the screen
+    command = ("bash", "-c", "\n".join(f"echo line {i} {'x' * 150}" for i in range(300)))
+    request = ApprovalRequest("bash", "c9", "long", str(workspace), command=command)
+    long = ApprovalDialog(window, request)
+    qtbot.addWidget(long)
+    screen = QGuiApplication.primaryScreen().availableGeometry()
+    assert 640 <= long.width() <= screen.width()
+    assert long.height() <= screen.height()
+    long.show()
+    qtbot.waitExposed(long)
+    long_body = long.findChild(QPlainTextEdit, "approvalText")
+    assert long_body is not None and long_body.verticalScrollBar().maximum() > 0
+    long.reject()
+    close(qtbot, window)
+
+
+def whole_title(dialog: QWidget) -> bool:
+    """Whether the title bar shows ``dialog``'s whole title as the window manager gets it
+    ("<title> — Desktop Agent"), in a bold title font, beside ~120 px of icon and buttons."""
+    title = dialog.windowTitle()
+    shown = title if title.endswith("Desktop Agent") else f"{title} — Desktop Agent"
+    font = QApplication.font()
+    font.setBold(True)
+    return QFontMetrics(font).horizontalAdvance(shown) < dialog.width() - 120
+
+
+def test_p9_every_dialog_the_window_opens_shows_its_whole_title(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    from desktop_agent.session import RecoveryReport
+    from desktop_agent.tools import ApprovalRequest
+    from desktop_agent.workbench import PersistenceErrorEvent
+
+    window, ids, ref = open_three(qtbot, tmp_path, provider, workspace)
+    provider.script(*[Reply(text="another answer")] * 4)
+    cut: dict[str, tuple[str, int]] = {}
+    seen: set[str] = set()
+
+    def look(dialog: QWidget) -> None:
+        seen.add(dialog.windowTitle())
+        if not whole_title(dialog):
+            cut[dialog.windowTitle()] = (type(dialog).__name__, dialog.width())
+        if isinstance(dialog, QDialog):
+            dialog.reject()
+        else:
+            dialog.close()
+
+    def look_at_the_rest() -> None:
+        for widget in QApplication.topLevelWidgets():
+            if isinstance(widget, QDialog) and widget.isVisible():
+                look(widget)
+
+    actions: list[QAction] = []
+    for menu_action in window.menuBar().actions():
+        menu = menu_action.menu()
+        assert isinstance(menu, QMenu)
+        actions.extend(menu.actions())
+    actions.extend(window.actions_by_name.values())
+    for context in (
+        window.map_pane.context_menu_for(ids["q2"]),
+        window.sidebar.context_menu_for(ref),
+    ):
+        assert context is not None
+        for action in context.actions():
+            sub = action.menu()
+            actions.extend(sub.actions() if isinstance(sub, QMenu) else [action])
+    skip = {"revealSession", "trashAction", "deleteSession", "quitAction"}
+    done: set[str] = set()
+    dialogs = window.dialogs
+    event = PersistenceErrorEvent(
+        operation="append",
+        path="/data/s.jsonl",
+        os_error="[Errno 28] No space left on device",
+        errno=28,
+        code="storage",
+        pending_count=3,
+        message="Could not save the session.",
+    )
+    with answering_dialogs(look):
+        for action in actions:
+            name = action.objectName() or action.text()
+            if action.isSeparator() or name in done or name in skip or not action.isEnabled():
+                continue
+            done.add(name)
+            action.trigger()
+            idle(qtbot, window)
+            look_at_the_rest()
+        assert dialogs.stop_or_wait(2) == "cancel"  # quitting while the agent works
+        dialogs.ask_switch_branch("zebra")
+        window.sidebar.purge("")  # Empty trash's question
+        dialogs.error("Could not export", "The folder is read-only.")
+        dialogs.persistence_error(event, lambda: None, lambda: None)
+        dialogs.damaged_session("/data/s.jsonl", RecoveryReport(), lambda: None)
+        request = ApprovalRequest("bash", "c1", "ls", str(workspace), command=("ls",))
+        run(qtbot, dialogs.approve(request))
+        task = asyncio.ensure_future(dialogs.quit_unsaved(2))
+        qtbot.waitUntil(task.done)
+        idle(qtbot, window)
+        look_at_the_rest()
+    assert cut == {}, cut
+    assert {
+        "Rename session",
+        "Label",
+        "Settings",
+        "Still working",
+        "About Desktop Agent",
+        "Switch branch?",
+        "Entries are not saved",
+    } <= seen, seen
+    assert len(seen) >= 12, seen
+    close(qtbot, window)
+
+
+def test_p10_one_name_for_fork_f2_acts_on_the_focused_pane_and_no_two_actions_share_a_key(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    from PySide6.QtCore import QEvent
+    from PySide6.QtGui import QKeyEvent, QKeySequence
+
+    window, ids, ref = open_three(qtbot, tmp_path, provider, workspace)
+    # one name for "copy this branch into a new session", in every menu
+    session_menu = window.findChild(QMenu, "sessionMenu")
+    list_menu = window.sidebar.context_menu_for(ref)
+    assert session_menu is not None and list_menu is not None
+    names = {
+        a.text().replace("&", "")
+        for menu in (session_menu, list_menu)
+        for a in menu.actions()
+        if a.objectName() in ("forkAction", "forkSession")
+    }
+    assert names == {"Fork into a new session"}, names
+    # no two actions share a key where both are live: per window, per widget
+    scopes: dict[tuple[int, int], dict[str, set[str]]] = {}
+    panes: dict[str, list[QWidget]] = {}
+    actions = {id(a): a for a in window.findChildren(QAction)}
+    for widget in window.findChildren(QWidget):
+        actions.update({id(a): a for a in widget.actions()})
+    for action in actions.values():
+        context = action.shortcutContext()
+        for owner in action.associatedObjects():
+            if not isinstance(owner, QWidget) or isinstance(owner, QMenu):
+                continue  # (a menu's keys work while it is open only)
+            widget_wide = context in (
+                Qt.ShortcutContext.WidgetShortcut,
+                Qt.ShortcutContext.WidgetWithChildrenShortcut,
+            )
+            scope = owner if widget_wide else owner.window()
+            for key in action.shortcuts():
+                text = key.toString()
+                scopes.setdefault((int(context.value), id(scope)), {}).setdefault(text, set()).add(
+                    action.objectName() or action.text()
+                )
+                if widget_wide:
+                    panes.setdefault(text, []).append(owner)
+    shared = {k: v for scope in scopes.values() for k, v in scope.items() if len(v) > 1}
+    assert shared == {}, shared
+    window_keys = {
+        k
+        for (c, _s), keys in scopes.items()
+        if c != Qt.ShortcutContext.WidgetShortcut.value
+        for k in keys
+    }
+    for text in panes.keys() & window_keys:  # a pane's own key wins over the window's there
+        for pane in panes[text]:
+            seq = QKeySequence(text)[0]  # type: ignore[index]
+            override = QKeyEvent(QEvent.Type.ShortcutOverride, seq.key(), seq.keyboardModifiers())
+            QApplication.sendEvent(pane, override)
+            assert override.isAccepted(), (text, pane.objectName())
+    # F2: in the map it labels, in the list it renames the selected row, elsewhere the open one
+    provider.script(Reply(text="ok"))
+    run(qtbot, window.new_session())
+    window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
+    type_and_send(qtbot, window, "a second session")
+    idle(qtbot, window)
+    second = window.wb.ref
+    assert second is not None and second != ref
+    asked: list[str] = []
+
+    def rename(dialog: QWidget) -> None:
+        assert isinstance(dialog, QInputDialog)
+        asked.append(f"{dialog.windowTitle()}: {dialog.textValue()}")
+        dialog.reject()
+
+    view = window.sidebar.view
+    view.setFocus(Qt.FocusReason.OtherFocusReason)
+    view.setCurrentIndex(window.sidebar.model().index_for_path(ref))
+    first_title = window.wb.listing.title(ref)
+    with answering_dialogs(rename):
+        QTest.keyClick(view, Qt.Key.Key_F2)
+        qtbot.waitUntil(lambda: len(asked) == 1)
+        window.activateWindow()
+        qtbot.waitUntil(window.isActiveWindow)
+        window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
+        QTest.keyClick(window.composer.input, Qt.Key.Key_F2)
+        qtbot.waitUntil(lambda: len(asked) == 2)
+    assert asked == [
+        f"Rename session: {first_title}",
+        f"Rename session: {window.wb.listing.title(second)}",
+    ]
+    assert ids  # (the map's F2: test_m1_f2_in_the_map_asks_for_a_label_and_the_node_shows_it)
+    close(qtbot, window)

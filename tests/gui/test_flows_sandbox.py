@@ -142,7 +142,7 @@ def test_without_a_sandbox_a_notice_says_so_and_every_command_is_asked(
         note = dialog.findChild(QLabel, "noSandbox")
         assert note is not None and "bubblewrap" in note.text()
         buttons = [b.text() for b in dialog.findChildren(QPushButton)]
-        assert buttons == ["Allow &once", "&Deny"]
+        assert buttons == ["Allow &once", "&Deny", "Deny and say &why…"]
         QTest.keyClick(dialog, Qt.Key.Key_O, ALT)
         idle(qtbot, window)
     assert [r["decision"] for r in _approvals(data)] == ["allow_once", "allow_once"]

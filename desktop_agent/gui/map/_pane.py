@@ -19,6 +19,7 @@ from PySide6.QtCore import QCoreApplication, QEvent, QModelIndex, QObject, QPoin
 from PySide6.QtGui import QAction, QKeyEvent
 from PySide6.QtWidgets import (
     QComboBox,
+    QDialog,
     QHBoxLayout,
     QInputDialog,
     QLineEdit,
@@ -31,6 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_agent.gui._titles import fit_title
 from desktop_agent.gui.map._model import BranchesModel, MapModel, MapRole, Previews
 from desktop_agent.gui.map._view import BranchDelegate, MapView
 from desktop_agent.workbench import (
@@ -311,12 +313,17 @@ class MapPane(QWidget):
     @staticmethod
     def ask_label(parent: QWidget, current: str | None) -> str | None:
         """Ask for a label ("" removes it); None when cancelled. Tests replace this."""
-        text, ok = QInputDialog.getText(
-            parent,
-            QCoreApplication.translate("MapPane", "Label"),
-            QCoreApplication.translate("MapPane", "Label for this entry (empty removes it):"),
-            text=current or "",
+        dialog = QInputDialog(parent)
+        dialog.setWindowTitle(QCoreApplication.translate("MapPane", "Label"))
+        dialog.setLabelText(
+            QCoreApplication.translate("MapPane", "Label for this entry (empty removes it):")
         )
+        dialog.setTextValue(current or "")
+        dialog.setMinimumWidth(420)
+        fit_title(dialog)
+        ok = dialog.exec() == QDialog.DialogCode.Accepted
+        text = dialog.textValue()
+        dialog.deleteLater()
         return text.strip() if ok else None
 
     def context_menu_for(self, entry_id: str) -> QMenu | None:

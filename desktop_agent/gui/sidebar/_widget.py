@@ -18,6 +18,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QKeyEvent, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QDialog,
     QHBoxLayout,
     QHeaderView,
     QInputDialog,
@@ -36,6 +37,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_agent.gui._icons import icon, palette_of
+from desktop_agent.gui._titles import fit_title
 from desktop_agent.gui._tr import QT_TRANSLATE_NOOP
 from desktop_agent.gui.sidebar._model import (
     PI_SOURCE,
@@ -301,14 +303,16 @@ class SessionSidebar(QWidget):
     @staticmethod
     def confirm(parent: QWidget, title: str, text: str) -> bool:
         """Ask yes or no (No is the default). Tests replace this."""
-        answer = QMessageBox.question(
-            parent,
+        box = QMessageBox(
+            QMessageBox.Icon.Question,
             title,
             text,
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-            QMessageBox.StandardButton.No,
+            parent,
         )
-        return answer == QMessageBox.StandardButton.Yes
+        box.setDefaultButton(QMessageBox.StandardButton.No)
+        fit_title(box)
+        return box.exec() == QMessageBox.StandardButton.Yes
 
     def purge(self, path: str) -> None:
         """Delete a session in the trash for good ("": every one), once confirmed."""
@@ -325,7 +329,15 @@ class SessionSidebar(QWidget):
     @staticmethod
     def ask_text(parent: QWidget, title: str, label: str, text: str) -> str | None:
         """Ask for one line of text; None when cancelled. Tests replace this."""
-        value, ok = QInputDialog.getText(parent, title, label, text=text)
+        dialog = QInputDialog(parent)
+        dialog.setWindowTitle(title)
+        dialog.setLabelText(label)
+        dialog.setTextValue(text)
+        dialog.setMinimumWidth(420)  # a name is read whole (p9: the dialog was tiny)
+        fit_title(dialog)
+        ok = dialog.exec() == QDialog.DialogCode.Accepted
+        value = dialog.textValue()
+        dialog.deleteLater()
         return value if ok else None
 
     def context_menu_for(self, path: str, *, trash: bool = False) -> QMenu | None:
@@ -433,6 +445,17 @@ class SessionSidebar(QWidget):
         self.new_button.setIcon(icon("new-session", palette_of(self)))
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if (
+            event.type() == QEvent.Type.ShortcutOverride
+            and isinstance(event, QKeyEvent)
+            and watched is self.view
+            and event.key() == Qt.Key.Key_F2
+            and self.view.currentIndex().siblingAtColumn(0).data(SidebarRole.PATH)
+        ):
+            # F2 in the list renames the selected row, not the open session (the window's
+            # F2, FIRST_HOUR.md p10): the list's key wins, as the map's does for its label.
+            event.accept()
+            return True
         if event.type() != QEvent.Type.KeyPress or not isinstance(event, QKeyEvent):
             return super().eventFilter(watched, event)
         key = event.key()
@@ -518,7 +541,7 @@ class SessionSidebar(QWidget):
             rename.setShortcut("F2")
             rename.triggered.connect(lambda: self.rename_session(p))
             if not pi:  # for a Pi session, "Copy into Desktop Agent" is the new session
-                fork = menu.addAction(self.tr("New session from here"))
+                fork = menu.addAction(self.tr("Fork into a new session"))
                 fork.setObjectName("forkSession")
                 fork.setToolTip(
                     self.tr("A new session that continues from this session's current position")
