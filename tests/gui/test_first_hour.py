@@ -744,6 +744,25 @@ def test_m15_long_command_output_shows_its_start_and_its_end(
     shown = chat_text(window)
     assert "\n3000\ndone-marker" in shown  # the end, where errors are
     assert "more lines]" in shown
+    # the whole output is a click away (the path was plain text)
+    row = next(
+        r
+        for r in range(window.chat.model.rowCount())
+        if any(h.action == "open" for h in window.chat.delegate.layout_for(r).hits)
+    )
+    button = next(h for h in window.chat.delegate.layout_for(row).hits if h.action == "open")
+    assert isinstance(button.arg, str) and Path(button.arg).read_text().endswith("done-marker\n")
+    view = window.chat.view
+    view.scrollTo(window.chat.model.index(row, 0))
+    settle(qtbot, window)
+    pos = view.visualRect(window.chat.model.index(row, 0)).topLeft() + button.rect.center()
+    opened = _Opened()
+    QDesktopServices.setUrlHandler("file", opened, "open")  # type: ignore[arg-type]
+    try:
+        QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+    finally:
+        QDesktopServices.unsetUrlHandler("file")
+    assert opened.paths == [button.arg]
     close(qtbot, window)
 
 

@@ -243,12 +243,8 @@ def _bash_card(b: CardBuilder, state: RowState, msg: BashExecutionMessage) -> No
     else:
         b.doc("small", _tr("(no output)"), t.muted)
     if msg.truncated and msg.full_output_path:
-        b.y += 2
-        b.doc(
-            "small",
-            _tr("Output truncated. Full output: {path}").format(path=msg.full_output_path),
-            t.muted,
-        )
+        path = msg.full_output_path
+        b.full_output(_tr("Output truncated. Full output: {path}").format(path=path), path)
     b.y += 6
     b.left, b.right = saved
     border = t.red if failed else t.border

@@ -16,9 +16,11 @@ from typing import Any
 from PySide6.QtCore import (
     QPoint,
     QTimer,
+    QUrl,
     Signal,
 )
 from PySide6.QtGui import (
+    QDesktopServices,
     QGuiApplication,
 )
 from PySide6.QtWidgets import (
@@ -413,6 +415,8 @@ class ChatPane(QWidget):
                 self.view.schedule_relayout(i, keep=True)
             case CardAction.EDIT if isinstance(item.message, UserMessage):
                 self.start_edit(i)
+            case CardAction.OPEN if isinstance(arg, str):
+                QDesktopServices.openUrl(QUrl.fromLocalFile(arg))
 
     def start_edit(self, i: int) -> None:
         """Open the inline edit-and-resend editor on user row ``i``."""

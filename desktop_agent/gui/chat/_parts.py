@@ -603,6 +603,9 @@ class CardAction(StrEnum):
     """Show the previous (-1) or next (+1) version."""
     TOGGLE = "toggle"
     """Open or close the part named by the argument (thinking, a tool, a summary)."""
+    OPEN = "open"
+    """Open the file named by the argument with the desktop's application (the whole
+    output of a command whose card shows part of it)."""
 
 
 @dataclass
