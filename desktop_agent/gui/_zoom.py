@@ -58,7 +58,8 @@ class TextZoom:
             return
         self.percent = percent
         for widget, base in self._widgets:
-            widget.setFont(_scaled(base, percent))
+            # at 100% the widget inherits its font again (a later system font change shows)
+            widget.setFont(_scaled(base, percent) if percent != 100 else QFont())
         self._chat.delegate.theme()  # a new font: every card is measured again
         self._chat.view.schedule_relayout(-1)
         self._composer.fit_height()
