@@ -470,6 +470,30 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Zoom &amp;in</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Larger text in the conversation and the message box</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Zoom &amp;out</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Smaller text in the conversation and the message box</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Actual size</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The conversation&apos;s text at its normal size</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>&amp;Context</source>
         <translation type="unfinished"></translation>
     </message>
@@ -625,19 +649,27 @@
 <context>
     <name>ApprovalDialog</name>
     <message>
-        <source>Allow {tool}?</source>
+        <source>Allow this?</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>&lt;b&gt;The agent wants to run {tool}&lt;/b&gt; in {folder}</source>
+        <source>&lt;b&gt;The sandbox blocked this {tool} command&lt;/b&gt;&lt;br&gt;in {folder}</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>&lt;b&gt;The sandbox blocked this {tool} command&lt;/b&gt; in {folder}</source>
+        <source>in {folder}</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
         <source>Run outside the sandbox, it can change any of your files and read the app&apos;s settings. It stays blocked unless you choose to.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Tell the agent why, or what to do instead</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Why you deny it (the agent reads this)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -660,9 +692,21 @@
         <source>&amp;Keep it blocked</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Deny and say &amp;why…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Send the denial</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>BranchMap</name>
+    <message>
+        <source>Failed · {n} attempts</source>
+        <translation type="unfinished"></translation>
+    </message>
     <message>
         <source>Files changed ({n}):</source>
         <translation type="unfinished"></translation>
@@ -713,6 +757,14 @@
     </message>
     <message>
         <source>you</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{text} · after a failed attempt</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{text} · after {n} failed attempts</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -863,6 +915,10 @@
     </message>
     <message>
         <source>Next version</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open full output</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1222,7 +1278,39 @@ Ask the agent below: Enter sends, Shift+Enter starts a new line, / lists the com
 <context>
     <name>Dialogs</name>
     <message>
-        <source>The agent is still working</source>
+        <source>The agent wants to run this command:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The agent wants to write {path}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The agent wants to edit {path}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The agent wants to read {path}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The agent wants to look through {path}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the project folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The agent wants to use {tool} of the MCP server {server}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The agent wants to use the tool {tool}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Still working</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1870,7 +1958,7 @@ Ask the agent below: Enter sends, Shift+Enter starts a new line, / lists the com
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>New session from here</source>
+        <source>Fork into a new session</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -2183,6 +2271,13 @@ Ask the agent below: Enter sends, Shift+Enter starts a new line, / lists the com
     </message>
     <message>
         <source>context {used}/{window}</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>TextZoom</name>
+    <message>
+        <source>Text size {percent}%</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
