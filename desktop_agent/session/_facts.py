@@ -142,6 +142,12 @@ def _message_preview(message: Any) -> str:
     return plain_markdown(text) if role == "assistant" else text
 
 
+PREVIEWS_VERSION = 2
+"""Raise it with any change to what `preview_of` makes: the entry index keeps previews
+with the version that made them and drops those of another (2: a stopped or failed
+reply's text without its markdown; L6's "Error: …" for an empty failed reply)."""
+
+
 def preview_of(kind: str, obj: dict[str, Any]) -> str:
     """A short one-line text for an entry (its JSON object)."""
     if kind == "message":
