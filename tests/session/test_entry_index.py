@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from desktop_agent.session import JsonlSessionRepo, Session
+from desktop_agent.session._facts import PREVIEWS_VERSION
 from desktop_agent.session._platform import FileOps
 from tests.session._faults import CountingOps
 from tests.session._workload import CWD, run_workload
@@ -393,7 +394,7 @@ async def test_previews_made_by_another_version_are_made_again(tmp_path: Path) -
     await s.close()
     (index_file,) = (tmp_path / "cache" / "entries").iterdir()
     payload = ei._DECODE(index_file.read_bytes()[8:])
-    assert payload.previews_version == ei.PREVIEWS_VERSION and payload.previews
+    assert payload.previews_version == PREVIEWS_VERSION and payload.previews
     # The same index as an older version wrote it, with a preview it made differently.
     fields = list(msgspec.structs.astuple(payload))[:-1]
     stale = msgspec.structs.replace(payload, previews=["# stale"] * len(payload.previews))
@@ -409,4 +410,4 @@ async def test_previews_made_by_another_version_are_made_again(tmp_path: Path) -
     assert await s.previews(branch) == made  # made again, not "# stale"
     await s.close()
     again = ei._DECODE(index_file.read_bytes()[8:])
-    assert again.previews_version == ei.PREVIEWS_VERSION and "# stale" not in again.previews
+    assert again.previews_version == PREVIEWS_VERSION and "# stale" not in again.previews

@@ -139,12 +139,13 @@ class CardBuilder:
             self.out.hits.append(Hit(rect, action, arg, kw.pop("tip", ""), hover))
         return right - bw
 
-    def full_output(self, text: str, path: str) -> None:
-        """The note of an output shown in part, and a button that opens all of it (m15:
-        the path was plain text)."""
+    def full_output(self, text: str | None, path: str) -> None:
+        """The note of an output shown in part (if ``text``), and a button that opens all
+        of it (m15: the path was plain text)."""
         self.y += 2
-        self.doc("small", text, self.t.muted)
-        self.y += 2
+        if text is not None:
+            self.doc("small", text, self.t.muted)
+            self.y += 2
         self.button(self.right, _tr("Open full output"), CardAction.OPEN, path, tip=path)
         self.y += self.t.small_line + 6
 
@@ -422,7 +423,8 @@ class CardBuilder:
                     self.image(block)
             path = details.get("fullOutputPath")
             if isinstance(path, str) and details.get("truncated"):
-                self.full_output(_tr("Full output: {path}").format(path=path), path)
+                # (the tool's text already ends with "[… Full output: <path>]")
+                self.full_output(None, path)
         elif live is not None and live.output:
             self.doc("mono", clip_lines(live.output, lines, chars, tail=True), t.muted)
         elif interrupted:

@@ -898,10 +898,6 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Full output: {path}</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Hide details</source>
         <translation type="unfinished"></translation>
     </message>
