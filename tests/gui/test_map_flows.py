@@ -317,11 +317,22 @@ def test_search_hit_on_another_branch_asks_then_moves_the_leaf_and_marks_the_map
     hit_row = row_of(window, ids["a2b"])
     assert window.map_pane.bmap.hits == {hit_row} and window.map_pane.bmap.on_path(hit_row)
     assert window.map_pane.view.currentIndex().row() == hit_row
+    # the term is marked in the chat's text as well, its hit in view (FIRST_HOUR m5:
+    # only the card was scrolled to), and the focus stays where it was
+    finder = window.chat.finder
+    assert finder.isVisible() and finder.input.text() == "zebras"
+    assert not finder.input.hasFocus()
+    hit = finder.current_rect()
+    assert hit is not None and window.chat.view.viewport().rect().contains(hit)
+    row = finder.hits[finder.current][0]
+    assert "zebras" in str(window.chat.model.row_at(row).item.message)
+    assert any(m for m in window.chat._marks(row).values())
     # clearing the search clears the marks
     sidebar.search.clear()
     qtbot.waitUntil(lambda: window.wb.query == "", timeout=5000)
     idle(qtbot, window)
     assert window.map_pane.bmap.hits == frozenset()
+    assert not finder.isVisible() and window.chat._marks(row) == {}
     close(qtbot, window)
 
 

@@ -107,6 +107,25 @@ class FindBar(QWidget):
         self.input.selectAll()
         self.refresh()
 
+    def show_query(self, query: str, row: int) -> None:
+        """Mark ``query`` in the chat, its first hit at or after chat row ``row`` the
+        current one (a session opened from the sidebar's search: m5), without taking
+        the focus from where the person is."""
+        self.show()
+        self.hits, self.current = [], -1
+        self.input.setText(query)  # finds (textChanged)
+        first = next((i for i, h in enumerate(self.hits) if h[0] >= row), None)
+        if first is not None and first != self.current:
+            self.current = first
+            self._show_current()
+
+    def drop_query(self, query: str) -> None:
+        """The sidebar's search ended: its marks go, unless the bar was given other text."""
+        if self.isVisible() and self.input.text() == query:
+            self.hide()
+            self.hits, self.current = [], -1
+            self._view.viewport().update()
+
     def close_bar(self) -> None:
         self.hide()
         self.hits, self.current = [], -1
