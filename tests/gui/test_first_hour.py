@@ -14,10 +14,12 @@ import pytest
 from PySide6.QtCore import QObject, QPoint, QRect, Qt, QTimer, QUrl, Slot
 from PySide6.QtGui import (
     QAction,
+    QColor,
     QContextMenuEvent,
     QDesktopServices,
     QFontMetrics,
     QGuiApplication,
+    QPalette,
 )
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import (
@@ -1636,4 +1638,65 @@ def test_l6_a_run_of_failed_attempts_is_one_row_on_the_map_and_in_the_branches_l
     assert len(bmap.attempts(run_row)) == 4
     assert model.target(run_row) == bmap.attempts(run_row)[-1]
     assert error_boxes(window) == []
+    close(qtbot, window)
+
+
+def test_p3_a_selected_map_row_off_the_current_branch_reads_at_4_5_to_1_in_both_themes(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window, ids, _ref = open_three(qtbot, tmp_path, provider, workspace)
+    pane = window.map_pane
+    view = pane.view
+
+    def wcag(a: QColor, b: QColor) -> float:
+        def lum(c: QColor) -> float:
+            ch = [
+                v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4
+                for v in (c.redF(), c.greenF(), c.blueF())
+            ]
+            return 0.2126 * ch[0] + 0.7152 * ch[1] + 0.0722 * ch[2]
+
+        hi, lo = sorted((lum(a), lum(b)), reverse=True)
+        return (hi + 0.05) / (lo + 0.05)
+
+    try:
+        for mode in ("light", "dark"):
+            window.theme.set_mode(mode)
+            idle(qtbot, window)
+            r = row_of(window, ids["a2b"])  # an answer on another branch: muted text
+            assert r != pane.bmap.leaf_row and not pane.bmap.on_path(r)
+            view.select_row(r)
+
+            def read(r: int = r) -> bool:
+                return pane.model().text(r) != "…"
+
+            qtbot.waitUntil(read)
+            delegate = view.map_delegate
+            view.viewport().repaint()
+            # what the screen shows: the text's strongest pixel on the row's background
+            rect = view.visualRect(pane.model().index(r, 0))
+            image = view.viewport().grab().toImage()
+            shown_bg = image.pixelColor(rect.right() - 2, rect.top() + 1)
+            text_left = round(delegate.lane_x(rect, pane.bmap.width(r))) + 4
+            pixels = [
+                image.pixelColor(x, y)
+                for x in range(text_left, text_left + 60)
+                for y in range(rect.top(), rect.bottom())
+            ]
+            best = max(wcag(p, shown_bg) for p in pixels)
+            assert best >= 4.5, f"{mode}: the text reads at {best:.2f}:1 on {shown_bg.name()}"
+            painted_colours = list(delegate.selected_painted)
+            parts = {part for part, _fg, _bg in painted_colours}
+            assert {"text", "age"} <= parts, parts
+            for part, fg, bg in painted_colours:
+                assert bg.name() == shown_bg.name(), (mode, part)  # the fill really painted
+                ratio = wcag(fg, shown_bg)
+                assert ratio >= 4.5, f"{mode}: {part} {fg.name()} on {shown_bg.name()}: {ratio}"
+            assert painted_colours[0][1] == view.palette().color(QPalette.ColorRole.HighlightedText)
+    finally:
+        window.theme.set_mode("system")
     close(qtbot, window)
