@@ -19,6 +19,7 @@ from PySide6.QtGui import (
     QDesktopServices,
     QFontMetrics,
     QGuiApplication,
+    QImage,
     QPalette,
 )
 from PySide6.QtTest import QTest
@@ -1700,3 +1701,57 @@ def test_p3_a_selected_map_row_off_the_current_branch_reads_at_4_5_to_1_in_both_
     finally:
         window.theme.set_mode("system")
     close(qtbot, window)
+
+
+def test_p16_a_map_filter_that_matches_nothing_says_why_and_how_to_label(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window, _ids, _ref = open_three(qtbot, tmp_path, provider, workspace)
+    pane = window.map_pane
+    view = pane.view
+    combo = pane.filter
+
+    def choose(name: str) -> None:
+        combo.setFocus(Qt.FocusReason.TabFocusReason)
+        while pane.filter_name() != name:
+            QTest.keyClick(combo, Qt.Key.Key_Down)
+            idle(qtbot, window)
+
+    def ink(image: QImage) -> int:
+        """Pixels that are not the background (the text painted)."""
+        base = image.pixelColor(4, image.height() - 4).name()
+        return sum(
+            image.pixelColor(x, y).name() != base
+            for x in range(4, image.width() - 4, 2)
+            for y in range(4, min(image.height() - 4, 120), 2)
+        )
+
+    choose("labeled")
+    assert pane.model().rowCount() == 0
+    image = view.viewport().grab().toImage()
+    assert ink(image) > 20, "a blank map"
+    said = view.painted_empty
+    assert said.startswith("No labelled entries.") and "press F2" in said, said
+    assert "Set label…" in said
+    combo.setFocus(Qt.FocusReason.TabFocusReason)
+    QTest.keyClick(combo, Qt.Key.Key_Up)  # back to Prompts: rows, no text
+    idle(qtbot, window)
+    view.grab()
+    assert pane.model().rowCount() > 0 and view.painted_empty == ""
+    close(qtbot, window)
+    # a session with no prompt yet: "Prompts" says so
+    fresh = new_window(qtbot, tmp_path / "fresh", provider, "jsonl", workspace)
+    run(qtbot, fresh.new_session())
+    idle(qtbot, fresh)
+    fresh.map_pane.filter.setFocus(Qt.FocusReason.TabFocusReason)
+    QTest.keyClick(fresh.map_pane.filter, Qt.Key.Key_Down)
+    idle(qtbot, fresh)
+    fresh.map_pane.view.grab()
+    assert fresh.map_pane.view.painted_empty.startswith("No prompts yet"), (
+        fresh.map_pane.view.painted_empty
+    )
+    close(qtbot, fresh)

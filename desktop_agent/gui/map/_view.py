@@ -35,6 +35,7 @@ from PySide6.QtGui import (
     QKeySequence,
     QPainter,
     QPainterPath,
+    QPaintEvent,
     QPalette,
     QPen,
     QPixmap,
@@ -426,6 +427,44 @@ class MapView(QTableView):
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.viewport().setAttribute(Qt.WidgetAttribute.WA_Hover, True)
+
+    painted_empty = ""
+    """What the empty map says, as last painted ("" when it has rows; tests read it)."""
+
+    def empty_text(self) -> str:
+        """What a map without rows says: why it is empty (p16), "" without a session."""
+        bmap = self.map_model().bmap
+        shape = bmap.shape
+        if shape is None or self.model().rowCount() > 0:
+            return ""
+        if bmap.filter == "labeled":
+            key = next(
+                (
+                    a.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
+                    for a in self.actions()
+                    if a.objectName() == "mapLabelAction" and not a.shortcut().isEmpty()
+                ),
+                "F2",
+            )
+            return self.tr(
+                "No labelled entries. Show Messages, select a node and press {key} "
+                "(or choose Set label… in its menu) to label it."
+            ).format(key=key)
+        if bmap.filter == "user":
+            return self.tr("No prompts yet: each message you send shows here.")
+        return self.tr("No messages yet: each prompt and answer shows here as you chat.")
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        super().paintEvent(event)
+        text = self.empty_text()
+        self.painted_empty = text
+        if text:
+            painter = QPainter(self.viewport())
+            painter.setPen(self.palette().color(QPalette.ColorRole.PlaceholderText))
+            area = self.viewport().rect().adjusted(16, 16, -16, -16)
+            flags = Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop
+            painter.drawText(area, int(flags | Qt.TextFlag.TextWordWrap), text)
+            painter.end()
 
     def updateGeometries(self) -> None:
         super().updateGeometries()
