@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QObject, QPoint, QRect, Qt, QTimer, QUrl, Slot
+from PySide6.QtCore import QModelIndex, QObject, QPoint, QRect, Qt, QTimer, QUrl, Slot
 from PySide6.QtGui import (
     QAction,
     QColor,
@@ -1755,3 +1755,55 @@ def test_p16_a_map_filter_that_matches_nothing_says_why_and_how_to_label(
         fresh.map_pane.view.painted_empty
     )
     close(qtbot, fresh)
+
+
+def test_m16_a_fork_is_marked_in_the_sidebar_and_names_its_original_at_1000_by_700(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(Reply(text="ok"))
+    type_and_send(qtbot, window, "Calculator project tour")
+    idle(qtbot, window)
+    original = window.wb.ref
+    assert original is not None
+    window.actions_by_name["forkAction"].trigger()  # Session → Fork into a new session
+    qtbot.waitUntil(lambda: window.wb.ref not in (None, original), timeout=10_000)
+    idle(qtbot, window)
+    fork = window.wb.ref
+    assert fork is not None
+    window.resize(1000, 700)
+    idle(qtbot, window)
+    view, model = window.sidebar.view, window.sidebar.model()
+    qtbot.waitUntil(lambda: model.index_for_path(original).isValid())
+    rows = {ref: model.index_for_path(ref) for ref in (original, fork)}
+    titles = {ref: str(index.data()) for ref, index in rows.items()}
+    assert titles[fork] == "Calculator project tour (fork)"
+    width = view.visualRect(rows[fork]).width()
+    fm = QFontMetrics(view.font())
+    assert fm.horizontalAdvance(titles[fork]) > width - 8, "(the suffix is cut here)"
+    # what tells them apart on screen: a fork mark painted before the fork's title
+    image = view.viewport().grab().toImage()
+
+    def left_part(index: QModelIndex) -> list[str]:
+        rect = view.visualRect(index)
+        return [
+            image.pixelColor(x, y).name()
+            for x in range(rect.left(), rect.left() + 22)
+            for y in range(rect.top() + 2, rect.bottom() - 1)
+        ]
+
+    base = image.pixelColor(2, image.height() - 2).name()
+    assert set(left_part(rows[fork])) - {base}, "no mark on the fork's row"
+    assert rows[fork].data(Qt.ItemDataRole.DecorationRole) is not None
+    assert rows[original].data(Qt.ItemDataRole.DecorationRole) is None
+    assert view.visualRect(rows[fork]).left() == view.visualRect(rows[original]).left()
+    tip = str(rows[fork].data(Qt.ItemDataRole.ToolTipRole))
+    assert "Forked from Calculator project tour" in tip, tip
+    said = str(rows[fork].data(Qt.ItemDataRole.AccessibleTextRole))
+    assert "Forked from Calculator project tour" in said, said
+    close(qtbot, window)
