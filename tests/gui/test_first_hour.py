@@ -1589,6 +1589,14 @@ def test_m12_switching_branch_on_the_map_moves_no_node_and_keeps_every_colour(
         under = view.indexAt(point)
         assert pane.model().data(under, MapRole.ID) == ids[name], "the node left the pointer"
         assert pane.bmap.leaf_row == under.row()
+    # scrolled to the end, the last row keeps room below it (not glued to the edge)
+    view.setFixedHeight(6 * view.map_delegate.row_height())
+    idle(qtbot, window)
+    bar = view.verticalScrollBar()
+    assert bar.maximum() > 0
+    bar.setValue(bar.maximum())
+    last = view.visualRect(pane.model().index(pane.model().rowCount() - 1, 0))
+    assert view.viewport().height() - last.bottom() > view.map_delegate.row_height()
     assert error_boxes(window) == []
     close(qtbot, window)
 
