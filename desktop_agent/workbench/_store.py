@@ -157,6 +157,7 @@ def _row(s: IndexedSession, source: str) -> SidebarRow:
         problem=s.problem,
         source=source,
         message_count=s.message_count,
+        parent=s.parent_session_path or "",
     )
 
 
@@ -248,6 +249,7 @@ class JsonlStore:
                     problem=facts.problem,
                     in_trash=True,
                     message_count=facts.message_count,
+                    parent=facts.parent_session_path or "",
                 )
             )
         rows.sort(key=lambda r: r.last_activity, reverse=True)
@@ -582,6 +584,7 @@ class SqliteStore(OneDatabase[SqliteSessionRepo]):
                     last_activity=trashed[meta.id]["deleted_at"] if trash else facts.last_activity,
                     in_trash=trash,
                     message_count=facts.message_count,
+                    parent=meta.parent_session_path or "",
                 )
             )
         rows.sort(key=lambda r: r.last_activity, reverse=True)

@@ -12,13 +12,15 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QObject, QPoint, QRect, Qt, QTimer, QUrl, Slot
+from PySide6.QtCore import QModelIndex, QObject, QPoint, QRect, Qt, QTimer, QUrl, Slot
 from PySide6.QtGui import (
     QAction,
+    QColor,
     QContextMenuEvent,
     QDesktopServices,
     QFontMetrics,
     QGuiApplication,
+    QImage,
     QPalette,
 )
 from PySide6.QtTest import QTest
@@ -1626,6 +1628,14 @@ def test_m12_switching_branch_on_the_map_moves_no_node_and_keeps_every_colour(
         under = view.indexAt(point)
         assert pane.model().data(under, MapRole.ID) == ids[name], "the node left the pointer"
         assert pane.bmap.leaf_row == under.row()
+    # scrolled to the end, the last row keeps room below it (not glued to the edge)
+    view.setFixedHeight(6 * view.map_delegate.row_height())
+    idle(qtbot, window)
+    bar = view.verticalScrollBar()
+    assert bar.maximum() > 0
+    bar.setValue(bar.maximum())
+    last = view.visualRect(pane.model().index(pane.model().rowCount() - 1, 0))
+    assert view.viewport().height() - last.bottom() > view.map_delegate.row_height()
     assert error_boxes(window) == []
     close(qtbot, window)
 
@@ -2216,4 +2226,171 @@ def test_p10_one_name_for_fork_f2_acts_on_the_focused_pane_and_no_two_actions_sh
         f"Rename session: {window.wb.listing.title(second)}",
     ]
     assert ids  # (the map's F2: test_m1_f2_in_the_map_asks_for_a_label_and_the_node_shows_it)
+    close(qtbot, window)
+
+
+def test_p3_a_selected_map_row_off_the_current_branch_reads_at_4_5_to_1_in_both_themes(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window, ids, _ref = open_three(qtbot, tmp_path, provider, workspace)
+    pane = window.map_pane
+    view = pane.view
+
+    def wcag(a: QColor, b: QColor) -> float:
+        def lum(c: QColor) -> float:
+            ch = [
+                v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4
+                for v in (c.redF(), c.greenF(), c.blueF())
+            ]
+            return 0.2126 * ch[0] + 0.7152 * ch[1] + 0.0722 * ch[2]
+
+        hi, lo = sorted((lum(a), lum(b)), reverse=True)
+        return (hi + 0.05) / (lo + 0.05)
+
+    try:
+        for mode in ("light", "dark"):
+            window.theme.set_mode(mode)
+            idle(qtbot, window)
+            r = row_of(window, ids["a2b"])  # an answer on another branch: muted text
+            assert r != pane.bmap.leaf_row and not pane.bmap.on_path(r)
+            view.select_row(r)
+
+            def read(r: int = r) -> bool:
+                return pane.model().text(r) != "…"
+
+            qtbot.waitUntil(read)
+            delegate = view.map_delegate
+            view.viewport().repaint()
+            # what the screen shows: the text's strongest pixel on the row's background
+            rect = view.visualRect(pane.model().index(r, 0))
+            image = view.viewport().grab().toImage()
+            shown_bg = image.pixelColor(rect.right() - 2, rect.top() + 1)
+            text_left = round(delegate.lane_x(rect, pane.bmap.width(r))) + 4
+            pixels = [
+                image.pixelColor(x, y)
+                for x in range(text_left, text_left + 60)
+                for y in range(rect.top(), rect.bottom())
+            ]
+            best = max(wcag(p, shown_bg) for p in pixels)
+            assert best >= 4.5, f"{mode}: the text reads at {best:.2f}:1 on {shown_bg.name()}"
+            painted_colours = list(delegate.selected_painted)
+            parts = {part for part, _fg, _bg in painted_colours}
+            assert {"text", "age"} <= parts, parts
+            for part, fg, bg in painted_colours:
+                assert bg.name() == shown_bg.name(), (mode, part)  # the fill really painted
+                ratio = wcag(fg, shown_bg)
+                assert ratio >= 4.5, f"{mode}: {part} {fg.name()} on {shown_bg.name()}: {ratio}"
+            assert painted_colours[0][1] == view.palette().color(QPalette.ColorRole.HighlightedText)
+    finally:
+        window.theme.set_mode("system")
+    close(qtbot, window)
+
+
+def test_p16_a_map_filter_that_matches_nothing_says_why_and_how_to_label(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window, _ids, _ref = open_three(qtbot, tmp_path, provider, workspace)
+    pane = window.map_pane
+    view = pane.view
+    combo = pane.filter
+
+    def choose(name: str) -> None:
+        combo.setFocus(Qt.FocusReason.TabFocusReason)
+        while pane.filter_name() != name:
+            QTest.keyClick(combo, Qt.Key.Key_Down)
+            idle(qtbot, window)
+
+    def ink(image: QImage) -> int:
+        """Pixels that are not the background (the text painted)."""
+        base = image.pixelColor(4, image.height() - 4).name()
+        return sum(
+            image.pixelColor(x, y).name() != base
+            for x in range(4, image.width() - 4, 2)
+            for y in range(4, min(image.height() - 4, 120), 2)
+        )
+
+    choose("labeled")
+    assert pane.model().rowCount() == 0
+    image = view.viewport().grab().toImage()
+    assert ink(image) > 20, "a blank map"
+    said = view.painted_empty
+    assert said.startswith("No labelled entries.") and "press F2" in said, said
+    assert "Set label…" in said
+    combo.setFocus(Qt.FocusReason.TabFocusReason)
+    QTest.keyClick(combo, Qt.Key.Key_Up)  # back to Prompts: rows, no text
+    idle(qtbot, window)
+    view.grab()
+    assert pane.model().rowCount() > 0 and view.painted_empty == ""
+    close(qtbot, window)
+    # a session with no prompt yet: "Prompts" says so
+    fresh = new_window(qtbot, tmp_path / "fresh", provider, "jsonl", workspace)
+    run(qtbot, fresh.new_session())
+    idle(qtbot, fresh)
+    fresh.map_pane.filter.setFocus(Qt.FocusReason.TabFocusReason)
+    QTest.keyClick(fresh.map_pane.filter, Qt.Key.Key_Down)
+    idle(qtbot, fresh)
+    fresh.map_pane.view.grab()
+    assert fresh.map_pane.view.painted_empty.startswith("No prompts yet"), (
+        fresh.map_pane.view.painted_empty
+    )
+    close(qtbot, fresh)
+
+
+def test_m16_a_fork_is_marked_in_the_sidebar_and_names_its_original_at_1000_by_700(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(Reply(text="ok"))
+    type_and_send(qtbot, window, "Calculator project tour")
+    idle(qtbot, window)
+    original = window.wb.ref
+    assert original is not None
+    window.actions_by_name["forkAction"].trigger()  # Session → Fork into a new session
+    qtbot.waitUntil(lambda: window.wb.ref not in (None, original), timeout=10_000)
+    idle(qtbot, window)
+    fork = window.wb.ref
+    assert fork is not None
+    window.resize(1000, 700)
+    idle(qtbot, window)
+    view, model = window.sidebar.view, window.sidebar.model()
+    qtbot.waitUntil(lambda: model.index_for_path(original).isValid())
+    rows = {ref: model.index_for_path(ref) for ref in (original, fork)}
+    titles = {ref: str(index.data()) for ref, index in rows.items()}
+    assert titles[fork] == "Calculator project tour (fork)"
+    width = view.visualRect(rows[fork]).width()
+    fm = QFontMetrics(view.font())
+    assert fm.horizontalAdvance(titles[fork]) > width - 8, "(the suffix is cut here)"
+    # what tells them apart on screen: a fork mark painted before the fork's title
+    image = view.viewport().grab().toImage()
+
+    def left_part(index: QModelIndex) -> list[str]:
+        rect = view.visualRect(index)
+        return [
+            image.pixelColor(x, y).name()
+            for x in range(rect.left(), rect.left() + 22)
+            for y in range(rect.top() + 2, rect.bottom() - 1)
+        ]
+
+    base = image.pixelColor(2, image.height() - 2).name()
+    assert set(left_part(rows[fork])) - {base}, "no mark on the fork's row"
+    assert rows[fork].data(Qt.ItemDataRole.DecorationRole) is not None
+    assert rows[original].data(Qt.ItemDataRole.DecorationRole) is None
+    assert view.visualRect(rows[fork]).left() == view.visualRect(rows[original]).left()
+    tip = str(rows[fork].data(Qt.ItemDataRole.ToolTipRole))
+    assert "Forked from Calculator project tour" in tip, tip
+    said = str(rows[fork].data(Qt.ItemDataRole.AccessibleTextRole))
+    assert "Forked from Calculator project tour" in said, said
     close(qtbot, window)

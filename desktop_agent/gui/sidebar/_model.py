@@ -22,6 +22,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QBrush, QColor, QFont, QPalette
 from PySide6.QtWidgets import QApplication
 
+from desktop_agent.gui._icons import icon
 from desktop_agent.workbench import (
     SidebarRow,
     fill,
@@ -403,15 +404,32 @@ class SessionListModel(QAbstractItemModel):
             return group.key
         return None
 
+    def forked_from(self, row: SidebarRow) -> str:
+        """What a fork's row says of its original: "Forked from <its title>" (the file's
+        name when it is not listed); "" for a session that is no fork."""
+        if not row.parent:
+            return ""
+        original = next((r for r in self._rows if r.path == row.parent), None)
+        name = original.title if original is not None else os.path.basename(row.parent)
+        return _tr("Forked from {title}").format(title=name or row.parent)
+
     def _session_data(self, row: SidebarRow, column: int, role: int) -> Any:
         if role == Qt.ItemDataRole.DisplayRole:
             if column == 0:
                 return row.title or _tr("(untitled)")
             now = self._now()
             return activity_text(row, now) or relative_time(row.last_activity, now)
-        if role == Qt.ItemDataRole.AccessibleTextRole and column == 0 and row.activity:
-            title = row.title or _tr("(untitled)")
-            return f"{title}, {activity_text(row, self._now())}"
+        if role == Qt.ItemDataRole.DecorationRole and column == 0 and row.parent:
+            return icon("branch", QApplication.palette())
+        if (
+            role == Qt.ItemDataRole.AccessibleTextRole
+            and column == 0
+            and (row.activity or row.parent)
+        ):
+            parts = [row.title or _tr("(untitled)"), self.forked_from(row)]
+            if row.activity:
+                parts.append(activity_text(row, self._now()))
+            return ", ".join(p for p in parts if p)
         if role == Qt.ItemDataRole.ToolTipRole:
             if row.problem:
                 problem = _tr("Cannot read this session: {problem}").format(problem=row.problem)
@@ -420,6 +438,8 @@ class SessionListModel(QAbstractItemModel):
             shown = when.astimezone().strftime("%Y-%m-%d %H:%M") if when else row.last_activity
             last = _tr("Last activity: {time}").format(time=shown)
             text = f"{row.title or _tr('(untitled)')}\n{row.cwd}\n{last}"
+            if row.parent:
+                text += "\n" + self.forked_from(row)
             if row.source == PI_SOURCE:
                 text += "\n" + self.tr("A session of the Pi coding agent: {0}").format(row.path)
             if row.activity:
