@@ -1614,6 +1614,21 @@ Ask the agent below: Enter sends, Shift+Enter starts a new line, / lists the com
     </message>
 </context>
 <context>
+    <name>MapView</name>
+    <message>
+        <source>No labelled entries. Show Messages, select a node and press {key} (or choose Set label… in its menu) to label it.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No prompts yet: each message you send shows here.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No messages yet: each prompt and answer shows here as you chat.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>McpServers</name>
     <message>
         <source>{name}: starting…</source>
@@ -1808,6 +1823,10 @@ Ask the agent below: Enter sends, Shift+Enter starts a new line, / lists the com
     </message>
     <message>
         <source>Cannot read this session: {problem}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Forked from {title}</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
