@@ -27,6 +27,7 @@ from desktop_agent.session._errors import SessionError, SessionErrorCode, Sessio
 from desktop_agent.session._facts import BranchPage, BranchTail, EntryFacts, failed_preview
 from desktop_agent.session._facts_scan import (
     NEW_SESSION_TITLE,
+    FoundSession,
     IndexedSession,
     first_prompt_of,
     session_facts,
@@ -82,6 +83,7 @@ __all__ = [
     "EntryBase",
     "EntryFacts",
     "ForkPosition",
+    "FoundSession",
     "InMemorySessionRepo",
     "IndexedSession",
     "JsonlSessionRepo",

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from desktop_agent.session._errors import SessionError
 from desktop_agent.session._facts_scan import (
     FileFacts,
+    FoundSession,
     IndexedSession,
     facts_of_session,
     is_glance,
@@ -99,6 +100,10 @@ RECONCILE_SLICE_S = 0.05
 
 
 # ----------------------------------------------------------------------- the index
+
+
+SNIPPET_WORDS = 12
+"""Words around a search's first hit in a session's text (`FoundSession.snippet`)."""
 
 
 def _fts_query(query: str) -> str | None:
@@ -424,6 +429,7 @@ class SessionIndex:
             where.append("cwd = ?")
             params.append(cwd)
         words = query_words(query or "")
+        match: str | None = None
         if words:
             # Every word in the name or first prompt (the one rule, `text_matches`), or
             # every word as a prefix of a word of the content (full-text search).
@@ -438,9 +444,19 @@ class SessionIndex:
                 )
                 params.extend((*words, match))
         sql = f"SELECT {_COLUMNS} FROM sessions"
+        if match is not None:
+            # Where the words are in its text, for the list to show (m6: a hit showed
+            # no hint of where it was); None when only the title matched.
+            sql = (
+                f"SELECT {_COLUMNS}, (SELECT snippet(content, 0, '', '', '…', {SNIPPET_WORDS})"
+                " FROM content WHERE content MATCH ? AND rowid = sessions.doc) FROM sessions"
+            )
+            params.insert(0, match)
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY last_activity DESC, created_at DESC, path"
+        if match is not None:
+            return [FoundSession(*row) for row in db.execute(sql, params)]
         return [IndexedSession(*row) for row in db.execute(sql, params)]
 
 

@@ -25,6 +25,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from desktop_agent.session import NEW_SESSION_TITLE as NEW_SESSION_TITLE  # (for _pg_store)
 from desktop_agent.session import (
+    FoundSession,
     IndexedSession,
     JsonlSessionRepo,
     Session,
@@ -158,6 +159,7 @@ def _row(s: IndexedSession, source: str) -> SidebarRow:
         source=source,
         message_count=s.message_count,
         parent=s.parent_session_path or "",
+        snippet=(s.snippet or "") if isinstance(s, FoundSession) else "",
     )
 
 

@@ -45,6 +45,8 @@ from desktop_agent.gui._settings_dialog import SettingsDialog
 from desktop_agent.gui.chat._builder import MARGIN_X, PAD
 from desktop_agent.gui.chat._parts import BoxPart, DocPart
 from desktop_agent.gui.map import MapRole
+from desktop_agent.gui.sidebar._model import SidebarRole
+from desktop_agent.session import Session
 from tests.gui.test_map_flows import open_three, row_of
 from tests.helpers.provider_server import (
     HttpError,
@@ -70,7 +72,7 @@ from tests.helpers.window import (
     settle,
     type_and_send,
 )
-from tests.helpers.workbench import make_workbench
+from tests.helpers.workbench import answer, make_workbench, seed, user
 
 
 @contextmanager
@@ -2393,4 +2395,57 @@ def test_m16_a_fork_is_marked_in_the_sidebar_and_names_its_original_at_1000_by_7
     assert "Forked from Calculator project tour" in tip, tip
     said = str(rows[fork].data(Qt.ItemDataRole.AccessibleTextRole))
     assert "Forked from Calculator project tour" in said, said
+    close(qtbot, window)
+
+
+def test_m6_a_session_found_by_its_text_shows_where_on_a_second_line(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    """FIRST_HOUR m6: "Matching sessions show no snippet of where the hit is"."""
+    data = tmp_path / "data"
+    reply = "Zebras have black and white stripes, which confuse the flies that bite them."
+
+    async def zebras(s: Session) -> None:
+        await s.append_message(user("a session about zebras"))
+        await s.append_message(answer(reply))
+
+    async def other(s: Session) -> None:
+        await s.append_message(user("an unrelated question"))
+        await s.append_message(answer("an unrelated answer"))
+
+    found = seed(data, workspace, zebras)
+    shown = seed(data, workspace, other)
+    window = open_window(qtbot, data, provider.model("anthropic-messages"), target=shown)
+    sidebar = window.sidebar
+    model = sidebar._model
+    QTest.keyClick(window, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
+    QTest.keyClicks(sidebar.search, "confuse flies")
+    qtbot.waitUntil(lambda: bool(model.index_for_path(found).data(SidebarRole.SNIPPET)))
+    idle(qtbot, window)
+    index = model.index_for_path(found)
+    snippet = index.data(SidebarRole.SNIPPET)
+    assert "stripes, which confuse the flies" in snippet, snippet
+    assert "found: " in index.data(Qt.ItemDataRole.AccessibleTextRole)
+    assert "Found: " in index.data(Qt.ItemDataRole.ToolTipRole)
+    line = sidebar.view.fontMetrics().height()
+    row = sidebar.view.visualRect(index)
+    assert row.height() >= 2 * line + 6, (row.height(), line)
+    # the second line is painted: text pixels below the title
+    shot = sidebar.view.viewport().grab(row).toImage()
+    lower = {
+        shot.pixel(x, y)
+        for x in range(shot.width())
+        for y in range(shot.height() // 2 + 2, shot.height() - 2)
+    }
+    assert len(lower) > 2
+    # a title match has no second line, and the end of the search ends them
+    sidebar.search.clear()
+    qtbot.waitUntil(lambda: window.wb.query == "", timeout=5000)
+    idle(qtbot, window)
+    assert not model.index_for_path(found).data(SidebarRole.SNIPPET)
+    assert sidebar.view.visualRect(model.index_for_path(found)).height() < 2 * line + 6
     close(qtbot, window)

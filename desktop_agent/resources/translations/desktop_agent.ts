@@ -1830,6 +1830,10 @@ Ask the agent below: Enter sends, Shift+Enter starts a new line, / lists the com
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Found: {snippet}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Last activity</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1851,6 +1855,10 @@ Ask the agent below: Enter sends, Shift+Enter starts a new line, / lists the com
     </message>
     <message>
         <source>finished</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>found: {snippet}</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
