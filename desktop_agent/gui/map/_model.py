@@ -152,8 +152,7 @@ class MapModel(QAbstractListModel):
 
     def apply(self, bmap: BranchMap, update: MapUpdate) -> None:
         """Show ``bmap`` after ``update`` (one Qt notification per kind of change)."""
-        renew = update.reset or update.first_new >= 0 or update.path
-        self._tips = {t.row: t for t in bmap.tips()} if renew else self._tips
+        self._tips = {t.row: t for t in bmap.tips()}  # (kept by the map until it changes)
         if update.reset or bmap is not self.bmap:
             self.beginResetModel()
             self.bmap = bmap
