@@ -31,6 +31,7 @@ from desktop_agent.workbench import (
     MapUpdate,
     exact_time,
     failed_preview,
+    failure_reason,
     fill,
     relative_age,
 )
@@ -219,7 +220,9 @@ class MapModel(QAbstractListModel):
         row = self.bmap.rows[r]
         attempts = self.bmap.attempts(r)
         if not attempts:
-            return self.previews.want(row.entry_id)
+            text = self.previews.want(row.entry_id)
+            reason = failure_reason(text) if text is not None else None
+            return _tr("Failed · {reason}").format(reason=reason) if reason else text
         last = self.previews.want(attempts[-1])
         if last is None:
             return None
