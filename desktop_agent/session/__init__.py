@@ -24,7 +24,13 @@ from desktop_agent.session._entries import (
     parse_entry,
 )
 from desktop_agent.session._errors import SessionError, SessionErrorCode, SessionWriteError
-from desktop_agent.session._facts import BranchPage, BranchTail, EntryFacts, failed_preview
+from desktop_agent.session._facts import (
+    BranchPage,
+    BranchTail,
+    EntryFacts,
+    failed_preview,
+    failure_reason,
+)
 from desktop_agent.session._facts_scan import (
     NEW_SESSION_TITLE,
     FoundSession,
@@ -121,6 +127,7 @@ __all__ = [
     "UnknownEntry",
     "encode_cwd",
     "failed_preview",
+    "failure_reason",
     "first_prompt_of",
     "new_entry_id",
     "parse_entry",

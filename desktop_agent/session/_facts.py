@@ -114,6 +114,13 @@ def failed_preview(text: str) -> bool:
     return text.startswith(_FAILED_PREVIEW)
 
 
+def failure_reason(text: str) -> str | None:
+    """The reason of a failed reply that wrote nothing, from its preview ("Error: <reason>");
+    None for any other preview."""
+    prefix = _FAILED_PREVIEW[1]
+    return text[len(prefix) :] if text.startswith(prefix) else None
+
+
 def _message_preview(message: Any) -> str:
     if not isinstance(message, dict):
         return "message"

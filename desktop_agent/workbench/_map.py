@@ -199,14 +199,19 @@ class BranchMap:
         more = self._retries.get(entry)
         return [shape.ids[entry], *(shape.ids[i] for i in more)] if more else []
 
-    def _add_retries(self, shape: TreeShape, start: int, end: int) -> None:
-        retries = self._retries
-        if retries is None or self.filter in ("labeled", "user"):
-            return
-        vis, vparent = self._vis, self._vparent
+    def _add_retries(self, shape: TreeShape, start: int, end: int) -> set[int]:
+        """File the retries among entries ``start..end`` under their rows' entries;
+        returns those entries (their rows now stand for one more attempt)."""
+        heads: set[int] = set()
+        if self.filter in ("labeled", "user"):
+            return heads
+        retries, vis, vparent = self._retries, self._vis, self._vparent
         for i in range(start, end):
             if not vis[i] and is_retry(shape, i) and vparent[i] >= 0:
-                retries.setdefault(vparent[i], []).append(i)
+                heads.add(vparent[i])
+                if retries is not None:
+                    retries.setdefault(vparent[i], []).append(i)
+        return heads
 
     def max_lane(self) -> int:
         return max((r.lane for r in self.rows), default=0)
@@ -331,7 +336,7 @@ class BranchMap:
         # The same tree, grown: new entries get their place (cheap, here).
         self._shape = shape
         self._add_entries(shape, old_n, n)
-        self._add_retries(shape, old_n, n)
+        retried = self._add_retries(shape, old_n, n)
         self._n = n
         new_vis = [i for i in range(old_n, n) if self._vis[i]]
         if not self._appended_below(new_vis):
@@ -351,9 +356,10 @@ class BranchMap:
             if changed and changed[-1] == -1:  # lines now pass earlier rows: all again
                 changed = reconnect(self.rows, self._row_of, self._vparent, self._spans)
         hits = self.set_hits(self._hit_entries) if new_vis else ()
+        runs = {self._row_of[i] for i in retried if i in self._row_of}  # "N attempts" grew
         return MapUpdate(
             first_new=first if new_vis else -1,
-            changed=tuple(sorted(set(changed) | set(hits))),
+            changed=tuple(sorted(set(changed) | set(hits) | runs)),
             labels=_labels_in(shape, old_n, n),
             path=moved,
         )

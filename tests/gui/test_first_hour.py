@@ -1676,12 +1676,20 @@ def test_l6_a_run_of_failed_attempts_is_one_row_on_the_map_and_in_the_branches_l
     type_and_send(qtbot, window, "second try")
     idle(qtbot, window)
     assert texts()[2:] == ["second try", "it worked · after a failed attempt"]
+    # one failed attempt (a 4xx is not retried) says it failed, and why
+    provider.script(HttpError(400, "scripted 400"))
+    window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
+    type_and_send(qtbot, window, "third try")
+    idle(qtbot, window)
+    third = texts()[4:]
+    assert third[0] == "third try" and third[1].startswith("Failed · "), third
+    assert "400" in third[1] and len(third) == 2, third
     # an empty answer is not a blank row
     provider.script(Reply(text=""))
     window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
     type_and_send(qtbot, window, "say nothing")
     idle(qtbot, window)
-    assert texts()[4:] == ["say nothing", "(empty reply)"]
+    assert texts()[6:] == ["say nothing", "(empty reply)"]
     # clicking the run of attempts shows its last attempt
     bmap = pane.bmap
     run_row = 1

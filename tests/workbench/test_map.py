@@ -567,3 +567,45 @@ def test_every_sync_draws_what_a_fresh_layout_draws(name: MapFilter) -> None:
             assert appended_at_end > 40, appended_at_end
 
     run(go())
+
+
+def test_l6_retries_of_a_failed_reply_are_one_row_and_tool_turns_are_not() -> None:
+    """A reply whose parent is a reply is a retry (only a failed request is retried so):
+    the run is the first attempt's row, in every filter that shows replies; a reply after
+    its tools' results is its own row."""
+
+    async def go() -> None:
+        s = await _session()
+        ids: dict[str, str] = {}
+        ids["u1"] = await s.append_message(user("first"))
+        ids["t1"] = await s.append_message(answer("calling", "bash"))
+        await s.append_message(
+            ToolResultMessage(tool_call_id="c0", tool_name="bash", content=[], timestamp=3)
+        )
+        ids["t2"] = await s.append_message(answer("done"))
+        ids["u2"] = await s.append_message(user("second"))
+        ids["f1"] = await s.append_message(answer("partial"))
+        ids["f2"] = await s.append_message(answer(""))
+        ids["f3"] = await s.append_message(answer("recovered"))
+        for name in ("conversation", "all"):
+            bmap = BranchMap(filter=name)
+            bmap.sync(s.shape())
+            shown = [n for n in names(bmap, ids) if n != "?"]
+            assert shown == ["u1", "t1", "t2", "u2", "f1"], (name, shown)
+            run_row = bmap.row_of(ids["f1"])
+            assert bmap.attempts(run_row) == [ids["f1"], ids["f2"], ids["f3"]]
+            assert bmap.row_of(ids["f3"]) == run_row
+            assert bmap.attempts(bmap.row_of(ids["t2"])) == []
+            assert [t.entry_id for t in bmap.tips()] == [ids["f1"]]
+        # appended one by one, the run grows on its row (no new row)
+        bmap = BranchMap()
+        bmap.sync(s.shape())
+        run_row = bmap.row_of(ids["f1"])
+        assert len(bmap.attempts(run_row)) == 3
+        ids["f4"] = await s.append_message(answer("again"))
+        update = bmap.sync(s.shape())
+        assert update.first_new < 0 and not update.reset
+        assert update.changed == (run_row,)  # its row says one more attempt
+        assert bmap.attempts(run_row)[-1] == ids["f4"]
+
+    run(go())

@@ -31,6 +31,7 @@ from desktop_agent.workbench import (
     MapUpdate,
     exact_time,
     failed_preview,
+    failure_reason,
     fill,
     relative_age,
 )
@@ -152,8 +153,7 @@ class MapModel(QAbstractListModel):
 
     def apply(self, bmap: BranchMap, update: MapUpdate) -> None:
         """Show ``bmap`` after ``update`` (one Qt notification per kind of change)."""
-        renew = update.reset or update.first_new >= 0 or update.path
-        self._tips = {t.row: t for t in bmap.tips()} if renew else self._tips
+        self._tips = {t.row: t for t in bmap.tips()}  # (kept by the map until it changes)
         if update.reset or bmap is not self.bmap:
             self.beginResetModel()
             self.bmap = bmap
@@ -220,7 +220,9 @@ class MapModel(QAbstractListModel):
         row = self.bmap.rows[r]
         attempts = self.bmap.attempts(r)
         if not attempts:
-            return self.previews.want(row.entry_id)
+            text = self.previews.want(row.entry_id)
+            reason = failure_reason(text) if text is not None else None
+            return _tr("Failed · {reason}").format(reason=reason) if reason else text
         last = self.previews.want(attempts[-1])
         if last is None:
             return None

@@ -251,8 +251,6 @@ class MapDelegate(QStyledItemDelegate):
         rect = QRect(option.rect)
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        if r in bmap.hits:
-            painter.fillRect(rect, c.hit)
         top, bottom = float(rect.top()), float(rect.bottom() + 1)
         cy = rect.top() + rect.height() / 2
         # the lines that pass this row (lanes past MAX_LANES share one x: drawn once)
@@ -263,9 +261,14 @@ class MapDelegate(QStyledItemDelegate):
             drawn[min(lane, MAX_LANES)] = hue
             width = max(width, lane)
         left = rect.left() + LANE_PAD + min(width + 1, MAX_LANES + 1) * LANE_WIDTH + 4
-        # the selection fills the text's part (the lanes keep their colours on the base)
-        selected = c.fill_state(painter, rect.adjusted(left - 4 - rect.left(), 0, 0, 0),
-                                option.state)  # fmt: skip
+        # the selection fills the text's part; the lanes keep their colours on the base
+        # (over the style's highlight of a selected row)
+        text_part = rect.adjusted(left - 4 - rect.left(), 0, 0, 0)
+        if option.state & QStyle.StateFlag.State_Selected:
+            painter.fillRect(rect.adjusted(0, 0, text_part.left() - rect.right() - 1, 0), c.base)
+        if r in bmap.hits:
+            painter.fillRect(rect, c.hit)
+        selected = c.fill_state(painter, text_part, option.state)
         if selected:
             self.selected_painted = []
         for lane, hue in drawn.items():
