@@ -708,6 +708,10 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Failed · {reason}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Files changed ({n}):</source>
         <translation type="unfinished"></translation>
     </message>
