@@ -1794,3 +1794,32 @@ def test_p10_one_name_for_fork_f2_acts_on_the_focused_pane_and_no_two_actions_sh
     ]
     assert ids  # (the map's F2: test_m1_f2_in_the_map_asks_for_a_label_and_the_node_shows_it)
     close(qtbot, window)
+
+
+def test_p11_a_name_typed_without_md_in_the_export_dialog_gets_it(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = session_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    ask(qtbot, window, provider, "Calculator: project tour?", Reply(text="ok"))
+
+    def type_a_name(dialog: QWidget) -> None:
+        assert isinstance(dialog, QFileDialog)
+        name = dialog.findChild(QLineEdit, "fileNameEdit")  # typed as a person would
+        assert name is not None
+        name.clear()
+        QTest.keyClicks(name, "tour")
+        dialog.accept()
+
+    menu = window.findChild(QMenu, "exportSessionMenu")
+    assert menu is not None
+    with answering_dialogs(type_a_name):
+        next(a for a in menu.actions() if a.objectName() == "exportAction_markdown").trigger()
+        qtbot.waitUntil((workspace / "tour.md").exists, timeout=10_000)
+    idle(qtbot, window)
+    assert not (workspace / "tour").exists()
+    assert "Calculator: project tour?" in (workspace / "tour.md").read_text()
+    close(qtbot, window)
