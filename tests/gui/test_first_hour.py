@@ -1823,3 +1823,58 @@ def test_p11_a_name_typed_without_md_in_the_export_dialog_gets_it(
     assert not (workspace / "tour").exists()
     assert "Calculator: project tour?" in (workspace / "tour.md").read_text()
     close(qtbot, window)
+
+
+def listed_paths(window: MainWindow) -> list[str]:
+    """The session rows of the list, top to bottom."""
+    model = window.sidebar.model()
+    paths = []
+    for g in range(model.rowCount()):
+        group = model.index(g, 0)
+        for r in range(model.rowCount(group)):
+            row = model.row_data(model.index(r, 0, group))
+            if row is not None:
+                paths.append(row.path)
+    return paths
+
+
+def test_p17_a_renamed_session_keeps_its_place_in_the_list(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    provider.script(*[Reply(text="ok")] * 2)
+    refs = []
+    for prompt in ("the older one", "the newer one"):
+        run(qtbot, window.new_session())
+        window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
+        type_and_send(qtbot, window, prompt)
+        idle(qtbot, window)
+        refs.append(window.wb.ref)
+    older, newer = refs
+    assert older is not None and newer is not None
+    qtbot.waitUntil(lambda: listed_paths(window)[:2] == [newer, older])
+
+    def rename(dialog: QWidget) -> None:
+        assert isinstance(dialog, QInputDialog)
+        dialog.setTextValue("Renamed, not worked on")
+        dialog.accept()
+
+    view = window.sidebar.view
+    view.setFocus(Qt.FocusReason.OtherFocusReason)
+    view.setCurrentIndex(window.sidebar.model().index_for_path(older))
+    with answering_dialogs(rename):
+        QTest.keyClick(view, Qt.Key.Key_F2)
+        qtbot.waitUntil(lambda: window.wb.listing.title(older) == "Renamed, not worked on")
+    idle(qtbot, window)
+    assert listed_paths(window)[:2] == [newer, older]
+    close(qtbot, window)
+    # read again from the files, by a new launch
+    again = open_window(qtbot, tmp_path / "data", provider.model("anthropic-messages"))
+    idle(qtbot, again)
+    qtbot.waitUntil(lambda: len(listed_paths(again)) >= 2)
+    assert listed_paths(again)[:2] == [newer, older]
+    close(qtbot, again)
