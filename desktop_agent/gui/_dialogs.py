@@ -245,7 +245,7 @@ def approval_headline(request: ApprovalRequest) -> str:
     server, sep, name = tool.removeprefix("mcp__").partition("__")
     if tool.startswith("mcp__") and sep:
         return QCoreApplication.translate(
-            "Dialogs", "The agent wants to use {tool} of the MCP server {server}"
+            "Dialogs", "The agent wants to use the tool “{tool}” of the MCP server “{server}”"
         ).format(tool=html.escape(name), server=html.escape(server))
     return QCoreApplication.translate("Dialogs", "The agent wants to use the tool {tool}").format(
         tool=html.escape(tool)
