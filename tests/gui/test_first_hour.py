@@ -1878,3 +1878,56 @@ def test_p17_a_renamed_session_keeps_its_place_in_the_list(
     qtbot.waitUntil(lambda: len(listed_paths(again)) >= 2)
     assert listed_paths(again)[:2] == [newer, older]
     close(qtbot, again)
+
+
+def red_parts(window: MainWindow, row: int) -> list[str]:
+    """What a painted card shows in the error red (texts, borders, documents)."""
+    from desktop_agent.gui.chat._parts import TextPart
+
+    layout = painted(window, row)
+    assert layout is not None
+    reds = {"#c62828", "#ef5350"}
+    found: list[str] = []
+    for part in layout.parts:
+        if isinstance(part, TextPart) and part.color.name() in reds:
+            found.append(part.text)
+        elif isinstance(part, BoxPart) and part.border is not None and part.border.name() in reds:
+            found.append("a red border")
+        elif isinstance(part, DocPart) and part.color is not None and part.color.name() in reds:
+            found.append(part.doc.toPlainText())
+    return found
+
+
+def test_p14_esc_while_a_reply_or_a_tool_runs_reads_stopped_not_a_red_error(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = session_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    provider.script(Reply(text=["partial ", "answer ", "never ends"], stall_after=4, stall_s=30))
+    type_and_send(qtbot, window, "a long answer please")
+    model = window.chat.model
+    qtbot.waitUntil(
+        lambda: model.rowCount() == 2 and "partial" in str(model.row_at(1).item.message),
+        timeout=10_000,
+    )
+    QTest.keyClick(window.composer.input, Qt.Key.Key_Escape)
+    idle(qtbot, window)
+    shown = painted_text(painted(window, 1))
+    assert "Stopped" in shown and "partial" in shown, shown  # what came before is kept
+    assert "Error" not in shown and "aborted" not in shown.lower(), shown
+    assert red_parts(window, 1) == []
+    # a command stopped while it runs: its card says "stopped", not a red "error"
+    provider.script(tool_call("bash", {"command": "sleep 30"}), Reply(text="never sent"))
+    window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
+    type_and_send(qtbot, window, "wait a while")
+    qtbot.waitUntil(lambda: "running…" in painted_text(painted(window, 3)), timeout=10_000)
+    QTest.keyClick(window.composer.input, Qt.Key.Key_Escape)
+    idle(qtbot, window)
+    settle(qtbot, window)
+    card = painted_text(painted(window, 3))
+    assert "stopped" in card and "error" not in card, card
+    assert red_parts(window, 3) == []
+    close(qtbot, window)
