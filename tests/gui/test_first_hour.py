@@ -1931,3 +1931,43 @@ def test_p14_esc_while_a_reply_or_a_tool_runs_reads_stopped_not_a_red_error(
     assert "stopped" in card and "error" not in card, card
     assert red_parts(window, 3) == []
     close(qtbot, window)
+
+
+def test_m11_a_restored_session_is_shown_open_in_the_list_while_others_stay_in_the_trash(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    provider.script(*[Reply(text="ok")] * 3)
+    for prompt in ("about zebras", "about giraffes", "about lions"):
+        run(qtbot, window.new_session())
+        window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
+        type_and_send(qtbot, window, prompt)
+        idle(qtbot, window)
+    sidebar = window.sidebar
+    for _ in range(2):  # Session → Move to trash, twice
+        window.actions_by_name["trashAction"].trigger()
+        idle(qtbot, window)
+    QTest.mouseClick(sidebar.trash_toggle, Qt.MouseButton.LeftButton)
+    trash_view = sidebar.trash_view
+    trash = sidebar.trash_model()
+    qtbot.waitUntil(lambda: trash.session_count() == 2)
+    trash_view.setFocus()
+    first = trash.index(0, 0, trash.index(0, 0))
+    restored = trash.row_data(first)
+    assert restored is not None
+    trash_view.setCurrentIndex(first)
+    QTest.keyClick(trash_view, Qt.Key.Key_Return)
+    idle(qtbot, window)
+    assert sidebar.stack.currentWidget() is sidebar.view, "back to the list"
+    assert not sidebar.trash_toggle.isChecked()
+    assert trash.session_count() == 1  # the other one stays in the trash
+    assert window.wb.ref is not None
+    assert window.wb.listing.title(window.wb.ref) == restored.title
+    current = sidebar.view.currentIndex()
+    assert sidebar.model().row_data(current) is not None
+    assert sidebar.view.visualRect(current).intersects(sidebar.view.viewport().rect())
+    close(qtbot, window)

@@ -155,6 +155,8 @@ class SessionSidebar(QWidget):
 
         self.view = _make_view("sessionList", self._model)
         self.trash_view = _make_view("trashList", self._trash_model)
+        # Restored: back to the list, where the session is (it opens there; m11).
+        self.restore_requested.connect(lambda _path: self.show_trash(False))
         for view in (self.view, self.trash_view):
             view.clicked.connect(self._on_clicked)
             view.customContextMenuRequested.connect(self._on_context_menu)
