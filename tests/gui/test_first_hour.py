@@ -1971,3 +1971,35 @@ def test_m11_a_restored_session_is_shown_open_in_the_list_while_others_stay_in_t
     assert sidebar.model().row_data(current) is not None
     assert sidebar.view.visualRect(current).intersects(sidebar.view.viewport().rect())
     close(qtbot, window)
+
+
+def test_m11_a_session_in_the_trash_can_be_read_before_it_is_restored_or_deleted(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = session_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    ask(qtbot, window, provider, "tell me about zebras", Reply(text="Zebras have stripes."))
+    window.actions_by_name["trashAction"].trigger()
+    idle(qtbot, window)
+    sidebar = window.sidebar
+    QTest.mouseClick(sidebar.trash_toggle, Qt.MouseButton.LeftButton)
+    trash = sidebar.trash_model()
+    qtbot.waitUntil(lambda: trash.session_count() == 1)
+    preview = sidebar.findChild(QWidget, "trashPreview")
+    assert preview is not None and not preview.isVisible()
+    row = trash.index(0, 0, trash.index(0, 0))
+    view = sidebar.trash_view
+    QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=view.visualRect(row).center())
+    qtbot.waitUntil(preview.isVisible, timeout=5000)
+    from PySide6.QtWidgets import QTextBrowser
+
+    assert isinstance(preview, QTextBrowser)
+    shown = preview.toPlainText()
+    assert "tell me about zebras" in shown and "Zebras have stripes." in shown, shown
+    assert sidebar.stack.currentWidget() is view  # read there, not restored nor opened
+    QTest.mouseClick(sidebar.trash_toggle, Qt.MouseButton.LeftButton)  # back to the list
+    assert not preview.isVisible()
+    close(qtbot, window)
