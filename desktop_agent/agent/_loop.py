@@ -33,6 +33,11 @@ from desktop_agent.ai import (
 # ----------------------------------------------------------------------------- tools
 
 
+ABORTED_DETAILS = {"aborted": True}
+"""The details of a tool result the user stopped (Stop, Esc): the window shows it as
+stopped, not as an error (FIRST_HOUR.md p14); the model reads "Aborted"."""
+
+
 @dataclass
 class AgentToolResult:
     """What a tool returns (also used for streamed partial results)."""
@@ -304,7 +309,9 @@ async def _execute_tool_calls(
                 [TextContent(text=f"Invalid arguments for {call.name}: {problem}")], None, True
             )
         elif config.abort.is_set():
-            result = AgentToolResult([TextContent(text="Aborted before it ran")], None, True)
+            result = AgentToolResult(
+                [TextContent(text="Aborted before it ran")], dict(ABORTED_DETAILS), True
+            )
         else:
             updates: asyncio.Queue[AgentToolResult] = asyncio.Queue()
             task = asyncio.ensure_future(
@@ -345,7 +352,9 @@ async def _execute_tool_calls(
                         )
                     )
                 if task.cancelled():
-                    result = AgentToolResult([TextContent(text="Aborted")], None, True)
+                    result = AgentToolResult(
+                        [TextContent(text="Aborted")], dict(ABORTED_DETAILS), True
+                    )
                 elif (exc := task.exception()) is not None:
                     result = AgentToolResult(
                         [TextContent(text=f"{type(exc).__name__}: {exc}")], None, True

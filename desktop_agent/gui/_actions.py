@@ -69,6 +69,11 @@ def _bind_signals(w: WindowApi) -> None:
     sidebar.fork_requested.connect(op(wb.fork))
     sidebar.delete_requested.connect(op(wb.trash))
     sidebar.restore_requested.connect(op(wb.restore_from_trash))
+
+    async def preview(ref: str) -> None:
+        sidebar.show_preview(ref, await wb.preview_trashed(ref))
+
+    sidebar.preview_requested.connect(lambda ref: run(preview(ref)))
     sidebar.purge_requested.connect(
         lambda ref: run(w.do(wb.delete_for_good([ref] if ref else None)))
     )

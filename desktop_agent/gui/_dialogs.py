@@ -245,7 +245,7 @@ def approval_headline(request: ApprovalRequest) -> str:
     server, sep, name = tool.removeprefix("mcp__").partition("__")
     if tool.startswith("mcp__") and sep:
         return QCoreApplication.translate(
-            "Dialogs", "The agent wants to use {tool} of the MCP server {server}"
+            "Dialogs", "The agent wants to use the tool “{tool}” of the MCP server “{server}”"
         ).format(tool=html.escape(name), server=html.escape(server))
     return QCoreApplication.translate("Dialogs", "The agent wants to use the tool {tool}").format(
         tool=html.escape(tool)
@@ -552,6 +552,10 @@ class Dialogs:
         folder, name = os.path.split(suggested)
         dialog = QFileDialog(self.parent, title, folder, filters)
         dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+        # A name typed without an extension gets the format's ("tour" saves tour.md).
+        suffix = os.path.splitext(name)[1] or os.path.splitext(filters.rstrip(")"))[1]
+        if suffix.strip(".").isalnum():
+            dialog.setDefaultSuffix(suffix.strip("."))
         if name:
             dialog.selectFile(name)
         return await self._chosen_file(dialog)

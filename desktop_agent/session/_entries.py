@@ -25,6 +25,11 @@ from desktop_agent.ai import (
 JsonValue: TypeAlias = Any
 
 
+NOT_ACTIVITY = frozenset({"session_info", "label"})
+"""Entry types that do not make a session newer in the list (FIRST_HOUR.md p17): naming
+a session or labelling an entry is not working in it, so a rename keeps its place."""
+
+
 class SessionHeader(PiModel):
     type: Literal["session"] = "session"
     version: int = 3

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from desktop_agent.session._entries import NOT_ACTIVITY
 from desktop_agent.session._errors import SessionError
 from desktop_agent.session._header import header_metadata, open_error, parse_header
 from desktop_agent.session._jsonl import JsonlStorage
@@ -100,6 +101,11 @@ class FoundSession(IndexedSession):
 
 
 # ----------------------------------------------------------------------- reading
+
+
+def later(stamp: str, than: str) -> str:
+    """The later of two ISO-8601 times (as written, with the same writer: text order)."""
+    return stamp if not than or stamp > than else than
 
 
 class _Message(msgspec.Struct):
@@ -235,7 +241,8 @@ def read_facts(path: str, known: FileFacts | None = None, *, glance: bool = Fals
                 facts.tail_crc = _tail_crc(ops, fd, st.size)
         elif glance and st.size > GLANCE_BYTES:
             _scan(_read_lines(ops, fd, 0, len(first), first), facts)
-            facts.last_activity = _last_timestamp(ops, fd, st.size) or facts.last_activity
+            stamp = _last_timestamp(ops, fd, st.size)
+            facts.last_activity = later(stamp, facts.created_at) if stamp else facts.last_activity
             facts.size = facts.mtime_ns = 0
             facts.problem = None  # (the first chunk ends inside a line: not a torn file)
         else:
@@ -281,8 +288,8 @@ def facts_of_opened(storage: JsonlStorage) -> FileFacts | None:
     types = tree.types
     facts.message_count = types.count("message")
     for i in range(len(tree) - 1, -1, -1):
-        if stamp := tree.timestamp_at(i):
-            facts.last_activity = stamp
+        if types[i] not in NOT_ACTIVITY and (stamp := tree.timestamp_at(i)):
+            facts.last_activity = later(stamp, meta.created_at)
             break
     counted = facts.entry_count, facts.message_count, facts.last_activity, facts.name
     scanner = _Scanner(facts)  # (it counts what it is fed: the counts are put back)
@@ -318,16 +325,18 @@ def is_glance(facts: FileFacts) -> bool:
 
 
 def _last_timestamp(ops: Any, fd: int, size: int) -> str | None:
-    """The timestamp of the last whole entry line in the file's last 64 KiB."""
+    """The timestamp of the last whole entry line in the file's last 64 KiB that is
+    activity (`NOT_ACTIVITY`)."""
     start = max(0, size - (64 << 10))
     lines = ops.pread(fd, size - start, start).split(b"\n")
     lines.pop()  # after the last newline: an unfinished line, or nothing
     for raw in reversed(lines[1:] if start else lines):  # (the first may be cut)
         try:
-            stamp = _DECODE_BARE.decode(raw).timestamp
+            entry = _DECODE_BARE.decode(raw)
         except (msgspec.DecodeError, RecursionError):
             continue
-        if isinstance(stamp, str) and stamp:
+        stamp = entry.timestamp
+        if isinstance(stamp, str) and stamp and entry.type not in NOT_ACTIVITY:
             return stamp
     return None
 
@@ -428,8 +437,10 @@ class _Scanner:
                 self.damaged += 1
             return
         facts.entry_count += 1
-        if isinstance(entry.timestamp, str) and entry.timestamp:
-            facts.last_activity = entry.timestamp
+        stamp = entry.timestamp
+        if isinstance(stamp, str) and stamp and entry.type not in NOT_ACTIVITY:
+            # (never before the header's time: a fork's copied entries are older than it)
+            facts.last_activity = later(stamp, facts.created_at)
         if entry.type == "session_info":
             name = entry.name.strip() if isinstance(entry.name, str) else ""
             facts.name = name or None

@@ -61,6 +61,7 @@ from desktop_agent.session._codec import (
     parse_line,
     serialize,
 )
+from desktop_agent.session._entries import NOT_ACTIVITY
 from desktop_agent.session._errors import SessionError
 from desktop_agent.session._ids import now_iso, uuidv7
 from desktop_agent.session._platform import FileStat
@@ -563,6 +564,15 @@ class PostgresStorage(Storage):
         ]
         texts = [(self.sid, start + n, raw, searchable_text(raw)) for n, raw in enumerate(lines)]
         messages = self._messages + sum(1 for i in indices if tree.types[i] == "message")
+        # A rename or a label is not activity (p17): the row keeps its place in the list.
+        active = next(
+            (
+                stamp
+                for i in reversed(indices)
+                if tree.types[i] not in NOT_ACTIVITY and (stamp := tree.timestamp_at(i))
+            ),
+            None,
+        )
         first = self._first_prompt or _first_prompt(tree, indices)
         size = sum(len(raw) for raw in lines)
         with self._io:
@@ -585,11 +595,12 @@ class PostgresStorage(Storage):
                     )
                     cur.execute(
                         f"UPDATE {SCHEMA}.sessions SET entry_count = %s, message_count = %s,"
-                        " last_activity = %s, name = %s, first_prompt = %s WHERE sid = %s",
+                        " last_activity = greatest(coalesce(%s, last_activity), created_at),"
+                        " name = %s, first_prompt = %s WHERE sid = %s",
                         (
                             start + len(rows),
                             messages,
-                            tree.timestamp_at(indices[-1]),
+                            active,
                             tree.name,
                             first,
                             self.sid,

@@ -119,6 +119,29 @@ async def restore_from_trash(wb: Workbench, trash_ref: str) -> Changes:
     return wb._changed(changes | await wb.open(ref))
 
 
+PREVIEW_CHARS = 6_000
+"""How much of a session in the trash its preview shows (the start of the Markdown)."""
+
+
+async def preview_trashed(wb: Workbench, trash_ref: str) -> str:
+    """The start of a session in the trash, as Markdown: read before it is restored or
+    deleted for good (FIRST_HOUR.md m11). A file that cannot be read says so."""
+    from desktop_agent.workbench._export import to_markdown
+
+    title = next((r.title for r in wb.trash_rows if r.path == trash_ref), "")
+    try:
+        session = await wb.store.open_trashed(trash_ref)
+    except SessionError as exc:
+        return f"*This session cannot be read: {exc.message}*"
+    try:
+        text = to_markdown(session, title)
+    finally:
+        await session.close()
+    if len(text) <= PREVIEW_CHARS:
+        return text
+    return text[:PREVIEW_CHARS].rstrip() + "\n\n…"
+
+
 async def delete_for_good(wb: Workbench, trash_refs: Sequence[str] | None = None) -> Changes:
     """Delete sessions in the trash for good (None: empty the trash). The checkpoints
     only they used are removed from the store, in a worker thread: a snapshot another

@@ -926,6 +926,7 @@ class Workbench:
     fork = _operations.fork
     trash = _operations.trash
     restore_from_trash = _operations.restore_from_trash
+    preview_trashed = _operations.preview_trashed
     delete_for_good = _operations.delete_for_good
     repair = _operations.repair
     convert = _operations.convert

@@ -2457,3 +2457,212 @@ def test_m6_a_session_found_by_its_text_shows_where_on_a_second_line(
     assert not model.index_for_path(found).data(SidebarRole.SNIPPET)
     assert sidebar.view.visualRect(model.index_for_path(found)).height() < 2 * line + 6
     close(qtbot, window)
+
+
+def test_p11_a_name_typed_without_md_in_the_export_dialog_gets_it(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = session_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    ask(qtbot, window, provider, "Calculator: project tour?", Reply(text="ok"))
+
+    def type_a_name(dialog: QWidget) -> None:
+        assert isinstance(dialog, QFileDialog)
+        name = dialog.findChild(QLineEdit, "fileNameEdit")  # typed as a person would
+        assert name is not None
+        name.clear()
+        QTest.keyClicks(name, "tour")
+        dialog.accept()
+
+    menu = window.findChild(QMenu, "exportSessionMenu")
+    assert menu is not None
+    with answering_dialogs(type_a_name):
+        next(a for a in menu.actions() if a.objectName() == "exportAction_markdown").trigger()
+        qtbot.waitUntil((workspace / "tour.md").exists, timeout=10_000)
+    idle(qtbot, window)
+    assert not (workspace / "tour").exists()
+    assert "Calculator: project tour?" in (workspace / "tour.md").read_text()
+    close(qtbot, window)
+
+
+def listed_paths(window: MainWindow) -> list[str]:
+    """The session rows of the list, top to bottom."""
+    model = window.sidebar.model()
+    paths = []
+    for g in range(model.rowCount()):
+        group = model.index(g, 0)
+        for r in range(model.rowCount(group)):
+            row = model.row_data(model.index(r, 0, group))
+            if row is not None:
+                paths.append(row.path)
+    return paths
+
+
+def test_p17_a_renamed_session_keeps_its_place_in_the_list(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    provider.script(*[Reply(text="ok")] * 2)
+    refs = []
+    for prompt in ("the older one", "the newer one"):
+        run(qtbot, window.new_session())
+        window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
+        type_and_send(qtbot, window, prompt)
+        idle(qtbot, window)
+        refs.append(window.wb.ref)
+    older, newer = refs
+    assert older is not None and newer is not None
+    qtbot.waitUntil(lambda: listed_paths(window)[:2] == [newer, older])
+
+    def rename(dialog: QWidget) -> None:
+        assert isinstance(dialog, QInputDialog)
+        dialog.setTextValue("Renamed, not worked on")
+        dialog.accept()
+
+    view = window.sidebar.view
+    view.setFocus(Qt.FocusReason.OtherFocusReason)
+    view.setCurrentIndex(window.sidebar.model().index_for_path(older))
+    with answering_dialogs(rename):
+        QTest.keyClick(view, Qt.Key.Key_F2)
+        qtbot.waitUntil(lambda: window.wb.listing.title(older) == "Renamed, not worked on")
+    idle(qtbot, window)
+    assert listed_paths(window)[:2] == [newer, older]
+    close(qtbot, window)
+    # read again from the files, by a new launch
+    again = open_window(qtbot, tmp_path / "data", provider.model("anthropic-messages"))
+    idle(qtbot, again)
+    qtbot.waitUntil(lambda: len(listed_paths(again)) >= 2)
+    assert listed_paths(again)[:2] == [newer, older]
+    close(qtbot, again)
+
+
+def red_parts(window: MainWindow, row: int) -> list[str]:
+    """What a painted card shows in the error red (texts, borders, documents)."""
+    from desktop_agent.gui.chat._parts import TextPart
+
+    layout = painted(window, row)
+    assert layout is not None
+    reds = {"#c62828", "#ef5350"}
+    found: list[str] = []
+    for part in layout.parts:
+        if isinstance(part, TextPart) and part.color.name() in reds:
+            found.append(part.text)
+        elif isinstance(part, BoxPart) and part.border is not None and part.border.name() in reds:
+            found.append("a red border")
+        elif isinstance(part, DocPart) and part.color is not None and part.color.name() in reds:
+            found.append(part.doc.toPlainText())
+    return found
+
+
+def test_p14_esc_while_a_reply_or_a_tool_runs_reads_stopped_not_a_red_error(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = session_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    provider.script(Reply(text=["partial ", "answer ", "never ends"], stall_after=4, stall_s=30))
+    type_and_send(qtbot, window, "a long answer please")
+    model = window.chat.model
+    qtbot.waitUntil(
+        lambda: model.rowCount() == 2 and "partial" in str(model.row_at(1).item.message),
+        timeout=10_000,
+    )
+    QTest.keyClick(window.composer.input, Qt.Key.Key_Escape)
+    idle(qtbot, window)
+    shown = painted_text(painted(window, 1))
+    assert "Stopped" in shown and "partial" in shown, shown  # what came before is kept
+    assert "Error" not in shown and "aborted" not in shown.lower(), shown
+    assert red_parts(window, 1) == []
+    # a command stopped while it runs: its card says "stopped", not a red "error"
+    provider.script(tool_call("bash", {"command": "sleep 30"}), Reply(text="never sent"))
+    window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
+    type_and_send(qtbot, window, "wait a while")
+    qtbot.waitUntil(lambda: "running…" in painted_text(painted(window, 3)), timeout=10_000)
+    QTest.keyClick(window.composer.input, Qt.Key.Key_Escape)
+    idle(qtbot, window)
+    settle(qtbot, window)
+    card = painted_text(painted(window, 3))
+    assert "stopped" in card and "error" not in card, card
+    assert red_parts(window, 3) == []
+    close(qtbot, window)
+
+
+def test_m11_a_restored_session_is_shown_open_in_the_list_while_others_stay_in_the_trash(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    provider.script(*[Reply(text="ok")] * 3)
+    for prompt in ("about zebras", "about giraffes", "about lions"):
+        run(qtbot, window.new_session())
+        window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
+        type_and_send(qtbot, window, prompt)
+        idle(qtbot, window)
+    sidebar = window.sidebar
+    for _ in range(2):  # Session → Move to trash, twice
+        window.actions_by_name["trashAction"].trigger()
+        idle(qtbot, window)
+    QTest.mouseClick(sidebar.trash_toggle, Qt.MouseButton.LeftButton)
+    trash_view = sidebar.trash_view
+    trash = sidebar.trash_model()
+    qtbot.waitUntil(lambda: trash.session_count() == 2)
+    trash_view.setFocus()
+    first = trash.index(0, 0, trash.index(0, 0))
+    restored = trash.row_data(first)
+    assert restored is not None
+    trash_view.setCurrentIndex(first)
+    QTest.keyClick(trash_view, Qt.Key.Key_Return)
+    idle(qtbot, window)
+    assert sidebar.stack.currentWidget() is sidebar.view, "back to the list"
+    assert not sidebar.trash_toggle.isChecked()
+    assert trash.session_count() == 1  # the other one stays in the trash
+    assert window.wb.ref is not None
+    assert window.wb.listing.title(window.wb.ref) == restored.title
+    current = sidebar.view.currentIndex()
+    assert sidebar.model().row_data(current) is not None
+    assert sidebar.view.visualRect(current).intersects(sidebar.view.viewport().rect())
+    close(qtbot, window)
+
+
+def test_m11_a_session_in_the_trash_can_be_read_before_it_is_restored_or_deleted(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = session_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    ask(qtbot, window, provider, "tell me about zebras", Reply(text="Zebras have stripes."))
+    window.actions_by_name["trashAction"].trigger()
+    idle(qtbot, window)
+    sidebar = window.sidebar
+    QTest.mouseClick(sidebar.trash_toggle, Qt.MouseButton.LeftButton)
+    trash = sidebar.trash_model()
+    qtbot.waitUntil(lambda: trash.session_count() == 1)
+    preview = sidebar.findChild(QWidget, "trashPreview")
+    assert preview is not None and not preview.isVisible()
+    row = trash.index(0, 0, trash.index(0, 0))
+    view = sidebar.trash_view
+    QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=view.visualRect(row).center())
+    qtbot.waitUntil(preview.isVisible, timeout=5000)
+    from PySide6.QtWidgets import QTextBrowser
+
+    assert isinstance(preview, QTextBrowser)
+    shown = preview.toPlainText()
+    assert "tell me about zebras" in shown and "Zebras have stripes." in shown, shown
+    assert sidebar.stack.currentWidget() is view  # read there, not restored nor opened
+    QTest.mouseClick(sidebar.trash_toggle, Qt.MouseButton.LeftButton)  # back to the list
+    assert not preview.isVisible()
+    close(qtbot, window)

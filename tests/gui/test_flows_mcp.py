@@ -171,7 +171,9 @@ def test_without_a_rule_it_asks_naming_server_and_tool_progress_shows_and_stop_c
     body = dialog.findChild(QPlainTextEdit, "approvalText")
     assert body is not None
     assert body.toPlainText() == "MCP server 'tests', tool 'slow'\n{\n  \"seconds\": 60\n}"
-    assert "mcp__tests__slow" in dialog.windowTitle()
+    head = dialog.findChild(QLabel, "approvalHeadline")
+    assert head is not None
+    assert "use the tool “slow” of the MCP server “tests”" in head.text()
     dialog.reject()
     approver.release()
     # The server's progress notification reaches the card while the call runs.

@@ -321,6 +321,8 @@ def test_trash(qtbot: QtBot, qtmodeltester: ModelTester, monkeypatch: pytest.Mon
     with qtbot.waitSignal(sidebar.restore_requested) as blocker:
         actions["restoreSession"].trigger()
     assert blocker.args == [path_of("deleted-one")]
+    assert sidebar.view.isVisible(), "restored: back to the list, where it opens (m11)"
+    sidebar.trash_toggle.click()
     asked: list[str] = []
     answer = False
 
@@ -344,6 +346,8 @@ def test_trash(qtbot: QtBot, qtmodeltester: ModelTester, monkeypatch: pytest.Mon
     with qtbot.waitSignal(sidebar.restore_requested) as blocker:
         qtbot.keyClick(sidebar.trash_view, Qt.Key.Key_Return)  # type: ignore[no-untyped-call]
     assert blocker.args == [path_of("deleted-two")]
+    assert sidebar.view.isVisible()
+    sidebar.trash_toggle.click()
     with qtbot.assertNotEmitted(sidebar.delete_requested):
         qtbot.keyClick(sidebar.trash_view, Qt.Key.Key_Delete)  # type: ignore[no-untyped-call]
     assert sidebar.grab().save(str(SCREENSHOTS / "sidebar_trash.png"))

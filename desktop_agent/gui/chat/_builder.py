@@ -340,8 +340,10 @@ class CardBuilder:
         self.right -= 8
         self.y += 6
         error = result is not None and result.is_error
+        stopped = error and result is not None and _stopped(result)
+        error = error and not stopped  # the user's choice: not an error (p14)
         if result is not None:
-            status = _tr("error") if error else _tr("done")
+            status = _tr("stopped") if stopped else _tr("error") if error else _tr("done")
             details = result.details if isinstance(result.details, dict) else {}
             code = details.get("exitCode")
             if isinstance(code, int) and code != 0:
@@ -480,6 +482,11 @@ class CardBuilder:
         self.out.parts.insert(
             box_index, BoxPart(QRect(self.left, top, self.w, self.y - top), bg, fg, 5)
         )
+
+
+def _stopped(result: ToolResultMessage) -> bool:
+    """Whether the user stopped the tool (its result says so in its details)."""
+    return isinstance(result.details, dict) and result.details.get("aborted") is True
 
 
 LiveLookup = Callable[[str], LiveTool | None]

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
     QStyle,
     QStyledItemDelegate,
     QStyleOptionViewItem,
+    QTextBrowser,
     QToolButton,
     QTreeView,
     QVBoxLayout,
@@ -157,6 +158,8 @@ class SessionSidebar(QWidget):
     backup_requested = Signal()
     copy_requested = Signal(str)
     """ "Copy into Desktop Agent" on a session of another program (the Pi CLI)."""
+    preview_requested = Signal(str)
+    """A session in the trash was selected: its start is wanted (`show_preview`, m11)."""
 
     def __init__(
         self,
@@ -188,6 +191,8 @@ class SessionSidebar(QWidget):
 
         self.view = _make_view("sessionList", self._model)
         self.trash_view = _make_view("trashList", self._trash_model)
+        # Restored: back to the list, where the session is (it opens there; m11).
+        self.restore_requested.connect(lambda _path: self.show_trash(False))
         for view in (self.view, self.trash_view):
             view.clicked.connect(self._on_clicked)
             view.customContextMenuRequested.connect(self._on_context_menu)
@@ -210,6 +215,14 @@ class SessionSidebar(QWidget):
         self.stack = QStackedWidget()
         self.stack.addWidget(self.view)
         self.stack.addWidget(self.trash_view)
+        # The selected session of the trash, read before it is restored or deleted (m11).
+        self.trash_preview = QTextBrowser()
+        self.trash_preview.setObjectName("trashPreview")
+        self.trash_preview.setAccessibleName(self.tr("Preview of the session in the trash"))
+        self.trash_preview.setOpenLinks(False)
+        self.trash_preview.setVisible(False)
+        self._previewed = ""
+        self.trash_view.selectionModel().currentChanged.connect(self._ask_preview)
 
         self.trash_toggle = QToolButton()
         self.trash_toggle.setObjectName("trashToggle")
@@ -254,6 +267,7 @@ class SessionSidebar(QWidget):
         layout.addWidget(self.trash_header)
         layout.addWidget(self.empty_label)
         layout.addWidget(self.stack, 1)
+        layout.addWidget(self.trash_preview, 1)
         layout.addLayout(bottom)
 
     # ------------------------------------------------------------------ public API
@@ -329,7 +343,27 @@ class SessionSidebar(QWidget):
             return
         self.stack.setCurrentWidget(self.trash_view if on else self.view)
         self.trash_header.setVisible(on)
+        self.trash_preview.setVisible(on and bool(self._previewed))
         self._say_if_empty()
+        if on:
+            self._ask_preview(self.trash_view.currentIndex())
+
+    def show_preview(self, path: str, text: str) -> None:
+        """Show the start of the trashed session ``path`` (Markdown), if still selected."""
+        if path != self._selected_path(self.trash_view):
+            return
+        self._previewed = path
+        self.trash_preview.setMarkdown(text)
+        self.trash_preview.setVisible(self.trash_toggle.isChecked())
+
+    def _ask_preview(self, index: QModelIndex, _previous: QModelIndex | None = None) -> None:
+        path = index.siblingAtColumn(0).data(SidebarRole.PATH) if index.isValid() else None
+        if not path:
+            self._previewed = ""
+            self.trash_preview.clear()
+            self.trash_preview.setVisible(False)
+        elif str(path) != self._previewed and self.trash_toggle.isChecked():
+            self.preview_requested.emit(str(path))
 
     def refresh_times(self) -> None:
         self._model.refresh_times()
