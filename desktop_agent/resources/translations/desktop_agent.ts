@@ -1050,6 +1050,10 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>stopped</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>waiting for approval</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1302,7 +1306,7 @@ Ask the agent below: Enter sends, Shift+Enter starts a new line, / lists the com
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>The agent wants to use {tool} of the MCP server {server}</source>
+        <source>The agent wants to use the tool “{tool}” of the MCP server “{server}”</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1898,6 +1902,10 @@ Ask the agent below: Enter sends, Shift+Enter starts a new line, / lists the com
     </message>
     <message>
         <source>Trash: select a session and press Enter (or right-click) to restore it</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Preview of the session in the trash</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
