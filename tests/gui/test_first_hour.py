@@ -2666,3 +2666,24 @@ def test_m11_a_session_in_the_trash_can_be_read_before_it_is_restored_or_deleted
     QTest.mouseClick(sidebar.trash_toggle, Qt.MouseButton.LeftButton)  # back to the list
     assert not preview.isVisible()
     close(qtbot, window)
+
+
+def test_p19_a_search_that_hides_the_open_session_keeps_the_window_title(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    """Seen in a real X window: a sidebar search the open session does not match made
+    the window's title "Desktop Agent" (the title was the open session's listed row)."""
+    window = session_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    ask(qtbot, window, provider, "a session about zebras", Reply(text="one"))
+    qtbot.waitUntil(lambda: window.windowTitle().startswith("a session about zebras"))
+    QTest.keyClick(window, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
+    QTest.keyClicks(window.sidebar.search, "giraffes")
+    qtbot.waitUntil(lambda: window.wb.query == "giraffes", timeout=5000)
+    idle(qtbot, window)
+    assert window.wb.row_for(window.wb.ref or "") is not None
+    assert window.windowTitle().startswith("a session about zebras"), window.windowTitle()
+    close(qtbot, window)
