@@ -219,6 +219,9 @@ class SessionSidebar(QWidget):
         self.trash_preview = QTextBrowser()
         self.trash_preview.setObjectName("trashPreview")
         self.trash_preview.setAccessibleName(self.tr("Preview of the session in the trash"))
+        self.trash_preview.setAccessibleDescription(
+            self.tr("The start of the selected session's conversation, to read before restoring it")
+        )
         self.trash_preview.setOpenLinks(False)
         self.trash_preview.setVisible(False)
         self._previewed = ""

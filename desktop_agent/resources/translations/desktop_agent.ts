@@ -1909,6 +1909,10 @@ Ask the agent below: Enter sends, Shift+Enter starts a new line, / lists the com
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>The start of the selected session&apos;s conversation, to read before restoring it</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Trash</source>
         <translation type="unfinished"></translation>
     </message>
