@@ -1918,6 +1918,7 @@ def test_p14_esc_while_a_reply_or_a_tool_runs_reads_stopped_not_a_red_error(
     shown = painted_text(painted(window, 1))
     assert "Stopped" in shown and "partial" in shown, shown  # what came before is kept
     assert "Error" not in shown and "aborted" not in shown.lower(), shown
+    assert "Retry" not in shown and "Answer again" in shown, shown  # not a failure's retry
     assert red_parts(window, 1) == []
     # a command stopped while it runs: its card says "stopped", not a red "error"
     provider.script(tool_call("bash", {"command": "sleep 30"}), Reply(text="never sent"))
