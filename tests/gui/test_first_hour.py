@@ -1843,9 +1843,10 @@ def test_p17_a_renamed_session_keeps_its_place_in_the_list(
     running_qloop: asyncio.AbstractEventLoop,
     tmp_path: Path,
     provider: ProviderServer,
+    store: str,
     workspace: Path,
 ) -> None:
-    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    window = new_window(qtbot, tmp_path, provider, store, workspace)
     provider.script(*[Reply(text="ok")] * 2)
     refs = []
     for prompt in ("the older one", "the newer one"):
@@ -1873,7 +1874,7 @@ def test_p17_a_renamed_session_keeps_its_place_in_the_list(
     assert listed_paths(window)[:2] == [newer, older]
     close(qtbot, window)
     # read again from the files, by a new launch
-    again = open_window(qtbot, tmp_path / "data", provider.model("anthropic-messages"))
+    again = open_window(qtbot, tmp_path / "data", provider.model("anthropic-messages"), store=store)
     idle(qtbot, again)
     qtbot.waitUntil(lambda: len(listed_paths(again)) >= 2)
     assert listed_paths(again)[:2] == [newer, older]
