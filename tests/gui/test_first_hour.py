@@ -63,6 +63,7 @@ from tests.helpers.window import (
     session_window,
     settle,
     type_and_send,
+    window_in,
 )
 from tests.helpers.workbench import make_workbench
 
@@ -1838,15 +1839,11 @@ def listed_paths(window: MainWindow) -> list[str]:
     return paths
 
 
-def test_p17_a_renamed_session_keeps_its_place_in_the_list(
-    qtbot: QtBot,
-    running_qloop: asyncio.AbstractEventLoop,
-    tmp_path: Path,
-    provider: ProviderServer,
-    store: str,
-    workspace: Path,
-) -> None:
-    window = new_window(qtbot, tmp_path, provider, store, workspace)
+def rename_the_older_of_two(
+    qtbot: QtBot, window: MainWindow, provider: ProviderServer
+) -> list[str]:
+    """Two sessions, the older renamed with F2 in the real list; their refs, newer first,
+    once the list shows the newer on top."""
     provider.script(*[Reply(text="ok")] * 2)
     refs = []
     for prompt in ("the older one", "the newer one"):
@@ -1871,13 +1868,49 @@ def test_p17_a_renamed_session_keeps_its_place_in_the_list(
         QTest.keyClick(view, Qt.Key.Key_F2)
         qtbot.waitUntil(lambda: window.wb.listing.title(older) == "Renamed, not worked on")
     idle(qtbot, window)
-    assert listed_paths(window)[:2] == [newer, older]
+    return [newer, older]
+
+
+def test_p17_a_renamed_session_keeps_its_place_in_the_list(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    store: str,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, store, workspace)
+    order = rename_the_older_of_two(qtbot, window, provider)
+    assert listed_paths(window)[:2] == order
     close(qtbot, window)
     # read again from the files, by a new launch
     again = open_window(qtbot, tmp_path / "data", provider.model("anthropic-messages"), store=store)
     idle(qtbot, again)
     qtbot.waitUntil(lambda: len(listed_paths(again)) >= 2)
-    assert listed_paths(again)[:2] == [newer, older]
+    assert listed_paths(again)[:2] == order
+    close(qtbot, again)
+
+
+def test_p17_a_renamed_session_keeps_its_place_on_a_postgresql_server(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+    database_url: str,
+) -> None:
+    def on_the_server(data: Path) -> MainWindow:
+        model = provider.model("anthropic-messages")
+        wb = make_workbench(data, model, store="postgres", database_url=database_url)
+        return window_in(qtbot, wb, workspace)
+
+    window = on_the_server(tmp_path / "first")
+    order = rename_the_older_of_two(qtbot, window, provider)
+    assert listed_paths(window)[:2] == order
+    close(qtbot, window)
+    again = on_the_server(tmp_path / "second")  # the rows as the server keeps them
+    qtbot.waitUntil(lambda: len(listed_paths(again)) >= 2)
+    assert listed_paths(again)[:2] == order
     close(qtbot, again)
 
 
