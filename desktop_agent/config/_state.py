@@ -50,6 +50,8 @@ class AppState(BaseModel):
     """Whether the branch map pane is shown. Older files call it ``tree_visible`` (from
     when the map was a tree pane): read as before, written under the new name."""
     sidebar_visible: bool = True
+    chat_zoom: int = 100
+    """The conversation's text size in percent (View -> Zoom in / out, Ctrl+= / Ctrl+-)."""
     map_filter: str = "conversation"
     """What the branch map shows (the workbench's ``MAP_FILTERS``)."""
     mcp_projects: dict[str, str] = Field(default_factory=dict)

@@ -237,6 +237,28 @@ ACTIONS: tuple[ActionSpec, ...] = (
         check=True,
     ),
     _spec(
+        "zoomInAction",
+        "view",
+        QT_TRANSLATE_NOOP("Actions", "Zoom &in"),
+        QT_TRANSLATE_NOOP("Actions", "Larger text in the conversation and the message box"),
+        "Ctrl+=",
+        "Ctrl++",
+    ),
+    _spec(
+        "zoomOutAction",
+        "view",
+        QT_TRANSLATE_NOOP("Actions", "Zoom &out"),
+        QT_TRANSLATE_NOOP("Actions", "Smaller text in the conversation and the message box"),
+        "Ctrl+-",
+    ),
+    _spec(
+        "zoomResetAction",
+        "view",
+        QT_TRANSLATE_NOOP("Actions", "&Actual size"),
+        QT_TRANSLATE_NOOP("Actions", "The conversation's text at its normal size"),
+        "Ctrl+0",
+    ),
+    _spec(
         "contextAction",
         "view",
         QT_TRANSLATE_NOOP("Actions", "&Context"),

@@ -11,8 +11,15 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QByteArray
-from PySide6.QtWidgets import QMainWindow, QSplitter, QStackedWidget, QVBoxLayout, QWidget
+from PySide6.QtCore import QByteArray, QEvent, QObject
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QMainWindow,
+    QSplitter,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from desktop_agent.gui._composer import Composer
 from desktop_agent.gui._panels import NoticeBar, StartPage, StatusBar
@@ -58,7 +65,13 @@ def build_panes(
     chat_layout = QVBoxLayout(chat_box)
     chat_layout.setContentsMargins(0, 0, 0, 0)
     chat_layout.addWidget(chat, 1)
-    chat_layout.addWidget(composer)
+    composer_row = QWidget(chat_box)
+    composer_row.setObjectName("composerRow")
+    row_layout = QHBoxLayout(composer_row)
+    row_layout.setContentsMargins(0, 0, 0, 0)
+    row_layout.addWidget(composer)
+    chat_layout.addWidget(composer_row)
+    _ComposerColumn(chat, composer_row, row_layout)
     center.addWidget(start_page)
     center.addWidget(chat_box)
     middle = QWidget(window)
@@ -82,6 +95,34 @@ def build_panes(
     return Panes(
         sidebar, chat, composer, map_pane, start_page, notices, status, center, chat_box, splitter
     )
+
+
+class _ComposerColumn(QObject):
+    """Keeps the composer in the chat's card column: as wide as it at most and centred
+    like the cards (FIRST_HOUR.md p13: with both side panes hidden it stretched across the
+    window while the messages stayed centred)."""
+
+    def __init__(self, chat: ChatPane, row: QWidget, box: QHBoxLayout) -> None:
+        super().__init__(row)
+        self._chat = chat
+        self._row = row
+        self._box = box
+        chat.view.column_changed.connect(self.fit)
+        row.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self._row and event.type() in (QEvent.Type.Resize, QEvent.Type.Show):
+            self.fit()
+        return False
+
+    def fit(self) -> None:
+        left, width = self._chat.card_column()
+        if left <= 0:  # the cards fill the chat's width: so does the composer
+            left = width = 0
+        right = max(0, self._row.width() - left - width) if width else 0
+        now = self._box.contentsMargins()
+        if now.left() != left or now.right() != right:
+            self._box.setContentsMargins(left, 0, right, 0)
 
 
 def restore_geometry(

@@ -42,6 +42,7 @@ from desktop_agent.gui._search import HitNavigator
 from desktop_agent.gui._theme import FocusRing, ThemeManager
 from desktop_agent.gui._warm_up import WarmUp
 from desktop_agent.gui._windows import Windows
+from desktop_agent.gui._zoom import TextZoom
 from desktop_agent.gui.chat import ChatPane
 from desktop_agent.gui.map import MapPane
 from desktop_agent.gui.sidebar import SessionSidebar
@@ -128,6 +129,8 @@ class MainWindow(QMainWindow):
             self.status.showMessage,
             lambda step: self.spawn(self.do(workbench.switch_sibling_at_end(step))),
         )
+        self.zoom = TextZoom(self.chat, self.composer, self._zoomed, self.status.showMessage)
+        self.zoom.apply(workbench.state.chat_zoom)
         self.actions_by_name = install_actions(self)
         install_mcp_menu(self.menuBar(), workbench, self)
         self.dialogs.settings_rows = lambda dialog: add_settings_row(dialog, workbench, self)
@@ -288,6 +291,13 @@ class MainWindow(QMainWindow):
             self.focus_composer_now()
         refresh_icons(self, self.actions_by_name)
         self.remember_geometry()
+
+    def _zoomed(self, percent: int) -> None:
+        """The text size changed here: kept, and the app's other windows follow (p15)."""
+        self.wb.remember(chat_zoom=percent)
+        for other in self.windows.windows:
+            if other is not self and isinstance(other, MainWindow):
+                other.zoom.apply(percent)
 
     def toggle_map(self) -> None:
         self._toggle(self.map_pane)

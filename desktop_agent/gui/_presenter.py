@@ -157,7 +157,7 @@ class Presenter:
             w.status.show_save(wb.save)
             w.dialogs.set_pending(wb.save.pending)
         if changes.notices:
-            w.notices.set_notices(list(wb.notices.values()))
+            w.notices.set_notices(wb.notices.shown())
         if changes.models:
             choices = wb.model_choices()
             w.composer.set_models(list(choices.models), choices.current, choices.pending)

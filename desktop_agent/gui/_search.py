@@ -42,6 +42,9 @@ class HitNavigator:
 
     async def search(self, query: str) -> None:
         """The sidebar's search: the list, and the hits of the open session on its map."""
+        before = self.wb.query.strip()
+        if before and not query.strip():
+            self.chat.finder.drop_query(before)
         await self.ops.do(self.wb.refresh_sessions(query))
         if self.wb.session is not None:
             await self.wb.search_session(query)
@@ -82,3 +85,6 @@ class HitNavigator:
             self.chat.view.scrollTo(
                 model.index(best, 0), QAbstractItemView.ScrollHint.PositionAtTop
             )
+        query = self.wb.query.strip()
+        if query:  # the term marked in the text too, not only the card shown (m5)
+            self.chat.finder.show_query(query, max(best, 0))

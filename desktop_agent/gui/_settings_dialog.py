@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -253,6 +254,17 @@ class SettingsDialog(QDialog):
         fields.addRow(self.tr("Sessions are kept"), self.store)
         fields.addRow(self.tr("Server"), self.database_url)
         fields.addRow(self.tr("Its password"), self.database_password)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        """A window is sized from its layout's minimum, which never asks a wrapped text
+        (the keychain's explanation, the test's answer) how tall it is at this width: it
+        showed two lines of five. The minimum height follows the width instead."""
+        super().resizeEvent(event)
+        layout = self.layout()
+        if layout is not None and layout.hasHeightForWidth():
+            needed = layout.totalHeightForWidth(event.size().width())
+            if needed != self.minimumHeight():
+                self.setMinimumHeight(needed)
 
     def _check_url(self, *, complete: bool) -> bool:
         """Inline validation of the server URL (``complete``: typing is done, so

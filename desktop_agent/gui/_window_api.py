@@ -19,6 +19,7 @@ from desktop_agent.gui._ports import Ops
 from desktop_agent.gui._presenter import Presenter
 from desktop_agent.gui._search import HitNavigator
 from desktop_agent.gui._windows import Windows
+from desktop_agent.gui._zoom import TextZoom
 from desktop_agent.gui.chat import ChatPane
 from desktop_agent.gui.map import MapPane
 from desktop_agent.gui.sidebar import SessionSidebar
@@ -42,6 +43,7 @@ class WindowApi(Ops, Protocol):
     hits: HitNavigator
     panes: PaneCycler
     chat_actions: ChatActions
+    zoom: TextZoom
     export_button: QToolButton
     windows: Windows
     view: int

@@ -25,9 +25,16 @@ from desktop_agent.session._entries import (
     parse_entry,
 )
 from desktop_agent.session._errors import SessionError, SessionErrorCode, SessionWriteError
-from desktop_agent.session._facts import BranchPage, BranchTail, EntryFacts
+from desktop_agent.session._facts import (
+    BranchPage,
+    BranchTail,
+    EntryFacts,
+    failed_preview,
+    failure_reason,
+)
 from desktop_agent.session._facts_scan import (
     NEW_SESSION_TITLE,
+    FoundSession,
     IndexedSession,
     first_prompt_of,
     session_facts,
@@ -84,6 +91,7 @@ __all__ = [
     "EntryBase",
     "EntryFacts",
     "ForkPosition",
+    "FoundSession",
     "InMemorySessionRepo",
     "IndexedSession",
     "JsonlSessionRepo",
@@ -120,6 +128,8 @@ __all__ = [
     "TreeShape",
     "UnknownEntry",
     "encode_cwd",
+    "failed_preview",
+    "failure_reason",
     "first_prompt_of",
     "new_entry_id",
     "parse_entry",

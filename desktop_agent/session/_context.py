@@ -276,10 +276,10 @@ def build_context_from_path(
             )
         )
         first_kept = comp.get("firstKeptEntryId")
-        ids = tree.ids
-        start = next(
-            (pos for pos in range(compaction_at) if ids[path[pos]] == first_kept), compaction_at
-        )
+        # (the ids along the path at C speed, then one search: a generator over the
+        # path took ~14 ms per build of a 100,000-entry branch)
+        before = along(tree.ids, path[:compaction_at])
+        start = before.index(first_kept) if first_kept in before else compaction_at
         kept = [*path[start:compaction_at], *path[compaction_at + 1 :]]
     types = tree.types
     wanted = [i for i in kept if types[i] in PROJECTED]

@@ -35,6 +35,7 @@ import msgspec
 
 from desktop_agent.session._columns import PackedStrings, intern_text
 from desktop_agent.session._errors import SessionError
+from desktop_agent.session._facts import PREVIEWS_VERSION
 from desktop_agent.session._platform import FileOps, FileStat
 from desktop_agent.session._storage import DamagedLine
 from desktop_agent.session._tree import Tree
@@ -76,6 +77,10 @@ class _Payload(msgspec.Struct, array_like=True):
     columns_crc: tuple[int, int] = (0, 0)
     """(entries, `Tree.columns_crc` of them); (0, 0) in files written before it (an
     optional last field: apps that do not know it read the rest as before)."""
+    previews_version: int = 0
+    """The `PREVIEWS_VERSION` the previews were made by (0 before it was kept): previews
+    made by another version are dropped and made again, so a fix of how an entry is
+    previewed reaches the sessions indexed before it (another optional last field)."""
 
 
 class _Head(msgspec.Struct, array_like=True):
@@ -184,7 +189,8 @@ class EntryIndex:
             payload.lines,
             [tuple(d) for d in payload.damaged],  # type: ignore[misc]
             complete,
-            current=payload.columns_crc[0] == len(payload.ids),
+            current=payload.columns_crc[0] == len(payload.ids)
+            and payload.previews_version == PREVIEWS_VERSION,
         )
 
     def _read(self, session_path: str) -> _Payload | None:
@@ -307,6 +313,7 @@ def _payload(
         previews_at=array("i", preview_keys).tobytes(),
         previews=[tree.previews[k] for k in preview_keys],
         columns_crc=(n, tree.columns_crc(n)),
+        previews_version=PREVIEWS_VERSION,
     )
 
 
@@ -349,6 +356,7 @@ def _tree_of(payload: _Payload) -> Tree:
         tree.keep_columns_crc(counted, crc)
     at = array("i")
     at.frombytes(payload.previews_at)
-    if len(at) == len(payload.previews) and (not at or max(at) < n):
+    same = payload.previews_version == PREVIEWS_VERSION
+    if same and len(at) == len(payload.previews) and (not at or max(at) < n):
         tree.previews = dict(zip(at, payload.previews, strict=True))
     return tree

@@ -106,6 +106,21 @@ def _blocks(content: Any) -> tuple[list[str], list[str], int]:
     return texts, tools, images
 
 
+_FAILED_PREVIEW = ("Failed: ", "Error: ")
+
+
+def failed_preview(text: str) -> bool:
+    """Whether ``text`` is the preview of a failed reply (`preview_of`: L6)."""
+    return text.startswith(_FAILED_PREVIEW)
+
+
+def failure_reason(text: str) -> str | None:
+    """The reason of a failed reply that wrote nothing, from its preview ("Error: <reason>");
+    None for any other preview."""
+    prefix = _FAILED_PREVIEW[1]
+    return text[len(prefix) :] if text.startswith(prefix) else None
+
+
 def _message_preview(message: Any) -> str:
     if not isinstance(message, dict):
         return "message"
@@ -126,12 +141,18 @@ def _message_preview(message: Any) -> str:
     if role == "assistant" and message.get("stopReason") in ("error", "aborted"):
         # A failed or stopped request says so: never an "(empty reply)" (L6).
         if message.get("stopReason") == "aborted":
-            return f"Stopped: {text}" if text else "Stopped"
+            return f"Stopped: {plain_markdown(text)}" if text else "Stopped"
         reason = _collapse(str(message.get("errorMessage") or "")) or "the request failed"
         return f"Failed: {plain_markdown(text)}" if text else f"Error: {reason}"
     if not text and role == "assistant":
         return "(thinking)" if message.get("content") else "(empty reply)"
     return plain_markdown(text) if role == "assistant" else text
+
+
+PREVIEWS_VERSION = 2
+"""Raise it with any change to what `preview_of` makes: the entry index keeps previews
+with the version that made them and drops those of another (2: a stopped or failed
+reply's text without its markdown; L6's "Error: …" for an empty failed reply)."""
 
 
 def preview_of(kind: str, obj: dict[str, Any]) -> str:

@@ -91,6 +91,15 @@ class IndexedSession:
         )
 
 
+@dataclass(frozen=True)
+class FoundSession(IndexedSession):
+    """A session a search found by its text (`SessionIndex.sessions` with a query)."""
+
+    snippet: str | None = None
+    """The words around its first hit in the session's text (None: only its title
+    matched)."""
+
+
 # ----------------------------------------------------------------------- reading
 
 

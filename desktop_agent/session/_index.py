@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from desktop_agent.session._errors import SessionError
 from desktop_agent.session._facts_scan import (
     FileFacts,
+    FoundSession,
     IndexedSession,
     facts_of_session,
     is_glance,
@@ -99,6 +100,31 @@ RECONCILE_SLICE_S = 0.05
 
 
 # ----------------------------------------------------------------------- the index
+
+
+SNIPPET_WORDS = 12
+"""Words around a search's first hit in a session's text (`FoundSession.snippet`)."""
+
+
+_HIT = "\x02"
+"""Marks each hit in a snippet, for `_from_hit` (a control character: were one in a
+session's text, only where its snippet starts would change)."""
+
+SNIPPET_LEAD = 24
+"""Characters of a snippet kept before its hit: a narrow list shows the hit, not only the
+words before it."""
+
+
+def _from_hit(snippet: str | None) -> str | None:
+    """The snippet on one line, from a few words before its first hit."""
+    if snippet is None:
+        return None
+    text = " ".join(snippet.split())
+    at = text.find(_HIT)
+    if at > SNIPPET_LEAD:
+        cut = text.rfind(" ", 0, at - SNIPPET_LEAD // 2)
+        text = "…" + text[cut + 1 if cut >= 0 else at - SNIPPET_LEAD :]
+    return text.replace(_HIT, "")
 
 
 def _fts_query(query: str) -> str | None:
@@ -424,6 +450,7 @@ class SessionIndex:
             where.append("cwd = ?")
             params.append(cwd)
         words = query_words(query or "")
+        match: str | None = None
         if words:
             # Every word in the name or first prompt (the one rule, `text_matches`), or
             # every word as a prefix of a word of the content (full-text search).
@@ -438,9 +465,23 @@ class SessionIndex:
                 )
                 params.extend((*words, match))
         sql = f"SELECT {_COLUMNS} FROM sessions"
+        if match is not None:
+            # Where the words are in its text, for the list to show (m6: a hit showed
+            # no hint of where it was); None when only the title matched.
+            sql = (
+                f"SELECT {_COLUMNS}, (SELECT snippet(content, 0, '{_HIT}', '', '…',"
+                f" {SNIPPET_WORDS}) FROM content WHERE content MATCH ? AND rowid = sessions.doc)"
+                " FROM sessions"
+            )
+            params.insert(0, match)
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY last_activity DESC, created_at DESC, path"
+        if match is not None:
+            return [
+                dataclasses.replace(FoundSession(*row[:-1]), snippet=_from_hit(row[-1]))
+                for row in db.execute(sql, params)
+            ]
         return [IndexedSession(*row) for row in db.execute(sql, params)]
 
 

@@ -17,6 +17,7 @@ from desktop_agent.agent import (
 from desktop_agent.config import normalize_server_url, server_url_problem
 from desktop_agent.harness import HarnessError, MessageSavedEvent, PersistenceErrorEvent
 from desktop_agent.mcp import McpConfigError
+from desktop_agent.session import failed_preview, failure_reason
 from desktop_agent.utils.text import query_words, text_matches
 from desktop_agent.workbench._changes import NOTHING, Changes
 from desktop_agent.workbench._checkpoints import SHOW_CHANGES, FileDiff, TurnChanges
@@ -166,6 +167,8 @@ __all__ = [
     "error_attempt_text",
     "exact_time",
     "export_file_name",
+    "failed_preview",
+    "failure_reason",
     "fence_for",
     "fill",
     "is_visible",

@@ -54,6 +54,7 @@ class SessionList:
         self._refresh = refresh
         self._opening = opening  # a session is being read progressively
         self.rows: list[SidebarRow] = []
+        self._known: dict[str, SidebarRow] = {}
         self.trash_rows: list[SidebarRow] = []
         self.query = ""
         self.pi_indexed = False
@@ -148,9 +149,16 @@ class SessionList:
             except (OSError, SessionError) as exc:
                 log.warning("could not list the Pi sessions: %s", exc)
         self.rows = rows
+        # Every session listed, whatever the search: a search that hides the open
+        # session must not take its title from the window (or from an export's name).
+        if self.query:
+            self._known.update((r.path, r) for r in rows)
+        else:
+            self._known = {r.path: r for r in rows}
 
     def row_for(self, ref: str) -> SidebarRow | None:
-        return next((r for r in self.rows if r.path == ref), None)
+        """The row of ``ref``: as listed, else as last listed (a search may hide it)."""
+        return next((r for r in self.rows if r.path == ref), None) or self._known.get(ref)
 
     def title(self, ref: str) -> str:
         row = self.row_for(ref)

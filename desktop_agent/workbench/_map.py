@@ -1,7 +1,8 @@
 """The branch map, without Qt: a session tree laid out like ``git log --graph``.
 
 BRANCH_MAP.md §3-§4. `BranchMap` keeps the layout of one session (`_map_layout.py` makes
-it: one row per shown entry, in the order the chat reads, the current path in lane 0);
+it: one row per shown entry, in the order the chat reads, lanes and colours a function of
+the tree only, so switching branches moves nothing);
 `_map_saved.py` keeps it between launches, `_search.py` searches the entries.
 
 The layout reads only the tree's columns (`Session.shape`: ids, parents, types, roles,
@@ -11,10 +12,10 @@ tool results, settings, model and thinking changes are hidden, and a hidden entr
 children hang on its nearest shown ancestor. Previews (one line) and tooltips (the whole
 message) are read for the rows that are painted, on demand (`Workbench.map_previews`).
 
-`BranchMap.sync` brings the layout up to date with the session: entries appended to the
-current leaf add rows at the end (O(new entries)); a moved leaf, a filter change or an
-entry elsewhere lays the map out again (O(entries), 60-80 ms for 10,000: `BranchMap.update`
-runs it on the event loop a few milliseconds at a time).
+`BranchMap.sync` brings the layout up to date with the session: entries appended below
+the last row add rows at the end (O(new entries)); a moved leaf only repaints; a filter
+change or an entry elsewhere lays the map out again (O(entries), 60-80 ms for 10,000:
+`BranchMap.update` runs it on the event loop a few milliseconds at a time).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from desktop_agent.workbench._map_layout import (
     add_kids,
     branch_tips,
     connect,
+    is_retry,
     reconnect,
     row_kind,
     visibility,
@@ -63,10 +65,12 @@ class MapUpdate:
     changed: tuple[int, ...] = ()
     labels: bool = False
     """Labels changed (their rows are repainted)."""
+    path: bool = False
+    """The current path moved (no row moved: the rows are repainted, the tips renewed)."""
 
     @property
     def empty(self) -> bool:
-        return not (self.reset or self.first_new >= 0 or self.changed or self.labels)
+        return not (self.reset or self.first_new >= 0 or self.changed or self.labels or self.path)
 
 
 @dataclass
@@ -88,6 +92,9 @@ class BranchMap:
     """Shown children by entry, file order (None: not made yet, see `_kids`)."""
     _row_of: dict[int, int] = field(default_factory=dict)  # entry index -> row
     _path: list[int] = field(default_factory=list)  # entry indices of the current path
+    _on_path: frozenset[int] = frozenset()  # the same, as a set
+    _retries: dict[int, list[int]] | None = None
+    """Retries of failed replies by the entry of their row (None: not made yet)."""
     _hit_entries: tuple[str, ...] = ()
     _tips: tuple[int, list[BranchTip]] | None = None
     _version: int = 0  # one more at every sync that changes the layout
@@ -131,7 +138,7 @@ class BranchMap:
     def on_current_path(self, entry_id: str) -> bool:
         shape = self._shape
         i = shape.by_id.get(entry_id) if shape is not None else None
-        return i is not None and i in set(self._path)
+        return i is not None and i in self._on_path
 
     def label(self, row: int) -> str | None:
         shape = self._shape
@@ -179,6 +186,33 @@ class BranchMap:
         """Lanes the drawing of ``row`` spans (its text starts after them)."""
         return max([self.rows[row].lane, *(lane for lane, _ in self.through(row))]) + 1
 
+    def attempts(self, row: int) -> list[str]:
+        """The entries ``row`` stands for when it is a run of attempts at one reply: its
+        own, then each retry after a failure, oldest first (L6); [] for other rows."""
+        shape = self._shape
+        if shape is None or not 0 <= row < len(self.rows):
+            return []
+        if self._retries is None:
+            self._retries = {}
+            self._add_retries(shape, 0, self._n)
+        entry = self.rows[row].entry
+        more = self._retries.get(entry)
+        return [shape.ids[entry], *(shape.ids[i] for i in more)] if more else []
+
+    def _add_retries(self, shape: TreeShape, start: int, end: int) -> set[int]:
+        """File the retries among entries ``start..end`` under their rows' entries;
+        returns those entries (their rows now stand for one more attempt)."""
+        heads: set[int] = set()
+        if self.filter in ("labeled", "user"):
+            return heads
+        retries, vis, vparent = self._retries, self._vis, self._vparent
+        for i in range(start, end):
+            if not vis[i] and is_retry(shape, i) and vparent[i] >= 0:
+                heads.add(vparent[i])
+                if retries is not None:
+                    retries.setdefault(vparent[i], []).append(i)
+        return heads
+
     def max_lane(self) -> int:
         return max((r.lane for r in self.rows), default=0)
 
@@ -212,7 +246,9 @@ class BranchMap:
         self._shape = None
         self._n = 0
         self.rows = []
-        self._vis, self._vparent, self._vkids, self._row_of, self._path = [], [], {}, {}, []
+        self._vis, self._vparent, self._vkids, self._row_of = [], [], {}, {}
+        self._set_path([])
+        self._retries = None
         self._spans = {}
         self.hits = frozenset()
         self._hit_entries = ()
@@ -267,17 +303,24 @@ class BranchMap:
             return self._finish(job, done)
 
     def _prepare(self, shape: TreeShape | None) -> LayoutJob | MapUpdate:
-        """What the next sync needs: nothing, rows appended (done here), or a relayout."""
+        """What the next sync needs: nothing, a moved leaf or rows appended (done here),
+        or a relayout."""
         old = self._shape
-        if (
+        same_tree = (
             shape is not None
             and old is not None
             and shape.ids is old.ids
             and shape.parents is old.parents
-            and len(shape.ids) == self._n > 0
-            and list(shape.path) == self._path
-        ):
-            return MapUpdate()  # nothing changed: the rows and the tips found stay valid
+        )
+        if shape is not None and same_tree and len(shape.ids) == self._n > 0:
+            path = list(shape.path)
+            if path == self._path:
+                return MapUpdate()  # nothing changed: the rows and the tips found stay valid
+            # Another branch: the layout is the tree's, so no row moves (m12); the rows
+            # of both paths are drawn again and the tips say which one is current.
+            self._version += 1
+            self._set_path(path)
+            return MapUpdate(path=True)
         self._version += 1
         if shape is None:
             had = bool(self.rows)
@@ -285,7 +328,6 @@ class BranchMap:
             return MapUpdate(reset=had)
         path = list(shape.path)
         old_n, n = self._n, len(shape.ids)
-        same_tree = old is not None and shape.ids is old.ids and shape.parents is old.parents
         full = not same_tree or old_n == 0 or n < old_n
         if not full and self.filter == "labeled" and _labels_in(shape, old_n, n):
             full = True  # a label shows or hides a row
@@ -294,53 +336,65 @@ class BranchMap:
         # The same tree, grown: new entries get their place (cheap, here).
         self._shape = shape
         self._add_entries(shape, old_n, n)
+        retried = self._add_retries(shape, old_n, n)
         self._n = n
         new_vis = [i for i in range(old_n, n) if self._vis[i]]
-        old_path = self._path
-        tip = self.leaf_row
-        fresh = set(path[len(old_path) :])
-        appended = (
-            path[: len(old_path)] == old_path
-            and all(i >= old_n for i in fresh)  # (not the leaf moved down a branch)
-            and (not new_vis or self._only_blocks_below(tip))
-            and all(i in fresh for i in new_vis)
-        )
-        if not appended:
+        if not self._appended_below(new_vis):
             return LayoutJob(shape, n, path, self.filter, full=False, vis=self._vis,
                         vparent=self._vparent, vkids=self._kids())  # fmt: skip
-        self._path = path
+        moved = path[: len(self._path)] != self._path  # (not only longer)
+        self._set_path(path)
         first = len(self.rows)
+        lane, color = (self.rows[-1].lane, self.rows[-1].color) if self.rows else (0, 0)
         for i in new_vis:
             self._row_of[i] = len(self.rows)
             kind = row_kind(shape.types[i], shape.roles[i]) or "other"
-            self.rows.append(MapRow(i, shape.ids[i], kind, 0, 0))
+            self.rows.append(MapRow(i, shape.ids[i], kind, lane, color))
         changed: list[int] = []
         if new_vis:
             changed = connect(self.rows, self._row_of, self._vparent, first, self._spans)
             if changed and changed[-1] == -1:  # lines now pass earlier rows: all again
                 changed = reconnect(self.rows, self._row_of, self._vparent, self._spans)
         hits = self.set_hits(self._hit_entries) if new_vis else ()
+        runs = {self._row_of[i] for i in retried if i in self._row_of}  # "N attempts" grew
         return MapUpdate(
             first_new=first if new_vis else -1,
-            changed=tuple(sorted(set(changed) | set(hits))),
+            changed=tuple(sorted(set(changed) | set(hits) | runs)),
             labels=_labels_in(shape, old_n, n),
+            path=moved,
         )
 
-    def _only_blocks_below(self, tip: int) -> bool:
-        """Whether rows appended below the current path's last row ``tip`` go at the
-        end, as in a layout from scratch: nothing is below it, or only the other
-        branches that fork off it (the first prompt after going back to an earlier
-        message; each row's parent is above it, so it is enough that none is above
-        ``tip``)."""
-        rows = self.rows
-        if tip == len(rows) - 1:
+    def _appended_below(self, new_vis: list[int]) -> bool:
+        """Whether the new shown entries ``new_vis`` go at the end, in the last row's
+        lane, as in a layout from scratch: they are a chain hanging from the last row
+        (each the newest, here the only, child of the one before it), or the first rows
+        of an empty map."""
+        if not new_vis:
             return True
-        return tip >= 0 and all(rows[r].parent >= tip for r in range(tip + 1, len(rows)))
+        vparent, kids = self._vparent, self._kids()
+        above = self.rows[-1].entry if self.rows else -1
+        if above < 0 and len(kids.get(-1, ())) != 1:
+            return False  # another root beside the new one
+        for i in new_vis:
+            if vparent[i] != above or len(kids.get(above, ())) != 1:
+                return False
+            above = i
+        return True
+
+    def _set_path(self, path: list[int]) -> None:
+        self._path = path
+        self._on_path = frozenset(path)
+
+    def on_path(self, row: int) -> bool:
+        """Whether ``row`` shows an entry of the current path."""
+        return self.rows[row].entry in self._on_path
 
     def _finish(self, job: LayoutJob, done: Layout) -> MapUpdate:
-        self._shape, self._n, self._path = job.shape, job.n, job.path
+        self._shape, self._n = job.shape, job.n
+        self._set_path(job.path)
         self._vis, self._vparent, self._vkids = done.vis, done.vparent, done.vkids
         self.rows, self._row_of, self._spans = done.rows, done.row_of, done.spans
+        self._retries = None
         self._version += 1
         if done.tips is not None:
             self._tips = (self._version, done.tips)

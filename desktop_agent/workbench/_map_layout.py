@@ -1,13 +1,16 @@
 """The branch map's layout, without Qt: which entries are rows, and where each row's node
 and lines go, like ``git log --graph`` (BRANCH_MAP.md §3-§4; `BranchMap` keeps the result).
 
-One row per shown entry, in the order the chat reads: the current path runs straight down
-lane 0 from the root to the leaf; at each fork the alternatives that are not on the path
-follow the fork row as blocks (oldest first), each block in the lowest free lane to the
-right, before the path goes on. Inside a block the line follows the newest child and its
-other children nest one lane further right. Blocks nest, so lines never cross; a block's
-colour comes from its fork's id and its place among the fork's children, so sibling
-blocks differ and keep their colours across redraws.
+One row per shown entry, in the order the chat reads. The layout is a function of the
+tree only, never of the current path (FIRST_HOUR.md m12: switching branches moves no row
+and changes no colour, so a clicked node stays under the pointer): from the newest root
+the line runs down lane 0 following each entry's newest child; at each fork the older
+children follow the fork row as blocks (oldest first), one lane to the right, before the
+line goes on. Inside a block the line likewise follows the newest child and its other
+children nest one lane further right. Blocks nest, so lines never cross; a block's colour
+comes from its fork's id and its place among the fork's children, so sibling blocks differ
+and keep their colours across redraws. (BRANCH_MAP.md §3.1 asked for the current path in
+lane 0; it is shown by its text and the leaf's ring instead.)
 
 Each pass is written as a generator that pauses every `STEP` entries or rows
 (`LayoutJob.steps`), so that `BranchMap.update` runs a relayout on the event loop a few
@@ -19,7 +22,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Generator
 from dataclasses import dataclass, field
-from itertools import compress, pairwise
+from itertools import compress
 from typing import Literal
 
 import msgspec
@@ -34,7 +37,8 @@ user: your prompts only; labeled: labelled entries only; all: every entry (setti
 model and thinking changes, tool results, extension data)."""
 
 LANE_COLORS = 8
-"""Blocks off the current path use colours 1..LANE_COLORS-1 (0 is the current path)."""
+"""Blocks use colours 1..LANE_COLORS-1 (0 is the main line: lane 0, the newest child
+of every entry from the newest root down)."""
 
 RowKind = Literal["user", "assistant", "compaction", "summary", "tool", "setting", "other"]
 
@@ -44,6 +48,25 @@ _NEVER = frozenset({"leaf", "label"})
 _SETTINGS = frozenset(
     {"model_change", "thinking_level_change", "session_info", "active_tools_change", "custom"}
 )
+
+
+_ASSISTANT = ("message", "assistant")
+
+
+def is_retry(shape: TreeShape, i: int) -> bool:
+    """Whether entry ``i`` is a reply that follows a reply: only a failed request is
+    retried so (a reply that calls tools is followed by their results, one that answers
+    by the next prompt). A run of failed attempts, and the reply that ends it, are one
+    row on the map: the first attempt's (FIRST_HOUR.md L6)."""
+    types, roles = shape.types, shape.roles
+    p = shape.parents[i]
+    return (
+        0 <= p < i
+        and types[i] == "message"
+        and roles[i] == "assistant"
+        and types[p] == "message"
+        and roles[p] == "assistant"
+    )
 
 
 def row_kind(entry_type: str, role: str | None) -> RowKind | None:
@@ -105,7 +128,8 @@ class MapRow(msgspec.Struct, array_like=True):
     """No shown entry below it: the end of a branch."""
 
     @property
-    def on_path(self) -> bool:
+    def main(self) -> bool:
+        """On the main line (lane 0, from the newest root down its newest children)."""
         return self.lane == 0 and self.color == 0
 
 
@@ -130,8 +154,8 @@ def block_color(entry_id: str) -> int:
 
 def sibling_color(base: int, index: int) -> int:
     """The colour of the block of a fork's ``index``-th child: the fork's colour stepped
-    by the child's place (so sibling blocks differ, and keep their colour when the path
-    moves: the place counts every child, the one on the path included)."""
+    by the child's place (so sibling blocks differ; the place counts every child, the one
+    the line goes on with included)."""
     return 1 + (base - 1 + index) % (LANE_COLORS - 1)
 
 
@@ -172,7 +196,7 @@ class LayoutJob:
         if self.full:
             vis, vparent, vkids = [], [], {}
             yield from _visibility_steps(self.shape, self.filter, 0, self.n, vis, vparent, vkids)
-        rows, row_of = yield from _emit_steps(self.shape, self.path, vis, vkids)
+        rows, row_of = yield from _emit_steps(self.shape, vis, vkids)
         spans: dict[int, tuple[list[int], list[int], list[int]]] = {}
         yield from _connect_steps(rows, row_of, vparent, 0, spans)
         tips = yield from tips_steps(self.shape, self.n, self.path, rows, row_of, vparent)
@@ -286,10 +310,12 @@ def _visibility_steps(
             if shown is None:
                 kind = row_kind(*key)
                 shown = known[key] = kind is not None and (labeled or kind in shown_kinds)
+            p = parents[i]
             if shown and labeled:
                 shown = ids[i] in labels
+            elif shown and key == _ASSISTANT and 0 <= p < i and (types[p], roles[p]) == _ASSISTANT:
+                shown = False  # a retry of a failed reply: one row with it (L6, `is_retry`)
             add_vis(shown)
-            p = parents[i]
             if p < 0 or p == i:
                 add_vparent(-1)
             elif p < i:
@@ -327,35 +353,33 @@ def add_kids(
 
 
 def _emit(
-    shape: TreeShape, path: list[int], vis: list[bool], vkids: dict[int, list[int]]
+    shape: TreeShape, vis: list[bool], vkids: dict[int, list[int]]
 ) -> tuple[list[MapRow], dict[int, int]]:
     """Rows in map order with their lanes (one pass; see the module docstring)."""
-    return drain(_emit_steps(shape, path, vis, vkids))
+    return drain(_emit_steps(shape, vis, vkids))
 
 
 def _emit_steps(
-    shape: TreeShape, path: list[int], vis: list[bool], vkids: dict[int, list[int]]
+    shape: TreeShape, vis: list[bool], vkids: dict[int, list[int]]
 ) -> Generator[None, None, tuple[list[MapRow], dict[int, int]]]:
-    """`_emit`, pausing every `STEP` rows."""
+    """`_emit`, pausing every `STEP` rows. A function of the tree only (not of the
+    current path): switching branches moves no row and changes no colour (FIRST_HOUR.md
+    m12)."""
     ids, types, roles = shape.ids, shape.types, shape.roles
-    on_path = [i for i in path if i < len(vis) and vis[i]]
-    next_on_path = dict(pairwise(on_path))
     rows: list[MapRow] = []
     row_of: dict[int, int] = {}
     kinds: dict[tuple[str, str | None], RowKind] = {}
     add_row, kids_of = rows.append, vkids.get
-    # A stack of lines to draw: (first entry, lane, colour, follows the path).
-    stack: list[tuple[int, int, int, bool]] = []
+    # A stack of lines to draw: (first entry, lane, colour).
+    stack: list[tuple[int, int, int]] = []
     roots = vkids.get(-1, [])
-    first = on_path[0] if on_path else (roots[-1] if roots else -1)
-    if first >= 0:
-        stack.append((first, 0, 0, bool(on_path)))
-    for other in reversed(roots):
-        if other != first:
-            stack.append((other, 1, block_color(ids[other]), False))
+    if roots:
+        stack.append((roots[-1], 0, 0))
+    for other in reversed(roots[:-1]):
+        stack.append((other, 1, block_color(ids[other])))
     pause = STEP
     while stack:
-        i, lane, color, path_line = stack.pop()
+        i, lane, color = stack.pop()
         while True:
             if i in row_of:  # a cycle in an odd file
                 break
@@ -372,21 +396,14 @@ def _emit_steps(
             kids = kids_of(i)
             if not kids:
                 break
-            if len(kids) == 1:  # most rows: the line goes straight on
-                only = kids[0]
-                if not path_line or next_on_path.get(i, -1) == only:
-                    i = only
-                    continue
-            nxt = next_on_path.get(i, -1) if path_line else kids[-1]
-            others = [k for k in kids if k != nxt]
-            if not others:
+            nxt = kids[-1]  # the line goes on with the newest child
+            if len(kids) == 1:  # most rows
                 i = nxt
                 continue
-            if nxt >= 0:
-                stack.append((nxt, lane, color, path_line))
+            stack.append((nxt, lane, color))
             base = block_color(ids[i])
-            for k in reversed(others):
-                stack.append((k, lane + 1, sibling_color(base, kids.index(k)), False))
+            for index in range(len(kids) - 2, -1, -1):
+                stack.append((kids[index], lane + 1, sibling_color(base, index)))
             break
     return rows, row_of
 

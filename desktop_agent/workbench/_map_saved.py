@@ -33,7 +33,8 @@ log = logging.getLogger(__name__)
 
 # ------------------------------------------------------------- the saved layout
 
-_SAVED_VERSION = 3
+_SAVED_VERSION = 4
+"""4: lanes and colours follow the tree only, not the current path (m12)."""
 _SAVED_ROWS = msgspec.msgpack.Decoder(list[MapRow])
 
 

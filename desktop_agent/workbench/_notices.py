@@ -33,6 +33,15 @@ class Notices(Mapping[str, Notice]):
     def __len__(self) -> int:
         return len(self._shown)
 
+    def shown(self) -> list[Notice]:
+        """The notices to show: one whose whole text another notice already says (the
+        servers' listing failure quoted by the model's "cannot be used now: …") is left
+        out while that one is shown, so a reason is read once."""
+        notices = list(self._shown.values())
+        return [
+            n for n in notices if not any(o is not n and n.english in o.english for o in notices)
+        ]
+
     def texts(self) -> list[str]:
         """Every notice's text with its values, untranslated."""
         return [n.english for n in self._shown.values()]

@@ -26,6 +26,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from desktop_agent.session import NEW_SESSION_TITLE as NEW_SESSION_TITLE  # (for _pg_store)
 from desktop_agent.session import (
     NOT_ACTIVITY,
+    FoundSession,
     IndexedSession,
     JsonlSessionRepo,
     Session,
@@ -158,6 +159,8 @@ def _row(s: IndexedSession, source: str) -> SidebarRow:
         problem=s.problem,
         source=source,
         message_count=s.message_count,
+        parent=s.parent_session_path or "",
+        snippet=(s.snippet or "") if isinstance(s, FoundSession) else "",
     )
 
 
@@ -249,6 +252,7 @@ class JsonlStore:
                     problem=facts.problem,
                     in_trash=True,
                     message_count=facts.message_count,
+                    parent=facts.parent_session_path or "",
                 )
             )
         rows.sort(key=lambda r: r.last_activity, reverse=True)
@@ -587,6 +591,7 @@ class SqliteStore(OneDatabase[SqliteSessionRepo]):
                     last_activity=trashed[meta.id]["deleted_at"] if trash else facts.last_activity,
                     in_trash=trash,
                     message_count=facts.message_count,
+                    parent=meta.parent_session_path or "",
                 )
             )
         rows.sort(key=lambda r: r.last_activity, reverse=True)

@@ -630,6 +630,12 @@ class SidebarRow:
     (both until the session is shown), "" (none)."""
     run_started: float | None = None
     """When the running run started (``time.time()``): the sidebar paints the time since."""
+    snippet: str = ""
+    """Listed for a search: the words around its first hit in the session's text ("" when
+    its title matched, or its store searches titles only)."""
+    parent: str = ""
+    """The session it was forked from (its reference, from the header's ``parentSession``);
+    "" for none. The sidebar marks a fork, whose title "… (fork)" is often cut (m16)."""
 
 
 def newest_first(rows: list[SidebarRow]) -> list[SidebarRow]:

@@ -150,7 +150,9 @@ from desktop_agent.config import platform_keyring
 name = lambda backend: type(backend).__module__ + "." + type(backend).__name__
 found = name(platform_keyring())
 searched = "keyring.backends.macOS" in sys.modules
-print(json.dumps({"found": found, "searched": searched, "keyring": name(keyring.get_keyring())}))
+secret_service = "keyring.backends.SecretService" in sys.modules
+print(json.dumps({"found": found, "searched": searched, "secret_service": secret_service,
+                  "keyring": name(keyring.get_keyring())}))
 """
 
 
@@ -174,10 +176,12 @@ def _find_in_a_new_process(tmp_path: Path) -> dict[str, object]:
 @pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="Linux backends")
 def test_platform_keyring_finds_what_keyring_finds_without_its_search(tmp_path: Path) -> None:
     """No session bus: both give `fail.Keyring`, but only keyring's search imports the
-    macOS backend (which runs ldconfig and gcc on Linux)."""
+    macOS backend (which runs ldconfig and gcc on Linux); ours does not even import the
+    Secret Service's library, which cannot reach anything without the bus."""
     result = _find_in_a_new_process(tmp_path)
     assert result["found"] == result["keyring"] == "keyring.backends.fail.Keyring"
     assert result["searched"] is False
+    assert result["secret_service"] is False
 
 
 def test_platform_keyring_does_not_search_on_linux(
@@ -197,6 +201,7 @@ def test_platform_keyring_does_not_search_on_linux(
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     monkeypatch.delenv("PYTHON_KEYRING_BACKEND", raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/bus")
 
     class Answering(null.Keyring):
         priority = 5.0
@@ -212,6 +217,10 @@ def test_platform_keyring_does_not_search_on_linux(
     monkeypatch.setattr(secret_service, "Keyring", Answering)
     assert type(secrets.platform_keyring()) is Answering
     monkeypatch.setattr(secret_service, "Keyring", Refusing)
+    assert type(secrets.platform_keyring()) is fail.Keyring
+    # No session bus: the Secret Service is not asked (it could not be reached).
+    monkeypatch.setattr(secret_service, "Keyring", Answering)
+    monkeypatch.delenv("DBUS_SESSION_BUS_ADDRESS")
     assert type(secrets.platform_keyring()) is fail.Keyring
 
 

@@ -32,9 +32,9 @@ from desktop_agent.ai import (
     UserMessage,
 )
 from desktop_agent.gui.chat import ChatItem, ChatPane
-from desktop_agent.gui.chat._builder import pretty_arguments
 from desktop_agent.gui.chat._model import tooltip
 from desktop_agent.gui.chat._parts import ButtonPart, CardLayout, DocPart, Hit, TextPart
+from desktop_agent.gui.chat._tool_text import pretty_arguments
 
 # The offscreen platform's harmless notice (PLATFORM.md §3, pitfall 10); every other Qt
 # warning still fails the test.

@@ -12,13 +12,16 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QObject, QPoint, QRect, Qt, QTimer, QUrl, Slot
+from PySide6.QtCore import QModelIndex, QObject, QPoint, QRect, Qt, QTimer, QUrl, Slot
 from PySide6.QtGui import (
     QAction,
+    QColor,
     QContextMenuEvent,
     QDesktopServices,
     QFontMetrics,
     QGuiApplication,
+    QImage,
+    QPalette,
 )
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import (
@@ -39,7 +42,11 @@ from pytestqt.qtbot import QtBot
 from desktop_agent.config import ProviderSettings, Settings, load_settings
 from desktop_agent.gui import MainWindow
 from desktop_agent.gui._settings_dialog import SettingsDialog
+from desktop_agent.gui.chat._builder import MARGIN_X, PAD
 from desktop_agent.gui.chat._parts import BoxPart, DocPart
+from desktop_agent.gui.map import MapRole
+from desktop_agent.gui.sidebar._model import SidebarRole
+from desktop_agent.session import Session
 from tests.gui.test_map_flows import open_three, row_of
 from tests.helpers.provider_server import (
     HttpError,
@@ -54,6 +61,7 @@ from tests.helpers.window import (
     chat_text,
     click_button,
     close,
+    find_index,
     idle,
     new_window,
     open_window,
@@ -65,7 +73,7 @@ from tests.helpers.window import (
     type_and_send,
     window_in,
 )
-from tests.helpers.workbench import make_workbench
+from tests.helpers.workbench import answer, make_workbench, seed, user
 
 
 @contextmanager
@@ -696,7 +704,7 @@ def test_l3_a_failed_listing_quotes_the_servers_reason(
 
 
 def test_p5_a_preview_never_hides_a_single_line() -> None:
-    from desktop_agent.gui.chat._builder import clip_lines
+    from desktop_agent.gui.chat._tool_text import clip_lines
 
     assert clip_lines("a\nb\nc", 2, 1000) == "a\nb\nc"
     assert clip_lines("a\nb\nc\nd", 2, 1000) == "a\nb\n[... 2 more lines]"
@@ -741,6 +749,25 @@ def test_m15_long_command_output_shows_its_start_and_its_end(
     shown = chat_text(window)
     assert "\n3000\ndone-marker" in shown  # the end, where errors are
     assert "more lines]" in shown
+    # the whole output is a click away (the path was plain text)
+    row = next(
+        r
+        for r in range(window.chat.model.rowCount())
+        if any(h.action == "open" for h in window.chat.delegate.layout_for(r).hits)
+    )
+    button = next(h for h in window.chat.delegate.layout_for(row).hits if h.action == "open")
+    assert isinstance(button.arg, str) and Path(button.arg).read_text().endswith("done-marker\n")
+    view = window.chat.view
+    view.scrollTo(window.chat.model.index(row, 0))
+    settle(qtbot, window)
+    pos = view.visualRect(window.chat.model.index(row, 0)).topLeft() + button.rect.center()
+    opened = _Opened()
+    QDesktopServices.setUrlHandler("file", opened, "open")  # type: ignore[arg-type]
+    try:
+        QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+    finally:
+        QDesktopServices.unsetUrlHandler("file")
+    assert opened.paths == [button.arg]
     close(qtbot, window)
 
 
@@ -1012,8 +1039,7 @@ def test_m4_l6_failed_attempts_keep_their_partial_text_and_say_failed_on_the_map
     qtbot.waitUntil(lambda: "…" not in [model.text(r) for r in range(model.rowCount())])
     texts = [model.text(r) for r in range(model.rowCount())]
     assert not any("(empty reply)" in t for t in texts), texts
-    assert any(t.startswith("Error: ") and "500" in t for t in texts), texts
-    assert any(t.startswith("Failed: This is a long answer") for t in texts), texts
+    assert texts == ["a long answer please", "Failed · 4 attempts"], texts  # (L6: one row)
     # an empty answer that did not fail says so, not a blank card
     provider.script(Reply(text=""))
     window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
@@ -1203,6 +1229,22 @@ def test_p2_map_nodes_show_a_replys_text_without_its_markdown(
     qtbot.waitUntil(lambda: "…" not in [model.text(r) for r in range(model.rowCount())])
     texts = [model.text(r) for r in range(model.rowCount())]
     assert "Project overview This is a tiny calculator: README.md." in texts, texts
+    # A reply stopped halfway is previewed without its markdown too (seen in a real
+    # window: "Stopped: # A long answer …").
+    provider.script(
+        Reply(text=["# A long ", "**answer** ", "never ends"], stall_after=4, stall_s=30)
+    )
+    type_and_send(qtbot, window, "a long one")
+    chat = window.chat.model
+    qtbot.waitUntil(lambda: chat.rowCount() == 4 and "A long" in str(chat.row_at(3).item.message))
+    QTest.mouseClick(window.composer.stop_button, Qt.MouseButton.LeftButton)
+    idle(qtbot, window)
+
+    def shown() -> list[str]:
+        return [model.text(r) for r in range(model.rowCount())]
+
+    qtbot.waitUntil(lambda: any(t.startswith("Stopped: A long") for t in shown()))
+    assert not any("#" in t or "**" in t for t in shown()), shown()
     close(qtbot, window)
 
 
@@ -1542,6 +1584,407 @@ def test_p18_a_read_files_text_is_shown_in_its_languages_colours(
     close(qtbot, window)
 
 
+def test_m12_switching_branch_on_the_map_moves_no_node_and_keeps_every_colour(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window, ids, _ref = open_three(qtbot, tmp_path, provider, workspace)
+    pane = window.map_pane
+    view = pane.view
+    session = window.wb.session
+    assert session is not None
+    idle(qtbot, window)
+
+    def layout() -> list[tuple[str, int, int]]:
+        return [(r.entry_id, r.lane, r.color) for r in pane.bmap.rows]
+
+    def node_colours() -> list[str]:
+        """The colour painted at the centre of every prompt's node (a filled dot)."""
+        image = view.viewport().grab().toImage()
+        out = []
+        for r, row in enumerate(pane.bmap.rows):
+            if row.kind == "user":
+                rect = view.visualRect(pane.model().index(r, 0))
+                x = round(view.map_delegate.lane_x(rect, row.lane))
+                out.append(image.pixelColor(x, rect.center().y()).name())
+        return out
+
+    before, colours = layout(), node_colours()
+    assert len(set(colours)) == 3, colours  # three branches, three colours
+    for name in ("a2", "a2b", "a2c", "q2"):
+        index = find_index(pane.model(), ids[name])
+        assert index is not None
+        point = view.visualRect(index).center()
+        QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=point)
+        want: str = ids[name]
+
+        def switched(want: str = want) -> bool:
+            return session.leaf_id() == want
+
+        qtbot.waitUntil(switched)
+        idle(qtbot, window)
+        assert layout() == before, f"the map moved when switching to {name}"
+        assert node_colours() == colours, name
+        under = view.indexAt(point)
+        assert pane.model().data(under, MapRole.ID) == ids[name], "the node left the pointer"
+        assert pane.bmap.leaf_row == under.row()
+    # scrolled to the end, the last row keeps room below it (not glued to the edge)
+    view.setFixedHeight(6 * view.map_delegate.row_height())
+    idle(qtbot, window)
+    bar = view.verticalScrollBar()
+    assert bar.maximum() > 0
+    bar.setValue(bar.maximum())
+    last = view.visualRect(pane.model().index(pane.model().rowCount() - 1, 0))
+    assert view.viewport().height() - last.bottom() > view.map_delegate.row_height()
+    assert error_boxes(window) == []
+    close(qtbot, window)
+
+
+def test_l6_a_run_of_failed_attempts_is_one_row_on_the_map_and_in_the_branches_list(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    pane = window.map_pane
+    model = pane.model()
+
+    def texts() -> list[str]:
+        qtbot.waitUntil(lambda: "…" not in [model.text(r) for r in range(model.rowCount())])
+        return [model.text(r) for r in range(model.rowCount())]
+
+    def branches() -> list[str]:
+        pane.show_tab(1)
+        qtbot.waitUntil(lambda: "…" not in pane.branches_shown())
+        shown = pane.branches_shown()
+        pane.show_tab(0)
+        return shown
+
+    provider.script(*[HttpError(500, "scripted 500")] * 4)
+    type_and_send(qtbot, window, "first try")
+    idle(qtbot, window)
+    assert texts() == ["first try", "Failed · 4 attempts"]
+    assert branches() == ["Failed · 4 attempts"]
+    # a failure whose retry worked: one row, the reply's, that says it
+    provider.script(HttpError(500, "scripted 500"), Reply(text="it worked"))
+    window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
+    type_and_send(qtbot, window, "second try")
+    idle(qtbot, window)
+    assert texts()[2:] == ["second try", "it worked · after a failed attempt"]
+    # one failed attempt (a 4xx is not retried) says it failed, and why
+    provider.script(HttpError(400, "scripted 400"))
+    window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
+    type_and_send(qtbot, window, "third try")
+    idle(qtbot, window)
+    third = texts()[4:]
+    assert third[0] == "third try" and third[1].startswith("Failed · "), third
+    assert "400" in third[1] and len(third) == 2, third
+    # an empty answer is not a blank row
+    provider.script(Reply(text=""))
+    window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
+    type_and_send(qtbot, window, "say nothing")
+    idle(qtbot, window)
+    assert texts()[6:] == ["say nothing", "(empty reply)"]
+    # clicking the run of attempts shows its last attempt
+    bmap = pane.bmap
+    run_row = 1
+    assert len(bmap.attempts(run_row)) == 4
+    assert model.target(run_row) == bmap.attempts(run_row)[-1]
+    assert error_boxes(window) == []
+    close(qtbot, window)
+
+
+def test_m5_find_scrolls_to_the_hit_itself_inside_a_long_reply(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    """Seen in a real X window: "1 of 1" for a paragraph far down a long reply, and the
+    view stayed at the reply's top (only the card's text part was brought into view)."""
+    window = session_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    text = "# Heading\n\n" + "\n\n".join(f"Line {i} of the answer." for i in range(1, 81))
+    ask(qtbot, window, provider, "a long one", Reply(text=text))
+    view = window.chat.view
+    view.verticalScrollBar().setValue(0)
+    QTest.keyClick(window.composer.input, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+    bar = window.chat.finder
+    for query in ("Line 77 of", "Line 3 of", "Line 60 of"):
+        bar.input.selectAll()
+        QTest.keyClicks(bar.input, query)
+        count = bar.findChild(QLabel, "findCount")
+        assert count is not None and count.text() == "1 of 1"
+        qtbot.waitUntil(lambda: bar.current_rect() is not None)
+        hit = bar.current_rect()
+        assert hit is not None and view.viewport().rect().contains(hit), (query, hit)
+    close(qtbot, window)
+
+
+def highlighted(window: MainWindow, row: int) -> int:
+    """How many pixels of chat card ``row`` are painted in the selection's colour."""
+    view = window.chat.view
+    view.viewport().repaint()
+    rect = view.visualRect(window.chat.model.index(row, 0)).intersected(view.viewport().rect())
+    image = view.viewport().grab(rect).toImage()
+    colour = QGuiApplication.palette().color(QPalette.ColorRole.Highlight).rgb()
+    return sum(
+        1
+        for y in range(0, image.height(), 2)
+        for x in range(0, image.width(), 2)
+        if image.pixel(x, y) == colour
+    )
+
+
+def test_m6_a_drag_from_one_reply_into_another_selects_across_the_cards(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = session_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    ask(qtbot, window, provider, "say something", Reply(text=REPLY))
+    ask(qtbot, window, provider, "and again", Reply(text="Another answer here."))
+    view = window.chat.view
+    port = view.viewport()
+    assert highlighted(window, 3) == 0
+    start, end = char_point(window, 1, "quick"), char_point(window, 3, "answer", after=True)
+    QTest.mousePress(port, Qt.MouseButton.LeftButton, pos=start)
+    QTest.mouseMove(port, char_point(window, 2, "again"))
+    QTest.mouseMove(port, end)
+    QTest.mouseRelease(port, Qt.MouseButton.LeftButton, pos=end)
+    assert highlighted(window, 1) > 0 and highlighted(window, 3) > 0  # painted selected
+    QTest.keyClick(view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    text = QGuiApplication.clipboard().text()
+    assert text == ("quick brown fox jumps.\nA second paragraph.\n\nand again\n\nAnother answer"), (
+        text
+    )
+    close(qtbot, window)
+
+
+def test_m6_a_drag_held_above_the_chat_scrolls_it_and_extends_the_selection(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = session_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    ask(qtbot, window, provider, "a long answer please", Reply(text=long_code_reply()))
+    view = window.chat.view
+    port = view.viewport()
+    bar = view.verticalScrollBar()
+    bar.setValue(bar.maximum())
+    settle(qtbot, window)
+    before = bar.value()
+    start = char_point(window, 1, "The end", after=True)
+    QTest.mousePress(port, Qt.MouseButton.LeftButton, pos=start)
+    QTest.mouseMove(port, QPoint(start.x(), -40))  # held above the view
+    qtbot.waitUntil(lambda: bar.value() < before - 300, timeout=5000)
+    QTest.mouseRelease(port, Qt.MouseButton.LeftButton, pos=QPoint(start.x(), -40))
+    stopped = bar.value()
+    QTest.qWait(200)
+    assert bar.value() == stopped  # the release stops the scrolling
+    QTest.keyClick(view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    text = QGuiApplication.clipboard().text()
+    assert text.endswith("return a - b\nThe end"), text
+    first = int(text.split("Paragraph ")[1].split(":")[0]) if "Paragraph " in text else 99
+    assert first < 40, text  # paragraphs that were above the view when the drag began
+    # below the view it scrolls down again
+    bar.setValue(0)
+    settle(qtbot, window)
+    start = char_point(window, 1, "Paragraph 1")
+    QTest.mousePress(port, Qt.MouseButton.LeftButton, pos=start)
+    below = QPoint(start.x(), port.height() + 40)
+    QTest.mouseMove(port, below)
+    qtbot.waitUntil(lambda: bar.value() > 300, timeout=5000)
+    QTest.mouseRelease(port, Qt.MouseButton.LeftButton, pos=below)
+    assert highlighted(window, 1) > 0
+    close(qtbot, window)
+
+
+def test_p13_with_both_side_panes_hidden_the_message_box_keeps_to_the_cards_column(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = session_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    ask(qtbot, window, provider, "say something", Reply(text=REPLY))
+    window.resize(1600, 800)
+    for name in ("sidebarAction", "mapAction"):
+        window.actions_by_name[name].trigger()
+    settle(qtbot, window)
+    assert window.sidebar.isHidden() and window.map_pane.isHidden()
+
+    def edges(widget: QWidget, x: float, width: float) -> tuple[int, int]:
+        left = widget.mapTo(window, QPoint(int(x), 0)).x()
+        return left, left + int(width)
+
+    def check() -> None:
+        layout = painted(window, 1)
+        assert layout is not None
+        doc = next(p for p in layout.parts if isinstance(p, DocPart))
+        port = window.chat.view.viewport()
+        card = edges(port, doc.x - PAD - MARGIN_X, doc.doc.textWidth() + 2 * (PAD + MARGIN_X))
+        composer = window.composer
+        box = edges(composer, 0, composer.width())
+        assert port.width() > card[1] - card[0] + 200  # the cards are centred with room
+        assert abs(box[0] - card[0]) <= 1 and abs(box[1] - card[1]) <= 1, (box, card)
+        picker = edges(window.composer.model_picker, 0, 0)[0]
+        assert picker >= card[0]
+
+    check()
+    window.resize(1200, 800)  # it follows the window
+    settle(qtbot, window)
+    check()
+    close(qtbot, window)
+
+
+def test_p15_ctrl_plus_and_minus_zoom_the_conversation_text_and_a_relaunch_keeps_it(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = session_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    ask(qtbot, window, provider, "say something", Reply(text=REPLY))
+    view = window.chat.view
+    ctrl = Qt.KeyboardModifier.ControlModifier
+
+    def card() -> tuple[float, int]:
+        """(the point size of the reply's text, its card's height), as painted."""
+        settle(qtbot, window)
+        layout = painted(window, 1)
+        assert layout is not None
+        doc = next(p for p in layout.parts if isinstance(p, DocPart))
+        return doc.doc.defaultFont().pointSizeF(), layout.height
+
+    size, height = card()
+    box = window.composer.input.font().pointSizeF()
+    view.setFocus(Qt.FocusReason.OtherFocusReason)
+    QTest.keyClick(view, Qt.Key.Key_Equal, ctrl)
+    QTest.keyClick(view, Qt.Key.Key_Plus, ctrl)
+    bigger, taller = card()
+    assert bigger == pytest.approx(size * 1.25, abs=0.05) and taller > height
+    assert window.composer.input.font().pointSizeF() == pytest.approx(box * 1.25, abs=0.05)
+    assert view.visualRect(window.chat.model.index(1, 0)).height() == taller  # re-measured
+    assert window.status.currentMessage() == "Text size 125%"
+    window.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)  # from the message box too
+    for _ in range(12):
+        QTest.keyClick(window.composer.input, Qt.Key.Key_Minus, ctrl)
+    assert card()[0] == pytest.approx(size * 0.5, abs=0.05)  # down to 50%, no further
+    assert window.composer.text() == ""
+    QTest.keyClick(window.composer.input, Qt.Key.Key_0, ctrl)
+    assert card()[0] == pytest.approx(size)
+    QTest.keyClick(view, Qt.Key.Key_Equal, ctrl)
+    close(qtbot, window)
+    # in the View menu and the shortcuts sheet
+    from desktop_agent.gui._action_table import shortcut_rows
+
+    sheet = dict(shortcut_rows())
+    assert sheet["Ctrl+= / Ctrl++"] == "Zoom in" and sheet["Ctrl+0"] == "Actual size"
+    # a relaunch shows the text at 110%
+    again = open_window(
+        qtbot, tmp_path / "data", provider.model("anthropic-messages"), restore=True
+    )
+    idle(qtbot, again)
+    menu = again.findChild(QMenu, "viewMenu")
+    assert menu is not None
+    assert {"zoomInAction", "zoomOutAction", "zoomResetAction"} <= {
+        a.objectName() for a in menu.actions()
+    }
+    layout = painted(again, 1)
+    assert layout is not None
+    doc = next(p for p in layout.parts if isinstance(p, DocPart))
+    assert doc.doc.defaultFont().pointSizeF() == pytest.approx(size * 1.1, abs=0.05)
+    close(qtbot, again)
+
+
+def test_p18_a_read_files_lines_are_numbered_from_its_offset_in_a_gutter_not_copied(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    from desktop_agent.gui.chat._gutter import LineNumbers
+
+    source = "".join(f"x{i} = {i}\n" for i in range(1, 7))
+    (workspace / "nums.py").write_text(source)
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(tool_call("read", {"path": "nums.py", "offset": 3}), Reply(text="read it"))
+    type_and_send(qtbot, window, "read nums.py from line 3")
+    idle(qtbot, window)
+    row = next(
+        r for r in range(window.chat.item_count()) if "x6 = 6" in painted_text(painted(window, r))
+    )
+    layout = painted(window, row)
+    assert layout is not None
+    gutter = next(p for p in layout.parts if isinstance(p, LineNumbers))
+    doc = next(p for p in layout.parts if isinstance(p, DocPart) and p.doc is gutter.doc)
+    assert (gutter.first, gutter.count) == (3, 4)  # lines 3 to 6, not the notes after them
+    assert gutter.rect.right() < doc.x  # beside the text, not in it
+    assert doc.doc.toPlainText() == "x3 = 3\nx4 = 4\nx5 = 5\nx6 = 6"
+    # painted, in the muted colour
+    view = window.chat.view
+    view.viewport().repaint()
+    card = view.visualRect(window.chat.model.index(row, 0)).topLeft()
+    image = view.viewport().grab(gutter.rect.translated(card)).toImage()
+    muted = window.chat.delegate.theme().muted.rgb()
+    inked = {image.pixel(x, y) for x in range(image.width()) for y in range(image.height())} - {
+        image.pixel(0, 0)
+    }
+    assert muted in inked, [hex(c) for c in inked]
+    # copying the file's text leaves the numbers out
+    window.chat.selection.select_all(row)
+    view.setFocus(Qt.FocusReason.OtherFocusReason)
+    QTest.keyClick(view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    copied = QGuiApplication.clipboard().text()
+    assert "x3 = 3\nx4 = 4\nx5 = 5\nx6 = 6" in copied and "3x3" not in copied, copied
+    close(qtbot, window)
+
+
+def test_p15_a_zoom_reaches_the_apps_other_windows_and_new_ones(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    from tests.gui.test_flows_windows import new_window_opened
+
+    first = session_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    windows: list[MainWindow] = first.windows.windows  # type: ignore[assignment]
+    size = first.composer.input.font().pointSizeF()
+    ctrl = Qt.KeyboardModifier.ControlModifier
+    QTest.keyClick(first, Qt.Key.Key_N, ctrl | Qt.KeyboardModifier.ShiftModifier)
+    second = new_window_opened(qtbot, windows, 2)
+    QTest.keyClick(second.composer.input, Qt.Key.Key_Equal, ctrl)
+    for window in (first, second):
+        assert window.composer.input.font().pointSizeF() == pytest.approx(size * 1.1)
+        assert window.chat.view.font().pointSizeF() > first.sidebar.font().pointSizeF()
+    first.activateWindow()
+    qtbot.waitUntil(first.isActiveWindow)
+    QTest.keyClick(first, Qt.Key.Key_N, ctrl | Qt.KeyboardModifier.ShiftModifier)
+    third = new_window_opened(qtbot, windows, 3)
+    assert third.composer.input.font().pointSizeF() == pytest.approx(size * 1.1)
+    for window in (third, second):
+        window.ask_stop_or_wait = lambda: "stop"  # type: ignore[method-assign]
+        window.close()
+    close(qtbot, first)
+
+
 def test_p4_the_approval_dialog_says_what_in_words_colours_its_diff_and_passes_a_denial_reason(
     qtbot: QtBot,
     running_qloop: asyncio.AbstractEventLoop,
@@ -1797,6 +2240,226 @@ def test_p10_one_name_for_fork_f2_acts_on_the_focused_pane_and_no_two_actions_sh
     close(qtbot, window)
 
 
+def test_p3_a_selected_map_row_off_the_current_branch_reads_at_4_5_to_1_in_both_themes(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window, ids, _ref = open_three(qtbot, tmp_path, provider, workspace)
+    pane = window.map_pane
+    view = pane.view
+
+    def wcag(a: QColor, b: QColor) -> float:
+        def lum(c: QColor) -> float:
+            ch = [
+                v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4
+                for v in (c.redF(), c.greenF(), c.blueF())
+            ]
+            return 0.2126 * ch[0] + 0.7152 * ch[1] + 0.0722 * ch[2]
+
+        hi, lo = sorted((lum(a), lum(b)), reverse=True)
+        return (hi + 0.05) / (lo + 0.05)
+
+    try:
+        for mode in ("light", "dark"):
+            window.theme.set_mode(mode)
+            idle(qtbot, window)
+            r = row_of(window, ids["a2b"])  # an answer on another branch: muted text
+            assert r != pane.bmap.leaf_row and not pane.bmap.on_path(r)
+            view.select_row(r)
+
+            def read(r: int = r) -> bool:
+                return pane.model().text(r) != "…"
+
+            qtbot.waitUntil(read)
+            delegate = view.map_delegate
+            view.viewport().repaint()
+            # what the screen shows: the text's strongest pixel on the row's background
+            rect = view.visualRect(pane.model().index(r, 0))
+            image = view.viewport().grab().toImage()
+            shown_bg = image.pixelColor(rect.right() - 2, rect.top() + 1)
+            text_left = round(delegate.lane_x(rect, pane.bmap.width(r))) + 4
+            pixels = [
+                image.pixelColor(x, y)
+                for x in range(text_left, text_left + 60)
+                for y in range(rect.top(), rect.bottom())
+            ]
+            best = max(wcag(p, shown_bg) for p in pixels)
+            assert best >= 4.5, f"{mode}: the text reads at {best:.2f}:1 on {shown_bg.name()}"
+            painted_colours = list(delegate.selected_painted)
+            parts = {part for part, _fg, _bg in painted_colours}
+            assert {"text", "age"} <= parts, parts
+            for part, fg, bg in painted_colours:
+                assert bg.name() == shown_bg.name(), (mode, part)  # the fill really painted
+                ratio = wcag(fg, shown_bg)
+                assert ratio >= 4.5, f"{mode}: {part} {fg.name()} on {shown_bg.name()}: {ratio}"
+            assert painted_colours[0][1] == view.palette().color(QPalette.ColorRole.HighlightedText)
+    finally:
+        window.theme.set_mode("system")
+    close(qtbot, window)
+
+
+def test_p16_a_map_filter_that_matches_nothing_says_why_and_how_to_label(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window, _ids, _ref = open_three(qtbot, tmp_path, provider, workspace)
+    pane = window.map_pane
+    view = pane.view
+    combo = pane.filter
+
+    def choose(name: str) -> None:
+        combo.setFocus(Qt.FocusReason.TabFocusReason)
+        while pane.filter_name() != name:
+            QTest.keyClick(combo, Qt.Key.Key_Down)
+            idle(qtbot, window)
+
+    def ink(image: QImage) -> int:
+        """Pixels that are not the background (the text painted)."""
+        base = image.pixelColor(4, image.height() - 4).name()
+        return sum(
+            image.pixelColor(x, y).name() != base
+            for x in range(4, image.width() - 4, 2)
+            for y in range(4, min(image.height() - 4, 120), 2)
+        )
+
+    choose("labeled")
+    assert pane.model().rowCount() == 0
+    image = view.viewport().grab().toImage()
+    assert ink(image) > 20, "a blank map"
+    said = view.painted_empty
+    assert said.startswith("No labelled entries.") and "press F2" in said, said
+    assert "Set label…" in said
+    combo.setFocus(Qt.FocusReason.TabFocusReason)
+    QTest.keyClick(combo, Qt.Key.Key_Up)  # back to Prompts: rows, no text
+    idle(qtbot, window)
+    view.grab()
+    assert pane.model().rowCount() > 0 and view.painted_empty == ""
+    close(qtbot, window)
+    # a session with no prompt yet: "Prompts" says so
+    fresh = new_window(qtbot, tmp_path / "fresh", provider, "jsonl", workspace)
+    run(qtbot, fresh.new_session())
+    idle(qtbot, fresh)
+    fresh.map_pane.filter.setFocus(Qt.FocusReason.TabFocusReason)
+    QTest.keyClick(fresh.map_pane.filter, Qt.Key.Key_Down)
+    idle(qtbot, fresh)
+    fresh.map_pane.view.grab()
+    assert fresh.map_pane.view.painted_empty.startswith("No prompts yet"), (
+        fresh.map_pane.view.painted_empty
+    )
+    close(qtbot, fresh)
+
+
+def test_m16_a_fork_is_marked_in_the_sidebar_and_names_its_original_at_1000_by_700(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    run(qtbot, window.new_session())
+    provider.script(Reply(text="ok"))
+    type_and_send(qtbot, window, "Calculator project tour")
+    idle(qtbot, window)
+    original = window.wb.ref
+    assert original is not None
+    window.actions_by_name["forkAction"].trigger()  # Session → Fork into a new session
+    qtbot.waitUntil(lambda: window.wb.ref not in (None, original), timeout=10_000)
+    idle(qtbot, window)
+    fork = window.wb.ref
+    assert fork is not None
+    window.resize(1000, 700)
+    idle(qtbot, window)
+    view, model = window.sidebar.view, window.sidebar.model()
+    qtbot.waitUntil(lambda: model.index_for_path(original).isValid())
+    rows = {ref: model.index_for_path(ref) for ref in (original, fork)}
+    titles = {ref: str(index.data()) for ref, index in rows.items()}
+    assert titles[fork] == "Calculator project tour (fork)"
+    width = view.visualRect(rows[fork]).width()
+    fm = QFontMetrics(view.font())
+    assert fm.horizontalAdvance(titles[fork]) > width - 8, "(the suffix is cut here)"
+    # what tells them apart on screen: a fork mark painted before the fork's title
+    image = view.viewport().grab().toImage()
+
+    def left_part(index: QModelIndex) -> list[str]:
+        rect = view.visualRect(index)
+        return [
+            image.pixelColor(x, y).name()
+            for x in range(rect.left(), rect.left() + 22)
+            for y in range(rect.top() + 2, rect.bottom() - 1)
+        ]
+
+    base = image.pixelColor(2, image.height() - 2).name()
+    assert set(left_part(rows[fork])) - {base}, "no mark on the fork's row"
+    assert rows[fork].data(Qt.ItemDataRole.DecorationRole) is not None
+    assert rows[original].data(Qt.ItemDataRole.DecorationRole) is None
+    assert view.visualRect(rows[fork]).left() == view.visualRect(rows[original]).left()
+    tip = str(rows[fork].data(Qt.ItemDataRole.ToolTipRole))
+    assert "Forked from Calculator project tour" in tip, tip
+    said = str(rows[fork].data(Qt.ItemDataRole.AccessibleTextRole))
+    assert "Forked from Calculator project tour" in said, said
+    close(qtbot, window)
+
+
+def test_m6_a_session_found_by_its_text_shows_where_on_a_second_line(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    """FIRST_HOUR m6: "Matching sessions show no snippet of where the hit is"."""
+    data = tmp_path / "data"
+    reply = "Zebras have black and white stripes, which confuse the flies that bite them."
+
+    async def zebras(s: Session) -> None:
+        await s.append_message(user("a session about zebras"))
+        await s.append_message(answer(reply))
+
+    async def other(s: Session) -> None:
+        await s.append_message(user("an unrelated question"))
+        await s.append_message(answer("an unrelated answer"))
+
+    found = seed(data, workspace, zebras)
+    shown = seed(data, workspace, other)
+    window = open_window(qtbot, data, provider.model("anthropic-messages"), target=shown)
+    sidebar = window.sidebar
+    model = sidebar._model
+    QTest.keyClick(window, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
+    QTest.keyClicks(sidebar.search, "confuse flies")
+    qtbot.waitUntil(lambda: bool(model.index_for_path(found).data(SidebarRole.SNIPPET)))
+    idle(qtbot, window)
+    index = model.index_for_path(found)
+    snippet = index.data(SidebarRole.SNIPPET)
+    assert snippet.startswith("…stripes, which confuse the flies"), snippet  # near the hit
+    assert "found: " in index.data(Qt.ItemDataRole.AccessibleTextRole)
+    assert "Found: " in index.data(Qt.ItemDataRole.ToolTipRole)
+    line = sidebar.view.fontMetrics().height()
+    row = sidebar.view.visualRect(index)
+    assert row.height() >= 2 * line + 6, (row.height(), line)
+    # the second line is painted: text pixels below the title
+    shot = sidebar.view.viewport().grab(row).toImage()
+    lower = {
+        shot.pixel(x, y)
+        for x in range(shot.width())
+        for y in range(shot.height() // 2 + 2, shot.height() - 2)
+    }
+    assert len(lower) > 2
+    # a title match has no second line, and the end of the search ends them
+    sidebar.search.clear()
+    qtbot.waitUntil(lambda: window.wb.query == "", timeout=5000)
+    idle(qtbot, window)
+    assert not model.index_for_path(found).data(SidebarRole.SNIPPET)
+    assert sidebar.view.visualRect(model.index_for_path(found)).height() < 2 * line + 6
+    close(qtbot, window)
+
+
 def test_p11_a_name_typed_without_md_in_the_export_dialog_gets_it(
     qtbot: QtBot,
     running_qloop: asyncio.AbstractEventLoop,
@@ -2037,4 +2700,25 @@ def test_m11_a_session_in_the_trash_can_be_read_before_it_is_restored_or_deleted
     assert sidebar.stack.currentWidget() is view  # read there, not restored nor opened
     QTest.mouseClick(sidebar.trash_toggle, Qt.MouseButton.LeftButton)  # back to the list
     assert not preview.isVisible()
+    close(qtbot, window)
+
+
+def test_p19_a_search_that_hides_the_open_session_keeps_the_window_title(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    """Seen in a real X window: a sidebar search the open session does not match made
+    the window's title "Desktop Agent" (the title was the open session's listed row)."""
+    window = session_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    ask(qtbot, window, provider, "a session about zebras", Reply(text="one"))
+    qtbot.waitUntil(lambda: window.windowTitle().startswith("a session about zebras"))
+    QTest.keyClick(window, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
+    QTest.keyClicks(window.sidebar.search, "giraffes")
+    qtbot.waitUntil(lambda: window.wb.query == "giraffes", timeout=5000)
+    idle(qtbot, window)
+    assert window.wb.row_for(window.wb.ref or "") is not None
+    assert window.windowTitle().startswith("a session about zebras"), window.windowTitle()
     close(qtbot, window)

@@ -203,10 +203,10 @@ def test_settings_show_the_store_and_set_follow_branch(
     settled(qtbot, window)
     # The map marks the turns that changed files; hovering lists the files.
     bmap, model = window.map_pane.bmap, window.map_pane.model()
-    marks = {bmap.rows[r].on_path: m for r, m in bmap.file_marks.items()}
+    marks = {bmap.on_path(r): m for r, m in bmap.file_marks.items()}
     assert marks[True].changed == 3 and marks[False].changed == 1
     assert set(marks[True].files) == {"notes.txt", "extra.txt", "keep.txt"}
-    row = next(r for r, m in bmap.file_marks.items() if bmap.rows[r].on_path)
+    row = next(r for r, m in bmap.file_marks.items() if bmap.on_path(r))
     tip = model.data(model.index(row, 0), Qt.ItemDataRole.ToolTipRole)
     assert "Files changed (3):" in tip and "extra.txt" in tip
     assert model.data(model.index(row, 0), MapRole.FILES) == 3
@@ -311,7 +311,7 @@ def test_a_leaf_change_with_the_maps_keys_shows_the_bar_and_show_changes_the_dif
         return view.currentIndex().row()
 
     QTest.keyClick(view, Qt.Key.Key_End)  # the leaf's row
-    assert bmap.rows[selected()].on_path
+    assert bmap.on_path(selected())
     for _ in range(len(bmap)):  # Up to the edited prompt (version two beside version one)
         if len(bmap.siblings(selected())) > 1:
             break

@@ -56,6 +56,8 @@ def test_a_local_session_whose_server_is_down_keeps_its_model_and_tries_again(
     label = notice.findChild(QLabel, "noticeText")
     assert label is not None
     assert label.text().startswith("Model local/local-model cannot be used now: Could not list")
+    said = [t for t in window.notices.texts() if "Could not list" in t]
+    assert len(said) == 1, said  # the servers' own notice does not say it a second time
     assert "openai" not in label.text().lower()
     assert window.composer.model_picker.currentText() == "local/local-model (unavailable)"
     button = notice.findChild(QPushButton, "noticeAction")

@@ -21,7 +21,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QLabel, QLineEdit, QPushButton
 from pytestqt.qtbot import QtBot
 
-from desktop_agent.config import ProviderSettings, Settings, save_settings
+from desktop_agent.config import ProviderSettings, Settings, backend_problem, save_settings
 from desktop_agent.gui import MainWindow
 from desktop_agent.gui._dialogs import PersistenceErrorDialog
 from desktop_agent.gui._settings_dialog import SettingsDialog
@@ -428,3 +428,26 @@ def test_a_damaged_session_says_so_and_repair_opens_a_new_one(
     settle(qtbot, window)
     assert window.status.save.text() == "Saved"
     close(qtbot, window)
+
+
+def test_p1_every_wrapped_text_of_the_settings_dialog_is_shown_whole(qtbot: QtBot) -> None:
+    """Seen in a real X window: with no keychain, its five-line explanation showed two
+    lines cut in half (a top-level dialog is sized from its layout's minimum, which does
+    not ask a wrapped label how tall it is at the dialog's width)."""
+    from keyring.backends import fail
+
+    problem = backend_problem(fail.Keyring())  # type: ignore[no-untyped-call]
+    assert problem is not None
+    form = SettingsForm(models=(("local/m", "m (local)"),), keychain_problem=problem)
+    dialog = SettingsDialog(None, form)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    for width in (dialog.width(), dialog.width() - 120):
+        dialog.resize(width, 100)  # as small as it lets itself be
+        QApplication.processEvents()
+        wrapped = [x for x in dialog.findChildren(QLabel) if x.wordWrap() and x.isVisible()]
+        assert wrapped
+        for label in wrapped:
+            needed = label.heightForWidth(label.width())
+            assert label.height() >= needed, (label.objectName(), label.height(), needed)

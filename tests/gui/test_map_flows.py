@@ -113,9 +113,12 @@ def test_clicking_a_node_of_another_branch_moves_the_leaf_and_the_map_redraws(
     idle(qtbot, window)
     assert "second answer" in painted_text(painted(window, 3))
     assert leaf_entries(session)[-1] == ids["a2"]
-    # the new path is lane 0, the old one a block
+    # no row moved (m12): the new path is told by its text, the leaf by its ring
     bmap = pane.bmap
-    assert [names[r.entry_id] for r in bmap.rows if r.lane == 0] == ["q1", "a1", "q2", "a2"]
+    assert [r.lane for r in bmap.rows] == [0, 0, 1, 1, 1, 1, 0, 0]
+    assert [names[r.entry_id] for k, r in enumerate(bmap.rows) if bmap.on_path(k)] == [
+        "q1", "a1", "q2", "a2",
+    ]  # fmt: skip
     assert pane.view.currentIndex().row() == bmap.leaf_row == row_of(window, ids["a2"])
     # clicking the current leaf writes nothing
     before = len(leaf_entries(session))
@@ -207,7 +210,8 @@ def test_context_menu_label_fork_and_summarize(
     qtbot.waitUntil(lambda: pane.bmap.rows[pane.bmap.leaf_row].kind == "summary", timeout=10_000)
     idle(qtbot, window)
     leaf = pane.bmap.rows[pane.bmap.leaf_row]
-    assert leaf.lane == 0 and pane.bmap.rows[leaf.parent].entry_id == ids["a2"]
+    assert pane.bmap.on_path(pane.bmap.leaf_row)
+    assert pane.bmap.rows[leaf.parent].entry_id == ids["a2"] and leaf.lane == 1
     # fork from here: a new session holding the path to that entry, opened
     menu = pane.context_menu_for(ids["a2b"])
     assert menu is not None
@@ -311,13 +315,24 @@ def test_search_hit_on_another_branch_asks_then_moves_the_leaf_and_marks_the_map
     assert session.leaf_id() == ids["a2b"]
     assert "zebras" in chat_text(window)
     hit_row = row_of(window, ids["a2b"])
-    assert window.map_pane.bmap.hits == {hit_row} and window.map_pane.bmap.rows[hit_row].lane == 0
+    assert window.map_pane.bmap.hits == {hit_row} and window.map_pane.bmap.on_path(hit_row)
     assert window.map_pane.view.currentIndex().row() == hit_row
+    # the term is marked in the chat's text as well, its hit in view (FIRST_HOUR m5:
+    # only the card was scrolled to), and the focus stays where it was
+    finder = window.chat.finder
+    assert finder.isVisible() and finder.input.text() == "zebras"
+    assert not finder.input.hasFocus()
+    hit = finder.current_rect()
+    assert hit is not None and window.chat.view.viewport().rect().contains(hit)
+    row = finder.hits[finder.current][0]
+    assert "zebras" in str(window.chat.model.row_at(row).item.message)
+    assert any(m for m in window.chat._marks(row).values())
     # clearing the search clears the marks
     sidebar.search.clear()
     qtbot.waitUntil(lambda: window.wb.query == "", timeout=5000)
     idle(qtbot, window)
     assert window.map_pane.bmap.hits == frozenset()
+    assert not finder.isVisible() and window.chat._marks(row) == {}
     close(qtbot, window)
 
 

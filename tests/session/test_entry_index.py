@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from desktop_agent.session import JsonlSessionRepo, Session
+from desktop_agent.session._facts import PREVIEWS_VERSION
 from desktop_agent.session._platform import FileOps
 from tests.session._faults import CountingOps
 from tests.session._workload import CWD, run_workload
@@ -362,8 +363,9 @@ async def test_an_index_written_before_the_columns_crc_is_written_again_with_it(
     (index_file,) = (tmp_path / "cache" / "entries").iterdir()
     payload = ei._DECODE(index_file.read_bytes()[8:])
     assert payload.columns_crc[0] == len(payload.ids) > 0
-    # The array of fields as written before, without the last one.
-    old = msgspec.msgpack.encode(list(msgspec.structs.astuple(payload))[:-1])
+    # The array of fields as written before, without the last two (the CRC, then the
+    # previews' version, came later).
+    old = msgspec.msgpack.encode(list(msgspec.structs.astuple(payload))[:-2])
     assert ei._DECODE(old).columns_crc == (0, 0)
     index_file.write_bytes(ei.MAGIC + ei._crc(old) + old)
 
@@ -373,3 +375,39 @@ async def test_an_index_written_before_the_columns_crc_is_written_again_with_it(
     assert s.get_storage().tree._columns_crc is None
     await s.close()
     assert ei._DECODE(index_file.read_bytes()[8:]).columns_crc == payload.columns_crc
+
+
+@pytest.mark.asyncio
+async def test_previews_made_by_another_version_are_made_again(tmp_path: Path) -> None:
+    """A fix of how an entry is previewed (a stopped reply's markdown, seen on the map
+    after an upgrade as "Stopped: # A long answer") reaches sessions indexed before it:
+    previews kept by another `PREVIEWS_VERSION` are dropped, made again from the lines,
+    and the index is written again with them when the session closes."""
+    import msgspec
+
+    from desktop_agent.session import _entryindex as ei
+
+    path = await _written_session(tmp_path)
+    s = await _repo(tmp_path).open(str(path))
+    branch = [e.id for e in await s.get_branch()]
+    made = await s.previews(branch)
+    await s.close()
+    (index_file,) = (tmp_path / "cache" / "entries").iterdir()
+    payload = ei._DECODE(index_file.read_bytes()[8:])
+    assert payload.previews_version == PREVIEWS_VERSION and payload.previews
+    # The same index as an older version wrote it, with a preview it made differently.
+    fields = list(msgspec.structs.astuple(payload))[:-1]
+    stale = msgspec.structs.replace(payload, previews=["# stale"] * len(payload.previews))
+    fields[fields.index(payload.previews)] = stale.previews
+    old = msgspec.msgpack.encode(fields)
+    assert ei._DECODE(old).previews_version == 0
+    index_file.write_bytes(ei.MAGIC + ei._crc(old) + old)
+
+    ops = CountingOps()
+    s = await _repo(tmp_path, ops).open(str(path))
+    assert ops.read <= EDGES  # the rest of the index is used as it is
+    assert s.get_storage().tree.previews == {}
+    assert await s.previews(branch) == made  # made again, not "# stale"
+    await s.close()
+    again = ei._DECODE(index_file.read_bytes()[8:])
+    assert again.previews_version == PREVIEWS_VERSION and "# stale" not in again.previews

@@ -87,7 +87,10 @@ async def _forked() -> tuple[Session, dict[str, str]]:
     return s, ids
 
 
-def test_current_path_is_lane_zero_and_alternatives_follow_their_fork() -> None:
+def test_lanes_follow_the_tree_and_switching_moves_nothing() -> None:
+    """The newest child goes on in its lane, alternatives follow their fork; switching
+    branches (m12) moves no row and changes no colour: only the current path changes."""
+
     async def go() -> None:
         s, ids = await _forked()
         bmap = BranchMap()
@@ -99,19 +102,32 @@ def test_current_path_is_lane_zero_and_alternatives_follow_their_fork() -> None:
         assert lanes["u2"] == lanes["a2"] == 1
         # in the block, the newest child continues the line; the older one nests further
         assert lanes["u3b"] == lanes["a3b"] == 1 and lanes["u3"] == lanes["a3"] == 2
-        assert all(r.on_path == (r.lane == 0) for r in bmap.rows)
+        assert [bmap.on_path(r) for r in range(len(bmap))] == [r.lane == 0 for r in bmap.rows]
         check_no_crossing(bmap)
         assert bmap.rows[-1].entry_id == ids["a2b"] and bmap.leaf_row == len(bmap) - 1
         # colours: lane 0 is 0, a block keeps one colour keyed by its head
         assert {bmap.rows[i].color for i in (2, 3)} == {bmap.rows[2].color} != {0}
-        # Switching: the new path moves to lane 0, the old one becomes a block
+        before = [(r.entry_id, r.lane, r.color) for r in bmap.rows]
+        spans = [bmap.through(k) for k in range(len(bmap))]
+        # Switching: nothing moves, the current path is another one
         await s.move_to(ids["a3"])
-        assert bmap.sync(s.shape()).reset
-        assert names(bmap, ids) == ["u1", "a1", "u2b", "a2b", "u2", "a2", "u3b", "a3b", "u3", "a3"]
-        assert [bmap.rows[i].lane for i in range(len(bmap))] == [0, 0, 1, 1, 0, 0, 1, 1, 0, 0]
-        check_no_crossing(bmap)
+        update = bmap.sync(s.shape())
+        assert update.path and not update.reset and update.first_new < 0
+        assert [(r.entry_id, r.lane, r.color) for r in bmap.rows] == before
+        assert [bmap.through(k) for k in range(len(bmap))] == spans
+        assert bmap.leaf_row == names(bmap, ids).index("a3")
+        on_path = [n for r, n in enumerate(names(bmap, ids)) if bmap.on_path(r)]
+        assert on_path == ["u1", "a1", "u2", "a2", "u3", "a3"]
+        assert [t.current for t in bmap.tips()].count(True) == 1
+        assert next(t for t in bmap.tips() if t.current).leaf_id == ids["a3"]
         # the fork's line passes the block that hangs on it
         assert (0, 0) in bmap.through(2) and bmap.rows[2].from_lane == 0
+        # a prompt sent on that older branch: its rows go into the block, by a relayout
+        await s.append_message(user("on the old branch"))
+        assert bmap.sync(s.shape()).reset
+        assert names(bmap, ids)[6] == "?" and bmap.rows[6].lane == 2
+        assert bmap.leaf_row == 6
+        check_no_crossing(bmap)
 
     run(go())
 
@@ -181,13 +197,14 @@ def test_branch_summary_marker_and_nested_forks_never_cross() -> None:
         kinds = [r.kind for r in bmap.rows]
         assert "summary" in kinds and bmap.rows[bmap.leaf_row].kind == "summary"
         assert max(r.lane for r in bmap.rows) == 2
-        assert bmap.rows[bmap.leaf_row].lane == 0
-        assert all(r.lane == 0 for r in bmap.rows if bmap.on_current_path(r.entry_id))
+        # the newest try goes on in lane 0 (the layout is the tree's, not the path's)
+        assert bmap.rows[bmap.row_of(ids["u3"])].lane == 0
+        assert bmap.on_path(bmap.leaf_row) and bmap.on_path(bmap.row_of(ids["u1"]))
         # keyboard helpers
         ra = bmap.row_of(ids["ra"])
         kids = bmap.children(ra)
         assert len(kids) == 4 and bmap.siblings(kids[0]) == kids
-        assert bmap.continuation(ra) == bmap.row_of(ids["u1"])  # try 1 is on the path
+        assert bmap.continuation(ra) == bmap.row_of(ids["u3"])  # the newest try
         tips = bmap.tips()
         assert len(tips) == 8 and tips[0].current
         assert [t.timestamp for t in tips[1:]] == sorted(
@@ -228,9 +245,10 @@ def test_appending_on_the_leaf_adds_rows_without_a_relayout() -> None:
             ]
 
         assert drawn(fresh) == drawn(bmap)
-        # a leaf move lays out again
+        # a leaf move only repaints (m12)
         await s.move_to(ids["a3"])
-        assert bmap.sync(s.shape()).reset
+        update = bmap.sync(s.shape())
+        assert update.path and not update.reset and drawn(fresh) == drawn(bmap)
         assert bmap.sync(None).reset and len(bmap) == 0
 
     run(go())
@@ -266,6 +284,7 @@ def test_update_lays_out_in_slices_like_sync() -> None:
         assert (await threaded.update(s.shape())).reset
         direct.sync(s.shape())
         await s.move_to(ids["a3b"])
+        await s.append_message(user("on an older branch"))  # a row in a block: relayout
         assert (await threaded.update(s.shape())).reset
         direct.sync(s.shape())
 
@@ -275,6 +294,7 @@ def test_update_lays_out_in_slices_like_sync() -> None:
             ]
 
         assert drawn(threaded) == drawn(direct)
+        await s.move_to(ids["a2b"])  # the end of the last row's line
         u = await s.append_message(user("appended"))
         update = await threaded.update(s.shape())
         assert not update.reset and threaded.rows[-1].entry_id == u
@@ -284,9 +304,9 @@ def test_update_lays_out_in_slices_like_sync() -> None:
 
 
 def test_a_big_relayout_gives_the_loop_turns_and_stays_on_its_thread() -> None:
-    """A leaf move in a big session lays the map out again: on the event loop's thread
-    (no worker holding the GIL against the GUI), in slices with turns of the loop
-    between them, and the same rows as `sync`."""
+    """A prompt on an older branch of a big session lays the map out again: on the event
+    loop's thread (no worker holding the GIL against the GUI), in slices with turns
+    of the loop between them, and the same rows as `sync`."""
     import threading
 
     from desktop_agent.workbench import _map_layout, _slices
@@ -302,6 +322,7 @@ def test_a_big_relayout_gives_the_loop_turns_and_stays_on_its_thread() -> None:
         bmap, direct = BranchMap(), BranchMap()
         bmap.sync(s.shape())
         await s.move_to(answers[len(answers) // 2])
+        await s.append_message(user("on an older branch"))
         direct.sync(s.shape())
         threads: set[int] = set()
         real = _map_layout._emit_steps
@@ -504,9 +525,8 @@ def test_a_sync_that_changes_nothing_keeps_the_tips(monkeypatch: pytest.MonkeyPa
 def test_every_sync_draws_what_a_fresh_layout_draws(name: MapFilter) -> None:
     """Random sessions (prompts, answers with tool calls, tool results, labels, the leaf
     moved to any entry, often a fork): after each change, the map brought up to date by
-    `sync` holds what a map laid out from scratch holds. Appends on the leaf add rows
-    (a reset only where a fresh layout differs elsewhere), also when the leaf has other
-    branches drawn below it (the first prompt after going back to an earlier message)."""
+    `sync` holds what a map laid out from scratch holds. Appends below the last row add
+    rows (no reset); a moved leaf never lays out again (the layout is the tree's, m12)."""
     import random
 
     async def go() -> None:
@@ -514,13 +534,13 @@ def test_every_sync_draws_what_a_fresh_layout_draws(name: MapFilter) -> None:
         s = await _session()
         bmap = BranchMap(filter=name)
         entries: list[str] = []
-        moved = appended_after_move = resets_after_move = 0
-        just_moved = False
+        moved = appended_at_end = 0
         for step in range(260):
             roll = rng.random()
+            at_end = len(bmap) > 0 and bmap.leaf_row == len(bmap) - 1
             if roll < 0.12 and entries:
                 await s.move_to(rng.choice(entries))
-                just_moved, moved = True, moved + 1
+                moved += 1
             elif roll < 0.17 and entries:
                 await s.append_label(rng.choice(entries), rng.choice(["x", "keep", ""]))
             else:
@@ -533,17 +553,59 @@ def test_every_sync_draws_what_a_fresh_layout_draws(name: MapFilter) -> None:
                         tool_call_id="c0", tool_name="bash", content=[], timestamp=3
                     )
                 entries.append(await s.append_message(message))
-                if just_moved:
-                    appended_after_move += 1
             update = bmap.sync(s.shape())
-            if just_moved and roll >= 0.17:
-                resets_after_move += update.reset
-                just_moved = False
+            if roll < 0.12:
+                assert not update.reset, f"step {step}: a moved leaf laid the map out"
+            elif roll >= 0.17 and at_end and name != "labeled":
+                assert not update.reset, f"step {step}: an append at the end laid it out"
+                appended_at_end += 1
             fresh = BranchMap(filter=name)
             fresh.sync(s.shape())
             assert _state(bmap) == _state(fresh), f"step {step}"
-        assert moved > 20 and appended_after_move > 15
+        assert moved > 20
         if name != "labeled":  # (there a prompt is a row only once labelled)
-            assert resets_after_move <= appended_after_move // 4, (resets_after_move, moved)
+            assert appended_at_end > 40, appended_at_end
+
+    run(go())
+
+
+def test_l6_retries_of_a_failed_reply_are_one_row_and_tool_turns_are_not() -> None:
+    """A reply whose parent is a reply is a retry (only a failed request is retried so):
+    the run is the first attempt's row, in every filter that shows replies; a reply after
+    its tools' results is its own row."""
+
+    async def go() -> None:
+        s = await _session()
+        ids: dict[str, str] = {}
+        ids["u1"] = await s.append_message(user("first"))
+        ids["t1"] = await s.append_message(answer("calling", "bash"))
+        await s.append_message(
+            ToolResultMessage(tool_call_id="c0", tool_name="bash", content=[], timestamp=3)
+        )
+        ids["t2"] = await s.append_message(answer("done"))
+        ids["u2"] = await s.append_message(user("second"))
+        ids["f1"] = await s.append_message(answer("partial"))
+        ids["f2"] = await s.append_message(answer(""))
+        ids["f3"] = await s.append_message(answer("recovered"))
+        for name in ("conversation", "all"):
+            bmap = BranchMap(filter=name)
+            bmap.sync(s.shape())
+            shown = [n for n in names(bmap, ids) if n != "?"]
+            assert shown == ["u1", "t1", "t2", "u2", "f1"], (name, shown)
+            run_row = bmap.row_of(ids["f1"])
+            assert bmap.attempts(run_row) == [ids["f1"], ids["f2"], ids["f3"]]
+            assert bmap.row_of(ids["f3"]) == run_row
+            assert bmap.attempts(bmap.row_of(ids["t2"])) == []
+            assert [t.entry_id for t in bmap.tips()] == [ids["f1"]]
+        # appended one by one, the run grows on its row (no new row)
+        bmap = BranchMap()
+        bmap.sync(s.shape())
+        run_row = bmap.row_of(ids["f1"])
+        assert len(bmap.attempts(run_row)) == 3
+        ids["f4"] = await s.append_message(answer("again"))
+        update = bmap.sync(s.shape())
+        assert update.first_new < 0 and not update.reset
+        assert update.changed == (run_row,)  # its row says one more attempt
+        assert bmap.attempts(run_row)[-1] == ids["f4"]
 
     run(go())

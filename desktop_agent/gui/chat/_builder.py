@@ -5,7 +5,6 @@ card coordinates. What each kind of message is made of is `_cards`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +21,7 @@ from desktop_agent.ai import (
 )
 from desktop_agent.gui._tr import QT_TRANSLATE_NOOP
 from desktop_agent.gui.chat._fences import split_markdown
+from desktop_agent.gui.chat._gutter import LineNumbers, gutter_width
 from desktop_agent.gui.chat._items import ChatItem
 from desktop_agent.gui.chat._parts import (
     BoxPart,
@@ -37,7 +37,13 @@ from desktop_agent.gui.chat._parts import (
     Theme,
     quote_bars,
 )
-from desktop_agent.utils.text import content_text
+from desktop_agent.gui.chat._tool_text import (
+    clip_lines,
+    numbered_lines,
+    pretty_arguments,
+    result_text,
+    tool_args_summary,
+)
 from desktop_agent.workbench import error_attempt_text
 
 
@@ -66,73 +72,6 @@ def column(width: int) -> tuple[int, int]:
 
 
 CODE_INDENT = 16  # a code block per enclosing list item or quote
-
-
-# --------------------------------------------------------------------------- helpers
-
-
-def clip_lines(
-    text: str, max_lines: int, max_chars: int, *, tail: bool = False, middle: bool = False
-) -> str:
-    """At most ``max_lines`` lines: the first ones, the last ones (``tail``), or both
-    ends (``middle``: a command's output, whose end says how it went: m15)."""
-    lines = text.split("\n")
-    more = len(lines) - max_lines
-    if more > 1:  # never "[... 1 more lines]" in place of the one line itself (p5)
-        if middle:
-            head = (max_lines + 1) // 2
-            gap = _tr("[... {n} more lines]").format(n=more)
-            lines = [*lines[:head], gap, *lines[len(lines) - (max_lines - head) :]]
-        elif tail:
-            lines = [_tr("[... {n} earlier lines]").format(n=more), *lines[-max_lines:]]
-        else:
-            lines = [*lines[:max_lines], _tr("[... {n} more lines]").format(n=more)]
-    out = "\n".join(lines)
-    if len(out) > max_chars:
-        out = (
-            out[:max_chars]
-            + "\n"
-            + _tr("[... {n} more characters]").format(n=f"{len(out) - max_chars:,}")
-        )
-    return out
-
-
-def _tool_args_summary(call: ToolCall) -> str:
-    args = call.arguments
-    for key in ("command", "path", "pattern", "file_path"):
-        value = args.get(key)
-        if isinstance(value, str):
-            return ("$ " if key == "command" else "") + value
-    try:
-        return json.dumps(args, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return str(args)
-
-
-_PRETTY_NESTED_CHARS = 20_000
-
-
-def pretty_arguments(arguments: dict[str, Any], max_chars: int) -> str:
-    """What ``json.dumps(arguments, indent=2)`` gives, at the C encoder's speed.
-
-    With ``indent`` Python's json uses its pure-Python encoder: arguments of 5,000 small
-    items took 27 ms of the GUI thread to show an expanded card. So the top level is
-    laid out here and each value goes through the C encoder, indented as json would
-    when it is small; a string longer than ``max_chars`` is cut to that first (only so
-    much is shown), and a big list or mapping stays on one line.
-    """
-    lines = []
-    for key, value in arguments.items():
-        shown = value[:max_chars] if isinstance(value, str) else value
-        text = json.dumps(shown, ensure_ascii=False)
-        if isinstance(shown, dict | list) and len(text) <= _PRETTY_NESTED_CHARS:
-            text = json.dumps(shown, indent=2, ensure_ascii=False).replace("\n", "\n  ")
-        lines.append(f"  {json.dumps(key, ensure_ascii=False)}: {text}")
-    return "{\n" + ",\n".join(lines) + "\n}" if lines else "{}"
-
-
-def result_text(result: ToolResultMessage) -> str:
-    return content_text(result.content)
 
 
 @dataclass
@@ -199,6 +138,16 @@ class CardBuilder:
         if enabled:
             self.out.hits.append(Hit(rect, action, arg, kw.pop("tip", ""), hover))
         return right - bw
+
+    def full_output(self, text: str | None, path: str) -> None:
+        """The note of an output shown in part (if ``text``), and a button that opens all
+        of it (m15: the path was plain text)."""
+        self.y += 2
+        if text is not None:
+            self.doc("small", text, self.t.muted)
+            self.y += 2
+        self.button(self.right, _tr("Open full output"), CardAction.OPEN, path, tip=path)
+        self.y += self.t.small_line + 6
 
     def text_line(self, x: int, text: str, color: QColor, font: QFont, h: int) -> int:
         fm = QFontMetrics(font)
@@ -300,7 +249,11 @@ class CardBuilder:
                 self.left -= indent
         self.grow = growing
 
-    def code_block(self, code: str, lang: str, kind: str = "code") -> None:
+    def code_block(
+        self, code: str, lang: str, kind: str = "code", numbers: tuple[int, int] | None = None
+    ) -> None:
+        """A fenced block: its language, Copy, the code in colours; ``numbers``: (first,
+        count) of a file's lines, numbered in a gutter (p18)."""
         t = self.t
         top = self.y
         box_index = len(self.out.parts)
@@ -318,7 +271,19 @@ class CardBuilder:
         shown = clip_lines(code.rstrip("\n"), 2000, MAX_TEXT_CHARS)
         if "\r" in shown:  # the colours' offsets count a line end as one character
             shown = shown.replace("\r\n", "\n").replace("\r", "\n")
-        self.doc(kind, shown, lang=lang)
+        if numbers is not None and numbers[1] > 0:
+            first, count = numbers
+            gutter = gutter_width(t, first + count - 1)
+            top_of_doc = self.y
+            self.left += gutter
+            self.doc(kind, shown, lang=lang)
+            self.left -= gutter
+            doc = self.out.parts[-1]
+            assert isinstance(doc, DocPart)
+            rect = QRect(self.left, top_of_doc, gutter, doc.height)
+            self.out.parts.append(LineNumbers(rect, doc.doc, first, count))
+        else:
+            self.doc(kind, shown, lang=lang)
         self.left, self.right = saved
         self.y += 8
         self.out.parts.insert(
@@ -418,9 +383,7 @@ class CardBuilder:
         self.right -= sw + 8 + dw + 4
         x = self.text_line(self.left, name, t.red if error else t.text, t.bold, h)
         if call is not None:
-            self.text_line(
-                x + 8, _tool_args_summary(call).replace("\n", " ⏎ "), t.muted, t.small, h
-            )
+            self.text_line(x + 8, tool_args_summary(call).replace("\n", " ⏎ "), t.muted, t.small, h)
         self.right += sw + 8 + dw + 4
         self.out.hits.append(
             Hit(
@@ -448,9 +411,11 @@ class CardBuilder:
                 text = result_text(result)
                 path = call.arguments.get("path") if call is not None else None
                 if text and name == "read" and not error and isinstance(path, str):
-                    # A file's text in its language's colours, named (p18).
+                    # A file's text in its language's colours, named, its lines numbered
+                    # from where the read began (p18).
                     shown = clip_lines(text, lines, chars)
-                    self.code_block(shown, path.replace("\\", "/").rsplit("/", 1)[-1])
+                    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+                    self.code_block(shown, name, numbers=numbered_lines(text, shown, details, call))
                 elif text:
                     shown = clip_lines(text, lines, chars, middle=True)
                     self.doc("mono", shown, t.red if error else None)
@@ -460,8 +425,8 @@ class CardBuilder:
                     self.image(block)
             path = details.get("fullOutputPath")
             if isinstance(path, str) and details.get("truncated"):
-                self.y += 2
-                self.doc("small", _tr("Full output: {path}").format(path=path), t.muted)
+                # (the tool's text already ends with "[… Full output: <path>]")
+                self.full_output(None, path)
         elif live is not None and live.output:
             self.doc("mono", clip_lines(live.output, lines, chars, tail=True), t.muted)
         elif interrupted:

@@ -45,9 +45,7 @@ from desktop_agent.gui.chat._builder import (
     HoverButton,
     LiveLookup,
     RowState,
-    clip_lines,
     column,
-    result_text,
 )
 from desktop_agent.gui.chat._items import ChatItem
 from desktop_agent.gui.chat._parts import (
@@ -59,6 +57,7 @@ from desktop_agent.gui.chat._parts import (
     TextPart,
     Theme,
 )
+from desktop_agent.gui.chat._tool_text import clip_lines, result_text
 from desktop_agent.utils.text import message_text
 
 log = logging.getLogger(__name__)
@@ -244,12 +243,8 @@ def _bash_card(b: CardBuilder, state: RowState, msg: BashExecutionMessage) -> No
     else:
         b.doc("small", _tr("(no output)"), t.muted)
     if msg.truncated and msg.full_output_path:
-        b.y += 2
-        b.doc(
-            "small",
-            _tr("Output truncated. Full output: {path}").format(path=msg.full_output_path),
-            t.muted,
-        )
+        path = msg.full_output_path
+        b.full_output(_tr("Output truncated. Full output: {path}").format(path=path), path)
     b.y += 6
     b.left, b.right = saved
     border = t.red if failed else t.border

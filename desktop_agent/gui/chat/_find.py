@@ -6,9 +6,10 @@ the messages loaded in the chat are searched (older ones come in as you scroll u
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, Qt
-from PySide6.QtGui import QKeyEvent, QTextDocument
+from PySide6.QtCore import QEvent, QObject, QRect, Qt
+from PySide6.QtGui import QKeyEvent, QTextDocument, QTextLine
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -35,6 +36,12 @@ def find_in(layout: CardLayout, query: str) -> list[tuple[int, int, int]]:
             found.append((i, cursor.selectionStart(), cursor.selectionEnd()))
             cursor = part.doc.find(query, cursor, QTextDocument.FindFlag(0))
     return found
+
+
+def _x_of(line: QTextLine, position: int) -> float:
+    """The x of a position on ``line`` (PySide6 gives ``cursorToX`` as (x, position))."""
+    found: Any = line.cursorToX(position)
+    return float(found[0] if isinstance(found, tuple) else found)
 
 
 class FindBar(QWidget):
@@ -100,6 +107,25 @@ class FindBar(QWidget):
         self.input.selectAll()
         self.refresh()
 
+    def show_query(self, query: str, row: int) -> None:
+        """Mark ``query`` in the chat, its first hit at or after chat row ``row`` the
+        current one (a session opened from the sidebar's search: m5), without taking
+        the focus from where the person is."""
+        self.show()
+        self.hits, self.current = [], -1
+        self.input.setText(query)  # finds (textChanged)
+        first = next((i for i, h in enumerate(self.hits) if h[0] >= row), None)
+        if first is not None and first != self.current:
+            self.current = first
+            self._show_current()
+
+    def drop_query(self, query: str) -> None:
+        """The sidebar's search ended: its marks go, unless the bar was given other text."""
+        if self.isVisible() and self.input.text() == query:
+            self.hide()
+            self.hits, self.current = [], -1
+            self._view.viewport().update()
+
     def close_bar(self) -> None:
         self.hide()
         self.hits, self.current = [], -1
@@ -139,18 +165,40 @@ class FindBar(QWidget):
                 .replace("%1", str(self.current + 1))
                 .replace("%2", str(len(self.hits)))
             )
-        if 0 <= self.current < len(self.hits):
-            row, part_index, _start, _end = self.hits[self.current]
-            view = self._view
-            index = view.model().index(row, 0)
-            part = self._layout_of(row).parts[part_index]
-            rect = view.visualRect(index)
-            y = rect.top() + (part.y if isinstance(part, DocPart) else 0)
-            shown = view.viewport().rect()
-            if not (shown.top() <= y and y + 20 <= shown.bottom()):
-                bar = view.verticalScrollBar()
-                bar.setValue(bar.value() + y - shown.height() // 3)
+        hit = self.current_rect()
+        if hit is not None:
+            shown = self._view.viewport().rect()
+            if not (shown.top() <= hit.top() and hit.bottom() <= shown.bottom()):
+                # The hit itself a third of the way down (not its card's or its text's
+                # top: a long reply is one text, and its top may be far above the hit).
+                bar = self._view.verticalScrollBar()
+                bar.setValue(bar.value() + hit.top() - shown.height() // 3)
         self._view.viewport().update()
+
+    def current_rect(self) -> QRect | None:
+        """Where the current hit is, in the view's viewport (None: no hit)."""
+        if not 0 <= self.current < len(self.hits):
+            return None
+        row, part_index, start, end = self.hits[self.current]
+        part = self._layout_of(row).parts[part_index]
+        card = self._view.visualRect(self._view.model().index(row, 0))
+        if not isinstance(part, DocPart):
+            return card
+        block = part.doc.findBlock(start)
+        box = part.doc.documentLayout().blockBoundingRect(block)
+        offset = start - block.position()
+        line = block.layout().lineForTextPosition(offset)
+        if not line.isValid():
+            top, height, left, right = box.top(), box.height(), box.left(), box.right()
+        else:
+            top, height = box.top() + line.y(), line.height()
+            last = min(end - block.position(), line.textStart() + line.textLength())
+            left = box.left() + _x_of(line, offset)
+            right = box.left() + _x_of(line, last)
+        x, y = card.left() + part.x, card.top() + part.y
+        return QRect(
+            int(x + left), int(y + top), max(1, int(right - left)), max(1, int(height + 0.999))
+        )
 
     def marks_for(self, row: int) -> dict[int, list[Mark]]:
         marks: dict[int, list[Mark]] = {}

@@ -14,10 +14,13 @@ import time
 from typing import Any
 
 from PySide6.QtCore import (
+    QPoint,
     QTimer,
+    QUrl,
     Signal,
 )
 from PySide6.QtGui import (
+    QDesktopServices,
     QGuiApplication,
 )
 from PySide6.QtWidgets import (
@@ -31,7 +34,7 @@ from desktop_agent.ai import (
     ToolResultMessage,
     UserMessage,
 )
-from desktop_agent.gui.chat._builder import LiveTool
+from desktop_agent.gui.chat._builder import LiveTool, column
 from desktop_agent.gui.chat._cards import bash_text
 from desktop_agent.gui.chat._delegate import ChatDelegate
 from desktop_agent.gui.chat._find import FindBar
@@ -351,6 +354,14 @@ class ChatPane(QWidget):
         self.stream_repaints += 1
         view.viewport().update(rect.adjusted(0, y, 0, 0))
 
+    def card_column(self) -> tuple[int, int]:
+        """(left edge, width) of the column the cards are centred in (at most
+        `MAX_TEXT_WIDTH` inside), in this pane's coordinates: the composer keeps to it
+        (FIRST_HOUR.md p13)."""
+        port = self.view.viewport()
+        x0, col = column(port.width())
+        return port.mapTo(self, QPoint(x0, 0)).x(), col
+
     def _marks(self, row: int) -> dict[int, list[Mark]]:
         """Text marked in card ``row``: what is found (Ctrl+F), then the selection."""
         marks = self.finder.marks_for(row)
@@ -404,6 +415,8 @@ class ChatPane(QWidget):
                 self.view.schedule_relayout(i, keep=True)
             case CardAction.EDIT if isinstance(item.message, UserMessage):
                 self.start_edit(i)
+            case CardAction.OPEN if isinstance(arg, str):
+                QDesktopServices.openUrl(QUrl.fromLocalFile(arg))
 
     def start_edit(self, i: int) -> None:
         """Open the inline edit-and-resend editor on user row ``i``."""

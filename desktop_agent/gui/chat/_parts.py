@@ -385,7 +385,7 @@ class DocPart(Part):
         pal.setColor(QPalette.ColorRole.Text, self.color or theme.text)
         pal.setColor(QPalette.ColorRole.Link, theme.link)
         ctx.palette = pal
-        ctx.clip = _visible_rect(p)
+        ctx.clip = visible_rect(p)
         if marks:  # text selected in place (gui/chat/_select.py), find hits (_find.py)
             ctx.selections = [_selection(self.doc, mark) for mark in marks]
         self.doc.documentLayout().draw(p, ctx)
@@ -416,7 +416,7 @@ def _selection(doc: QTextDocument, mark: Mark) -> QAbstractTextDocumentLayout.Se
     return selection
 
 
-def _visible_rect(p: QPainter) -> QRectF:
+def visible_rect(p: QPainter) -> QRectF:
     """What of the painter's device shows, in its current coordinates: documents skip the
     blocks outside it (a 1,000-line code block otherwise draws every line each paint)."""
     if p.hasClipping():
@@ -500,7 +500,7 @@ class BoxPart(Part):
             # A tall card or code box is filled only where it shows: its corners outside
             # the visible part are never drawn, so what shows is the same, and an
             # antialiased 4,000-pixel rounded rectangle is not rasterized for a few lines.
-            seen = _visible_rect(p)
+            seen = visible_rect(p)
             if not seen.isEmpty():
                 pad = self.radius + self.border_width + 2
                 rect.setTop(max(rect.top(), seen.top() - pad))
@@ -603,6 +603,9 @@ class CardAction(StrEnum):
     """Show the previous (-1) or next (+1) version."""
     TOGGLE = "toggle"
     """Open or close the part named by the argument (thinking, a tool, a summary)."""
+    OPEN = "open"
+    """Open the file named by the argument with the desktop's application (the whole
+    output of a command whose card shows part of it)."""
 
 
 @dataclass

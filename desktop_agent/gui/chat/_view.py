@@ -41,6 +41,8 @@ class ChatView(CardListView):
     then loads older messages)."""
 
     near_top = Signal()
+    column_changed = Signal()
+    """The viewport's width changed, and so the cards' column (`ChatPane.card_column`)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -249,3 +251,4 @@ class ChatView(CardListView):
         super().resizeEvent(event)
         if event.oldSize().width() != event.size().width():
             self.schedule_relayout(-1)
+            self.column_changed.emit()

@@ -30,6 +30,8 @@ from desktop_agent.workbench import (
     MapRow,
     MapUpdate,
     exact_time,
+    failed_preview,
+    failure_reason,
     fill,
     relative_age,
 )
@@ -151,9 +153,7 @@ class MapModel(QAbstractListModel):
 
     def apply(self, bmap: BranchMap, update: MapUpdate) -> None:
         """Show ``bmap`` after ``update`` (one Qt notification per kind of change)."""
-        self._tips = (
-            {t.row: t for t in bmap.tips()} if update.reset or update.first_new >= 0 else self._tips
-        )
+        self._tips = {t.row: t for t in bmap.tips()}  # (kept by the map until it changes)
         if update.reset or bmap is not self.bmap:
             self.beginResetModel()
             self.bmap = bmap
@@ -165,7 +165,7 @@ class MapModel(QAbstractListModel):
             self._count = len(bmap)
             self.endInsertRows()
         changed = list(update.changed)
-        if update.labels:
+        if update.labels or update.path:
             changed = list(range(self._count))
         self._rows_changed(changed)
 
@@ -185,8 +185,15 @@ class MapModel(QAbstractListModel):
             prev = r
 
     def _on_previews(self, ids: list[str]) -> None:
+        wanted = set(ids)
         rows = [r for r in (self.bmap.row_of(e) for e in ids) if r >= 0]
-        self._rows_changed([r for r in rows if self.bmap.rows[r].entry_id in ids])
+        self._rows_changed(
+            [
+                r
+                for r in rows
+                if self.bmap.rows[r].entry_id in wanted or wanted & set(self.bmap.attempts(r))
+            ]
+        )
 
     # ------------------------------------------------------------------ lookups
 
@@ -195,18 +202,46 @@ class MapModel(QAbstractListModel):
 
     def target(self, r: int) -> str:
         """Where activating row ``r`` moves the leaf: the entry, or for the end of a
-        branch its last entry (hidden entries after the row are kept)."""
+        branch its last entry (hidden entries after the row are kept); for a run of
+        attempts at one reply, its last attempt."""
         tip = self._tips.get(r)
-        return tip.leaf_id if tip is not None else self.bmap.rows[r].entry_id
+        if tip is not None:
+            return tip.leaf_id
+        attempts = self.bmap.attempts(r)
+        return attempts[-1] if attempts else self.bmap.rows[r].entry_id
 
     def text(self, r: int) -> str:
-        row = self.bmap.rows[r]
-        text = self.previews.want(row.entry_id)
+        text = self.row_text(r)
         return "…" if text is None else text
+
+    def row_text(self, r: int) -> str | None:
+        """Row ``r``'s one line (None: its preview is being read). A run of failed
+        attempts at one reply is "Failed · N attempts" (L6), not a node per attempt."""
+        row = self.bmap.rows[r]
+        attempts = self.bmap.attempts(r)
+        if not attempts:
+            text = self.previews.want(row.entry_id)
+            reason = failure_reason(text) if text is not None else None
+            return _tr("Failed · {reason}").format(reason=reason) if reason else text
+        last = self.previews.want(attempts[-1])
+        if last is None:
+            return None
+        if failed_preview(last):
+            return _tr("Failed · {n} attempts").format(n=len(attempts))
+        if len(attempts) == 2:
+            return _tr("{text} · after a failed attempt").format(text=last)
+        return _tr("{text} · after {n} failed attempts").format(text=last, n=len(attempts) - 1)
+
+    def entry_text(self, entry_id: str) -> str | None:
+        """The one line of the row that shows ``entry_id`` (see `row_text`)."""
+        r = self.bmap.row_of(entry_id)
+        if r >= 0 and self.bmap.rows[r].entry_id == entry_id:
+            return self.row_text(r)
+        return self.previews.want(entry_id)
 
     def accessible(self, r: int) -> str:
         row = self.bmap.rows[r]
-        parts = [kind_name(row.kind), self.previews.get(row.entry_id) or ""]
+        parts = [kind_name(row.kind), self.row_text(r) or ""]
         age = age_text(self.bmap.timestamp(r), short=False)
         if age:
             parts.append(age)
@@ -215,7 +250,7 @@ class MapModel(QAbstractListModel):
             parts.append(_tr("label {label}").format(label=label))
         if r == self.bmap.leaf_row:
             parts.append(_tr("current"))
-        elif row.on_path:
+        elif self.bmap.on_path(r):
             parts.append(_tr("on the current branch"))
         if r in self.bmap.hits:
             parts.append(_tr("search hit"))
@@ -270,10 +305,18 @@ class MapModel(QAbstractListModel):
 class BranchesModel(QAbstractListModel):
     """Every branch of the session (its tip), newest first, for the Branches list."""
 
-    def __init__(self, previews: Previews, parent: QObject | None = None) -> None:
+    def __init__(
+        self,
+        previews: Previews,
+        parent: QObject | None = None,
+        *,
+        text: Callable[[str], str | None] | None = None,
+    ) -> None:
+        """``text(entry_id)``: the one line of a branch's row (default: its preview)."""
         super().__init__(parent)
         self.previews = previews
         self.tips: list[BranchTip] = []
+        self.text_source: Callable[[str], str | None] = text or previews.want
         previews.arrived.connect(self._on_previews)
 
     def set_tips(self, tips: list[BranchTip]) -> None:
@@ -289,7 +332,7 @@ class BranchesModel(QAbstractListModel):
     def _on_previews(self, ids: list[str]) -> None:
         wanted = set(ids)
         for i, tip in enumerate(self.tips):
-            if tip.entry_id in wanted:
+            if tip.entry_id in wanted or tip.leaf_id in wanted:
                 self.dataChanged.emit(self.index(i), self.index(i))
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
@@ -300,8 +343,10 @@ class BranchesModel(QAbstractListModel):
             return None
         tip = self.tips[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:
-            text = self.previews.want(tip.entry_id)
-            return tip.label or ("…" if text is None else text)
+            if tip.label:
+                return tip.label
+            text = self.text_source(tip.entry_id)
+            return "…" if text is None else text
         if role == MapRole.ID:
             return tip.entry_id
         if role == MapRole.ROW:
@@ -315,10 +360,10 @@ class BranchesModel(QAbstractListModel):
         if role == MapRole.TARGET:
             return tip.leaf_id
         if role == Qt.ItemDataRole.ToolTipRole:
-            text = self.previews.get(tip.entry_id) or ""
+            text = self.text_source(tip.entry_id) or ""
             return f"{exact_time(tip.timestamp)}\n{text}".strip()
         if role == Qt.ItemDataRole.AccessibleTextRole:
-            parts = [tip.label or self.previews.get(tip.entry_id) or ""]
+            parts = [tip.label or self.text_source(tip.entry_id) or ""]
             age = age_text(tip.timestamp, short=False)
             if age:
                 parts.append(age)

@@ -82,7 +82,7 @@ class MapPane(QWidget):
         self._shown_map = 0  # counts `clear`: previews read for a map no longer shown are dropped
         self.previews.needed.connect(self._load_previews)
         self._model = MapModel(self.previews, self, tooltip=tooltip)
-        self.branches = BranchesModel(self.previews, self)
+        self.branches = BranchesModel(self.previews, self, text=self._model.entry_text)
 
         self.tabs = QTabBar(self)
         self.tabs.setObjectName("branchTabs")
@@ -200,14 +200,18 @@ class MapPane(QWidget):
         self.branches.set_tips(bmap.tips())
         self.set_filter_shown(bmap.filter)
         leaf = self._leaf_shown = bmap.leaf_row
-        wanted = bmap.row_of(self._select_after) if update.reset and self._select_after else -1
+        if update.reset:  # the view stays where it was (m12), then shows the leaf if need be
+            self.view.verticalScrollBar().setValue(keep)
+        wanted = (
+            bmap.row_of(self._select_after)
+            if (update.reset or update.path) and self._select_after
+            else -1
+        )
         if wanted >= 0:
             self._select_after = ""
             self.view.select_row(wanted)
         elif leaf >= 0 and (update.reset or was_at_leaf):
             self.view.select_row(leaf)
-        elif update.reset:
-            self.view.verticalScrollBar().setValue(keep)
 
     def clear(self) -> None:
         """Show no map (another session is opened): known previews are forgotten and
@@ -367,9 +371,14 @@ class MapPane(QWidget):
         for row, tip in enumerate(self.branches.tips):
             hide = False
             if words:
-                text = tip.label or self.previews.want(tip.entry_id)
+                text = tip.label or self.branches.text_source(tip.entry_id)
                 hide = text is not None and not text_matches(words, text)
-            self.branch_list.setRowHidden(row, hide)
+            if self.branch_list.isRowHidden(row) != hide:  # (each set relays the list out)
+                self.branch_list.setRowHidden(row, hide)
+
+    def branches_shown(self) -> list[str]:
+        """The texts of the Branches list's rows shown (what it reads, top down)."""
+        return [str(self.branches.index(r).data()) for r in self._shown_branches()]
 
     def _shown_branches(self) -> list[int]:
         return [r for r in range(len(self.branches.tips)) if not self.branch_list.isRowHidden(r)]

@@ -4,9 +4,11 @@ are painted. (A table, not a `QListView`: with fixed sections its layout costs n
 per row, where a list view lays out every row again on each reset: 60-140 ms for 9,000
 rows, measured.)
 
-Colours come from the palette: the current path in the accent colour, drawn strong;
+Colours come from the palette: the main line (lane 0) in the accent colour, drawn strong;
 other branches in one of a few hues (two sets, for light and dark bases) blended
-towards the base colour, so they read as muted; search hits get a highlight band.
+towards the base colour. Lanes and colours follow the tree, not the current branch
+(m12): the current path is told by its text (the others' is muted) and the leaf's ring.
+Search hits get a highlight band.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from PySide6.QtGui import (
     QKeySequence,
     QPainter,
     QPainterPath,
+    QPaintEvent,
     QPalette,
     QPen,
     QPixmap,
@@ -79,6 +82,37 @@ def blend(a: QColor, b: QColor, t: float) -> QColor:
     )
 
 
+def luminance(color: QColor) -> float:
+    """WCAG 2 relative luminance of ``color``."""
+
+    def channel(c: float) -> float:
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    return (
+        0.2126 * channel(color.redF())
+        + 0.7152 * channel(color.greenF())
+        + 0.0722 * channel(color.blueF())
+    )
+
+
+def contrast_ratio(a: QColor, b: QColor) -> float:
+    """WCAG 2 contrast ratio of two opaque colours (1 to 21)."""
+    la, lb = luminance(a), luminance(b)
+    return (max(la, lb) + 0.05) / (min(la, lb) + 0.05)
+
+
+def readable_fill(fill: QColor, text: QColor, ratio: float = 4.6) -> QColor:
+    """``fill`` moved towards black or white (away from ``text``) until ``text`` on it
+    reads at ``ratio`` (WCAG AA is 4.5:1): a selection in the palette's colours."""
+    away = QColor("#000000") if luminance(text) > 0.4 else QColor("#ffffff")
+    out = QColor(fill)
+    t = 0.0
+    while contrast_ratio(out, text) < ratio and t < 1.0:
+        t += 0.05
+        out = blend(fill, away, t)
+    return out
+
+
 class LaneColors:
     """The map's colours, derived from a palette (refreshed when it changes)."""
 
@@ -95,8 +129,10 @@ class LaneColors:
         hit.setAlpha(90 if not self.dark else 110)
         self.hit = hit
         self.tag = QColor(self.accent)
-        self.selected = QColor(self.accent)
-        self.selected.setAlpha(70)
+        # a selected row: the palette's highlighted text on its highlight, made dark
+        # (or light) enough to read at 4.5:1 (p3: grey on blue was hard to read)
+        self.selected_text = palette.color(QPalette.ColorRole.HighlightedText)
+        self.selected = readable_fill(self.accent, self.selected_text)
         self.hover = QColor(self.text)
         self.hover.setAlpha(18)
         self._pens: dict[tuple[int, bool], QPen] = {}
@@ -112,12 +148,15 @@ class LaneColors:
             pen = self._pens[key] = QPen(self.lanes[key[0]], 2.2 if strong else 1.6)
         return pen
 
-    def fill_state(self, painter: QPainter, rect: QRect, state: QStyle.StateFlag) -> None:
-        """The background of a selected or hovered row."""
+    def fill_state(self, painter: QPainter, rect: QRect, state: QStyle.StateFlag) -> bool:
+        """The background of a selected or hovered row; True when selected (its texts
+        are then in `selected_text`)."""
         if state & QStyle.StateFlag.State_Selected:
             painter.fillRect(rect, self.selected)
-        elif state & QStyle.StateFlag.State_MouseOver:
+            return True
+        if state & QStyle.StateFlag.State_MouseOver:
             painter.fillRect(rect, self.hover)
+        return False
 
 
 class _Fonts:
@@ -159,6 +198,8 @@ class MapDelegate(QStyledItemDelegate):
         self.painted = 0
         self.file_marks_painted = 0  # rows painted with a "files changed" mark
         """Rows painted so far (tests and benchmarks check that only visible ones are)."""
+        self.selected_painted: list[tuple[str, QColor, QColor]] = []
+        """(part, text colour, background) of the texts of the last selected row painted."""
         self.fonts = _Fonts(view.font())
         self._elided: dict[tuple[str, int, int], str] = {}
         self._nodes: dict[tuple[Any, ...], QPixmap] = {}
@@ -210,9 +251,6 @@ class MapDelegate(QStyledItemDelegate):
         rect = QRect(option.rect)
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        if r in bmap.hits:
-            painter.fillRect(rect, c.hit)
-        c.fill_state(painter, rect, option.state)
         top, bottom = float(rect.top()), float(rect.bottom() + 1)
         cy = rect.top() + rect.height() / 2
         # the lines that pass this row (lanes past MAX_LANES share one x: drawn once)
@@ -222,12 +260,24 @@ class MapDelegate(QStyledItemDelegate):
         for lane, hue in passing:
             drawn[min(lane, MAX_LANES)] = hue
             width = max(width, lane)
+        left = rect.left() + LANE_PAD + min(width + 1, MAX_LANES + 1) * LANE_WIDTH + 4
+        # the selection fills the text's part; the lanes keep their colours on the base
+        # (over the style's highlight of a selected row)
+        text_part = rect.adjusted(left - 4 - rect.left(), 0, 0, 0)
+        if option.state & QStyle.StateFlag.State_Selected:
+            painter.fillRect(rect.adjusted(0, 0, text_part.left() - rect.right() - 1, 0), c.base)
+        if r in bmap.hits:
+            painter.fillRect(rect, c.hit)
+        selected = c.fill_state(painter, text_part, option.state)
+        if selected:
+            self.selected_painted = []
         for lane, hue in drawn.items():
             painter.setPen(c.pen(hue, strong=hue == 0))
             x = self.lane_x(rect, lane)
             painter.drawLine(QPointF(x, top), QPointF(x, bottom))
         x = self.lane_x(rect, row.lane)
-        painter.setPen(c.pen(row.color, strong=row.on_path))
+        on_path = bmap.on_path(r)
+        painter.setPen(c.pen(row.color, strong=row.color == 0))
         if row.up:
             painter.drawLine(QPointF(x, top), QPointF(x, cy))
         if row.down:
@@ -241,7 +291,6 @@ class MapDelegate(QStyledItemDelegate):
         leaf = bmap.leaf_row
         self._node(painter, row, x, cy, current=r == leaf)
         # the text
-        left = rect.left() + LANE_PAD + min(width + 1, MAX_LANES + 1) * LANE_WIDTH + 4
         right = rect.right() - 6
         fonts = self.fonts
         if r == leaf:
@@ -254,14 +303,14 @@ class MapDelegate(QStyledItemDelegate):
         age = age_text(bmap.timestamp(r)) if row.tip else ""
         if age:
             aw = sfm.horizontalAdvance(age)
-            painter.setPen(c.muted_text)
+            self._pen(painter, "age", c.selected_text if selected else c.muted_text, selected)
             self._text(painter, small, right - aw, rect, age)
             right -= aw + 8
         mark = bmap.file_marks.get(r)
         if mark is not None:  # files changed in this turn: "±N"
             text = f"±{mark.changed}"
             mw = sfm.horizontalAdvance(text)
-            painter.setPen(c.tag)
+            self._pen(painter, "files", c.selected_text if selected else c.tag, selected)
             self._text(painter, small, right - mw, rect, text)
             right -= mw + 8
             self.file_marks_painted += 1
@@ -271,25 +320,33 @@ class MapDelegate(QStyledItemDelegate):
             tag_w = min(sfm.horizontalAdvance(label) + 12, max(40, (right - left) // 2))
         room = max(right - left - (tag_w + 6 if tag_w else 0), 10)
         text = self.elided(model.text(r), room, font)
-        painter.setPen(c.text if row.on_path else c.muted_text)
+        fg = c.selected_text if selected else c.text if on_path else c.muted_text
+        self._pen(painter, "text", fg, selected)
         self._text(painter, font, left, rect, text)
         if label:
             tx = left + fonts.fm(font).horizontalAdvance(text) + 6
             h = sfm.height() + 2
             tag = QRect(tx, round(cy - h / 2), tag_w, h)
-            fill = QColor(c.tag)
+            edge = c.selected_text if selected else c.tag
+            fill = QColor(edge)
             fill.setAlpha(45)
-            painter.setPen(c.tag)
+            painter.setPen(edge)
             painter.setBrush(fill)
             painter.drawRoundedRect(tag.adjusted(0, 0, -1, -1), h / 2, h / 2)
             painter.setFont(small)
-            painter.setPen(c.text)
+            self._pen(painter, "label", c.selected_text if selected else c.text, selected)
             painter.drawText(
                 tag.adjusted(6, 0, -6, 0),
                 int(Qt.AlignmentFlag.AlignCenter),
                 sfm.elidedText(label, Qt.TextElideMode.ElideRight, tag_w - 10),
             )
         painter.restore()
+
+    def _pen(self, painter: QPainter, part: str, color: QColor, selected: bool) -> None:
+        """Set a text's pen; a selected row's are kept in `selected_painted`."""
+        painter.setPen(color)
+        if selected:
+            self.selected_painted.append((part, QColor(color), QColor(self.colors.selected)))
 
     def _node(self, painter: QPainter, row: MapRow, x: float, cy: float, *, current: bool) -> None:
         """The row's node: a pixmap drawn once per look and sub-pixel offset, blitted."""
@@ -373,6 +430,52 @@ class MapView(QTableView):
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.viewport().setAttribute(Qt.WidgetAttribute.WA_Hover, True)
+
+    painted_empty = ""
+    """What the empty map says, as last painted ("" when it has rows; tests read it)."""
+
+    def empty_text(self) -> str:
+        """What a map without rows says: why it is empty (p16), "" without a session."""
+        bmap = self.map_model().bmap
+        shape = bmap.shape
+        if shape is None or self.model().rowCount() > 0:
+            return ""
+        if bmap.filter == "labeled":
+            key = next(
+                (
+                    a.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
+                    for a in self.actions()
+                    if a.objectName() == "mapLabelAction" and not a.shortcut().isEmpty()
+                ),
+                "F2",
+            )
+            return self.tr(
+                "No labelled entries. Show Messages, select a node and press {key} "
+                "(or choose Set label… in its menu) to label it."
+            ).format(key=key)
+        if bmap.filter == "user":
+            return self.tr("No prompts yet: each message you send shows here.")
+        return self.tr("No messages yet: each prompt and answer shows here as you chat.")
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        super().paintEvent(event)
+        text = self.empty_text()
+        self.painted_empty = text
+        if text:
+            painter = QPainter(self.viewport())
+            painter.setPen(self.palette().color(QPalette.ColorRole.PlaceholderText))
+            area = self.viewport().rect().adjusted(16, 16, -16, -16)
+            flags = Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop
+            painter.drawText(area, int(flags | Qt.TextFlag.TextWordWrap), text)
+            painter.end()
+
+    def updateGeometries(self) -> None:
+        super().updateGeometries()
+        # Room below the last row when the rows do not fit: the last one is not glued
+        # to the bottom edge, and clicking it never scrolls the map (m12).
+        bar = self.verticalScrollBar()
+        if bar.maximum() > 0:
+            bar.setMaximum(bar.maximum() + 2 * self.map_delegate.row_height())
 
     def map_model(self) -> MapModel:
         model = self.model()
@@ -509,9 +612,9 @@ class BranchDelegate(QStyledItemDelegate):
         current = bool(index.data(MapRole.CURRENT))
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        c.fill_state(painter, rect, state)
+        selected = c.fill_state(painter, rect, state)
         cy = rect.top() + rect.height() / 2
-        dot = c.accent if current else c.muted_text
+        dot = c.selected_text if selected else c.accent if current else c.muted_text
         painter.setPen(QPen(dot, 1.6))
         painter.setBrush(dot if current else c.base)
         painter.drawEllipse(QPointF(rect.left() + 12, cy), 4.5, 4.5)
@@ -525,7 +628,7 @@ class BranchDelegate(QStyledItemDelegate):
         aw = sfm.horizontalAdvance(age)
         right = rect.right() - 6
         painter.setFont(small)
-        painter.setPen(c.muted_text)
+        painter.setPen(c.selected_text if selected else c.muted_text)
         painter.drawText(
             QRect(right - aw, rect.top(), aw, rect.height()),
             int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight),
@@ -534,7 +637,7 @@ class BranchDelegate(QStyledItemDelegate):
         left = rect.left() + 24
         room = max(right - aw - 8 - left, 10)
         painter.setFont(font)
-        painter.setPen(c.text)
+        painter.setPen(c.selected_text if selected else c.text)
         text = fm.elidedText(str(index.data() or ""), Qt.TextElideMode.ElideRight, room)
         painter.drawText(
             QRect(left, rect.top(), room, rect.height()),

@@ -22,6 +22,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QBrush, QColor, QFont, QPalette
 from PySide6.QtWidgets import QApplication
 
+from desktop_agent.gui._icons import icon
 from desktop_agent.workbench import (
     SidebarRow,
     fill,
@@ -48,6 +49,7 @@ class SidebarRole(IntEnum):
     SOURCE = Qt.ItemDataRole.UserRole + 6  # "sessions" (ours) or "pi"
     GROUP_KEY = Qt.ItemDataRole.UserRole + 7  # a group's key: its cwd (ours), "pi:" + cwd
     IS_SECTION = Qt.ItemDataRole.UserRole + 8  # the header of another source's groups
+    SNIPPET = Qt.ItemDataRole.UserRole + 9  # a search's hit in the session's text, or ""
 
 
 PI_SOURCE = "pi"
@@ -199,6 +201,11 @@ class SessionListModel(QAbstractItemModel):
     def set_clock(self, now: Clock) -> None:
         self._now = now
         self.refresh_times()
+
+    @property
+    def has_snippets(self) -> bool:
+        """Some row shows where a search found its words (rows of two heights then)."""
+        return any(r.snippet for g in self._groups for r in g.sessions)
 
     @property
     def any_running(self) -> bool:
@@ -365,7 +372,7 @@ class SessionListModel(QAbstractItemModel):
             font.setCapitalization(QFont.Capitalization.AllUppercase)
             return font
         if role == Qt.ItemDataRole.ForegroundRole:
-            return QBrush(_muted())
+            return QBrush(muted_text())
         if role == Qt.ItemDataRole.TextAlignmentRole and column == 1:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role in (SidebarRole.IS_GROUP, SidebarRole.IS_SECTION):
@@ -388,7 +395,7 @@ class SessionListModel(QAbstractItemModel):
             font.setBold(True)
             return font
         if role == Qt.ItemDataRole.ForegroundRole and column == 1:
-            return QBrush(_muted())
+            return QBrush(muted_text())
         if role == Qt.ItemDataRole.TextAlignmentRole and column == 1:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == SidebarRole.IS_GROUP:
@@ -403,15 +410,34 @@ class SessionListModel(QAbstractItemModel):
             return group.key
         return None
 
+    def forked_from(self, row: SidebarRow) -> str:
+        """What a fork's row says of its original: "Forked from <its title>" (the file's
+        name when it is not listed); "" for a session that is no fork."""
+        if not row.parent:
+            return ""
+        original = next((r for r in self._rows if r.path == row.parent), None)
+        name = original.title if original is not None else os.path.basename(row.parent)
+        return _tr("Forked from {title}").format(title=name or row.parent)
+
     def _session_data(self, row: SidebarRow, column: int, role: int) -> Any:
         if role == Qt.ItemDataRole.DisplayRole:
             if column == 0:
                 return row.title or _tr("(untitled)")
             now = self._now()
             return activity_text(row, now) or relative_time(row.last_activity, now)
-        if role == Qt.ItemDataRole.AccessibleTextRole and column == 0 and row.activity:
-            title = row.title or _tr("(untitled)")
-            return f"{title}, {activity_text(row, self._now())}"
+        if role == Qt.ItemDataRole.DecorationRole and column == 0 and row.parent:
+            return icon("branch", QApplication.palette())
+        if (
+            role == Qt.ItemDataRole.AccessibleTextRole
+            and column == 0
+            and (row.activity or row.parent or row.snippet)
+        ):
+            parts = [row.title or _tr("(untitled)"), self.forked_from(row)]
+            if row.activity:
+                parts.append(activity_text(row, self._now()))
+            if row.snippet:
+                parts.append(_tr("found: {snippet}").format(snippet=row.snippet))
+            return ", ".join(p for p in parts if p)
         if role == Qt.ItemDataRole.ToolTipRole:
             if row.problem:
                 problem = _tr("Cannot read this session: {problem}").format(problem=row.problem)
@@ -420,6 +446,10 @@ class SessionListModel(QAbstractItemModel):
             shown = when.astimezone().strftime("%Y-%m-%d %H:%M") if when else row.last_activity
             last = _tr("Last activity: {time}").format(time=shown)
             text = f"{row.title or _tr('(untitled)')}\n{row.cwd}\n{last}"
+            if row.snippet:
+                text += "\n" + _tr("Found: {snippet}").format(snippet=row.snippet)
+            if row.parent:
+                text += "\n" + self.forked_from(row)
             if row.source == PI_SOURCE:
                 text += "\n" + self.tr("A session of the Pi coding agent: {0}").format(row.path)
             if row.activity:
@@ -429,9 +459,9 @@ class SessionListModel(QAbstractItemModel):
             if column == 1 and row.activity in ("waiting", "failed"):
                 return QBrush(QApplication.palette().color(QPalette.ColorRole.Highlight))
             if row.problem:
-                return QBrush(_muted())
+                return QBrush(muted_text())
             if column == 1 and not row.activity:
-                return QBrush(_muted())
+                return QBrush(muted_text())
             return None
         unseen = row.activity in ("finished", "failed", "waiting")
         if role == Qt.ItemDataRole.FontRole and column == 1 and row.activity:
@@ -446,6 +476,8 @@ class SessionListModel(QAbstractItemModel):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == SidebarRole.PATH:
             return row.path
+        if role == SidebarRole.SNIPPET:
+            return row.snippet if column == 0 else ""
         if role in (SidebarRole.IS_GROUP, SidebarRole.IS_SECTION):
             return False
         if role == SidebarRole.CWD:
@@ -459,12 +491,13 @@ class SessionListModel(QAbstractItemModel):
         return None
 
 
-def _layout(groups: Sequence[_Group]) -> list[tuple[str, str, list[str]]]:
-    """What decides the rows' places: each group's key and name, its sessions in order."""
-    return [(g.key, g.name, [r.path for r in g.sessions]) for g in groups]
+def _layout(groups: Sequence[_Group]) -> list[tuple[str, str, list[tuple[str, bool]]]]:
+    """What decides the rows' places and heights: each group's key and name, its sessions
+    in order, and which of them show a search's snippet (a second line)."""
+    return [(g.key, g.name, [(r.path, bool(r.snippet)) for r in g.sessions]) for g in groups]
 
 
-def _muted() -> QColor:
+def muted_text() -> QColor:
     """Text colour blended towards the background: secondary, still readable."""
     palette = QApplication.palette()
     text, base = palette.color(QPalette.ColorRole.Text), palette.color(QPalette.ColorRole.Base)

@@ -10,12 +10,13 @@ from PySide6.QtCore import (
     QObject,
     QPersistentModelIndex,
     QPoint,
+    QRect,
     QSize,
     Qt,
     QTimer,
     Signal,
 )
-from PySide6.QtGui import QKeyEvent, QPalette
+from PySide6.QtGui import QKeyEvent, QPainter, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
@@ -28,6 +29,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPushButton,
     QStackedWidget,
+    QStyle,
     QStyledItemDelegate,
     QStyleOptionViewItem,
     QTextBrowser,
@@ -46,6 +48,7 @@ from desktop_agent.gui.sidebar._model import (
     SessionListModel,
     SidebarRole,
     local_now,
+    muted_text,
 )
 from desktop_agent.workbench import SidebarRow
 
@@ -64,11 +67,41 @@ EXPORT_FORMATS = (
 
 
 class _PaddedRows(QStyledItemDelegate):
-    """Rows 6 px taller than the text: easier to read and to hit."""
+    """Rows 6 px taller than the text: easier to read and to hit. A session a search
+    found by its text has a second line: the words around the hit (m6), muted."""
 
     def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
         size = super().sizeHint(option, index)
-        return QSize(size.width(), size.height() + 6)
+        extra = option.fontMetrics.height() + 2 if index.data(SidebarRole.SNIPPET) else 0
+        return QSize(size.width(), size.height() + 6 + extra)
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
+        snippet = index.data(SidebarRole.SNIPPET)
+        if not snippet:
+            super().paint(painter, option, index)
+            return
+        line = option.fontMetrics.height() + 2
+        super().paint(painter, option, QModelIndex())  # the row's background, selection
+        title = QStyleOptionViewItem(option)
+        self.initStyleOption(title, index)
+        title.rect = option.rect.adjusted(0, 0, 0, -line)
+        title.state &= ~QStyle.StateFlag.State_HasFocus
+        style = title.widget.style()
+        style.drawControl(QStyle.ControlElement.CE_ItemViewItem, title, painter, title.widget)
+        text = style.subElementRect(QStyle.SubElement.SE_ItemViewItemText, title, title.widget)
+        below = QRect(text.left(), option.rect.bottom() - line - 2, text.width(), line)
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        words = " ".join(str(snippet).split())
+        painter.save()
+        painter.setPen(
+            option.palette.color(QPalette.ColorRole.HighlightedText) if selected else muted_text()
+        )
+        painter.drawText(
+            below,
+            int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter),
+            option.fontMetrics.elidedText(words, Qt.TextElideMode.ElideRight, below.width()),
+        )
+        painter.restore()
 
 
 def _make_view(name: str, model: SessionListModel) -> QTreeView:
@@ -252,6 +285,8 @@ class SessionSidebar(QWidget):
         moved = current_path is not None and current_path != self._model.current()
         selected = current_path or self._selected_path(self.view)
         reset = self._model.set_rows(rows, self._local_query())
+        # (rows of two heights while a search shows where it found its words)
+        self.view.setUniformRowHeights(not self._model.has_snippets)
         self._model.set_current(current_path)
         if self._model.any_running != self._ticker.isActive():
             (self._ticker.start if self._model.any_running else self._ticker.stop)()

@@ -470,6 +470,30 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Zoom &amp;in</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Larger text in the conversation and the message box</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Zoom &amp;out</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Smaller text in the conversation and the message box</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Actual size</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The conversation&apos;s text at its normal size</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>&amp;Context</source>
         <translation type="unfinished"></translation>
     </message>
@@ -625,19 +649,27 @@
 <context>
     <name>ApprovalDialog</name>
     <message>
-        <source>Allow {tool}?</source>
+        <source>Allow this?</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>&lt;b&gt;The agent wants to run {tool}&lt;/b&gt; in {folder}</source>
+        <source>&lt;b&gt;The sandbox blocked this {tool} command&lt;/b&gt;&lt;br&gt;in {folder}</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>&lt;b&gt;The sandbox blocked this {tool} command&lt;/b&gt; in {folder}</source>
+        <source>in {folder}</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
         <source>Run outside the sandbox, it can change any of your files and read the app&apos;s settings. It stays blocked unless you choose to.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Tell the agent why, or what to do instead</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Why you deny it (the agent reads this)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -660,9 +692,25 @@
         <source>&amp;Keep it blocked</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Deny and say &amp;why…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Send the denial</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>BranchMap</name>
+    <message>
+        <source>Failed · {n} attempts</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Failed · {reason}</source>
+        <translation type="unfinished"></translation>
+    </message>
     <message>
         <source>Files changed ({n}):</source>
         <translation type="unfinished"></translation>
@@ -713,6 +761,14 @@
     </message>
     <message>
         <source>you</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{text} · after a failed attempt</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{text} · after {n} failed attempts</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -846,10 +902,6 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Full output: {path}</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Hide details</source>
         <translation type="unfinished"></translation>
     </message>
@@ -863,6 +915,10 @@
     </message>
     <message>
         <source>Next version</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open full output</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -991,6 +1047,10 @@
     </message>
     <message>
         <source>running…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>stopped</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1222,7 +1282,39 @@ Ask the agent below: Enter sends, Shift+Enter starts a new line, / lists the com
 <context>
     <name>Dialogs</name>
     <message>
-        <source>The agent is still working</source>
+        <source>The agent wants to run this command:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The agent wants to write {path}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The agent wants to edit {path}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The agent wants to read {path}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The agent wants to look through {path}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the project folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The agent wants to use the tool “{tool}” of the MCP server “{server}”</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The agent wants to use the tool {tool}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Still working</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1530,6 +1622,21 @@ Ask the agent below: Enter sends, Shift+Enter starts a new line, / lists the com
     </message>
 </context>
 <context>
+    <name>MapView</name>
+    <message>
+        <source>No labelled entries. Show Messages, select a node and press {key} (or choose Set label… in its menu) to label it.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No prompts yet: each message you send shows here.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No messages yet: each prompt and answer shows here as you chat.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>McpServers</name>
     <message>
         <source>{name}: starting…</source>
@@ -1727,6 +1834,14 @@ Ask the agent below: Enter sends, Shift+Enter starts a new line, / lists the com
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Forked from {title}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Found: {snippet}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Last activity</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1748,6 +1863,10 @@ Ask the agent below: Enter sends, Shift+Enter starts a new line, / lists the com
     </message>
     <message>
         <source>finished</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>found: {snippet}</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1783,6 +1902,10 @@ Ask the agent below: Enter sends, Shift+Enter starts a new line, / lists the com
     </message>
     <message>
         <source>Trash: select a session and press Enter (or right-click) to restore it</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Preview of the session in the trash</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1870,7 +1993,7 @@ Ask the agent below: Enter sends, Shift+Enter starts a new line, / lists the com
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>New session from here</source>
+        <source>Fork into a new session</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -2183,6 +2306,13 @@ Ask the agent below: Enter sends, Shift+Enter starts a new line, / lists the com
     </message>
     <message>
         <source>context {used}/{window}</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>TextZoom</name>
+    <message>
+        <source>Text size {percent}%</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
