@@ -2071,8 +2071,11 @@ def test_p9_every_dialog_the_window_opens_shows_its_whole_title(
     cut: dict[str, tuple[str, int]] = {}
     seen: set[str] = set()
 
+    widths: dict[str, int] = {}
+
     def look(dialog: QWidget) -> None:
         seen.add(dialog.windowTitle())
+        widths[dialog.windowTitle()] = dialog.width()
         if not whole_title(dialog):
             cut[dialog.windowTitle()] = (type(dialog).__name__, dialog.width())
         if isinstance(dialog, QDialog):
@@ -2133,6 +2136,7 @@ def test_p9_every_dialog_the_window_opens_shows_its_whole_title(
         idle(qtbot, window)
         look_at_the_rest()
     assert cut == {}, cut
+    assert widths["Rename session"] >= 420, "a name is read whole (it was 200 px)"
     assert {
         "Rename session",
         "Label",
