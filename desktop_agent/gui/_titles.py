@@ -51,7 +51,8 @@ def fit_title(dialog: QWidget) -> None:
     if isinstance(dialog, QMessageBox):
         _widen_layout(dialog.layout(), need)
         return
-    dialog.setMinimumWidth(max(dialog.minimumWidth(), need))
+    need = max(need, dialog.minimumWidth())  # (a width asked for before, kept too)
+    dialog.setMinimumWidth(need)
     # A layout that sets the dialog's minimum size itself (an input dialog's, made when it
     # is shown) would take that minimum back: it gets a spacer as wide, once shown.
     _WhenShown(dialog, need)

@@ -6,6 +6,7 @@ from desktop_agent.session._columns import timestamps_crc
 from desktop_agent.session._context import ModelRef, SessionContext
 from desktop_agent.session._dirlist import ListProblem, SessionList
 from desktop_agent.session._entries import (
+    NOT_ACTIVITY,
     ActiveToolsChangeEntry,
     BranchSummaryEntry,
     CompactionEntry,
@@ -76,6 +77,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "NEW_SESSION_TITLE",
+    "NOT_ACTIVITY",
     "UNSET",
     "ActiveToolsChangeEntry",
     "BranchPage",

@@ -25,6 +25,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from desktop_agent.session import NEW_SESSION_TITLE as NEW_SESSION_TITLE  # (for _pg_store)
 from desktop_agent.session import (
+    NOT_ACTIVITY,
     FoundSession,
     IndexedSession,
     JsonlSessionRepo,
@@ -505,8 +506,12 @@ async def _facts_of(session: Session) -> _Facts:
             if first is None and session.entry_kind(entry_id)[1] == "user":
                 first = first_prompt_of(message_text(session.get_message(entry_id)))
     name = await session.get_session_name()
-    last = raw[-1][3] if raw else session.metadata.created_at
-    return _Facts(len(raw), session_title(name, first), last, messages)
+    # A rename or a label is not activity (p17); a fork is as new as its header.
+    created = session.metadata.created_at
+    last = next(
+        (ts for _i, _p, kind, ts, _l in reversed(raw) if ts and kind not in NOT_ACTIVITY), ""
+    )
+    return _Facts(len(raw), session_title(name, first), max(last, created), messages)
 
 
 class SqliteStore(OneDatabase[SqliteSessionRepo]):

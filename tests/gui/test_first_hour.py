@@ -71,6 +71,7 @@ from tests.helpers.window import (
     session_window,
     settle,
     type_and_send,
+    window_in,
 )
 from tests.helpers.workbench import answer, make_workbench, seed, user
 
@@ -2070,8 +2071,11 @@ def test_p9_every_dialog_the_window_opens_shows_its_whole_title(
     cut: dict[str, tuple[str, int]] = {}
     seen: set[str] = set()
 
+    widths: dict[str, int] = {}
+
     def look(dialog: QWidget) -> None:
         seen.add(dialog.windowTitle())
+        widths[dialog.windowTitle()] = dialog.width()
         if not whole_title(dialog):
             cut[dialog.windowTitle()] = (type(dialog).__name__, dialog.width())
         if isinstance(dialog, QDialog):
@@ -2132,6 +2136,7 @@ def test_p9_every_dialog_the_window_opens_shows_its_whole_title(
         idle(qtbot, window)
         look_at_the_rest()
     assert cut == {}, cut
+    assert widths["Rename session"] >= 420, "a name is read whole (it was 200 px)"
     assert {
         "Rename session",
         "Label",
@@ -2501,14 +2506,11 @@ def listed_paths(window: MainWindow) -> list[str]:
     return paths
 
 
-def test_p17_a_renamed_session_keeps_its_place_in_the_list(
-    qtbot: QtBot,
-    running_qloop: asyncio.AbstractEventLoop,
-    tmp_path: Path,
-    provider: ProviderServer,
-    workspace: Path,
-) -> None:
-    window = new_window(qtbot, tmp_path, provider, "jsonl", workspace)
+def rename_the_older_of_two(
+    qtbot: QtBot, window: MainWindow, provider: ProviderServer
+) -> list[str]:
+    """Two sessions, the older renamed with F2 in the real list; their refs, newer first,
+    once the list shows the newer on top."""
     provider.script(*[Reply(text="ok")] * 2)
     refs = []
     for prompt in ("the older one", "the newer one"):
@@ -2533,13 +2535,49 @@ def test_p17_a_renamed_session_keeps_its_place_in_the_list(
         QTest.keyClick(view, Qt.Key.Key_F2)
         qtbot.waitUntil(lambda: window.wb.listing.title(older) == "Renamed, not worked on")
     idle(qtbot, window)
-    assert listed_paths(window)[:2] == [newer, older]
+    return [newer, older]
+
+
+def test_p17_a_renamed_session_keeps_its_place_in_the_list(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    store: str,
+    workspace: Path,
+) -> None:
+    window = new_window(qtbot, tmp_path, provider, store, workspace)
+    order = rename_the_older_of_two(qtbot, window, provider)
+    assert listed_paths(window)[:2] == order
     close(qtbot, window)
     # read again from the files, by a new launch
-    again = open_window(qtbot, tmp_path / "data", provider.model("anthropic-messages"))
+    again = open_window(qtbot, tmp_path / "data", provider.model("anthropic-messages"), store=store)
     idle(qtbot, again)
     qtbot.waitUntil(lambda: len(listed_paths(again)) >= 2)
-    assert listed_paths(again)[:2] == [newer, older]
+    assert listed_paths(again)[:2] == order
+    close(qtbot, again)
+
+
+def test_p17_a_renamed_session_keeps_its_place_on_a_postgresql_server(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+    database_url: str,
+) -> None:
+    def on_the_server(data: Path) -> MainWindow:
+        model = provider.model("anthropic-messages")
+        wb = make_workbench(data, model, store="postgres", database_url=database_url)
+        return window_in(qtbot, wb, workspace)
+
+    window = on_the_server(tmp_path / "first")
+    order = rename_the_older_of_two(qtbot, window, provider)
+    assert listed_paths(window)[:2] == order
+    close(qtbot, window)
+    again = on_the_server(tmp_path / "second")  # the rows as the server keeps them
+    qtbot.waitUntil(lambda: len(listed_paths(again)) >= 2)
+    assert listed_paths(again)[:2] == order
     close(qtbot, again)
 
 
@@ -2581,6 +2619,7 @@ def test_p14_esc_while_a_reply_or_a_tool_runs_reads_stopped_not_a_red_error(
     shown = painted_text(painted(window, 1))
     assert "Stopped" in shown and "partial" in shown, shown  # what came before is kept
     assert "Error" not in shown and "aborted" not in shown.lower(), shown
+    assert "Retry" not in shown and "Answer again" in shown, shown  # not a failure's retry
     assert red_parts(window, 1) == []
     # a command stopped while it runs: its card says "stopped", not a red "error"
     provider.script(tool_call("bash", {"command": "sleep 30"}), Reply(text="never sent"))

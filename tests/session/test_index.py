@@ -592,3 +592,45 @@ async def test_a_long_first_index_lets_other_work_through_between_its_slices(
     rows = by_path(await index.sessions())
     assert sorted(rows) == sorted(str(p) for p in paths[:-1])
     assert all(r.first_prompt and r.problem is None for r in rows.values())
+
+
+@pytest.mark.asyncio
+async def test_a_name_or_a_label_is_not_activity_and_a_fork_is_as_new_as_its_header(
+    repo: JsonlSessionRepo, index: SessionIndex
+) -> None:
+    """FIRST_HOUR.md p17: renaming a session moved it to the top of the list."""
+    worked = line(message_entry(1, "user", "hello", "2026-01-02T00:00:00.000Z"))
+    renamed = write_raw(
+        repo,
+        "2026-01-01T00-00-00-000Z_renamed.jsonl",
+        worked
+        + line(
+            {
+                "type": "session_info",
+                "id": "n1",
+                "parentId": "e1",
+                "name": "New name",
+                "timestamp": "2026-03-01T00:00:00.000Z",
+            }
+        )
+        + line(
+            {
+                "type": "label",
+                "id": "l1",
+                "parentId": "n1",
+                "targetId": "e1",
+                "label": "idea",
+                "timestamp": "2026-03-02T00:00:00.000Z",
+            }
+        ),
+    )
+    folder = renamed.parent
+    fork = folder / "2026-02-01T00-00-00-000Z_fork.jsonl"
+    header = {"type": "session", "version": 3, "id": "fork",
+              "timestamp": "2026-02-01T00:00:00.000Z", "cwd": CWD}  # fmt: skip
+    fork.write_bytes(line(header) + worked)  # the copied entry is older than the fork
+    await index.reconcile()
+    items = by_path(await index.sessions())
+    assert items[str(renamed)].title == "New name"
+    assert items[str(renamed)].last_activity == "2026-01-02T00:00:00.000Z"
+    assert items[str(fork)].last_activity == "2026-02-01T00:00:00.000Z"

@@ -177,3 +177,32 @@ async def test_records_are_json_for_a_custom_entry(sandbox: Sandbox) -> None:
         "decision": "allow_once",
         "reason": "approved by the user",
     }
+
+
+@pytest.mark.asyncio
+async def test_a_denial_with_words_gives_them_to_the_model_and_records_them(
+    sandbox: Sandbox,
+) -> None:
+    from desktop_agent.tools import ApprovalAnswer
+
+    async def deny_saying(request: ApprovalRequest) -> ApprovalAnswer:
+        return ApprovalAnswer(ApprovalDecision.DENY, "  write src/ops.py instead ")
+
+    policy = ApprovalPolicy(deny_saying)
+    tools = _tools()
+    outcome = await policy.check(tools["write"], "write", "c1", ARGS["write"], sandbox.ctx())
+    assert not outcome.allowed and outcome.asked
+    assert outcome.message == (
+        "The user did not approve this write call. They said: write src/ops.py instead"
+    )
+    assert outcome.record.decision == "deny"
+    assert outcome.record.reason == "denied by the user: write src/ops.py instead"
+
+    # an answer without words is the plain denial
+    async def deny_silently(request: ApprovalRequest) -> ApprovalAnswer:
+        return ApprovalAnswer(ApprovalDecision.DENY, "   ")
+
+    plain = await ApprovalPolicy(deny_silently).check(
+        tools["write"], "write", "c2", ARGS["write"], sandbox.ctx()
+    )
+    assert plain.message == "The user did not approve this write call (denied by the user)."

@@ -461,7 +461,15 @@ class CardBuilder:
         fg, bg = (t.muted, t.card_notice) if aborted else (t.red, t.red_bg)
         if attempts and not aborted:
             title = _tr("Error · {n} attempts").format(n=len(attempts) + 1)
-        if retry:
+        if retry and aborted:  # a new answer, not a retry after a failure (p14)
+            left = self.button(
+                self.right,
+                _tr("Answer again"),
+                CardAction.RETRY,
+                tip=_tr("Ask for this answer again"),
+            )
+            self.right = min(self.right - 60, left - 8)
+        elif retry:
             self.button(
                 self.right, _tr("Retry"), CardAction.RETRY, tip=_tr("Send the request again")
             )
