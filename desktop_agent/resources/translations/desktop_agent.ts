@@ -862,6 +862,14 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Answer again</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Ask for this answer again</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Branch summary</source>
         <translation type="unfinished"></translation>
     </message>
