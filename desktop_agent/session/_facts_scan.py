@@ -57,6 +57,27 @@ def first_prompt_of(text: str) -> str | None:
     return _collapse(text, FIRST_PROMPT_CHARS) or None
 
 
+HIT_MARK = "\x02"
+"""Marks each hit in a snippet, for `snippet_from_hit` (a control character: were one in a
+session's text, only where its snippet starts would change)."""
+
+SNIPPET_LEAD = 24
+"""Characters of a snippet kept before its hit: a narrow list shows the hit, not only the
+words before it."""
+
+
+def snippet_from_hit(snippet: str | None) -> str | None:
+    """The snippet on one line, from a few words before its first hit."""
+    if snippet is None:
+        return None
+    text = " ".join(snippet.split())
+    at = text.find(HIT_MARK)
+    if at > SNIPPET_LEAD:
+        cut = text.rfind(" ", 0, at - SNIPPET_LEAD // 2)
+        text = "…" + text[cut + 1 if cut >= 0 else at - SNIPPET_LEAD :]
+    return text.replace(HIT_MARK, "")
+
+
 @dataclass(frozen=True)
 class IndexedSession:
     """One session file as the index knows it."""

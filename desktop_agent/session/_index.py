@@ -26,12 +26,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from desktop_agent.session._errors import SessionError
 from desktop_agent.session._facts_scan import (
+    HIT_MARK,
     FileFacts,
     FoundSession,
     IndexedSession,
     facts_of_session,
     is_glance,
     read_facts,
+    snippet_from_hit,
 )
 from desktop_agent.session._repos import JsonlSessionRepo
 from desktop_agent.utils.text import fold, query_words
@@ -104,27 +106,6 @@ RECONCILE_SLICE_S = 0.05
 
 SNIPPET_WORDS = 12
 """Words around a search's first hit in a session's text (`FoundSession.snippet`)."""
-
-
-_HIT = "\x02"
-"""Marks each hit in a snippet, for `_from_hit` (a control character: were one in a
-session's text, only where its snippet starts would change)."""
-
-SNIPPET_LEAD = 24
-"""Characters of a snippet kept before its hit: a narrow list shows the hit, not only the
-words before it."""
-
-
-def _from_hit(snippet: str | None) -> str | None:
-    """The snippet on one line, from a few words before its first hit."""
-    if snippet is None:
-        return None
-    text = " ".join(snippet.split())
-    at = text.find(_HIT)
-    if at > SNIPPET_LEAD:
-        cut = text.rfind(" ", 0, at - SNIPPET_LEAD // 2)
-        text = "…" + text[cut + 1 if cut >= 0 else at - SNIPPET_LEAD :]
-    return text.replace(_HIT, "")
 
 
 def _fts_query(query: str) -> str | None:
@@ -469,7 +450,7 @@ class SessionIndex:
             # Where the words are in its text, for the list to show (m6: a hit showed
             # no hint of where it was); None when only the title matched.
             sql = (
-                f"SELECT {_COLUMNS}, (SELECT snippet(content, 0, '{_HIT}', '', '…',"
+                f"SELECT {_COLUMNS}, (SELECT snippet(content, 0, '{HIT_MARK}', '', '…',"
                 f" {SNIPPET_WORDS}) FROM content WHERE content MATCH ? AND rowid = sessions.doc)"
                 " FROM sessions"
             )
@@ -479,7 +460,7 @@ class SessionIndex:
         sql += " ORDER BY last_activity DESC, created_at DESC, path"
         if match is not None:
             return [
-                dataclasses.replace(FoundSession(*row[:-1]), snippet=_from_hit(row[-1]))
+                dataclasses.replace(FoundSession(*row[:-1]), snippet=snippet_from_hit(row[-1]))
                 for row in db.execute(sql, params)
             ]
         return [IndexedSession(*row) for row in db.execute(sql, params)]

@@ -63,6 +63,7 @@ from desktop_agent.session._codec import (
 )
 from desktop_agent.session._entries import NOT_ACTIVITY
 from desktop_agent.session._errors import SessionError
+from desktop_agent.session._facts_scan import HIT_MARK, snippet_from_hit
 from desktop_agent.session._ids import now_iso, uuidv7
 from desktop_agent.session._platform import FileStat
 from desktop_agent.session._repos import ForkPosition, rows_to_fork
@@ -777,6 +778,8 @@ class ListedSession:
         "id",
         "last_activity",
         "message_count",
+        "parent",
+        "snippet",
         "title",
         "trashed_at",
     )
@@ -792,8 +795,16 @@ class ListedSession:
             self.message_count,
             self.last_activity,
             self.trashed_at,
+            parent,
+            snippet,
         ) = row
         self.title: str | None = name or first
+        self.parent: str | None = parent
+        """The session it was forked from (`REF_PREFIX` + its id, or a file's path)."""
+        self.snippet: str | None = (
+            snippet_from_hit(snippet.replace("\x03", "")) if isinstance(snippet, str) else None
+        )
+        """Listed for a search: the words around its hit (None: only its title matched)."""
 
 
 class ColumnCache:
@@ -1387,6 +1398,9 @@ class PostgresSessionRepo:
     def _listed_sync(self, query: str | None, trashed: bool) -> builtins.list[ListedSession]:
         where = "trashed_at IS NOT NULL" if trashed else "trashed_at IS NULL"
         params: builtins.list[Any] = []
+        # Where a search found its words (the list's second line, m6): the words around
+        # its first hit in the first line that holds them; NULL when only the title did.
+        snippet = "NULL"
         if query:
             where += (
                 " AND (coalesce(name, first_prompt, '') ILIKE %s OR sid IN (SELECT e.sid FROM"
@@ -1395,11 +1409,20 @@ class PostgresSessionRepo:
             )
             like = "%" + query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
             params += [like + "%", query]
+            snippet = (
+                "(SELECT ts_headline('simple', e.body, websearch_to_tsquery('simple', %s), %s)"
+                f" FROM {SCHEMA}.lines e WHERE e.sid = s.sid AND e.body IS NOT NULL AND"
+                " to_tsvector('simple', e.body) @@ websearch_to_tsquery('simple', %s)"
+                " ORDER BY e.seq LIMIT 1)"
+            )
+            options = f"MaxWords=14, MinWords=6, MaxFragments=1, StartSel={HIT_MARK}, StopSel=\x03"
+            params = [query, options, query, *params]
 
         def run(conn: psycopg.Connection[Any]) -> Any:
             return conn.execute(
                 "SELECT id, created_at, cwd, name, first_prompt, entry_count, message_count,"
-                f" last_activity, trashed_at FROM {SCHEMA}.sessions s WHERE {where}"
+                f" last_activity, trashed_at, parent_session_path, {snippet}"
+                f" FROM {SCHEMA}.sessions s WHERE {where}"
                 " ORDER BY coalesce(trashed_at, last_activity) DESC, sid DESC",
                 params,
             ).fetchall()

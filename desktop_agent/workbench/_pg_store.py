@@ -83,6 +83,8 @@ class PostgresStore(OneDatabase["PostgresSessionRepo"]):
             last_activity=(listed.trashed_at if trash else None) or listed.last_activity,
             in_trash=trash,
             message_count=listed.message_count,
+            parent=listed.parent or "",  # ("postgres:<id>": this store's own reference)
+            snippet=listed.snippet or "",
         )
 
     async def sessions(self, query: str | None = None) -> list[SidebarRow]:

@@ -426,6 +426,10 @@ async def test_list_search_counts_and_trash(repo: PostgresSessionRepo) -> None:
     assert rows[a.metadata.id].message_count == 2
     assert rows[b.metadata.id].title == "Build fixes"
     assert [r.id for r in await repo.listed("thermals")] == [a.metadata.id]
+    # where the words were found, from a few words before the hit (m6); none for a title
+    (found,) = await repo.listed("thermals")
+    assert found.snippet is not None and "soar on thermals over the ocean" in found.snippet
+    assert "\x02" not in found.snippet and "\x03" not in found.snippet
     assert [r.id for r in await repo.listed("build")] == [b.metadata.id]
     assert await repo.listed("nothing-like-this") == []
     assert await repo.set_trashed(a.metadata.id, "2026-01-01T00:00:00Z")
@@ -433,6 +437,11 @@ async def test_list_search_counts_and_trash(repo: PostgresSessionRepo) -> None:
     assert [r.id for r in await repo.listed(trashed=True)] == [a.metadata.id]
     assert await repo.set_trashed(a.metadata.id, None)
     assert {r.id for r in await repo.listed()} == {a.metadata.id, b.metadata.id}
+    assert rows[a.metadata.id].parent is None
+    fork = await repo.fork(a.metadata, cwd=CWD)
+    listed_fork = {r.id: r for r in await repo.listed()}[fork.metadata.id]
+    assert listed_fork.parent == "postgres:" + a.metadata.id  # the sidebar's fork mark (m16)
+    await fork.close()
     await a.close()
     await b.close()
 
