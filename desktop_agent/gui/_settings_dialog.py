@@ -5,6 +5,7 @@ the default model, approvals, the Enter key, the theme, the session store. It ed
 from __future__ import annotations
 
 import asyncio
+import html
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
@@ -65,16 +66,19 @@ class SettingsDialog(QDialog):
             ("anthropic", self.tr("Anthropic API key"), "sk-ant-…"),
         ):
             fields.addRow(label, self._key_field(provider, shape))
+        self.keychain_note: QLabel | None = None
         if form.keychain_problem:
-            warning = QLabel(f"<i>{form.keychain_problem}</i>")
-            warning.setObjectName("keychainProblem")
-            warning.setWordWrap(True)
-            fields.addRow(warning)
+            self.keychain_note = QLabel(self)
+            self.keychain_note.setObjectName("keychainProblem")
+            self.keychain_note.setWordWrap(True)
+            fields.addRow(self.keychain_note)
         self.keys_in_file = QCheckBox(self.tr("Keep keys in a file only you can read"), self)
         self.keys_in_file.setObjectName("keysInFile")
         self.keys_in_file.setChecked(form.keys_in_file)
         self.keys_in_file.setToolTip(form.key_file or "")
         self.keys_in_file.setEnabled(form.key_file is not None)
+        self.keys_in_file.toggled.connect(lambda _on: self._say_where_keys_go())
+        self._say_where_keys_go()
         fields.addRow("", self.keys_in_file)
         self.local_url = QLineEdit(form.local_url or "", self)
         self.local_url.setObjectName("localServerUrl")
@@ -254,6 +258,22 @@ class SettingsDialog(QDialog):
         fields.addRow(self.tr("Sessions are kept"), self.store)
         fields.addRow(self.tr("Server"), self.database_url)
         fields.addRow(self.tr("Its password"), self.database_password)
+
+    def _say_where_keys_go(self) -> None:
+        """Without a keychain: that a key cannot be saved, or, with the box ticked, the
+        file it goes to (seen in a real X window: ticked, it still said "cannot be
+        saved")."""
+        note, form = self.keychain_note, self._form
+        if note is None:
+            return
+        if self.keys_in_file.isChecked() and form.key_file:
+            text = self.tr(
+                "No system keychain was found: the keys typed here are kept in {file}, a file"
+                " only you can read."
+            ).format(file=form.key_file)
+        else:
+            text = form.keychain_problem or ""
+        note.setText(f"<i>{html.escape(text)}</i>")
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         """A window is sized from its layout's minimum, which never asks a wrapped text

@@ -15,10 +15,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QAction
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QLabel, QLineEdit, QPushButton
+from PySide6.QtWidgets import QApplication, QCheckBox, QLabel, QLineEdit, QPushButton
 from pytestqt.qtbot import QtBot
 
 from desktop_agent.config import ProviderSettings, Settings, backend_problem, save_settings
@@ -451,3 +451,30 @@ def test_p1_every_wrapped_text_of_the_settings_dialog_is_shown_whole(qtbot: QtBo
         for label in wrapped:
             needed = label.heightForWidth(label.width())
             assert label.height() >= needed, (label.objectName(), label.height(), needed)
+
+
+def test_l1_ticking_keep_keys_in_a_file_says_which_file_instead_of_cannot_be_saved(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    """Seen in a real X window: with "Keep keys in a file only you can read" ticked, the
+    note above it still said that keys "cannot be saved"."""
+    from keyring.backends import fail
+
+    problem = backend_problem(fail.Keyring())  # type: ignore[no-untyped-call]
+    key_file = str(tmp_path / "config" / "keys.json")
+    form = SettingsForm(
+        models=(("local/m", "m (local)"),), keychain_problem=problem, key_file=key_file
+    )
+    dialog = SettingsDialog(None, form)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    note = dialog.findChild(QLabel, "keychainProblem")
+    box = dialog.findChild(QCheckBox, "keysInFile")
+    assert note is not None and box is not None and not box.isChecked()
+    assert "cannot be saved" in note.text()
+    QTest.mouseClick(box, Qt.MouseButton.LeftButton, pos=QPoint(8, box.height() // 2))
+    assert box.isChecked()
+    assert "cannot be saved" not in note.text() and key_file in note.text()
+    QTest.mouseClick(box, Qt.MouseButton.LeftButton, pos=QPoint(8, box.height() // 2))
+    assert "cannot be saved" in note.text()

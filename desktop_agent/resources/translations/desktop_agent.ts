@@ -2252,6 +2252,10 @@ Ask the agent below: Enter sends, Shift+Enter starts a new line, / lists the com
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>No system keychain was found: the keys typed here are kept in {file}, a file only you can read.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Type the server&apos;s address first.</source>
         <translation type="unfinished"></translation>
     </message>
