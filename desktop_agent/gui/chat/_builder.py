@@ -406,7 +406,7 @@ class CardBuilder:
             details = result.details if isinstance(result.details, dict) else {}
             diff = details.get("diff")
             if stopped:  # (the model reads "Aborted"; the person did it)
-                before = result_text(result).startswith("Aborted before")
+                before = details.get("notRun") is True
                 note = _tr("Stopped before it ran.") if before else _tr("You stopped it.")
                 self.doc("small", note, t.muted)
             elif isinstance(diff, str) and diff and not error:
