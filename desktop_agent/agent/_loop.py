@@ -310,7 +310,9 @@ async def _execute_tool_calls(
             )
         elif config.abort.is_set():
             result = AgentToolResult(
-                [TextContent(text="Aborted before it ran")], dict(ABORTED_DETAILS), True
+                [TextContent(text="Aborted before it ran")],
+                {**ABORTED_DETAILS, "notRun": True},
+                True,
             )
         else:
             updates: asyncio.Queue[AgentToolResult] = asyncio.Queue()

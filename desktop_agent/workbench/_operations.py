@@ -126,7 +126,7 @@ PREVIEW_CHARS = 6_000
 async def preview_trashed(wb: Workbench, trash_ref: str) -> str:
     """The start of a session in the trash, as Markdown: read before it is restored or
     deleted for good (FIRST_HOUR.md m11). A file that cannot be read says so."""
-    from desktop_agent.workbench._export import to_markdown
+    from desktop_agent.workbench._export import demote_headings, to_markdown
 
     title = next((r.title for r in wb.trash_rows if r.path == trash_ref), "")
     try:
@@ -134,7 +134,7 @@ async def preview_trashed(wb: Workbench, trash_ref: str) -> str:
     except SessionError as exc:
         return f"*This session cannot be read: {exc.message}*"
     try:
-        text = to_markdown(session, title)
+        text = demote_headings(to_markdown(session, title), 3)  # (a narrow pane)
     finally:
         await session.close()
     if len(text) <= PREVIEW_CHARS:

@@ -2630,7 +2630,8 @@ def test_p14_esc_while_a_reply_or_a_tool_runs_reads_stopped_not_a_red_error(
     idle(qtbot, window)
     settle(qtbot, window)
     card = painted_text(painted(window, 3))
-    assert "stopped" in card and "error" not in card, card
+    assert "stopped" in card and "error" not in card and "Aborted" not in card, card
+    assert "You stopped it." in card
     assert red_parts(window, 3) == []
     close(qtbot, window)
 

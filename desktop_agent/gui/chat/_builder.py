@@ -405,7 +405,11 @@ class CardBuilder:
         if result is not None:
             details = result.details if isinstance(result.details, dict) else {}
             diff = details.get("diff")
-            if isinstance(diff, str) and diff and not error:
+            if stopped:  # (the model reads "Aborted"; the person did it)
+                before = details.get("notRun") is True
+                note = _tr("Stopped before it ran.") if before else _tr("You stopped it.")
+                self.doc("small", note, t.muted)
+            elif isinstance(diff, str) and diff and not error:
                 self.code_block(clip_lines(diff, lines, chars), "", kind="diff")
             else:
                 text = result_text(result)
