@@ -966,6 +966,10 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Stopped before it ran.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Thinking</source>
         <translation type="unfinished"></translation>
     </message>
@@ -983,6 +987,10 @@
     </message>
     <message>
         <source>What attempt {n} wrote before it failed:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>You stopped it.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
