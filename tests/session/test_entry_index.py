@@ -373,3 +373,42 @@ async def test_an_index_written_before_the_columns_crc_is_written_again_with_it(
     assert s.get_storage().tree._columns_crc is None
     await s.close()
     assert ei._DECODE(index_file.read_bytes()[8:]).columns_crc == payload.columns_crc
+
+
+@pytest.mark.asyncio
+async def test_25_6_a_prefetched_index_opens_the_same_session_and_is_taken_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The launch reads the last session's entry index on a thread while the window is
+    built (`prefetch_entry_index`): the open that takes it sees exactly what an open
+    without it sees, reads only the file's edges, and a prefetch of a session that is
+    not opened is dropped at the next open (nothing held)."""
+    from desktop_agent.session import _entryindex, prefetch_entry_index
+
+    path = await _written_session(tmp_path)
+    other = await _written_session(tmp_path / "other")
+    scanned = await _open_snapshot(_repo(tmp_path, index=False), path)
+    await _open_snapshot(_repo(tmp_path), path)  # writes the index
+    folder = tmp_path / "cache" / "entries"
+
+    prefetch_entry_index(folder, str(path))
+    prefetch_entry_index(folder, str(other))  # never opened: dropped, not kept
+    for future in list(_entryindex._prefetched.values()):
+        future.result()  # (read on their threads)
+    with monkeypatch.context() as patch:  # the open reads no index itself: it takes it
+        patch.setattr(_entryindex.EntryIndex, "_read", lambda *_: pytest.fail("read again"))
+        ops = CountingOps()
+        s = await _repo(tmp_path, ops).open(str(path))
+    assert ops.read <= EDGES  # the tree came from the prefetch, checked against the file
+    assert _entryindex._prefetched == {}
+    prefetched = await _snapshot(s)
+    await s.close()
+    assert prefetched == scanned
+
+    # A prefetch that finds no index (or a stale one) changes nothing: the open scans.
+    shutil.rmtree(folder)
+    prefetch_entry_index(folder, str(path))
+    ops = CountingOps()
+    assert await _open_snapshot(_repo(tmp_path, ops), path) == scanned
+    assert ops.read >= path.stat().st_size
+    assert _entryindex._prefetched == {}
