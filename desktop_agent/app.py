@@ -44,12 +44,7 @@ from desktop_agent.config import (
     save_state,
     split_password,
 )
-from desktop_agent.session import (
-    JsonlSessionRepo,
-    SessionIndex,
-    SqliteSessionRepo,
-    prefetch_entry_index,
-)
+from desktop_agent.session import JsonlSessionRepo, SessionIndex, SqliteSessionRepo
 from desktop_agent.tools import BashTool, built_in_tools, detect_sandbox
 from desktop_agent.utils import RedactingFilter
 from desktop_agent.workbench import (
@@ -266,19 +261,6 @@ def run(argv: list[str]) -> int:
         )
         await workbench.start()
         shared.attach(workbench)
-        last = state.last_session_path
-        if (
-            last
-            and last.endswith(".jsonl")
-            and args.session is None
-            and not args.new
-            and not args.workspace
-            and settings.restore != "new"
-        ):
-            # The session the launch restores (`OpenSessions._restore`): its entry index
-            # is read on a thread while the window is built, not after it (~80-100 ms of
-            # a 100,000-entry session's launch; `prefetch_entry_index`).
-            prefetch_entry_index(dirs.data / "cache" / "entries", last)
         return workbench
 
     # Qt is imported only here and in gui/ (import-linter contract).

@@ -23,7 +23,6 @@ from desktop_agent.session._entries import (
     UnknownEntry,
     parse_entry,
 )
-from desktop_agent.session._entryindex import drop_prefetched as drop_prefetched_indexes
 from desktop_agent.session._errors import SessionError, SessionErrorCode, SessionWriteError
 from desktop_agent.session._facts import BranchPage, BranchTail, EntryFacts, failed_preview
 from desktop_agent.session._facts_scan import (
@@ -43,7 +42,6 @@ from desktop_agent.session._repos import (
     InMemorySessionRepo,
     JsonlSessionRepo,
     SessionRepo,
-    prefetch_entry_index,
 )
 from desktop_agent.session._session import UNSET, BranchSummary, Session, TreeNode, TreeShape
 from desktop_agent.session._sqlite import SqliteSessionRepo
@@ -119,13 +117,11 @@ __all__ = [
     "TreeNode",
     "TreeShape",
     "UnknownEntry",
-    "drop_prefetched_indexes",
     "encode_cwd",
     "failed_preview",
     "first_prompt_of",
     "new_entry_id",
     "parse_entry",
-    "prefetch_entry_index",
     "session_facts",
     "session_title",
     "timestamps_crc",

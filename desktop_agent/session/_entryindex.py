@@ -26,10 +26,8 @@ import contextlib
 import hashlib
 import os
 import sys
-import threading
 import zlib
 from array import array
-from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,7 +35,7 @@ import msgspec
 
 from desktop_agent.session._columns import PackedStrings, intern_text
 from desktop_agent.session._errors import SessionError
-from desktop_agent.session._platform import OS_FILE_OPS, FileOps, FileStat
+from desktop_agent.session._platform import FileOps, FileStat
 from desktop_agent.session._storage import DamagedLine
 from desktop_agent.session._tree import Tree
 from desktop_agent.utils.atomic import atomic_write
@@ -163,16 +161,9 @@ class EntryIndex:
 
     def load(self, session_path: str, fd: int, st: FileStat) -> Cached | None:
         """The index of the open file ``fd`` if it is still valid for it (else None)."""
-        tree: Tree | None = None
-        payload, made = _take_prefetched(self.file_for(session_path))
-        if payload is None:  # (none prefetched, or refused: read here, as it always was)
-            payload = self._read(session_path)
-            if payload is None:
-                return None
-        elif made is None:
-            return None  # its columns did not hold together (`_tree_of` raised)
-        else:
-            tree = made
+        payload = self._read(session_path)
+        if payload is None:
+            return None
         end = payload.clean_end
         if st.size < end or end <= 0:
             return None
@@ -183,11 +174,10 @@ class EntryIndex:
         complete = st.size == payload.size and st.mtime_ns == payload.mtime_ns
         if not complete and (payload.damaged or st.size <= payload.size):
             return None  # edited in place, or grew after damage: scan it all again
-        if tree is None:
-            try:
-                tree = _tree_of(payload)
-            except (ValueError, UnicodeDecodeError):
-                return None
+        try:
+            tree = _tree_of(payload)
+        except (ValueError, UnicodeDecodeError):
+            return None
         return Cached(
             tree,
             payload.header,
@@ -366,62 +356,3 @@ def _tree_of(payload: _Payload) -> Tree:
     if len(at) == len(payload.previews) and (not at or max(at) < n):
         tree.previews = dict(zip(at, payload.previews, strict=True))
     return tree
-
-
-# ------------------------------------------------------------------ prefetch
-
-_prefetched: dict[str, Future[tuple[_Payload | None, Tree | None]]] = {}
-_prefetch_lock = threading.Lock()
-
-
-def prefetch(folder: str | os.PathLike[str], session_path: str) -> None:
-    """Start reading the entry index of ``session_path`` (kept in ``folder``) on a thread
-    now, for the `EntryIndex.load` of the launch that restores it.
-
-    Reading a 100,000-entry session's index and making its tree took ~80-100 ms of a
-    launch while the GUI thread waited for it, after the window was built; started
-    before, it runs while the window is built (Qt's own work there lets go of the GIL).
-    The next `load` of any session takes it or drops it; `load` still checks it against
-    the file, and reads the index again itself when the prefetch found none or failed.
-    Only the app's composition root calls this (the launch's last session)."""
-    key = EntryIndex(folder, OS_FILE_OPS).file_for(session_path)
-    future: Future[tuple[_Payload | None, Tree | None]] = Future()
-
-    def work() -> None:
-        try:
-            payload = EntryIndex(folder, OS_FILE_OPS)._read(session_path)
-            tree: Tree | None = None
-            if payload is not None:
-                with contextlib.suppress(ValueError, UnicodeDecodeError):
-                    tree = _tree_of(payload)
-        except BaseException as exc:  # noqa: BLE001 - load reads it again itself
-            future.set_exception(exc)
-        else:
-            future.set_result((payload, tree))
-
-    with _prefetch_lock:
-        _prefetched[key] = future
-    threading.Thread(target=work, name="entry-index-prefetch", daemon=True).start()
-
-
-def drop_prefetched() -> None:
-    """Drop the prefetches no open took (the launch restored another session, or none):
-    a 100,000-entry tree is not kept for nothing."""
-    global _prefetched
-    with _prefetch_lock:
-        _prefetched = {}
-
-
-def _take_prefetched(key: str) -> tuple[_Payload | None, Tree | None]:
-    """The prefetched (payload, tree) of the index file ``key`` ((None, None): none, or
-    it failed); every other prefetch is dropped (the launch opened another session)."""
-    global _prefetched
-    with _prefetch_lock:
-        pending, _prefetched = _prefetched, {}
-    future = pending.get(key)
-    if future is None:
-        return None, None
-    try:
-        return future.result()
-    except Exception:  # noqa: BLE001 - read again by `load`, which reports as before
-        return None, None

@@ -10,7 +10,7 @@ from typing import Any, Literal, Protocol
 
 from desktop_agent.session._codec import Entry, serialize
 from desktop_agent.session._dirlist import SessionList, list_dir_sessions
-from desktop_agent.session._entryindex import EntryIndex, prefetch
+from desktop_agent.session._entryindex import EntryIndex
 from desktop_agent.session._errors import SessionError
 from desktop_agent.session._header import (
     check_session_id,
@@ -37,19 +37,6 @@ ForkPosition = Literal["before", "at"]
 INDEXED_OPEN_MAX_BYTES = 256 * 1024 * 1024
 """Above this size the entry index of a file (a million entries: ~1 s to load) is loaded
 after the end of the branch is shown, not before (the tail is read in milliseconds)."""
-
-
-def prefetch_entry_index(entry_index_dir: str | os.PathLike[str], session_path: str) -> None:
-    """Start reading the entry index of the session a launch restores on a thread, while
-    the window is built (`_entryindex.prefetch`); not for a file above
-    `INDEXED_OPEN_MAX_BYTES`, whose index is loaded after the end of its branch is shown
-    (it would hold the GIL against the first paint for a second)."""
-    try:
-        if os.stat(session_path).st_size >= INDEXED_OPEN_MAX_BYTES:
-            return
-    except OSError:
-        return  # (the restore reports it)
-    prefetch(entry_index_dir, session_path)
 
 
 class SessionRepo(Protocol):

@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from desktop_agent.session import Session, SessionError, SessionOpening, drop_prefetched_indexes
+from desktop_agent.session import Session, SessionError, SessionOpening
 from desktop_agent.tools import ApprovalAnswer, ApprovalDecision, ApprovalRequest
 from desktop_agent.workbench._changes import NOTHING, Changes
 from desktop_agent.workbench._map import BranchMap
@@ -242,10 +242,7 @@ class OpenSessions:
         (of the last workspace), else a new session in that workspace when it exists,
         else nothing (the start page). ``workspace`` (given on the command line) becomes
         the folder of new sessions."""
-        try:
-            changes = await self._restore(target, new=new, workspace=workspace)
-        finally:
-            drop_prefetched_indexes()  # (the launch's entry index prefetch, if not taken)
+        changes = await self._restore(target, new=new, workspace=workspace)
         self.wb.listing.restored = True
         if self.wb.listing.index_after_open and self.opening is None:  # another one, or none
             await self.wb.listing.index_later()
