@@ -179,6 +179,10 @@ class Session:
 
     async def find_entries(self, entry_type: str) -> list[SessionEntry]:
         types = self._storage.tree.types
+        # (none, e.g. no checkpoint records, looked for twice at a launch: `in` tells so
+        # in ~1 ms per 100,000 entries, the compress below in ~4)
+        if entry_type not in types:
+            return []
         # (compress + map at C speed: the generator took ~25 ms per 100,000 entries.)
         same = map(operator.eq, types, repeat(entry_type))
         return self._entries(compress(range(len(types)), same))
