@@ -32,6 +32,7 @@ from desktop_agent.config import (
     KeyStore,
     KeyStoreError,
     Settings,
+    database_url_problem,
     default_pi_agent_dir,
     default_pi_sessions_dir,
     load_settings,
@@ -289,6 +290,10 @@ async def open_store(
     local = make_store("jsonl" if kind == "postgres" else kind, dirs)
     if kind != "postgres":
         return Shared(local, None)
+    problem = database_url_problem(database_url)
+    if problem is not None:  # (said at start-up, as a server that does not answer)
+        where = '--database-url or "database_url"'
+        return Shared(local, f"its address ({where}) is not valid. {problem.rstrip('.')}")
     url, password = split_password(database_url)
     if password is not None:
         redactor.add_secrets([password])

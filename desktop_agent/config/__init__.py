@@ -3,7 +3,12 @@
 See ARCHITECTURE.md §1, §4 and §6.
 """
 
-from desktop_agent.config._database import DATABASE_KEY, DATABASE_PASSWORD_ENV, split_password
+from desktop_agent.config._database import (
+    DATABASE_KEY,
+    DATABASE_PASSWORD_ENV,
+    database_url_problem,
+    split_password,
+)
 from desktop_agent.config._dirs import (
     APP_NAME,
     AppDirs,
@@ -89,6 +94,7 @@ __all__ = [
     "ThemeMode",
     "atomic_write",
     "backend_problem",
+    "database_url_problem",
     "default_pi_agent_dir",
     "default_pi_sessions_dir",
     "draft_key",

@@ -30,6 +30,9 @@ def server_url_problem(text: str) -> str | None:
         return "A server URL has no spaces."
     try:
         parts = urlsplit(url)
+    except ValueError:
+        return "The server's name between [ and ] is not an IPv6 address (for example http://[::1]:1234)."
+    try:
         port = parts.port
     except ValueError:
         return "The port must be a number from 1 to 65535 (for example localhost:1234)."

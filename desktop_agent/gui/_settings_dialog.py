@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 from desktop_agent.gui._tr import QT_TRANSLATE_NOOP
 from desktop_agent.workbench import (
     SettingsForm,
+    database_url_problem,
     normalize_server_url,
     server_url_problem,
 )
@@ -257,6 +258,14 @@ class SettingsDialog(QDialog):
         shared(self.store.currentIndex())
         fields.addRow(self.tr("Sessions are kept"), self.store)
         fields.addRow(self.tr("Server"), self.database_url)
+        self.database_problem = QLabel(self)
+        self.database_problem.setObjectName("databaseUrlProblem")
+        self.database_problem.setWordWrap(True)
+        self.database_problem.setStyleSheet("color: palette(highlight);")
+        self.database_problem.hide()
+        fields.addRow("", self.database_problem)
+        self.database_url.textEdited.connect(lambda _t: self._check_database(typing=True))
+        self.store.currentIndexChanged.connect(lambda _i: self._check_database(typing=True))
         fields.addRow(self.tr("Its password"), self.database_password)
 
     def _say_where_keys_go(self) -> None:
@@ -353,7 +362,22 @@ class SettingsDialog(QDialog):
         if not self._check_url(complete=True):
             self.local_url.setFocus(Qt.FocusReason.OtherFocusReason)
             return
+        if not self._check_database(typing=False):
+            self.database_url.setFocus(Qt.FocusReason.OtherFocusReason)
+            return
         super().accept()
+
+    def _check_database(self, *, typing: bool) -> bool:
+        """Inline validation of the PostgreSQL server's address, when sessions are to be
+        kept there (``typing``: shown only once Save showed it); True when it can be saved."""
+        problem = None
+        if self.store.currentData() == "postgres":
+            problem = database_url_problem(self.database_url.text())
+        if problem is not None and typing and not self.database_problem.isVisible():
+            return False
+        self.database_problem.setText(problem or "")
+        self.database_problem.setVisible(problem is not None)
+        return problem is None
 
     def _key_field(self, provider: str, shape: str) -> QLineEdit:
         field = QLineEdit(self)

@@ -14,7 +14,7 @@ from desktop_agent.agent import (
     ToolExecutionStartEvent,
     ToolExecutionUpdateEvent,
 )
-from desktop_agent.config import normalize_server_url, server_url_problem
+from desktop_agent.config import database_url_problem, normalize_server_url, server_url_problem
 from desktop_agent.harness import HarnessError, MessageSavedEvent, PersistenceErrorEvent
 from desktop_agent.mcp import McpConfigError
 from desktop_agent.session import failed_preview, failure_reason
@@ -162,6 +162,7 @@ __all__ = [
     "connect_shared",
     "copy_sessions",
     "count_branch_usage",
+    "database_url_problem",
     "demote_headings",
     "entries_phrase",
     "error_attempt_text",

@@ -15,10 +15,11 @@ from collections.abc import Callable, Collection, Coroutine
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from desktop_agent.config import DATABASE_KEY, KeyStoreError, split_password
+from desktop_agent.config import DATABASE_KEY, KeyStoreError, database_url_problem, split_password
 from desktop_agent.session import Session, SessionError, SessionMetadata, SessionOpening
 from desktop_agent.workbench._changes import Changes
 from desktop_agent.workbench._follow import Follower
+from desktop_agent.workbench._open import WorkbenchError
 from desktop_agent.workbench._store import (
     NEW_SESSION_TITLE,
     OneDatabase,
@@ -276,6 +277,11 @@ async def apply_store_form(wb: Workbench, form: SettingsForm) -> list[str]:
     """Where sessions are kept, from the Settings dialog: saved for the next start; a
     password (typed apart, or in the URL) goes to the keychain, never to the settings."""
     notes: list[str] = []
+    problem = database_url_problem(form.database_url)
+    if problem is not None:
+        if form.store == "postgres":  # (the dialog says so first; nothing is changed)
+            raise WorkbenchError(f"The settings were not saved: {problem}")
+        return notes  # (a disabled field's text, not used: the saved address stays)
     url, in_url = split_password(form.database_url)
     password = form.database_password or in_url
     if password:

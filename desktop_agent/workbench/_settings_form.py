@@ -16,6 +16,7 @@ from desktop_agent.config import (
     ServerApi,
     StoreKind,
     ThemeMode,
+    database_url_problem,
     server_url_problem,
 )
 from desktop_agent.workbench._changes import Changes
@@ -112,6 +113,8 @@ async def settings_form_sized(wb: Workbench) -> SettingsForm:
 async def apply_settings(wb: Workbench, form: SettingsForm) -> Changes:
     """Keys, servers and choices from the Settings dialog, in effect at once."""
     problem = server_url_problem(form.local_url or "")
+    if problem is None and form.store == "postgres":
+        problem = database_url_problem(form.database_url)
     if problem is not None:  # (the dialog says so first; nothing is changed)
         raise WorkbenchError(f"The settings were not saved: {problem}")
     notes: list[str] = []

@@ -2727,3 +2727,96 @@ def test_p19_a_search_that_hides_the_open_session_keeps_the_window_title(
     assert window.wb.row_for(window.wb.ref or "") is not None
     assert window.windowTitle().startswith("a session about zebras"), window.windowTitle()
     close(qtbot, window)
+
+
+RAW_ERROR_MARKS = ("validation error for", "errors.pydantic.dev", "input_value=", "Traceback")
+"""What a pydantic ValidationError or a traceback looks like when it reaches a person."""
+
+HOSTILE_SETTINGS: list[tuple[str, str]] = [
+    ("localServerUrl", "http://[::1"),
+    ("localServerUrl", "ftp://127.0.0.1:1234"),
+    ("localServerUrl", "localhost:0"),
+    ("localServerUrl", "http://a b:12/v1"),
+    ("localServerUrl", "x" * 3000),
+    ("piSessionsFolder", "relative/folder"),
+    ("piSessionsFolder", "/dev/null/sessions"),
+    ("piSessionsFolder", "bad\x00name"),
+    ("databaseUrl", "postgresql://[bad"),
+    ("databaseUrl", "not a url at all"),
+    ("databaseUrl", "postgresql://me@127.0.0.1:99999/agent"),
+    ("databaseUrl", "postgresql://me@127.0.0.1:1/agent"),
+    ("databasePassword", "pa\x00ss"),
+    ("openaiKey", "sk-\x00nul"),
+    ("openaiKey", "k" * 10_000),
+]
+
+
+SAID_INLINE = {
+    "http://[::1",
+    "ftp://127.0.0.1:1234",
+    "localhost:0",
+    "http://a b:12/v1",
+    "postgresql://[bad",
+    "not a url at all",
+    "postgresql://me@127.0.0.1:99999/agent",
+}
+"""The values Save refuses, saying why beside the field (the others are saved)."""
+
+
+def test_m3_class_no_value_typed_into_settings_reaches_a_person_as_a_raw_error(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    """M3's class: every free-text field of Settings, fed what a person could type or paste
+    (a bad URL, a dead server, a NUL, 10,000 characters), then Save. The dialog either says
+    why inline and stays open, or saves; nothing raw (a pydantic dump, a traceback) reaches
+    a box or a notice, and the settings file still loads."""
+    window = first_run_window(qtbot, tmp_path, provider)
+    run(qtbot, window.new_session(str(workspace)))
+    path = tmp_path / "data" / "config" / "settings.json"
+    for name, value in HOSTILE_SETTINGS:
+        window.activateWindow()  # (as the window manager does when a dialog closes)
+        qtbot.waitUntil(lambda: QApplication.activeWindow() is window)
+        dialog = open_settings(qtbot, window)
+        if name.startswith("database"):
+            store = dialog.store
+            store.setFocus(Qt.FocusReason.TabFocusReason)
+            while store.currentData() != "postgres":
+                QTest.keyClick(store, Qt.Key.Key_Down)
+        field = dialog.findChild(QLineEdit, name)
+        assert field is not None, name
+        assert field.isEnabled() or name == "piSessionsFolder", name
+        if not field.isEnabled():
+            dialog.pi_sessions.setFocus(Qt.FocusReason.TabFocusReason)
+            QTest.keyClick(dialog.pi_sessions, Qt.Key.Key_Space)
+        field.setFocus(Qt.FocusReason.TabFocusReason)
+        field.selectAll()
+        if value.isprintable() and len(value) < 100:
+            QTest.keyClicks(field, value)
+        else:
+            field.insert(value)  # as a paste would (a NUL cannot be typed)
+        QTest.keyClick(field, Qt.Key.Key_Return)
+        qtbot.wait(50)
+        said_inline = value in SAID_INLINE
+        assert dialog.isVisible() == said_inline, (name, value)
+        if said_inline:  # the dialog stays, with the reason in words beside the field
+            beside = "databaseUrlProblem" if name == "databaseUrl" else "localServerUrlProblem"
+            problem = dialog.findChild(QLabel, beside)
+            assert problem is not None and problem.isVisible() and problem.text(), (name, value)
+            shown = [
+                label.text()
+                for label in dialog.findChildren(QLabel)
+                if label.isVisible() and label.text()
+            ]
+            assert not any(m in t for t in shown for m in RAW_ERROR_MARKS), (name, value, shown)
+            QTest.keyClick(dialog, Qt.Key.Key_Escape)
+            qtbot.waitUntil(dialog.isHidden)
+        idle(qtbot, window)
+        said = error_boxes(window) + window.wb.notice_texts()
+        assert not any(m in t for t in said for m in RAW_ERROR_MARKS), (name, value, said)
+        assert error_boxes(window) == [], (name, value)
+        assert load_settings(path).model_dump() is not None
+    close(qtbot, window)

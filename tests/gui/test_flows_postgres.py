@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import psycopg
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
 from PySide6.QtTest import QTest
@@ -341,6 +342,29 @@ def test_an_unreachable_server_at_start_up_is_said_and_local_files_are_used(
     assert "session server cannot be used" in notices and "local" in notices
     assert "cannot be reached" in notices
     assert postgres_cluster.password not in output + notices
+    assert (tmp_path / "data" / "sessions").is_dir()  # working on local files
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("postgresql://me@[db.example/agent", "IPv6"),
+        ("db.example agent", "Not a PostgreSQL server's address"),
+        ("postgresql://me@127.0.0.1:99999/agent", "65535"),
+    ],
+)
+def test_m3_class_a_bad_server_address_at_start_up_is_said_in_words(
+    tmp_path: Path, url: str, why: str
+) -> None:
+    """M3's class at a launch: an address the server could never be reached at (no server
+    is started) starts the app on local files and says why in words, not as the
+    ValueError or psycopg.ProgrammingError that stopped the launch before."""
+    result, output = smoke(tmp_path / "data", url)
+    notices = " ".join(str(n) for n in result["notices"])  # type: ignore[attr-defined]
+    assert "session server cannot be used" in notices and "is not valid" in notices
+    assert why in notices and ".." not in notices
+    assert "Error" not in notices and "Traceback" not in output
     assert (tmp_path / "data" / "sessions").is_dir()  # working on local files
 
 
