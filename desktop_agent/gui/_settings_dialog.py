@@ -289,11 +289,18 @@ class SettingsDialog(QDialog):
         (the keychain's explanation, the test's answer) how tall it is at this width: it
         showed two lines of five. The minimum height follows the width instead."""
         super().resizeEvent(event)
+        self._fit_height(event.size().width())
+
+    def _fit_height(self, width: int | None = None) -> None:
+        """The minimum height for ``width`` (now: the dialog's): also after a line under a
+        field comes or goes (a URL's problem, the test's answer), which resizes nothing,
+        so the dialog grows rather than squeeze the texts above (seen in a real window:
+        the keychain's explanation cut to two lines)."""
         layout = self.layout()
         if layout is not None and layout.hasHeightForWidth():
-            needed = layout.totalHeightForWidth(event.size().width())
+            needed = layout.totalHeightForWidth(self.width() if width is None else width)
             if needed != self.minimumHeight():
-                self.setMinimumHeight(needed)
+                self.setMinimumHeight(needed)  # (grows the dialog when it is shorter)
 
     def _check_url(self, *, complete: bool) -> bool:
         """Inline validation of the server URL (``complete``: typing is done, so
@@ -308,6 +315,7 @@ class SettingsDialog(QDialog):
             return False  # while typing, a problem is shown only once it was shown at Save
         self.url_problem.setText(problem or "")
         self.url_problem.setVisible(problem is not None)
+        self._fit_height()
         return problem is None
 
     def _start_test(self) -> None:
@@ -333,6 +341,7 @@ class SettingsDialog(QDialog):
     def _show_test(self, text: str) -> None:
         self.test_result.setText(text)
         self.test_result.setVisible(bool(text))
+        self._fit_height()
 
     def _tested(self, task: asyncio.Task[list[str]]) -> None:
         if task.cancelled() or task is not self._testing:
@@ -377,6 +386,7 @@ class SettingsDialog(QDialog):
             return False
         self.database_problem.setText(problem or "")
         self.database_problem.setVisible(problem is not None)
+        self._fit_height()
         return problem is None
 
     def _key_field(self, provider: str, shape: str) -> QLineEdit:

@@ -451,6 +451,22 @@ def test_p1_every_wrapped_text_of_the_settings_dialog_is_shown_whole(qtbot: QtBo
         for label in wrapped:
             needed = label.heightForWidth(label.width())
             assert label.height() >= needed, (label.objectName(), label.height(), needed)
+    # A line that comes under a field (Save refused a URL) grows the dialog, not squeeze
+    # the texts above it (seen in a real X window: the keychain's note cut to two lines).
+    dialog.store.setFocus(Qt.FocusReason.TabFocusReason)
+    while dialog.store.currentData() != "postgres":
+        QTest.keyClick(dialog.store, Qt.Key.Key_Down)
+    for field, text in ((dialog.database_url, "postgresql://[bad"), (dialog.local_url, "ftp://x")):
+        field.setFocus(Qt.FocusReason.TabFocusReason)
+        QTest.keyClicks(field, text)
+        QTest.keyClick(field, Qt.Key.Key_Return)
+        QApplication.processEvents()
+        assert dialog.isVisible()
+        wrapped = [x for x in dialog.findChildren(QLabel) if x.wordWrap() and x.isVisible()]
+        assert any("Problem" in x.objectName() for x in wrapped)
+        for label in wrapped:
+            needed = label.heightForWidth(label.width())
+            assert label.height() >= needed, (label.objectName(), label.height(), needed)
 
 
 def test_l1_ticking_keep_keys_in_a_file_says_which_file_instead_of_cannot_be_saved(
