@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
+from desktop_agent.config._server_url import url_parts
+
 DATABASE_KEY = "session-database"
 """The keychain entry of the session server's password."""
 DATABASE_PASSWORD_ENV = "PGPASSWORD"
@@ -33,22 +35,10 @@ def database_url_problem(text: str) -> str | None:
         if _KV_PAIRS.fullmatch(url) is None:
             return f"Not a PostgreSQL server's address: write {_EXAMPLE}."
         return None
-    scheme = url.split("://", 1)[0]
-    if scheme.lower() not in _SCHEMES:
-        return f"A PostgreSQL URL starts with postgresql://, not {scheme}://."
-    if any(c.isspace() for c in url):
-        return "A PostgreSQL URL has no spaces (write them as %20)."
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "The server's name between [ and ] is not an IPv6 address."
-    try:
-        port = parts.port
-    except ValueError:
-        port = 0
-    if port == 0:
-        return "The port must be a number from 1 to 65535 (PostgreSQL's own is 5432)."
-    return None
+    parts = url_parts(
+        url, kind="PostgreSQL", schemes=_SCHEMES, port_hint="PostgreSQL's own is 5432"
+    )
+    return parts if isinstance(parts, str) else None
 
 
 def split_password(url: str) -> tuple[str, str | None]:

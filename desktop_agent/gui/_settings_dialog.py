@@ -104,12 +104,7 @@ class SettingsDialog(QDialog):
         self.test_result.hide()
         fields.addRow("", self.test_result)
         self.finished.connect(self._cancel_test)
-        self.url_problem = QLabel(self)
-        self.url_problem.setObjectName("localServerUrlProblem")
-        self.url_problem.setWordWrap(True)
-        self.url_problem.setStyleSheet("color: palette(highlight);")
-        self.url_problem.hide()
-        fields.addRow("", self.url_problem)
+        self.url_problem = self._problem_line(fields, "localServerUrlProblem")
         self.local_url.textEdited.connect(lambda _t: self._check_url(complete=False))
         self.local_url.editingFinished.connect(lambda: self._check_url(complete=True))
         fields.addRow(self.tr("It speaks"), self.protocol)
@@ -258,12 +253,7 @@ class SettingsDialog(QDialog):
         shared(self.store.currentIndex())
         fields.addRow(self.tr("Sessions are kept"), self.store)
         fields.addRow(self.tr("Server"), self.database_url)
-        self.database_problem = QLabel(self)
-        self.database_problem.setObjectName("databaseUrlProblem")
-        self.database_problem.setWordWrap(True)
-        self.database_problem.setStyleSheet("color: palette(highlight);")
-        self.database_problem.hide()
-        fields.addRow("", self.database_problem)
+        self.database_problem = self._problem_line(fields, "databaseUrlProblem")
         self.database_url.textEdited.connect(lambda _t: self._check_database(typing=True))
         self.store.currentIndexChanged.connect(lambda _i: self._check_database(typing=True))
         fields.addRow(self.tr("Its password"), self.database_password)
@@ -375,6 +365,16 @@ class SettingsDialog(QDialog):
             self.database_url.setFocus(Qt.FocusReason.OtherFocusReason)
             return
         super().accept()
+
+    def _problem_line(self, fields: QFormLayout, name: str) -> QLabel:
+        """The line under a field that says why Save refused its value (hidden until then)."""
+        line = QLabel(self)
+        line.setObjectName(name)
+        line.setWordWrap(True)
+        line.setStyleSheet("color: palette(highlight);")
+        line.hide()
+        fields.addRow("", line)
+        return line
 
     def _check_database(self, *, typing: bool) -> bool:
         """Inline validation of the PostgreSQL server's address, when sessions are to be
