@@ -351,6 +351,10 @@ KEYS: tuple[tuple[str, str], ...] = (
         QT_TRANSLATE_NOOP("Actions", "Ctrl+Enter (editing)"),
         QT_TRANSLATE_NOOP("Actions", "Send the edited message"),
     ),
+    (
+        QT_TRANSLATE_NOOP("Actions", "Ctrl+wheel (over the chat or the message)"),
+        QT_TRANSLATE_NOOP("Actions", "Larger / smaller text"),
+    ),
 )
 """Keys handled by the widgets themselves, listed on the shortcuts sheet too."""
 

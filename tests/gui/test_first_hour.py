@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QModelIndex, QObject, QPoint, QRect, Qt, QTimer, QUrl, Slot
+from PySide6.QtCore import QModelIndex, QObject, QPoint, QPointF, QRect, Qt, QTimer, QUrl, Slot
 from PySide6.QtGui import (
     QAction,
     QColor,
@@ -22,6 +22,7 @@ from PySide6.QtGui import (
     QGuiApplication,
     QImage,
     QPalette,
+    QWheelEvent,
 )
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import (
@@ -1908,6 +1909,65 @@ def test_p15_ctrl_plus_and_minus_zoom_the_conversation_text_and_a_relaunch_keeps
     doc = next(p for p in layout.parts if isinstance(p, DocPart))
     assert doc.doc.defaultFont().pointSizeF() == pytest.approx(size * 1.1, abs=0.05)
     close(qtbot, again)
+
+
+def wheel(widget: QWidget, dy: int, modifiers: Qt.KeyboardModifier) -> None:
+    """A wheel turn (``dy`` in eighths of a degree, 120 a click) over ``widget``'s middle, as
+    the mouse or a touchpad sends it."""
+    at = QPointF(widget.rect().center())
+    event = QWheelEvent(
+        at,
+        QPointF(widget.mapToGlobal(widget.rect().center())),
+        QPoint(0, 0),
+        QPoint(0, dy),
+        Qt.MouseButton.NoButton,
+        modifiers,
+        Qt.ScrollPhase.NoScrollPhase,
+        False,
+    )
+    QApplication.sendEvent(widget, event)
+
+
+def test_p15_ctrl_and_the_wheel_zoom_the_conversation_text_over_the_chat_and_the_message_box(
+    qtbot: QtBot,
+    running_qloop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+    provider: ProviderServer,
+    workspace: Path,
+) -> None:
+    """As in a browser: Ctrl and a wheel click over the chat (or the message box) is one zoom
+    step of both; a touchpad's small turns add up to one; without Ctrl the chat scrolls and
+    the text keeps its size (the message box no longer zooms only its own font)."""
+    window = session_window(qtbot, tmp_path, provider, "jsonl", workspace)
+    ask(qtbot, window, provider, "say something", Reply(text=REPLY))
+    view, box = window.chat.view, window.composer.input
+    ctrl, none = Qt.KeyboardModifier.ControlModifier, Qt.KeyboardModifier.NoModifier
+
+    def sizes() -> tuple[float, float]:
+        settle(qtbot, window)
+        layout = painted(window, 1)
+        assert layout is not None
+        doc = next(p for p in layout.parts if isinstance(p, DocPart))
+        return doc.doc.defaultFont().pointSizeF(), box.font().pointSizeF()
+
+    card, typed = sizes()
+    wheel(view.viewport(), 120, ctrl)
+    assert sizes() == pytest.approx((card * 1.1, typed * 1.1), abs=0.05)
+    assert window.status.currentMessage() == "Text size 110%"
+    for _ in range(4):  # a touchpad: four small turns are one click
+        wheel(box.viewport(), -30, ctrl)
+    assert sizes() == pytest.approx((card, typed), abs=0.05)
+    wheel(box.viewport(), -240, ctrl)  # two clicks at once
+    assert sizes() == pytest.approx((card * 0.8, typed * 0.8), abs=0.05)
+    assert window.wb.state.chat_zoom == 80
+    wheel(view.viewport(), -120, none)  # no Ctrl: nothing zooms
+    wheel(box.viewport(), -120, none)
+    assert sizes() == pytest.approx((card * 0.8, typed * 0.8), abs=0.05)
+    close(qtbot, window)
+    from desktop_agent.gui._action_table import shortcut_rows
+
+    sheet = dict(shortcut_rows())  # said on the shortcuts sheet
+    assert sheet["Ctrl+wheel (over the chat or the message)"] == "Larger / smaller text"
 
 
 def test_p18_a_read_files_lines_are_numbered_from_its_offset_in_a_gutter_not_copied(

@@ -614,6 +614,14 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Ctrl+wheel (over the chat or the message)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Larger / smaller text</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>&amp;File</source>
         <translation type="unfinished"></translation>
     </message>
