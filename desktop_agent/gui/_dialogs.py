@@ -340,13 +340,19 @@ class ApprovalDialog(QDialog):
             button.setAutoDefault(False)
             button.clicked.connect(lambda _=False, d=decision: self._decide(d))
             buttons.addButton(button, QDialogButtonBox.ButtonRole.ActionRole)
-        if not request.sandbox_blocked:  # Alt+W: the reason box, then Enter denies
-            say_why = QPushButton(self.tr("Deny and say &why…"), self)
-            say_why.setObjectName("denyWithReason")
-            say_why.setAutoDefault(False)
-            say_why.clicked.connect(self._deny_with_reason)
-            buttons.addButton(say_why, QDialogButtonBox.ButtonRole.ActionRole)
-            self._say_why = say_why
+        # Alt+W: the reason box, then Enter denies (or keeps the command blocked) with them
+        say_why = QPushButton(
+            self.tr("Keep it blocked and say &why…")
+            if request.sandbox_blocked
+            else self.tr("Deny and say &why…"),
+            self,
+        )
+        say_why.setObjectName("denyWithReason")
+        say_why.setAutoDefault(False)
+        say_why.clicked.connect(self._deny_with_reason)
+        buttons.addButton(say_why, QDialogButtonBox.ButtonRole.ActionRole)
+        self._say_why = say_why
+        self._blocked = bool(request.sandbox_blocked)
         layout = QVBoxLayout(self)
         layout.addWidget(head)
         if why is not None:
@@ -370,7 +376,11 @@ class ApprovalDialog(QDialog):
         if not edit.isVisible():
             edit.setVisible(True)
             edit.setFocus(Qt.FocusReason.OtherFocusReason)
-            self._say_why.setText(self.tr("&Send the denial"))
+            self._say_why.setText(
+                self.tr("Keep it blocked and &send")
+                if self._blocked
+                else self.tr("&Send the denial")
+            )
             return
         self.reason = edit.text().strip()
         self._decide(ApprovalDecision.DENY)

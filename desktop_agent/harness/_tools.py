@@ -91,4 +91,11 @@ class WorkspaceTool:
                 if again.allowed:
                     ctx.outside_sandbox = True
                     result = await run_tool(self.tool, call_id, arguments, ctx)
+                elif again.said:  # the person's words, after what the sandbox said
+                    said = f"The user kept it in the sandbox. They said: {again.said}"
+                    result = ToolResult(
+                        [*result.content, *ToolResult.text(said).content],
+                        result.details,
+                        result.is_error,
+                    )
         return AgentToolResult(list(result.content), result.details, result.is_error)

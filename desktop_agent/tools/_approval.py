@@ -243,19 +243,23 @@ class ApprovalPolicy:
 
         None when there is no one to ask (the blocked result stands, nothing recorded).
         Only `ApprovalDecision.RUN_OUTSIDE_SANDBOX_ONCE` allows; it is never remembered.
+        Words given with "keep it blocked" are the outcome's ``said`` (for the model).
         """
         if self.ask is None:
             return None
         request = build_request(tool, tool.name, call_id, arguments, ctx)
         answer, failed = await self._ask(replace(request, sandbox_blocked=blocked))
+        said = answer.said.strip() if isinstance(answer, ApprovalAnswer) else ""
         if isinstance(answer, ApprovalAnswer):
             answer = answer.decision
         decision, reason, allowed = "deny", failed or "kept in the sandbox by the user", False
         if failed is None and answer == ApprovalDecision.RUN_OUTSIDE_SANDBOX_ONCE:
             decision, reason = "run_outside_sandbox_once", "run outside the sandbox by the user"
-            allowed = True
+            allowed, said = True, ""
+        elif said:  # "Keep it blocked and say why…": the words go to the model and the record
+            reason = f"{reason}: {said}"
         record = ApprovalRecord(tool.name, call_id, decision, reason)
-        return ApprovalOutcome(allowed, record, True)
+        return ApprovalOutcome(allowed, record, True, said)
 
     async def _ask(
         self, request: ApprovalRequest

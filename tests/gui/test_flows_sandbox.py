@@ -85,7 +85,11 @@ def test_a_blocked_command_runs_outside_the_sandbox_once_through_the_dialog(
     assert "The sandbox blocked this bash command" in labels
     assert "Run outside the sandbox" in labels or "outside the sandbox" in labels
     buttons = [b.text() for b in dialog.findChildren(QPushButton)]
-    assert buttons == ["&Run outside the sandbox, once", "&Keep it blocked"]
+    assert buttons == [
+        "&Run outside the sandbox, once",
+        "&Keep it blocked",
+        "Keep it blocked and say &why…",
+    ]
     QTest.keyClick(dialog, Qt.Key.Key_R, ALT)
     idle(qtbot, window)
     assert (outside / "note.txt").read_text() == "made\n"
@@ -113,6 +117,33 @@ def test_a_blocked_command_runs_outside_the_sandbox_once_through_the_dialog(
         if '"toolResult"' in line
     ]
     assert "Blocked by the sandbox" in json.dumps(tool_results[-1])
+
+    # Kept blocked with words; the model reads them after the sandbox's own report,
+    # and the record keeps them (FIRST_HOUR.md p4, for the blocked dialog too).
+    provider.script(
+        tool_call("bash", {"command": command + " third"}, "call_3"),
+        Reply(text="understood"),
+    )
+    type_and_send(qtbot, window, "once more")
+    dialog = active_dialog(qtbot, "approvalDialog")
+    say_why = dialog.findChild(QPushButton, "denyWithReason")
+    assert say_why is not None
+    QTest.mouseClick(say_why, Qt.MouseButton.LeftButton)
+    reason = dialog.findChild(QLineEdit, "denyReason")
+    assert reason is not None and reason.isVisible()
+    qtbot.waitUntil(reason.hasFocus)
+    assert say_why.text() == "Keep it blocked and &send"
+    QTest.keyClicks(reason, "write it inside the project instead")
+    QTest.keyClick(reason, Qt.Key.Key_Return)
+    idle(qtbot, window)
+    assert not (outside / "note.txt").exists()
+    last = _approvals(data)[-1]
+    assert last["decision"] == "deny" and "write it inside the project instead" in str(
+        last["reason"]
+    )
+    sent = json.dumps(provider.last_body())
+    assert "Blocked by the sandbox" in sent
+    assert "They said: write it inside the project instead" in sent
     close(qtbot, window)
 
 

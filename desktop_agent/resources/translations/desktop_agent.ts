@@ -701,7 +701,15 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Keep it blocked and say &amp;why…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Deny and say &amp;why…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Keep it blocked and &amp;send</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
