@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -98,7 +98,7 @@ def _when(timestamp: object) -> str:
     return ""
 
 
-def _sections(messages: list[AgentMessage]) -> Iterator[_Section]:
+def _sections(messages: Iterable[AgentMessage]) -> Iterator[_Section]:
     for message in messages:
         when = _when(getattr(message, "timestamp", 0))
         suffix = f" · {when}" if when else ""
@@ -138,24 +138,27 @@ def _sections(messages: list[AgentMessage]) -> Iterator[_Section]:
             yield _Section(message.custom_type, (_Part("text", message_text(message)),))
 
 
-def _branch_messages(session: Session) -> list[AgentMessage]:
-    """Every message of the current branch, oldest first (compacted ones included)."""
-    out: list[AgentMessage] = []
+def _branch_messages(session: Session) -> Iterator[AgentMessage]:
+    """Every message of the current branch, oldest first (compacted ones included), each
+    read from the file only when it is reached."""
     for entry_id in session.branch_ids(lenient=True):
         kind, _role = session.entry_kind(entry_id)
         if kind in ("message", "custom_message", "branch_summary"):
             message = session.get_message(entry_id)
             if message is not None:
-                out.append(message)
-    return out
+                yield message
 
 
-def to_markdown(session: Session, title: str) -> str:
+def to_markdown(session: Session, title: str, *, limit: int | None = None) -> str:
+    """The branch as Markdown; ``limit``: stop after the section that passes this many
+    characters (a preview reads only the messages it shows, not a 100 MB session's all)."""
     lines = [f"# {title}", ""]
     cwd = session.metadata.cwd
     if cwd:
         lines += [f"Workspace: `{cwd}`", ""]
     for section in _sections(_branch_messages(session)):
+        if limit is not None and sum(map(len, lines)) + len(lines) > limit:
+            break
         lines += [f"## {section.title}", ""]
         for part in section.parts:
             if part.kind == "code":

@@ -134,7 +134,7 @@ async def preview_trashed(wb: Workbench, trash_ref: str) -> str:
     except SessionError as exc:
         return f"*This session cannot be read: {exc.message}*"
     try:
-        text = demote_headings(to_markdown(session, title), 3)  # (a narrow pane)
+        text = demote_headings(to_markdown(session, title, limit=PREVIEW_CHARS), 3)  # narrow
     finally:
         await session.close()
     if len(text) <= PREVIEW_CHARS:

@@ -147,6 +147,38 @@ async def test_restore_from_the_trash_view(
     assert [i.role for i in await wb.branch()] == ["user", "assistant"]
 
 
+async def test_m11_the_trash_preview_of_a_long_session_reads_only_its_start(
+    bench: Bench, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session in the trash is previewed from its first messages: the preview stops at
+    PREVIEW_CHARS and reads no more of the file than it shows (it decoded every message of
+    the branch before, seconds for a 100 MB session, on the window's thread)."""
+    from desktop_agent.workbench._operations import PREVIEW_CHARS
+
+    wb, _ = bench
+
+    await wb.new_session(str(workspace))
+    session, ref = wb.session, wb.ref or ""
+    assert session is not None
+    for i in range(1500):
+        await session.append_message(user(f"question {i} " + "q" * 80, 2 * i))
+        await session.append_message(answer(f"answer {i} " + "a" * 80, 2 * i + 1))
+    await wb.trash(ref)
+    decoded: list[str] = []
+    get_message = Session.get_message
+
+    def counting(self: Session, entry_id: str) -> object:
+        decoded.append(entry_id)
+        return get_message(self, entry_id)
+
+    monkeypatch.setattr(Session, "get_message", counting)
+    preview = await wb.preview_trashed(wb.trash_rows[0].path)
+    assert preview.startswith("#### question 0 ") and "answer 0 " in preview
+    assert len(preview) <= PREVIEW_CHARS + 10 and preview.endswith("…")
+    assert "question 1499" not in preview
+    assert 0 < len(decoded) < 100, len(decoded)  # of 3,000
+
+
 async def test_export_markdown_html_and_jsonl(
     bench: Bench, workspace: Path, provider: ProviderServer, tmp_path: Path
 ) -> None:
