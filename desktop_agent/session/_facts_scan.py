@@ -8,10 +8,12 @@ of a session's title (`session_title`, `first_prompt_of`, `IndexedSession.title`
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
+import unicodedata
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
@@ -64,6 +66,75 @@ session's text, only where its snippet starts would change)."""
 SNIPPET_LEAD = 24
 """Characters of a snippet kept before its hit: a narrow list shows the hit, not only the
 words before it."""
+
+
+_TOKEN = re.compile(r"\w+")
+
+
+_COMBINING = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
+
+
+def fold_word(text: str) -> str:
+    """``text`` as full-text search compares it: case folded, diacritics removed (as the
+    index's ``unicode61 remove_diacritics``), at C speed for a whole session's text."""
+    return _COMBINING.sub("", unicodedata.normalize("NFKD", text.casefold()))
+
+
+def holds_terms(terms: Sequence[str], folded: str) -> bool:
+    """Whether `fold_word`'s ``folded`` text has each term at the start of a word (the
+    quick test before `text_hit` finds where)."""
+    return all(re.search(r"(?<!\w)" + re.escape(t), folded) for t in terms)
+
+
+def query_terms(query: str) -> list[str]:
+    """The words of a search, folded (each must start a word of the text)."""
+    return [w for w in (fold_word(t) for t in _TOKEN.findall(query)) if w]
+
+
+def searchable_body(lines: Sequence[str]) -> str:
+    """The searchable text of a session's JSON lines (`_searchable_text` of each message),
+    the first `TEXT_CAP_CHARS`; lines that are not JSON are skipped."""
+    parts: list[str] = []
+    size = 0
+    for line in lines:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        message = entry.get("message") if isinstance(entry, dict) else None
+        if not isinstance(message, dict) or entry.get("type") != "message":
+            continue
+        if message.get("role") not in ("user", "toolResult", "assistant"):
+            continue  # (the roles `_searchable_text` reads)
+        text = content_text(message.get("content"))
+        if text:
+            parts.append(text)
+            size += len(text) + 1
+            if size >= TEXT_CAP_CHARS:
+                break
+    return "\n".join(parts)[:TEXT_CAP_CHARS]
+
+
+def text_hit(terms: Sequence[str], text: str) -> str | None:
+    """Where ``text`` holds every term as the start of one of its words (the full-text
+    index's rule): the snippet around the first such word (`snippet_from_hit`), or None."""
+    need = set(terms)
+    first: re.Match[str] | None = None
+    for m in _TOKEN.finditer(text):
+        word = fold_word(m.group())
+        found = {t for t in need if word.startswith(t)}
+        if found:
+            need -= found
+            first = first or m
+            if not need:
+                break
+    if need or first is None:
+        return None
+    start, end = first.span()
+    before = text[max(0, start - 80) : start]
+    lead = "…" if start > 80 else ""
+    after = text[end : end + 100] + ("…" if len(text) > end + 100 else "")
+    return snippet_from_hit(f"{lead}{before}{HIT_MARK}{text[start:end]}{after}")
 
 
 def snippet_from_hit(snippet: str | None) -> str | None:

@@ -14,6 +14,7 @@ import builtins
 import errno
 import json
 import os
+import re
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -21,6 +22,13 @@ from typing import Any
 
 from desktop_agent.session._codec import Entry, LineError, serialize
 from desktop_agent.session._errors import SessionError
+from desktop_agent.session._facts_scan import (
+    fold_word,
+    holds_terms,
+    query_terms,
+    searchable_body,
+    text_hit,
+)
 from desktop_agent.session._ids import now_iso, uuidv7
 from desktop_agent.session._repos import ForkPosition, rows_to_fork
 from desktop_agent.session._session import Session
@@ -379,6 +387,53 @@ class SqliteSessionRepo:
 
     async def list(self, cwd: str | None = None) -> list[SessionMetadata]:
         return await asyncio.to_thread(self._list_sync, cwd)
+
+    def _search_sync(self, query: str) -> dict[str, str]:
+        terms = query_terms(query)
+        if not terms:
+            return {}
+        database = self._db()
+        with database.lock:
+            db = database.db
+            # Candidates: sessions with lines that hold each ASCII term (lower() folds
+            # ASCII only; a non-ASCII term is left to the check of the text below).
+            sids: set[int] | None = None
+            # (as typed: casefold makes "ß" an ASCII "ss" that the line does not hold)
+            ascii_words = [w.lower() for w in re.findall(r"\w+", query) if w.isascii()]
+            for term in ascii_words:
+                found = {
+                    r[0]
+                    for r in db.execute(
+                        "SELECT DISTINCT sid FROM entries WHERE instr(lower(line), ?) > 0", (term,)
+                    )
+                }
+                sids = found if sids is None else sids & found
+                if not sids:
+                    return {}
+            ids = dict(db.execute("SELECT sid, id FROM sessions").fetchall())
+        hits: dict[str, str] = {}
+        for sid in sorted(ids if sids is None else sids):
+            with database.lock:
+                lines = [
+                    r[0]
+                    for r in database.db.execute(
+                        "SELECT line FROM entries WHERE sid = ? ORDER BY seq", (sid,)
+                    )
+                ]
+            body = searchable_body(lines)
+            if not holds_terms(terms, fold_word(body)):
+                continue
+            snippet = text_hit(terms, body)
+            if snippet is not None and sid in ids:
+                hits[ids[sid]] = snippet
+        return hits
+
+    async def search(self, query: str) -> dict[str, str]:
+        """The sessions whose text (what Copy copies of its prompts, replies and tool
+        results, the first `TEXT_CAP_CHARS`) holds every word of ``query`` as the start of
+        one of its words, as the files' full-text index finds them: id -> the snippet
+        around the first hit. (An ASCII word does not find an accented spelling here.)"""
+        return await asyncio.to_thread(self._search_sync, query)
 
     def _delete_sync(self, metadata: SessionMetadata) -> None:
         database = self._db()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -598,9 +599,20 @@ class SqliteStore(OneDatabase[SqliteSessionRepo]):
         return rows
 
     async def sessions(self, query: str | None = None) -> list[SidebarRow]:
+        """The sessions (not in the trash); with ``query``, those whose title or text holds
+        its words, a text hit with where it was (m6), as the files' index answers."""
         trashed = await self._trash_entries()
         metas = [m for m in await self.repo.list() if m.id not in trashed]
-        return titles_matching(await self._rows(metas, trash=False), query)
+        rows = await self._rows(metas, trash=False)
+        if not query_words(query or ""):
+            return rows
+        found = await self.repo.search(query or "")
+        titled = {r.id for r in titles_matching(rows, query)}
+        return [
+            dataclasses.replace(r, snippet=found.get(r.id, ""))
+            for r in rows
+            if r.id in titled or r.id in found
+        ]
 
     async def trash(self) -> list[SidebarRow]:
         trashed = await self._trash_entries()

@@ -68,6 +68,44 @@ async def test_every_store_titles_and_searches_titles_alike(tmp_path: Path, kind
         await store.close()
 
 
+@pytest.mark.parametrize("kind", ["indexed", "sqlite"])
+@pytest.mark.asyncio
+async def test_m6_every_store_finds_a_session_by_its_text_and_says_where(
+    tmp_path: Path, kind: str
+) -> None:
+    """A search finds a session by the words of its prompts and replies too, each word as
+    the start of a word and all of them required, and says where on the row (the snippet
+    the list shows on a second line); a title-only hit has none. The SQLite store searched
+    titles only."""
+    store: SessionStore
+    if kind == "sqlite":
+        store = SqliteStore(SqliteSessionRepo(tmp_path / "s.sqlite"), tmp_path / "trash.json")
+    else:
+        repo = JsonlSessionRepo(tmp_path / "sessions", str(tmp_path / "trash"))
+        store = JsonlStore(repo, SessionIndex(tmp_path / "index.sqlite", repo))
+    await store.start()
+    await fill_store(store)
+    talk = await store.create("/w/d")
+    await talk.append_message(user("How do I add two numbers?", 1))
+    await talk.append_message(answer("Use the calculator module: calc.add(2, 3) gives 5.", 2))
+    await talk.append_message(user("Und die Straße?", 3))
+    await talk.close()
+    await store.start()
+    try:
+        found = {r.title: r.snippet for r in await store.sessions("calculat numbers")}
+        assert list(found) == ["How do I add two numbers?"]
+        assert "calculator module" in found["How do I add two numbers?"]
+        assert await titles(store, "calculator zebra") == set()  # every word is needed
+        assert await titles(store, "ulator") == set()  # the start of a word, not its middle
+        assert await titles(store, "straße") == {"How do I add two numbers?"}
+        over = {r.title: r.snippet for r in await store.sessions("over")}
+        assert "over there" in over[" ".join(PROMPT.split())[:199].rstrip() + "…"]
+        release = {r.title: r.snippet for r in await store.sessions("release")}
+        assert release == {"Release notes": ""}  # found by its title: no snippet
+    finally:
+        await store.close()
+
+
 @pytest.mark.asyncio
 async def test_without_its_index_the_jsonl_store_lists_another_programs_files(
     tmp_path: Path,
