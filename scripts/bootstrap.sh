@@ -18,10 +18,35 @@ pick_python() {
     return 1
 }
 
-if [ ! -x "$VENV/bin/python" ]; then
+# Debian and Ubuntu ship Python's venv and ensurepip apart (python3.X-venv): installed here
+# as root with apt-get, like the tests' system packages; otherwise the exact line is said.
+ensure_venv_module() {
+    local py="$1" pkg
+    "$py" -c 'import ensurepip, venv' >/dev/null 2>&1 && return 0
+    pkg="python$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')-venv"
+    if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+        echo "Installing $pkg ($py has no venv module to make .venv with)" >&2
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq >/dev/null
+        apt-get install -y -qq --no-install-recommends "$pkg" >/dev/null
+        return 0
+    fi
+    echo "error: $py cannot make a virtual environment (its venv module is not installed):" >&2
+    echo "    sudo apt-get install --no-install-recommends $pkg" >&2
+    return 1
+}
+
+# (no pip in it: a try that failed half-way, e.g. before python3.X-venv was installed)
+if [ ! -x "$VENV/bin/python" ] || [ ! -x "$VENV/bin/pip" ]; then
     PY="$(pick_python)"
+    ensure_venv_module "$PY"
+    rm -rf "$VENV"
     echo "Creating $VENV with $PY" >&2
-    "$PY" -m venv "$VENV"
+    if ! "$PY" -m venv "$VENV"; then
+        rm -rf "$VENV"
+        echo "error: could not create $VENV with $PY" >&2
+        exit 1
+    fi
 fi
 
 # Install from the lock file (requirements/dev.txt, hash-checked; scripts/lock refreshes it),

@@ -9,6 +9,9 @@ ensure_system_packages() {
     list="$(dirname "${BASH_SOURCE[0]}")/system-packages"
     while read -r pkg cmd; do
         case "$pkg" in "" | "#"*) continue ;; esac
+        # a command that is there is enough, whichever package gave it (Node.js from
+        # NodeSource has npm inside its own nodejs package, not Debian's npm)
+        [ -n "${cmd:-}" ] && command -v "$cmd" >/dev/null 2>&1 && continue
         if command -v dpkg-query >/dev/null 2>&1; then
             dpkg-query -W -f='${db:Status-Abbrev}' "$pkg" 2>/dev/null | grep -q '^ii' || missing+=("$pkg")
         elif [ -n "${cmd:-}" ] && ! command -v "$cmd" >/dev/null 2>&1; then
