@@ -4,6 +4,7 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="$ROOT/.venv"
+source "$ROOT/scripts/apt.sh"
 
 pick_python() {
     for candidate in "${PYTHON:-}" python3.13 python3.12 python3.11 python3; do
@@ -24,16 +25,7 @@ ensure_venv_module() {
     local py="$1" pkg
     "$py" -c 'import ensurepip, venv' >/dev/null 2>&1 && return 0
     pkg="python$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')-venv"
-    if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-        echo "Installing $pkg ($py has no venv module to make .venv with)" >&2
-        export DEBIAN_FRONTEND=noninteractive
-        apt-get update -qq >/dev/null
-        apt-get install -y -qq --no-install-recommends "$pkg" >/dev/null
-        return 0
-    fi
-    echo "error: $py cannot make a virtual environment (its venv module is not installed):" >&2
-    echo "    sudo apt-get install --no-install-recommends $pkg" >&2
-    return 1
+    install_or_say "$py has no venv module to make .venv with" "$pkg"
 }
 
 # (no pip in it: a try that failed half-way, e.g. before python3.X-venv was installed)

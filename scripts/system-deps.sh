@@ -3,6 +3,8 @@
 # installed. As root with apt-get, the missing ones are installed; otherwise the exact apt-get line
 # is printed and the caller stops before any test runs (no test may fail for a missing system tool).
 # DESKTOP_AGENT_SKIP_SYSTEM_DEPS=1 skips the check (for machines that provide the tools another way).
+source "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
+
 ensure_system_packages() {
     [ "${DESKTOP_AGENT_SKIP_SYSTEM_DEPS:-0}" = "1" ] && return 0
     local list missing=() pkg cmd
@@ -19,16 +21,6 @@ ensure_system_packages() {
         fi
     done <"$list"
     [ "${#missing[@]}" -eq 0 ] && return 0
-    if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-        echo "Installing the system packages the tests need: ${missing[*]}" >&2
-        export DEBIAN_FRONTEND=noninteractive
-        apt-get update -qq >/dev/null
-        apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-        return 0
-    fi
-    echo "error: the tests need these system packages, which are not installed:" >&2
-    echo "    sudo apt-get install --no-install-recommends ${missing[*]}" >&2
-    echo "(the list, with the command each provides, is scripts/system-packages)" >&2
-    return 1
+    install_or_say "the tests need them; scripts/system-packages lists them" "${missing[@]}"
 }
 ensure_system_packages

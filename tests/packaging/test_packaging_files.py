@@ -34,6 +34,7 @@ SHELL_SCRIPTS = [
     ROOT / "run-tests",
     ROOT / "scripts" / "bootstrap.sh",
     ROOT / "scripts" / "system-deps.sh",
+    ROOT / "scripts" / "apt.sh",
     ROOT / "scripts" / "lock",
     ROOT / ".ci" / "run",
     PACKAGING / "build-linux",
