@@ -8,10 +8,8 @@ of a session's title (`session_title`, `first_prompt_of`, `IndexedSession.title`
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import re
-import unicodedata
 import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, fields
@@ -26,7 +24,7 @@ from desktop_agent.session._jsonl import JsonlStorage
 from desktop_agent.session._migrate import first_line, is_legacy_header, migrated_if_legacy
 from desktop_agent.session._platform import OS_FILE_OPS
 from desktop_agent.session._storage import SessionMetadata, describe_os_error
-from desktop_agent.utils.text import content_text
+from desktop_agent.utils.text import content_text, fold
 
 if TYPE_CHECKING:
     from desktop_agent.session._session import Session
@@ -68,60 +66,46 @@ SNIPPET_LEAD = 24
 words before it."""
 
 
-_TOKEN = re.compile(r"\w+")
-
-
-_COMBINING = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
-
-
-def fold_word(text: str) -> str:
-    """``text`` as full-text search compares it: case folded, diacritics removed (as the
-    index's ``unicode61 remove_diacritics``), at C speed for a whole session's text."""
-    return _COMBINING.sub("", unicodedata.normalize("NFKD", text.casefold()))
-
-
-def holds_terms(terms: Sequence[str], folded: str) -> bool:
-    """Whether `fold_word`'s ``folded`` text has each term at the start of a word (the
-    quick test before `text_hit` finds where)."""
-    return all(re.search(r"(?<!\w)" + re.escape(t), folded) for t in terms)
+WORD = re.compile(r"\w+")
+"""A word of a search or of a session's text, as the full-text index splits them."""
 
 
 def query_terms(query: str) -> list[str]:
     """The words of a search, folded (each must start a word of the text)."""
-    return [w for w in (fold_word(t) for t in _TOKEN.findall(query)) if w]
+    return [w for w in (fold(t) for t in WORD.findall(query)) if w]
 
 
 def searchable_body(lines: Sequence[str]) -> str:
-    """The searchable text of a session's JSON lines (`_searchable_text` of each message),
-    the first `TEXT_CAP_CHARS`; lines that are not JSON are skipped."""
+    """The searchable text of a session's JSON lines (`_searchable_text` of each message,
+    as the files' scan keeps it), the first `TEXT_CAP_CHARS`; unreadable lines skipped."""
     parts: list[str] = []
-    size = 0
+    budget = TEXT_CAP_CHARS
     for line in lines:
         try:
-            entry = json.loads(line)
-        except ValueError:
+            entry = _DECODE_FULL.decode(line)
+        except (msgspec.DecodeError, RecursionError):  # (ValidationError: an odd shape)
             continue
-        message = entry.get("message") if isinstance(entry, dict) else None
-        if not isinstance(message, dict) or entry.get("type") != "message":
+        if entry.type != "message" or entry.message is None:
             continue
-        if message.get("role") not in ("user", "toolResult", "assistant"):
-            continue  # (the roles `_searchable_text` reads)
-        text = content_text(message.get("content"))
+        text = _searchable_text(entry.message)
         if text:
-            parts.append(text)
-            size += len(text) + 1
-            if size >= TEXT_CAP_CHARS:
+            parts.append(text[:budget])
+            budget -= len(parts[-1])
+            if budget <= 0:
                 break
-    return "\n".join(parts)[:TEXT_CAP_CHARS]
+    return "\n".join(parts)
 
 
 def text_hit(terms: Sequence[str], text: str) -> str | None:
     """Where ``text`` holds every term as the start of one of its words (the full-text
     index's rule): the snippet around the first such word (`snippet_from_hit`), or None."""
+    folded = fold(text)  # (a quick no for most texts, before the walk word by word)
+    if not all(re.search(r"(?<!\w)" + re.escape(t), folded) for t in terms):
+        return None
     need = set(terms)
     first: re.Match[str] | None = None
-    for m in _TOKEN.finditer(text):
-        word = fold_word(m.group())
+    for m in WORD.finditer(text):
+        word = fold(m.group())
         found = {t for t in need if word.startswith(t)}
         if found:
             need -= found

@@ -14,7 +14,6 @@ import contextlib
 import dataclasses
 import logging
 import os
-import re
 import sqlite3
 import stat
 import threading
@@ -27,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from desktop_agent.session._errors import SessionError
 from desktop_agent.session._facts_scan import (
     HIT_MARK,
+    WORD,
     FileFacts,
     FoundSession,
     IndexedSession,
@@ -46,7 +46,6 @@ log = logging.getLogger(__name__)
 SCHEMA_VERSION = 2
 
 _T = TypeVar("_T")
-_WORD = re.compile(r"\w+")
 _COLUMNS = (
     "path, id, cwd, created_at, name, first_prompt, last_activity, entry_count,"
     " message_count, size, mtime_ns, problem, parent_session_path"
@@ -110,7 +109,7 @@ SNIPPET_WORDS = 12
 
 def _fts_query(query: str) -> str | None:
     """Every word of ``query`` as a prefix term, all required; None without words."""
-    words = _WORD.findall(query)
+    words = WORD.findall(query)
     if not words:
         return None
     return " AND ".join('"' + w.replace('"', '""') + '"*' for w in words)

@@ -14,7 +14,6 @@ import builtins
 import errno
 import json
 import os
-import re
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -22,13 +21,7 @@ from typing import Any
 
 from desktop_agent.session._codec import Entry, LineError, serialize
 from desktop_agent.session._errors import SessionError
-from desktop_agent.session._facts_scan import (
-    fold_word,
-    holds_terms,
-    query_terms,
-    searchable_body,
-    text_hit,
-)
+from desktop_agent.session._facts_scan import WORD, query_terms, searchable_body, text_hit
 from desktop_agent.session._ids import now_iso, uuidv7
 from desktop_agent.session._repos import ForkPosition, rows_to_fork
 from desktop_agent.session._session import Session
@@ -399,7 +392,7 @@ class SqliteSessionRepo:
             # ASCII only; a non-ASCII term is left to the check of the text below).
             sids: set[int] | None = None
             # (as typed: casefold makes "ß" an ASCII "ss" that the line does not hold)
-            ascii_words = [w.lower() for w in re.findall(r"\w+", query) if w.isascii()]
+            ascii_words = [w.lower() for w in WORD.findall(query) if w.isascii()]
             for term in ascii_words:
                 found = {
                     r[0]
@@ -420,10 +413,7 @@ class SqliteSessionRepo:
                         "SELECT line FROM entries WHERE sid = ? ORDER BY seq", (sid,)
                     )
                 ]
-            body = searchable_body(lines)
-            if not holds_terms(terms, fold_word(body)):
-                continue
-            snippet = text_hit(terms, body)
+            snippet = text_hit(terms, searchable_body(lines))
             if snippet is not None and sid in ids:
                 hits[ids[sid]] = snippet
         return hits
