@@ -19,7 +19,6 @@ from desktop_agent.config import DATABASE_KEY, KeyStoreError, database_url_probl
 from desktop_agent.session import Session, SessionError, SessionMetadata, SessionOpening
 from desktop_agent.workbench._changes import Changes
 from desktop_agent.workbench._follow import Follower
-from desktop_agent.workbench._open import WorkbenchError
 from desktop_agent.workbench._store import (
     NEW_SESSION_TITLE,
     OneDatabase,
@@ -277,12 +276,11 @@ async def apply_store_form(wb: Workbench, form: SettingsForm) -> list[str]:
     """Where sessions are kept, from the Settings dialog: saved for the next start; a
     password (typed apart, or in the URL) goes to the keychain, never to the settings."""
     notes: list[str] = []
-    problem = database_url_problem(form.database_url)
-    if problem is not None:
-        if form.store == "postgres":  # (the dialog says so first; nothing is changed)
-            raise WorkbenchError(f"The settings were not saved: {problem}")
-        return notes  # (a disabled field's text, not used: the saved address stays)
-    url, in_url = split_password(form.database_url)
+    settings = wb.settings
+    if database_url_problem(form.database_url) is None:
+        url, in_url = split_password(form.database_url)
+    else:  # (sessions are not going to the server: apply_settings refuses it then)
+        url, in_url = settings.database_url, None  # the disabled field's text is not used
     password = form.database_password or in_url
     if password:
         if wb.redactor is not None:
@@ -291,7 +289,6 @@ async def apply_store_form(wb: Workbench, form: SettingsForm) -> list[str]:
             await wb.models.keystore.set(DATABASE_KEY, password)
         except KeyStoreError as exc:
             notes.append(f"The server's password was not kept: {exc}")
-    settings = wb.settings
     if (form.store, url) != (settings.store, settings.database_url):
         settings.store, settings.database_url = form.store, url
         notes.append(

@@ -208,6 +208,33 @@ async def test_a_key_typed_in_settings_takes_effect_for_the_open_session(
     await wb.aclose()
 
 
+async def test_a_bad_server_address_saved_by_hand_does_not_stop_another_store_being_chosen(
+    tmp_path: Path, provider: ProviderServer
+) -> None:
+    """settings.json edited by hand to an address no server can have, then SQLite chosen in
+    Settings (the server's field, disabled, still shows that address): the choice is saved
+    for the next start and the address is left as it was; choosing the server with it is
+    refused in words, changing nothing."""
+    from dataclasses import replace
+
+    from desktop_agent.config import Settings
+
+    bad = "postgresql://me@[db.example/agent"
+    wb = make_workbench(
+        tmp_path / "data", provider.model("anthropic-messages"), settings=Settings(database_url=bad)
+    )
+    await wb.start()
+    form = wb.settings_form()
+    assert form.database_url == bad
+    with pytest.raises(WorkbenchError, match="IPv6"):
+        await wb.apply_settings(replace(form, store="postgres"))
+    assert wb.settings.store == "jsonl"
+    await wb.apply_settings(replace(form, store="sqlite"))
+    assert (wb.settings.store, wb.settings.database_url) == ("sqlite", bad)
+    assert "from the next start" in wb.notices["settings"].english
+    await wb.aclose()
+
+
 async def test_first_launch_with_a_folder_opens_a_new_session_there(
     tmp_path: Path, workspace: Path, provider: ProviderServer, store: str
 ) -> None:
