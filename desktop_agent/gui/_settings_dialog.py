@@ -301,12 +301,7 @@ class SettingsDialog(QDialog):
             fixed = normalize_server_url(text)
             if fixed != text:
                 self.local_url.setText(fixed)
-        if problem is not None and not complete and not self.url_problem.isVisible():
-            return False  # while typing, a problem is shown only once it was shown at Save
-        self.url_problem.setText(problem or "")
-        self.url_problem.setVisible(problem is not None)
-        self._fit_height()
-        return problem is None
+        return self._say_problem(self.url_problem, problem, typing=not complete)
 
     def _start_test(self) -> None:
         """Test connection: the server's models, listed here and offered as the default."""
@@ -382,10 +377,15 @@ class SettingsDialog(QDialog):
         problem = None
         if self.store.currentData() == "postgres":
             problem = database_url_problem(self.database_url.text())
-        if problem is not None and typing and not self.database_problem.isVisible():
+        return self._say_problem(self.database_problem, problem, typing=typing)
+
+    def _say_problem(self, line: QLabel, problem: str | None, *, typing: bool) -> bool:
+        """``problem`` on ``line`` under its field (gone when None); True when there is
+        none. While typing, a problem is shown only once Save showed it."""
+        if problem is not None and typing and not line.isVisible():
             return False
-        self.database_problem.setText(problem or "")
-        self.database_problem.setVisible(problem is not None)
+        line.setText(problem or "")
+        line.setVisible(problem is not None)
         self._fit_height()
         return problem is None
 
